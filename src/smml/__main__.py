@@ -1,0 +1,5 @@
+import sys
+
+from smml.cli import main
+
+sys.exit(main())

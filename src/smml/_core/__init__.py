@@ -1,0 +1,2 @@
+"""Compiled kernels of smml (Cython + OpenMP). Only hot loops live here;
+validation and estimator logic stay in the Python layer."""

@@ -1,0 +1,26 @@
+"""OpenMP build flag and thread counts (tested in tests/test_core.py)."""
+from cython.parallel cimport parallel
+
+from smml._core._openmp cimport (
+    SMML_OPENMP_ENABLED, omp_get_max_threads, omp_get_num_threads)
+
+
+def openmp_enabled():
+    """True when the kernels were compiled with OpenMP."""
+    return bool(SMML_OPENMP_ENABLED)
+
+
+def omp_max_threads():
+    """omp_get_max_threads(): follows OMP_NUM_THREADS and threadpoolctl limits."""
+    return omp_get_max_threads()
+
+
+def threads_in_parallel_region(int n_threads):
+    """How many threads actually run a parallel region asked for n_threads.
+
+    Used by the tests to prove that OpenMP really runs in parallel."""
+    cdef int seen[1]
+    seen[0] = 1
+    with nogil, parallel(num_threads=n_threads):
+        seen[0] = omp_get_num_threads()
+    return seen[0]

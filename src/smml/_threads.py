@@ -1,0 +1,78 @@
+"""Thread counts for the OpenMP kernels, and BLAS pinning around them.
+
+``effective_n_threads(n_jobs)`` is the one place that turns an estimator's
+``n_jobs`` into the number of OpenMP threads a kernel gets:
+
+- ``None`` or ``-1``: every usable core, i.e. ``omp_get_max_threads()`` (which
+  follows ``OMP_NUM_THREADS`` and ``threadpoolctl.threadpool_limits(...,
+  user_api="openmp")``), capped by the CPUs this process may run on (affinity
+  and cgroup quotas) unless ``OMP_NUM_THREADS`` is set explicitly;
+- ``-k`` (k > 1): that count plus 1 minus k, at least 1 (joblib's convention);
+- ``k > 0``: exactly k threads;
+- ``0``: a ``ValueError``.
+
+Without OpenMP in the build every kernel runs on one thread.
+"""
+import functools
+import numbers
+import os
+
+from smml._core._openmp_helpers import omp_max_threads, openmp_enabled
+
+__all__ = ["effective_n_threads", "openmp_enabled", "blas_single_thread"]
+
+
+def _usable_cpus():
+    import joblib
+
+    return max(1, int(joblib.cpu_count(only_physical_cores=False)))
+
+
+def _all_threads():
+    max_threads = omp_max_threads()
+    if os.environ.get("OMP_NUM_THREADS"):
+        return max(1, max_threads)
+    return max(1, min(max_threads, _usable_cpus()))
+
+
+def effective_n_threads(n_jobs=None):
+    """Number of OpenMP threads to use for ``n_jobs`` (see the module doc)."""
+    if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral)):
+        raise ValueError(f"n_jobs must be None or a non-zero integer, got {n_jobs!r}")
+    if n_jobs == 0:
+        raise ValueError("n_jobs=0 is not a thread count: use None or -1 for all cores, or a positive integer")
+    if not openmp_enabled():
+        return 1
+    if n_jobs is None or n_jobs == -1:
+        return _all_threads()
+    if n_jobs < 0:
+        return max(1, _all_threads() + 1 + int(n_jobs))
+    return int(n_jobs)
+
+
+@functools.lru_cache(maxsize=1)
+def _controller():
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
+
+
+class _NoLimit:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def blas_single_thread(work=None, threshold=1 << 22):
+    """Context manager pinning BLAS to one thread while our OpenMP threads call it.
+
+    A kernel that calls BLAS from inside a ``prange`` must not let BLAS spawn its
+    own threads too (oversubscription). Limiting costs tens of microseconds, so
+    for small calls (``work`` flops below ``threshold``) nothing is limited: BLAS
+    libraries run such small products on one thread anyway.
+    """
+    if work is not None and work < threshold:
+        return _NoLimit()
+    return _controller().limit(limits=1, user_api="blas")

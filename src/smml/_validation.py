@@ -1,0 +1,167 @@
+"""The one input-validation path every smml estimator goes through.
+
+Built on scikit-learn's ``validate_data`` (plumbing only), so numpy arrays,
+lists and pandas DataFrames are accepted, ``n_features_in_`` and
+``feature_names_in_`` are set and checked, and bad input (NaN/inf, empty
+input, wrong dimensionality, mismatched lengths) is rejected with a
+``ValueError`` that names the problem before any kernel runs.
+
+dtype policy: with ``dtype="floating"`` float32 input stays float32 (for
+kernels that have a float32 path) and everything else becomes float64; with
+``dtype="float64"`` everything becomes float64. Arrays come out C-contiguous;
+they may be read-only views of the caller's data, so kernels take ``const``
+memoryviews and never write into X.
+"""
+import numbers
+
+import numpy as np
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+__all__ = [
+    "validate_X", "validate_X_y", "validate_sample_weight", "encode_classes",
+    "check_is_fitted", "Interval", "Options", "validate_params",
+]
+
+_DTYPES = {"floating": [np.float64, np.float32], "float64": np.float64}
+
+
+def validate_X(est, X, *, reset=False, dtype="floating", order="C"):
+    """Validate X alone (predict-time, or unsupervised fit with reset=True)."""
+    return validate_data(est, X, reset=reset, dtype=_DTYPES[dtype], order=order,
+                         ensure_all_finite=True, ensure_min_samples=1, ensure_min_features=1)
+
+
+def validate_X_y(est, X, y, *, dtype="floating", order="C", y_numeric=False, classifier=False):
+    """Validate a training pair; y is 1-d and as long as X.
+
+    Classification targets are checked to be discrete (continuous floats are
+    rejected with scikit-learn's 'Unknown label type' message); regression
+    targets (``y_numeric``) become finite float64.
+    """
+    X, y = validate_data(est, X, y, reset=True, dtype=_DTYPES[dtype], order=order,
+                         ensure_all_finite=True, y_numeric=y_numeric, multi_output=False,
+                         ensure_min_samples=1, ensure_min_features=1)
+    if classifier:
+        check_classification_targets(y)
+    elif y_numeric:
+        y = np.ascontiguousarray(y, dtype=np.float64)
+    return X, y
+
+
+def validate_sample_weight(sample_weight, n_samples, dtype=np.float64):
+    """Non-negative finite weights of length n_samples, not all zero (None -> ones)."""
+    if sample_weight is None:
+        return np.ones(n_samples, dtype=dtype)
+    if isinstance(sample_weight, numbers.Number):
+        sample_weight = np.full(n_samples, sample_weight, dtype=dtype)
+    sw = np.asarray(sample_weight)
+    if sw.ndim != 1:
+        raise ValueError(f"sample_weight must be 1-d, got shape {sw.shape}")
+    if sw.shape[0] != n_samples:
+        raise ValueError(f"sample_weight has {sw.shape[0]} entries but X has {n_samples} samples")
+    try:
+        sw = np.ascontiguousarray(sw, dtype=dtype)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"sample_weight must be numeric: {exc}") from None
+    if not np.all(np.isfinite(sw)):
+        raise ValueError("sample_weight contains NaN or infinity")
+    if np.any(sw < 0):
+        raise ValueError("sample_weight must be non-negative")
+    if not np.any(sw > 0):
+        raise ValueError("sample_weight sums to zero: at least one weight must be positive")
+    return sw
+
+
+def encode_classes(y):
+    """(classes_, y_encoded): sorted distinct labels and each label's index (intp)."""
+    classes, y_enc = np.unique(np.asarray(y), return_inverse=True)
+    return classes, np.ascontiguousarray(y_enc.reshape(-1), dtype=np.intp)
+
+
+# ---- hyper-parameter validation ---------------------------------------------
+
+class Interval:
+    """A numeric range: ``Interval(int, 1, None)`` is an integer >= 1.
+
+    ``kind`` is ``int`` (integers only), or ``float`` (any real, ints accepted).
+    ``closed`` is one of "both", "left", "right", "neither".
+    """
+
+    def __init__(self, kind, left, right, closed="both"):
+        self.kind, self.left, self.right, self.closed = kind, left, right, closed
+
+    def is_satisfied_by(self, v):
+        if isinstance(v, bool) or not isinstance(v, numbers.Real):
+            return False
+        if self.kind is int and not isinstance(v, numbers.Integral):
+            return False
+        if not np.isfinite(v):
+            return False
+        lo_ok = self.left is None or (v >= self.left if self.closed in ("both", "left") else v > self.left)
+        hi_ok = self.right is None or (v <= self.right if self.closed in ("both", "right") else v < self.right)
+        return lo_ok and hi_ok
+
+    def __str__(self):
+        lb = "[" if self.closed in ("both", "left") else "("
+        rb = "]" if self.closed in ("both", "right") else ")"
+        lo = "-inf" if self.left is None else self.left
+        hi = "inf" if self.right is None else self.right
+        what = "an integer" if self.kind is int else "a real number"
+        return f"{what} in {lb}{lo}, {hi}{rb}"
+
+
+class Options:
+    """One of a fixed set of values (strings, None, ...)."""
+
+    def __init__(self, *values):
+        self.values = values
+
+    def is_satisfied_by(self, v):
+        return any(v is o or (type(v) is type(o) and v == o) for o in self.values)
+
+    def __str__(self):
+        return "one of " + ", ".join(repr(o) for o in self.values)
+
+
+class Callable:
+    def is_satisfied_by(self, v):
+        return callable(v)
+
+    def __str__(self):
+        return "a callable"
+
+
+class InstanceOf:
+    def __init__(self, *types):
+        self.types = types
+
+    def is_satisfied_by(self, v):
+        return isinstance(v, self.types)
+
+    def __str__(self):
+        return "an instance of " + " or ".join(t.__name__ for t in self.types)
+
+
+#: n_jobs: None, or a non-zero integer (0 is rejected)
+N_JOBS = (Options(None), Interval(int, None, -1), Interval(int, 1, None))
+#: random_state: None, an int seed, or a numpy Generator / RandomState
+RANDOM_STATE = (Options(None), Interval(int, 0, 2**32 - 1),
+                InstanceOf(np.random.RandomState, np.random.Generator))
+
+
+def validate_params(est, spec):
+    """Check ``est``'s hyper-parameters against ``spec`` {name: constraint(s)}.
+
+    Raises ``ValueError`` naming the estimator, the parameter, its value and
+    what it must be.
+    """
+    params = est.get_params(deep=False)
+    for name, constraints in spec.items():
+        if not isinstance(constraints, (tuple, list)):
+            constraints = (constraints,)
+        value = params[name]
+        if not any(c.is_satisfied_by(value) for c in constraints):
+            allowed = " or ".join(str(c) for c in constraints)
+            raise ValueError(
+                f"{type(est).__name__}: parameter {name}={value!r} is invalid; it must be {allowed}")

@@ -1,0 +1,24 @@
+"""Small estimator bases on scikit-learn's BaseEstimator and mixins.
+
+Every smml estimator declares ``_parameter_spec`` ({name: constraints}, see
+``smml._validation``) and calls ``self._validate_params()`` first thing in
+``fit``; inputs go through ``smml._validation``.
+"""
+from sklearn.base import BaseEstimator, ClassifierMixin, ClusterMixin, RegressorMixin
+
+from smml._threads import effective_n_threads
+from smml._validation import validate_params
+
+__all__ = ["SmmlEstimator", "ClassifierMixin", "RegressorMixin", "ClusterMixin"]
+
+
+class SmmlEstimator(BaseEstimator):
+    """Base of every smml estimator: parameter validation and thread count."""
+
+    _parameter_spec: dict = {}
+
+    def _validate_params(self):
+        validate_params(self, self._parameter_spec)
+
+    def _n_threads(self):
+        return effective_n_threads(getattr(self, "n_jobs", None))

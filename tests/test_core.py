@@ -1,0 +1,97 @@
+"""The shared building blocks of smml._core and the thread-count policy."""
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from threadpoolctl import threadpool_info, threadpool_limits
+
+from smml import effective_n_threads, openmp_enabled
+from smml._core import _blas
+from smml._core._openmp_helpers import omp_max_threads, threads_in_parallel_region
+
+DTYPES = [np.float32, np.float64]
+TOL = {np.float32: dict(rtol=1e-5, atol=1e-5), np.float64: dict(rtol=1e-12, atol=1e-12)}
+
+
+# ---- OpenMP ---------------------------------------------------------------
+
+def test_openmp_is_enabled_in_the_build():
+    assert openmp_enabled(), "smml was built without OpenMP"
+
+
+def test_parallel_region_really_runs_two_threads():
+    assert threads_in_parallel_region(2) == 2
+    assert threads_in_parallel_region(1) == 1
+
+
+def test_bundled_openmp_runtime_is_seen_by_threadpoolctl():
+    apis = {m["user_api"] for m in threadpool_info()}
+    assert "openmp" in apis
+
+
+def test_threadpoolctl_limits_the_openmp_thread_count():
+    with threadpool_limits(limits=1, user_api="openmp"):
+        assert omp_max_threads() == 1
+        assert effective_n_threads(None) == 1
+        assert effective_n_threads(-1) == 1
+    assert effective_n_threads(None) >= 1
+
+
+def test_omp_num_threads_is_respected():
+    code = "from smml import effective_n_threads as e; print(e(None), e(-1))"
+    for n in ("1", "3"):
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             env={"OMP_NUM_THREADS": n, "PATH": ""}, check=True).stdout.split()
+        assert out == [n, n]
+
+
+def test_n_jobs_policy():
+    all_threads = effective_n_threads(None)
+    assert effective_n_threads(-1) == all_threads
+    assert effective_n_threads(1) == 1
+    assert effective_n_threads(5) == 5
+    assert effective_n_threads(-2) == max(1, all_threads - 1)
+    assert effective_n_threads(-1000) == 1
+    for bad in (0, 1.5, "2", True):
+        with pytest.raises(ValueError, match="n_jobs"):
+            effective_n_threads(bad)
+
+
+# ---- BLAS wrappers against numpy --------------------------------------------
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_dot(dtype, rng):
+    x, y = rng.standard_normal((2, 37)).astype(dtype)
+    np.testing.assert_allclose(_blas.dot_memview(x, y), np.dot(x, y), **TOL[dtype])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_axpy_and_scal(dtype, rng):
+    x, y = rng.standard_normal((2, 23)).astype(dtype)
+    expected = 2.5 * x + y
+    _blas.axpy_memview(2.5, x, y)
+    np.testing.assert_allclose(y, expected, **TOL[dtype])
+    _blas.scal_memview(-0.5, y)
+    np.testing.assert_allclose(y, -0.5 * expected, **TOL[dtype])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("trans_a", [False, True])
+@pytest.mark.parametrize("trans_b", [False, True])
+def test_gemm_row_major(dtype, trans_a, trans_b, rng):
+    m, n, k = 7, 5, 11
+    A = rng.standard_normal((k, m) if trans_a else (m, k)).astype(dtype)
+    B = rng.standard_normal((n, k) if trans_b else (k, n)).astype(dtype)
+    C = rng.standard_normal((m, n)).astype(dtype)
+    opA = A.T if trans_a else A
+    opB = B.T if trans_b else B
+    expected = -2.0 * opA @ opB + 0.5 * C
+    _blas.gemm_memview(trans_a, trans_b, -2.0, A, B, 0.5, C)
+    np.testing.assert_allclose(C, expected, **TOL[dtype])
+
+
+def test_gemm_rejects_incompatible_shapes():
+    A = np.ones((3, 4)); B = np.ones((5, 4)); C = np.zeros((3, 5))
+    with pytest.raises(ValueError, match="incompatible"):
+        _blas.gemm_memview(False, False, 1.0, A, B, 0.0, C)
