@@ -1,0 +1,54 @@
+"""Shared helpers for the benchmarks: timing, environment line, ratio tables.
+
+Every benchmark prints smml against each peer and against the plain-Python
+reference as ratios measured in the same run, with shapes and thread counts.
+"""
+import os
+import platform
+import time
+
+import numpy as np
+
+
+def best_time(fn, repeat=3, min_time=0.0):
+    """Best wall-clock time of ``fn()`` over ``repeat`` runs (seconds) and its last result."""
+    best, out = float("inf"), None
+    for _ in range(max(1, repeat)):
+        t0 = time.perf_counter()
+        out = fn()
+        dt = time.perf_counter() - t0
+        best = min(best, dt)
+        if min_time and dt > min_time:
+            break
+    return best, out
+
+
+def per_call_time(fn, n_calls=200):
+    """Mean seconds per call of a cheap ``fn`` (per-call overhead benches)."""
+    fn()
+    t0 = time.perf_counter()
+    for _ in range(n_calls):
+        fn()
+    return (time.perf_counter() - t0) / n_calls
+
+
+def environment_line(n_threads):
+    import smml
+    from smml._threads import openmp_enabled
+
+    return (f"# {platform.machine()} {os.cpu_count()} cpus, smml {smml.__version__} "
+            f"OpenMP={'on' if openmp_enabled() else 'off'}, threads={n_threads}, "
+            f"numpy {np.__version__}")
+
+
+def print_table(title, rows, columns):
+    """rows: list of dicts; columns: list of (key, header, fmt)."""
+    print(f"\n## {title}")
+    cells = [[(fmt.format(r[k]) if r.get(k) is not None else "-") for k, _, fmt in columns] for r in rows]
+    heads = [h for _, h, _ in columns]
+    widths = [max(len(h), *(len(c[i]) for c in cells)) if cells else len(h) for i, h in enumerate(heads)]
+    line = "| " + " | ".join("{:<%d}" % w for w in widths) + " |"
+    print(line.format(*heads))
+    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    for c in cells:
+        print(line.format(*c))
