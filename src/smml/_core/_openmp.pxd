@@ -7,9 +7,9 @@ cdef extern from *:
     #define SMML_OPENMP_ENABLED 1
     #else
     #define SMML_OPENMP_ENABLED 0
-    static int omp_get_max_threads(void) { return 1; }
-    static int omp_get_thread_num(void) { return 0; }
-    static int omp_get_num_threads(void) { return 1; }
+    static inline int omp_get_max_threads(void) { return 1; }
+    static inline int omp_get_thread_num(void) { return 0; }
+    static inline int omp_get_num_threads(void) { return 1; }
     #endif
     """
     bint SMML_OPENMP_ENABLED
