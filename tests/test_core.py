@@ -95,3 +95,19 @@ def test_gemm_rejects_incompatible_shapes():
     A = np.ones((3, 4)); B = np.ones((5, 4)); C = np.zeros((3, 5))
     with pytest.raises(ValueError, match="incompatible"):
         _blas.gemm_memview(False, False, 1.0, A, B, 0.0, C)
+
+
+# ---- a parallel kernel: identical results with 1 and 2 threads -------------
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_row_norms_identical_with_1_and_2_threads(dtype, rng):
+    from smml._core._utils import row_norms_sq
+
+    X = rng.standard_normal((1001, 37)).astype(dtype)
+    one = row_norms_sq(X, 1)
+    two = row_norms_sq(X, 2)
+    np.testing.assert_array_equal(one, two)
+    np.testing.assert_allclose(one, (X.astype(np.float64) ** 2).sum(axis=1), rtol=1e-12)
+    with threadpool_limits(limits=1, user_api="openmp"):
+        np.testing.assert_array_equal(row_norms_sq(X, effective_n_threads(None)), two)
+    assert row_norms_sq(X[:0], 2).shape == (0,)

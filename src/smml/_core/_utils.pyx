@@ -1,0 +1,32 @@
+"""Small shared kernels: parallel squared row norms (used by distance kernels
+and by the foundation's thread-invariance test)."""
+from cython.parallel cimport prange
+
+from smml._core._typedefs cimport floating, intp_t
+
+
+cdef void _row_norms_sq(const floating[:, ::1] X, double[::1] out,
+                        int n_threads) noexcept nogil:
+    cdef intp_t i, j, n = X.shape[0], d = X.shape[1]
+    cdef double s
+    for i in prange(n, nogil=True, schedule="static", num_threads=n_threads):
+        s = 0.0
+        for j in range(d):
+            s = s + <double> X[i, j] * <double> X[i, j]
+        out[i] = s
+
+
+def row_norms_sq(const floating[:, ::1] X, int n_threads=1):
+    """||x_i||^2 of every row, accumulated in float64 (OpenMP over rows).
+
+    Each row is summed by one thread in a fixed order, so the result is the
+    same bit for bit whatever the thread count."""
+    import numpy as np
+
+    out = np.empty(X.shape[0], dtype=np.float64)
+    cdef double[::1] o = out
+    if X.shape[0] == 0:
+        return out
+    with nogil:
+        _row_norms_sq(X, o, n_threads)
+    return out
