@@ -52,7 +52,7 @@ def hoeffding_test_size(epsilon, delta=0.05):
     if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real) or not epsilon > 0:
         raise ValueError(f"epsilon must be a positive number, got {epsilon!r}")
     _check_delta(delta)
-    n = math.ceil(math.log(2.0 / delta) / (2.0 * epsilon * epsilon))
+    n = max(1, math.ceil(math.log(2.0 / delta) / (2.0 * epsilon * epsilon)))  # huge epsilon: n = 1, not 0
     # guard the ceil against rounding: the returned n must satisfy the inequality
     while n > 1 and math.sqrt(math.log(2.0 / delta) / (2.0 * (n - 1))) <= epsilon:
         n -= 1
