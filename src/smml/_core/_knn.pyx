@@ -1,0 +1,330 @@
+"""k-nearest-neighbour search with the notes' distance-tie rule (000, 'The Nearest Neighbour algorithm').
+
+For every query the kernels return a *candidate list* of at most ``cap`` training
+points sorted by (exact key, training index) and a count ``k'``:
+
+- the key is the distance computed exactly as the notes define it, by direct
+  subtraction in float64, feature by feature in order (squared for Euclidean,
+  so that no square root can merge two different values; the sum of absolute
+  differences for Manhattan; the number of differing coordinates for Hamming);
+- ``k'`` is the smallest integer >= k such that the (k'+1)-th point is strictly
+  farther than the k'-th (000, 'The Nearest Neighbour algorithm'); the first
+  ``k'`` candidates are exactly the points taken by the rule;
+- ``k' = -1`` means the candidate list was too short to prove that no further
+  point ties with the k-th one: the caller then scans that query exactly with
+  :func:`exact_rows` (rare: many duplicates / ties at the k-th distance).
+
+Euclidean fast path (:func:`knn_gemm`). Squared distances are approximated as
+``||x||^2 - 2 x.y + ||y||^2`` with a BLAS gemm over (query chunk x training
+chunk) tiles in per-thread buffers, and a bounded max-heap of ``cap`` entries
+per query keeps the best approximate candidates. Every candidate's exact key is
+then recomputed by direct subtraction and the candidates are sorted on it. If
+``eps`` bounds the error ``|approx - exact|`` (the caller passes a rigorous
+bound per query, see ``smml.neighbors._euclidean_error_bound``), every point
+left out of the heap has ``exact >= heap_max_approx - eps``; so when
+``heap_max_approx - eps > D_k`` (the exact k-th key among the candidates) no
+excluded point can be at distance <= D_k, the candidates contain the k nearest
+points and all their ties, and the result is exact. Otherwise the query is
+flagged (-1). Results therefore do not depend on gemm rounding, chunk sizes or
+thread counts.
+
+Other metrics (:func:`knn_direct`) compute the exact key of every pair directly
+(no gemm) and use the same heap and the same completion test with eps = 0.
+
+Memory: per thread one tile (q_chunk x t_chunk) plus q_chunk heaps of ``cap``
+entries; never n_queries x n_train.
+"""
+from libc.stdlib cimport malloc, free, qsort
+from libc.math cimport fabs, INFINITY
+from cython.parallel cimport prange, parallel
+
+from smml._core._typedefs cimport floating, intp_t
+from smml._core._blas cimport _gemm
+
+cdef enum:
+    SQEUCLIDEAN = 0
+    MANHATTAN = 1
+    HAMMING = 2
+
+METRIC_CODES = {"sqeuclidean": SQEUCLIDEAN, "manhattan": MANHATTAN, "hamming": HAMMING}
+
+ctypedef struct Pair:
+    double key
+    intp_t idx
+
+
+cdef int _cmp_pair(const void *a, const void *b) noexcept nogil:
+    cdef const Pair *p = <const Pair *> a
+    cdef const Pair *q = <const Pair *> b
+    if p.key < q.key:
+        return -1
+    if p.key > q.key:
+        return 1
+    if p.idx < q.idx:
+        return -1
+    if p.idx > q.idx:
+        return 1
+    return 0
+
+
+cdef inline double _exact(const floating *a, const floating *b, intp_t d,
+                          int metric) noexcept nogil:
+    """The notes' distance (squared for Euclidean), summed in float64 in feature order."""
+    cdef double s = 0.0, t
+    cdef intp_t f
+    if metric == SQEUCLIDEAN:
+        for f in range(d):
+            t = <double> a[f] - <double> b[f]
+            s = s + t * t
+    elif metric == MANHATTAN:
+        for f in range(d):
+            s = s + fabs(<double> a[f] - <double> b[f])
+    else:
+        for f in range(d):
+            if a[f] != b[f]:
+                s = s + 1.0
+    return s
+
+
+cdef inline bint _less(double a, intp_t ia, double b, intp_t ib) noexcept nogil:
+    return a < b or (a == b and ia < ib)
+
+
+cdef inline void _heap_push(double *vals, intp_t *idxs, intp_t *size, intp_t cap,
+                            double v, intp_t i) noexcept nogil:
+    """Max-heap on (value, index) of at most ``cap`` entries.
+
+    The caller has checked that (v, i) belongs in the heap (heap not full, or
+    (v, i) smaller than the root).
+    """
+    cdef intp_t pos, parent, child
+    if size[0] < cap:
+        pos = size[0]
+        size[0] += 1
+        while pos > 0:
+            parent = (pos - 1) >> 1
+            if _less(vals[parent], idxs[parent], v, i):
+                vals[pos] = vals[parent]
+                idxs[pos] = idxs[parent]
+                pos = parent
+            else:
+                break
+        vals[pos] = v
+        idxs[pos] = i
+        return
+    pos = 0
+    while True:
+        child = 2 * pos + 1
+        if child >= cap:
+            break
+        if child + 1 < cap and _less(vals[child], idxs[child], vals[child + 1], idxs[child + 1]):
+            child += 1
+        if _less(v, i, vals[child], idxs[child]):
+            vals[pos] = vals[child]
+            idxs[pos] = idxs[child]
+            pos = child
+        else:
+            break
+    vals[pos] = v
+    idxs[pos] = i
+
+
+cdef intp_t _finalize(const floating *q, const floating *T, intp_t d, int metric,
+                      const double *hv, const intp_t *hi, intp_t hsize, bint full,
+                      double excluded_lower_bound, intp_t k, Pair *buf,
+                      double *out_key, intp_t *out_idx, intp_t cap) noexcept nogil:
+    """Exact keys of the heap's candidates, sorted; returns k' or -1 (see module doc)."""
+    cdef intp_t c, n_le
+    cdef double dk
+    for c in range(hsize):
+        buf[c].idx = hi[c]
+        buf[c].key = _exact(q, T + hi[c] * d, d, metric)
+    qsort(buf, hsize, sizeof(Pair), _cmp_pair)
+    for c in range(hsize):
+        out_key[c] = buf[c].key
+        out_idx[c] = buf[c].idx
+    for c in range(hsize, cap):
+        out_key[c] = INFINITY
+        out_idx[c] = -1
+    dk = buf[k - 1].key
+    n_le = k
+    while n_le < hsize and buf[n_le].key <= dk:
+        n_le += 1
+    if full and not (excluded_lower_bound > dk):
+        return -1
+    return n_le
+
+
+def knn_gemm(const floating[:, ::1] Q, const floating[:, ::1] T,          # IN  centred data (gemm)
+             const double[::1] q_norm, const double[::1] t_norm,          # IN  their squared norms
+             const floating[:, ::1] Q0, const floating[:, ::1] T0,        # IN  original data (exact keys)
+             const double[::1] eps,                                       # IN  error bound per query
+             intp_t k, intp_t cap,
+             double[:, ::1] out_key, intp_t[:, ::1] out_idx,              # OUT (n_queries, cap)
+             intp_t[::1] out_cnt,                                         # OUT k' or -1
+             intp_t q_chunk, intp_t t_chunk, int n_threads):
+    """Euclidean k-NN candidates through chunked gemm (see the module doc).
+
+    Shapes are checked by the caller: Q, Q0 (nq, d); T, T0 (m, d); 1 <= k <= cap <= m.
+    """
+    cdef intp_t nq = Q.shape[0], m = T.shape[0], d = Q.shape[1]
+    cdef intp_t n_qc, n_tc, qc, tc, q0, q1, nqb, t0, t1, ntb, i, j
+    cdef floating *tile
+    cdef double *hv
+    cdef intp_t *hi
+    cdef intp_t *hs
+    cdef Pair *buf
+    cdef const floating *row
+    cdef const double *tn
+    cdef double *hvi
+    cdef intp_t *hii
+    cdef double v, top
+    cdef int failed[1]
+    cdef bint full
+    if nq == 0:
+        return
+    if q_chunk < 1 or t_chunk < 1 or k < 1 or cap < k or cap > m:
+        raise ValueError("knn_gemm: bad chunk sizes or k/cap")
+    n_qc = (nq + q_chunk - 1) // q_chunk
+    n_tc = (m + t_chunk - 1) // t_chunk
+    if n_threads > n_qc:
+        n_threads = <int> n_qc
+    if n_threads < 1:
+        n_threads = 1
+    failed[0] = 0
+    tile = NULL
+    hv = NULL
+    hi = NULL
+    hs = NULL
+    buf = NULL
+    with nogil, parallel(num_threads=n_threads):
+        tile = <floating *> malloc(q_chunk * t_chunk * sizeof(floating))
+        hv = <double *> malloc(q_chunk * cap * sizeof(double))
+        hi = <intp_t *> malloc(q_chunk * cap * sizeof(intp_t))
+        hs = <intp_t *> malloc(q_chunk * sizeof(intp_t))
+        buf = <Pair *> malloc(cap * sizeof(Pair))
+        for qc in prange(n_qc, schedule="static"):
+            if tile == NULL or hv == NULL or hi == NULL or hs == NULL or buf == NULL:
+                failed[0] = 1
+                continue
+            q0 = qc * q_chunk
+            q1 = q0 + q_chunk
+            if q1 > nq:
+                q1 = nq
+            nqb = q1 - q0
+            for i in range(nqb):
+                hs[i] = 0
+            for tc in range(n_tc):
+                t0 = tc * t_chunk
+                t1 = t0 + t_chunk
+                if t1 > m:
+                    t1 = m
+                ntb = t1 - t0
+                # tile = -2 Q[q0:q1] @ T[t0:t1].T
+                _gemm(False, True, <int> nqb, <int> ntb, <int> d, <floating> -2.0,
+                      &Q[q0, 0], <int> d, &T[t0, 0], <int> d, <floating> 0.0,
+                      tile, <int> ntb)
+                tn = &t_norm[t0]
+                for i in range(nqb):
+                    row = tile + i * ntb
+                    hvi = hv + i * cap
+                    hii = hi + i * cap
+                    top = hvi[0] if hs[i] == cap else INFINITY
+                    for j in range(ntb):
+                        v = <double> row[j] + tn[j]
+                        if v < top:
+                            _heap_push(hvi, hii, &hs[i], cap, v, t0 + j)
+                            top = hvi[0] if hs[i] == cap else INFINITY
+            for i in range(nqb):
+                full = hs[i] == cap and cap < m
+                out_cnt[q0 + i] = _finalize(
+                    &Q0[q0 + i, 0], &T0[0, 0], d, SQEUCLIDEAN,
+                    hv + i * cap, hi + i * cap, hs[i], full,
+                    (hv[i * cap] + q_norm[q0 + i]) - eps[q0 + i], k, buf,
+                    &out_key[q0 + i, 0], &out_idx[q0 + i, 0], cap)
+        free(tile)
+        free(hv)
+        free(hi)
+        free(hs)
+        free(buf)
+    if failed[0]:
+        raise MemoryError("knn_gemm: could not allocate the per-thread buffers")
+
+
+def knn_direct(const floating[:, ::1] Q0, const floating[:, ::1] T0,      # IN  original data
+               int metric, intp_t k, intp_t cap,
+               double[:, ::1] out_key, intp_t[:, ::1] out_idx,            # OUT (n_queries, cap)
+               intp_t[::1] out_cnt,                                       # OUT k' or -1
+               int n_threads):
+    """k-NN candidates computing every exact key directly (Manhattan, Hamming, Euclidean)."""
+    cdef intp_t nq = Q0.shape[0], m = T0.shape[0], d = Q0.shape[1]
+    cdef intp_t i, j, hs
+    cdef double *hv
+    cdef intp_t *hi
+    cdef Pair *buf
+    cdef double v, top
+    cdef int failed[1]
+    cdef bint full
+    if nq == 0:
+        return
+    if k < 1 or cap < k or cap > m:
+        raise ValueError("knn_direct: bad k/cap")
+    if metric not in (SQEUCLIDEAN, MANHATTAN, HAMMING):
+        raise ValueError("knn_direct: unknown metric code")
+    if n_threads > nq:
+        n_threads = <int> nq
+    if n_threads < 1:
+        n_threads = 1
+    failed[0] = 0
+    hv = NULL
+    hi = NULL
+    buf = NULL
+    with nogil, parallel(num_threads=n_threads):
+        hv = <double *> malloc(cap * sizeof(double))
+        hi = <intp_t *> malloc(cap * sizeof(intp_t))
+        buf = <Pair *> malloc(cap * sizeof(Pair))
+        for i in prange(nq, schedule="static"):
+            if hv == NULL or hi == NULL or buf == NULL:
+                failed[0] = 1
+                continue
+            hs = 0
+            top = INFINITY
+            for j in range(m):
+                v = _exact(&Q0[i, 0], &T0[j, 0], d, metric)
+                if v < top:
+                    _heap_push(hv, hi, &hs, cap, v, j)
+                    top = hv[0] if hs == cap else INFINITY
+            full = hs == cap and cap < m
+            out_cnt[i] = _finalize(&Q0[i, 0], &T0[0, 0], d, metric, hv, hi, hs, full,
+                                   hv[0], k, buf, &out_key[i, 0], &out_idx[i, 0], cap)
+        free(hv)
+        free(hi)
+        free(buf)
+    if failed[0]:
+        raise MemoryError("knn_direct: could not allocate the per-thread buffers")
+
+
+def exact_rows(const floating[:, ::1] Q0, const floating[:, ::1] T0,      # IN  original data
+               const intp_t[::1] rows, int metric,                        # IN  which queries
+               double[:, ::1] out,                                        # OUT (len(rows), m)
+               int n_threads):
+    """Exact keys from each query ``Q0[rows[r]]`` to every training point (the fallback)."""
+    cdef intp_t nr = rows.shape[0], m = T0.shape[0], d = Q0.shape[1]
+    cdef intp_t r, j
+    if nr == 0:
+        return
+    if out.shape[0] != nr or out.shape[1] != m or T0.shape[1] != d:
+        raise ValueError("exact_rows: bad shapes")
+    if metric not in (SQEUCLIDEAN, MANHATTAN, HAMMING):
+        raise ValueError("exact_rows: unknown metric code")
+    for r in range(nr):
+        if rows[r] < 0 or rows[r] >= Q0.shape[0]:
+            raise ValueError("exact_rows: row index out of range")
+    if n_threads > nr:
+        n_threads = <int> nr
+    if n_threads < 1:
+        n_threads = 1
+    with nogil:
+        for r in prange(nr, schedule="static", num_threads=n_threads):
+            for j in range(m):
+                out[r, j] = _exact(&Q0[rows[r], 0], &T0[j, 0], d, metric)
