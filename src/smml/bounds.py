@@ -72,3 +72,110 @@ def erm_finite_class_bound(m, n_hypotheses, delta=0.05):
     _check_positive_int("n_hypotheses", n_hypotheses)
     _check_delta(delta)
     return math.sqrt(2.0 / m * math.log(2.0 * n_hypotheses / delta))
+
+
+# ---- Linear learners (smml.linear) ----------------------------------------------------
+# 000 "Training linear classifiers" (Perceptron convergence theorem); 003 sections 10
+# (projected online gradient descent, Perceptron mistake bound on any stream) and 12 (Pegasos).
+
+__all__ += ["perceptron_convergence_bound", "perceptron_mistake_bound", "pegasos_bound",
+            "ogd_regret_bound", "ogd_strongly_convex_regret_bound"]
+
+
+def _linear_data(X, y, u):
+    import numpy as np
+
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y, dtype=float)
+    u = np.asarray(u, dtype=float)
+    if X.ndim != 2 or y.ndim != 1 or u.ndim != 1 or X.shape[0] != y.shape[0] or X.shape[1] != u.shape[0]:
+        raise ValueError(f"need X (m, d), y (m,) and u (d,); got shapes {X.shape}, {y.shape}, {u.shape}")
+    if X.shape[0] == 0 or not (np.all(np.isfinite(X)) and np.all(np.isfinite(u))):
+        raise ValueError("X and u must be non-empty and finite")
+    if not np.all((y == 1) | (y == -1)):
+        raise ValueError("y must hold labels in {-1, +1}")
+    return X, y, u
+
+
+def perceptron_convergence_bound(X, y, u):
+    """(min_{u: gamma(u) >= 1} ||u||^2)(max_t ||x_t||^2), bounded with a given separator u.
+
+    000, "Training linear classifiers", Theorem 3: on a linearly separable set the
+    Perceptron makes at most that many updates. Any separator u (gamma(u) =
+    min_t y_t u.x_t > 0) rescaled to u / gamma(u) has margin 1, so the
+    minimum is at most ||u||^2 / gamma(u)^2; the value returned is
+    (||u|| / gamma(u))^2 max_t ||x_t||^2 >= the theorem's bound. Use the
+    max-margin u (hard SVM) to get the theorem's value exactly. X must hold
+    the features the Perceptron sees (with the constant 1 if it fits an intercept).
+    """
+    import numpy as np
+
+    X, y, u = _linear_data(X, y, u)
+    gamma = float(np.min(y * (X @ u)))
+    if not gamma > 0:
+        raise ValueError(f"u does not separate the data: its margin min_t y_t u.x_t is {gamma:g} <= 0")
+    return float(u @ u) / gamma ** 2 * float(np.max(np.einsum("ij,ij->i", X, X)))
+
+
+def perceptron_mistake_bound(X, y, u):
+    """Mistakes of the Perceptron on the stream (x_t, y_t), any u in R^d (003, section 10).
+
+    M <= sum_t h_t(u) + (||u|| X)^2 + ||u|| X sqrt(sum_t h_t(u)), with the hinge
+    loss h_t(u) = [1 - y_t u.x_t]_+ and X = max_t ||x_t||. Holds on any
+    sequence, separable or not; with a margin-1 separator it is (||u|| X)^2.
+    """
+    import numpy as np
+
+    X, y, u = _linear_data(X, y, u)
+    H = float(np.sum(np.maximum(0.0, 1.0 - y * (X @ u))))
+    R = float(np.sqrt(np.max(np.einsum("ij,ij->i", X, X))))
+    nu = float(np.sqrt(u @ u))
+    return H + (nu * R) ** 2 + nu * R * math.sqrt(H)
+
+
+def _check_pos(name, v):
+    if isinstance(v, bool) or not isinstance(v, numbers.Real) or not (v > 0 and math.isfinite(v)):
+        raise ValueError(f"{name} must be a positive finite number, got {v!r}")
+
+
+def pegasos_bound(lam, n_iter, X_norm=None, G=None):
+    """E[F(w_bar)] - F(w*) <= G^2 / (2 lam T) (ln T + 1) for Pegasos (003, section 12).
+
+    F(w) = lam/2 ||w||^2 + (1/m) sum_t [1 - y_t w.x_t]_+, w_bar the average of
+    the T = n_iter iterates. Pass G (a bound on the norms of the loss
+    gradients) or X_norm = max_t ||x_t||, in which case 003's G <= 2X gives
+    2 X^2 / (lam T) (ln T + 1).
+    """
+    _check_pos("lam", lam)
+    _check_positive_int("n_iter", n_iter)
+    if (G is None) == (X_norm is None):
+        raise ValueError("pass exactly one of G or X_norm")
+    if G is None:
+        _check_pos("X_norm", X_norm)
+        G = 2.0 * X_norm
+    else:
+        _check_pos("G", G)
+    return G * G / (2.0 * lam * n_iter) * (math.log(n_iter) + 1.0)
+
+
+def ogd_regret_bound(U, G, T):
+    """U G sqrt(8 / T): average regret of projected OGD with eta_t = eta/sqrt(t) (003, section 10).
+
+    (1/T) sum_t l_t(w_t) <= min_{||u|| <= U} (1/T) sum_t l_t(u) + U G sqrt(8/T),
+    for convex losses with ||grad l_t(w_t)|| <= G, on the ball of radius U.
+    """
+    _check_pos("U", U)
+    _check_pos("G", G)
+    _check_positive_int("T", T)
+    return U * G * math.sqrt(8.0 / T)
+
+
+def ogd_strongly_convex_regret_bound(G, sigma, T):
+    """G^2 / (2 sigma) ln(T + 1) / T: average regret of OGD with eta_t = 1/(sigma t) (003, section 10).
+
+    For sigma-strongly convex losses with ||grad l_t(w_t)|| <= G.
+    """
+    _check_pos("G", G)
+    _check_pos("sigma", sigma)
+    _check_positive_int("T", T)
+    return G * G / (2.0 * sigma) * math.log(T + 1.0) / T
