@@ -1,0 +1,686 @@
+"""Ensembles: AdaBoost, bagging and random forests.
+
+- :class:`AdaBoostClassifier` follows 002 "Adaboost" (Algorithm 1, the
+  exercise and the training-error bound) and 003 section 16 (Algorithm 5 and
+  its special cases) exactly for two classes; SAMME for more than two classes
+  is an extension beyond the notes.
+- :class:`DecisionStump` is AdaBoost's default weak learner, on the compiled
+  stump kernel ``smml._core._boost``.
+- :class:`BaggingClassifier` / :class:`BaggingRegressor` follow 002 "Random
+  forests" / "Bagging" and 003 section 16 ("Explain how the Bagging Algorithm
+  works"): T bootstrap samples of size alpha m drawn with replacement, one
+  predictor each, majority vote (classification) or mean (regression).
+- :class:`RandomForestClassifier` / :class:`RandomForestRegressor` are bagging
+  of smml's CART trees with ``max_features="sqrt"`` (002 "Random forests").
+"""
+import math
+import numbers
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+from sklearn.base import clone, is_classifier
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import has_fit_parameter
+
+from smml._core import _boost
+from smml._tour import TourEntry
+from smml._validation import (N_JOBS, RANDOM_STATE, InstanceOf, Interval, Options, check_is_fitted,
+                              encode_classes, validate_sample_weight, validate_X, validate_X_y)
+from smml.base import ClassifierMixin, RegressorMixin, SmmlEstimator
+
+__all__ = ["DecisionStump", "AdaBoostClassifier", "BaggingClassifier", "BaggingRegressor",
+           "RandomForestClassifier", "RandomForestRegressor"]
+
+#: an error within this distance of 1/2 counts as 1/2 (003 Algorithm 5: "stuck")
+HALF_TOL = 1e-10
+
+
+# ---------------------------------------------------------------------------
+# decision stumps
+# ---------------------------------------------------------------------------
+
+def _sort_features(X):
+    """Per-feature sort orders (d, n) int32, stable, and the threshold boundaries.
+
+    ``boundary[j, p]`` is 1 iff the p-th and (p+1)-th smallest values of feature
+    j differ, i.e. a threshold may be put between them.
+    """
+    n = X.shape[0]
+    if n >= 2**31 - 1:
+        raise ValueError(f"the stump kernel indexes samples with int32: {n} samples is too many")
+    order = np.ascontiguousarray(np.argsort(X, axis=0, kind="stable").T, dtype=np.int32)
+    xs = np.take_along_axis(X.T, order, axis=1)
+    boundary = np.zeros(order.shape, dtype=np.uint8)
+    boundary[:, :-1] = xs[:, :-1] < xs[:, 1:]
+    return order, boundary, xs
+
+
+def _thresholds(xs, feature, pos):
+    """theta between the pos-th and (pos+1)-th sorted values (-inf for pos = -1).
+
+    The midpoint, computed in float64; if rounding puts it outside [a, b) it is
+    set to a, so that x > theta splits exactly as the search assumed.
+    """
+    thr = np.full(len(feature), -np.inf)
+    for t, (f, p) in enumerate(zip(feature, pos)):
+        if p >= 0:
+            a, b = float(xs[f, p]), float(xs[f, p + 1])
+            m = 0.5 * a + 0.5 * b
+            thr[t] = m if a <= m < b else a
+    return thr
+
+
+def _multiclass_stump(xs, order, boundary, yk, w, n_classes):
+    """Exhaustive weighted multiclass stump (numpy): each side predicts its weighted majority.
+
+    Returns (feature, pos, left_class, right_class, error). Ties as the binary
+    kernel: smallest error, then feature, then position (-1 first); a side's
+    majority ties go to the smallest class index.
+    """
+    d, n = order.shape
+    best = (np.inf, 0, -1, 0, 0)
+    onehot = np.zeros((n, n_classes))
+    onehot[np.arange(n), yk] = w
+    total = onehot.sum(axis=0)
+    W = total.sum()
+    for j in range(d):
+        # constant stump
+        k0 = int(np.argmax(total))
+        cand_err, cand = W - total[k0], (-1, k0, k0)
+        left = np.cumsum(onehot[order[j]], axis=0)[:-1]           # (n-1, K)
+        ok = np.flatnonzero(boundary[j, :-1])
+        if len(ok):
+            lm = left[ok].max(axis=1)
+            rm = (total - left[ok]).max(axis=1)
+            err = W - lm - rm
+            i = int(np.argmin(err))
+            if err[i] < cand_err:
+                p = int(ok[i])
+                cand_err = err[i]
+                cand = (p, int(np.argmax(left[p])), int(np.argmax(total - left[p])))
+        if cand_err < best[0]:
+            best = (cand_err, j) + cand
+    err, j, p, lk, rk = best
+    return j, p, lk, rk, float(err)
+
+
+class DecisionStump(ClassifierMixin, SmmlEstimator):
+    """A one-test tree: h(x) = right_class if x[feature_] > threshold_ else left_class.
+
+    The weak learner that minimises the weighted training error (002
+    "Adaboost": "h_t minimizes the weighed error"), found by an exhaustive
+    search over every feature and every threshold between two consecutive
+    distinct values, plus the constant predictor. Two classes: the compiled
+    kernel ``smml._core._boost`` (one pass per feature over cumulative weights,
+    OpenMP over features); more classes: numpy, each side predicting its
+    weighted majority class.
+
+    Tie rule: the smallest weighted error; among equal errors the smallest
+    feature index, then the smallest threshold (the constant stump first),
+    then (two classes) polarity +1 (the right side predicts ``classes_[1]``)
+    before -1.
+
+    Parameters
+    ----------
+    n_jobs : int or None
+        OpenMP threads of the search (results do not depend on it).
+    """
+
+    _parameter_spec = {"n_jobs": N_JOBS}
+
+    def __init__(self, n_jobs=None):
+        self.n_jobs = n_jobs
+
+    def fit(self, X, y, sample_weight=None):
+        self._validate_params()
+        X, y = validate_X_y(self, X, y, dtype="floating", classifier=True)
+        self.classes_, yk = encode_classes(y)
+        w = validate_sample_weight(sample_weight, X.shape[0])
+        order, boundary, xs = _sort_features(X)
+        K = len(self.classes_)
+        if K <= 2:
+            ypm = np.where(yk == 1, 1.0, -1.0)
+            f, p, pol, err = _boost.best_stump(order, boundary, w, ypm, self._n_threads())
+            left, right = (0, 1) if pol > 0 else (1, 0)
+            if K == 1:
+                left = right = 0
+        else:
+            f, p, left, right, err = _multiclass_stump(xs, order, boundary, yk, w, K)
+        self.feature_ = int(f)
+        self.threshold_ = float(_thresholds(xs, [f], [p])[0])
+        self.left_class_, self.right_class_ = int(left), int(right)
+        self.weighted_error_ = float(err) / float(w.sum())
+        return self
+
+    def _predict_index(self, X):
+        return np.where(X[:, self.feature_] > self.threshold_, self.right_class_, self.left_class_)
+
+    def predict(self, X):
+        check_is_fitted(self)
+        X = validate_X(self, X, dtype="floating")
+        return self.classes_[self._predict_index(X)]
+
+
+# ---------------------------------------------------------------------------
+# AdaBoost
+# ---------------------------------------------------------------------------
+
+class AdaBoostClassifier(ClassifierMixin, SmmlEstimator):
+    """AdaBoost, exactly as 002 "Adaboost" (Algorithm 1) and 003 section 16 (Algorithm 5).
+
+    Two classes (labels of any type; ``classes_[0]`` is -1, ``classes_[1]``
+    is +1): P_1 uniform (or proportional to ``sample_weight``, an extension);
+    in round i the weak learner is trained on the training set weighted by
+    P_i; epsilon_i is its P_i-weighted training error;
+    w_i = 1/2 ln((1 - epsilon_i) / epsilon_i);
+    P_{i+1}(t) proportional to P_i(t) exp(-w_i y_t h_i(x_t)); the output is
+    f = sign(sum_i w_i h_i) with sign(0) = +1 (a tie goes to ``classes_[1]``).
+
+    Special cases of 003's Algorithm 5 (step 3):
+
+    - epsilon_i = 0: h_i alone is perfect on the training set; boosting stops
+      and h_i decides alone: its weight is set to 1 + sum_{k<i} |w_k|, so
+      sign(sum w h) = h_i at every x (``stop_reason_ = "perfect"``).
+    - epsilon_i = 1/2 (within ``HALF_TOL`` = 1e-10): boosting is stuck and stops;
+      h_i is not added (``stop_reason_ = "stuck"``). For the default stumps
+      epsilon_i <= 1/2 always (the search tries both polarities, and the
+      constant stump).
+    - epsilon_i = 1 (only for other weak learners): -h_i is perfect; it
+      decides alone with weight -(1 + sum_{k<i} |w_k|) and boosting stops.
+    - 1/2 < epsilon_i < 1 (other weak learners): as 003 notes, w_i < 0, so
+      h_i is used with its predictions flipped; boosting goes on.
+
+    If the first round stops as stuck the ensemble is empty: F = 0 and every
+    prediction is ``classes_[1]`` by the sign(0) rule.
+
+    The default weak learner (``estimator=None``) is :class:`DecisionStump`
+    run inside the compiled loop ``smml._core._boost.boost_stumps`` (sort
+    orders once, one pass per feature and round, reweighting in the same
+    compiled round, weights recomputed in rescaled form from the margins
+    so they never underflow). Any classifier whose ``fit`` takes
+    ``sample_weight`` can be the weak learner; it is trained on labels -1/+1
+    with ``sample_weight = P_i`` (sums to 1) and must predict -1/+1.
+
+    More than two classes: SAMME (Zhu et al. 2009), an extension beyond the
+    notes: w_i = ln((1 - eps_i)/eps_i) + ln(K - 1), P_{i+1}(t) proportional to
+    P_i(t) exp(w_i 1{h_i(x_t) != y_t}), stop when eps_i >= 1 - 1/K, prediction
+    argmax_k sum_i w_i 1{h_i(x) = k} (ties: smallest class). For K = 2 this
+    would be the notes' rule with doubled weights; the notes' rule is used.
+
+    Parameters
+    ----------
+    estimator : classifier or None
+        Weak learner (cloned each round); None = the compiled decision stump.
+    n_estimators : int
+        T, the maximum number of rounds.
+    n_jobs : int or None
+        OpenMP threads of the stump kernel.
+    random_state : int, RandomState, Generator or None
+        Seeds the weak learners that have a ``random_state`` (drawn up front).
+
+    Attributes
+    ----------
+    estimators_ : list of the fitted weak learners h_1..h_T.
+    estimator_weights_ : (T,) the w_i.
+    estimator_errors_ : (T,) the epsilon_i.
+    edges_ : (T,) gamma_i = 1/2 - epsilon_i.
+    train_errors_ : (T,) training error (P_1-weighted; the plain training
+        error when P_1 is uniform) of sign(F_i) after each round i.
+    training_error_bound_ : (T,) prod_{k<=i} sqrt(1 - 4 gamma_k^2) (002,
+        "Training error of AdaBoost"); None for SAMME.
+    training_error_exp_bound_ : (T,) exp(-2 sum_{k<=i} gamma_k^2); None for SAMME.
+    stop_reason_ : "n_estimators", "perfect" or "stuck".
+    """
+
+    _parameter_spec = {"estimator": (Options(None), InstanceOf(object)),
+                       "n_estimators": Interval(int, 1, None),
+                       "n_jobs": N_JOBS, "random_state": RANDOM_STATE}
+
+    def __init__(self, estimator=None, n_estimators=50, n_jobs=None, random_state=None):
+        self.estimator = estimator
+        self.n_estimators = n_estimators
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    # -- fitting -----------------------------------------------------------
+    def fit(self, X, y, sample_weight=None):
+        self._validate_params()
+        if self.estimator is not None and not has_fit_parameter(self.estimator, "sample_weight"):
+            raise ValueError(f"{type(self).__name__}: the weak learner {type(self.estimator).__name__} "
+                             "does not accept sample_weight in fit, so it cannot be trained on P_i")
+        X, y = validate_X_y(self, X, y, dtype="floating", classifier=True)
+        self.classes_, yk = encode_classes(y)
+        K = len(self.classes_)
+        if K < 2:
+            raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes in the data, "
+                             f"got only one class: {self.classes_[0]!r}")
+        sw = validate_sample_weight(sample_weight, X.shape[0])
+        p1 = sw / sw.sum()
+        self._stumps = self.estimator is None
+        if K == 2 and self._stumps:
+            self._fit_stumps(X, yk, p1)
+        elif K == 2:
+            self._fit_binary_generic(X, yk, p1)
+        else:
+            self._fit_samme(X, yk, p1)
+        self._finish_diagnostics(K)
+        return self
+
+    def _fit_stumps(self, X, yk, p1):
+        n, T = X.shape[0], self.n_estimators
+        order, boundary, xs = _sort_features(X)
+        y = np.where(yk == 1, 1.0, -1.0)
+        with np.errstate(divide="ignore"):
+            log_p1 = np.log(p1)
+        margin = np.zeros(n)
+        w = np.empty(n)
+        h = np.empty(n, dtype=np.int8)
+        feat, pos, pol = (np.zeros(T, dtype=np.intp) for _ in range(3))
+        err, wt, tr = (np.zeros(T) for _ in range(3))
+        rounds, status = _boost.boost_stumps(order, boundary, y, p1, log_p1, margin, w, h,
+                                             feat, pos, pol, err, wt, tr, HALF_TOL, self._n_threads())
+        feat, pos, pol = feat[:rounds], pos[:rounds], pol[:rounds]
+        self.stump_feature_ = feat
+        self.stump_threshold_ = _thresholds(xs, feat, pos)
+        self.stump_polarity_ = pol
+        self.estimator_weights_ = wt[:rounds].copy()
+        self.estimator_errors_ = err[:rounds].copy()
+        self.train_errors_ = tr[:rounds].copy()
+        self.stop_reason_ = ("n_estimators", "perfect", "stuck")[status]
+        self._final_distribution = w
+        self.estimators_ = []
+        for f, t, s in zip(feat, self.stump_threshold_, pol):
+            st = DecisionStump(n_jobs=self.n_jobs)
+            st.classes_ = np.array([-1, 1])
+            st.n_features_in_ = self.n_features_in_
+            st.feature_, st.threshold_ = int(f), float(t)
+            st.left_class_, st.right_class_ = (0, 1) if s > 0 else (1, 0)
+            self.estimators_.append(st)
+
+    def _seeds(self, T):
+        rng = check_random_state(self.random_state)
+        return rng.randint(0, 2**31 - 1, size=T)
+
+    def _new_learner(self, seed):
+        est = clone(self.estimator)
+        if "random_state" in est.get_params(deep=False):
+            est.set_params(random_state=int(seed))
+        return est
+
+    def _fit_binary_generic(self, X, yk, p1):
+        y = np.where(yk == 1, 1, -1)
+        with np.errstate(divide="ignore"):
+            log_p1 = np.log(p1)
+        F = np.zeros(X.shape[0])
+        P = p1.copy()
+        ests, wts, errs, trs = [], [], [], []
+        status = 0
+        for seed in self._seeds(self.n_estimators):
+            est = self._new_learner(seed).fit(X, y, sample_weight=P)        # 1) h_i on S weighted by P_i
+            h = np.asarray(est.predict(X))
+            if not np.all((h == 1) | (h == -1)):
+                raise ValueError(f"the weak learner must predict -1 / +1, got {np.unique(h)[:5]}")
+            eps = float(P[h != y].sum())                                       # 2) epsilon_i
+            abs_sum = float(np.abs(wts).sum())
+            if eps <= 0.0:                                                     # 3) special cases
+                alpha, status = 1.0 + abs_sum, 1
+            elif eps >= 1.0:
+                alpha, status = -(1.0 + abs_sum), 1
+            elif abs(eps - 0.5) <= HALF_TOL:
+                status = 2
+                break
+            else:
+                alpha = 0.5 * math.log((1.0 - eps) / eps)                     # 4) w_i
+            F += alpha * h
+            # 5) P_{i+1} proportional to P_i exp(-w_i y h_i), in the rescaled form P_1 exp(-y F)
+            v = log_p1 - y * F
+            P = np.exp(v - v.max())
+            P /= P.sum()
+            ests.append(est)
+            wts.append(alpha)
+            errs.append(eps)
+            trs.append(float(p1[np.where(F >= 0, 1, -1) != y].sum()))
+            if status == 1:
+                break
+        self.estimators_ = ests
+        self.estimator_weights_ = np.array(wts, dtype=float)
+        self.estimator_errors_ = np.array(errs, dtype=float)
+        self.train_errors_ = np.array(trs, dtype=float)
+        self.stop_reason_ = ("n_estimators", "perfect", "stuck")[status]
+        self._final_distribution = P
+
+    def _fit_samme(self, X, yk, p1):
+        K = len(self.classes_)
+        with np.errstate(divide="ignore"):
+            log_p1 = np.log(p1)
+        L = np.zeros(X.shape[0])                     # sum_i w_i 1{h_i(x_t) != y_t}
+        S = np.zeros((X.shape[0], K))                # class scores
+        P = p1.copy()
+        ests, wts, errs, trs = [], [], [], []
+        status = 0
+        learner = self.estimator if self.estimator is not None else DecisionStump(n_jobs=self.n_jobs)
+        rng = np.arange(X.shape[0])
+        for seed in self._seeds(self.n_estimators):
+            est = clone(learner)
+            if "random_state" in est.get_params(deep=False):
+                est.set_params(random_state=int(seed))
+            est.fit(X, yk, sample_weight=P)
+            h = np.asarray(est.predict(X)).astype(np.intp)
+            wrong = h != yk
+            eps = float(P[wrong].sum())
+            abs_sum = float(np.abs(wts).sum())
+            if eps <= 0.0:
+                alpha, status = 1.0 + abs_sum, 1
+            elif eps >= 1.0 - 1.0 / K - HALF_TOL:
+                status = 2
+                break
+            else:
+                alpha = math.log((1.0 - eps) / eps) + math.log(K - 1.0)
+            L += alpha * wrong
+            S[rng, h] += alpha
+            v = log_p1 + L
+            P = np.exp(v - v.max())
+            P /= P.sum()
+            ests.append(est)
+            wts.append(alpha)
+            errs.append(eps)
+            trs.append(float(p1[np.argmax(S, axis=1) != yk].sum()))
+            if status == 1:
+                break
+        self.estimators_ = ests
+        self.estimator_weights_ = np.array(wts, dtype=float)
+        self.estimator_errors_ = np.array(errs, dtype=float)
+        self.train_errors_ = np.array(trs, dtype=float)
+        self.stop_reason_ = ("n_estimators", "perfect", "stuck")[status]
+        self._final_distribution = P
+
+    def _finish_diagnostics(self, K):
+        self.edges_ = 0.5 - self.estimator_errors_
+        if K == 2:
+            g2 = np.minimum(self.edges_ ** 2, 0.25)
+            self.training_error_bound_ = np.cumprod(np.sqrt(1.0 - 4.0 * g2))
+            self.training_error_exp_bound_ = np.exp(-2.0 * np.cumsum(g2))
+        else:
+            self.training_error_bound_ = None
+            self.training_error_exp_bound_ = None
+
+    # -- prediction --------------------------------------------------------
+    def _contributions(self, X):
+        """Yield (w_i, h_i(X)) round by round (h in {-1,+1} or class indices for SAMME)."""
+        for est, wt in zip(self.estimators_, self.estimator_weights_):
+            if self._stumps and len(self.classes_) == 2:
+                yield wt, np.where(X[:, est.feature_] > est.threshold_, 1, -1) * (1 if est.right_class_ == 1 else -1)
+            elif len(self.classes_) == 2:
+                yield wt, np.asarray(est.predict(X))
+            else:
+                yield wt, np.asarray(est.predict(X)).astype(np.intp)
+
+    def decision_function(self, X):
+        """F(x) = sum_i w_i h_i(x) (two classes; > 0 favours ``classes_[1]``), or the (n, K) SAMME scores."""
+        check_is_fitted(self)
+        X = validate_X(self, X, dtype="floating")
+        if self._stumps and len(self.classes_) == 2:
+            out = np.empty(X.shape[0])
+            _boost.stump_decision(X, np.ascontiguousarray(self.stump_feature_, dtype=np.intp),
+                                  self.stump_threshold_,
+                                  self.estimator_weights_ * self.stump_polarity_, out, self._n_threads())
+            return out
+        scores = None
+        for scores in self._staged_scores(X):
+            pass
+        return scores if scores is not None else self._empty_scores(X.shape[0])
+
+    def _empty_scores(self, n):
+        return np.zeros(n) if len(self.classes_) == 2 else np.zeros((n, len(self.classes_)))
+
+    def _staged_scores(self, X):
+        K = len(self.classes_)
+        S = self._empty_scores(X.shape[0])
+        rows = np.arange(X.shape[0])
+        for wt, h in self._contributions(X):
+            if K == 2:
+                S = S + wt * h
+            else:
+                S = S.copy()
+                S[rows, h] += wt
+            yield S
+
+    def _to_labels(self, S):
+        if len(self.classes_) == 2:
+            return self.classes_[(S >= 0).astype(np.intp)]      # sign(0) = +1
+        return self.classes_[np.argmax(S, axis=1)]
+
+    def predict(self, X):
+        """f(x) = sign(sum_i w_i h_i(x)), sign(0) = +1 (``classes_[1]``); SAMME: argmax of the scores."""
+        return self._to_labels(self.decision_function(X))
+
+    def staged_decision_function(self, X):
+        check_is_fitted(self)
+        X = validate_X(self, X, dtype="floating")
+        yield from self._staged_scores(X)
+
+    def staged_predict(self, X):
+        """Predictions of the combined classifier after each round 1..T."""
+        for S in self.staged_decision_function(X):
+            yield self._to_labels(S)
+
+    def staged_score(self, X, y, sample_weight=None):
+        """Accuracy of the combined classifier after each round 1..T."""
+        y = np.asarray(y)
+        sw = None if sample_weight is None else validate_sample_weight(sample_weight, len(y))
+        for pred in self.staged_predict(X):
+            yield float(np.average(pred == y, weights=sw))
+
+
+# ---------------------------------------------------------------------------
+# Bagging and random forests
+# ---------------------------------------------------------------------------
+
+def _default_tree(classifier, **params):
+    try:
+        from smml.tree import TreeClassifier, TreeRegressor
+    except ImportError as exc:  # pragma: no cover - depends on smml.tree being built
+        raise ImportError("the default base estimator is smml.tree's tree, which is not available; "
+                          "pass estimator=... explicitly") from exc
+    return (TreeClassifier if classifier else TreeRegressor)(**params)
+
+
+class _BaseBagging(SmmlEstimator):
+    """Bootstrap aggregation (002 "Bagging"; 003 section 16).
+
+    Every bootstrap sample (alpha m indices drawn uniformly with replacement,
+    alpha = ``max_samples``) and every base-estimator seed is drawn up front
+    from ``random_state`` in Python, so the fitted ensemble is the same
+    whatever the number of threads. The fits run in a thread pool of
+    ``n_jobs`` threads (the compiled tree kernels release the GIL).
+    """
+
+    _classifier = False
+
+    def _make_estimator(self, seed):
+        raise NotImplementedError
+
+    def _n_draw(self, m):
+        return max(1, int(round(self.max_samples * m)))
+
+    def fit(self, X, y, sample_weight=None):
+        self._validate_params()
+        X, y = validate_X_y(self, X, y, dtype="float64", classifier=self._classifier,
+                            y_numeric=not self._classifier)
+        if self._classifier:
+            self.classes_, yt = encode_classes(y)
+        else:
+            yt = y
+        m = X.shape[0]
+        sw = None if sample_weight is None else validate_sample_weight(sample_weight, m)
+        rng = check_random_state(self.random_state)
+        T, k = self.n_estimators, self._n_draw(m)
+        self.estimators_samples_ = [rng.randint(0, m, size=k) for _ in range(T)]   # bootstrap S_1..S_T
+        seeds = rng.randint(0, 2**31 - 1, size=T)
+        proto = [self._make_estimator(int(s)) for s in seeds]
+        if sw is not None and not has_fit_parameter(proto[0], "sample_weight"):
+            raise ValueError(f"{type(proto[0]).__name__} does not accept sample_weight")
+
+        def fit_one(t):
+            idx = self.estimators_samples_[t]
+            if sw is None:
+                return proto[t].fit(X[idx], yt[idx])
+            return proto[t].fit(X[idx], yt[idx], sample_weight=sw[idx])
+
+        n_threads = min(self._n_threads(), T)
+        if n_threads > 1:
+            with ThreadPoolExecutor(max_workers=n_threads) as pool:
+                self.estimators_ = list(pool.map(fit_one, range(T)))
+        else:
+            self.estimators_ = [fit_one(t) for t in range(T)]
+        if self.oob_score:
+            self._set_oob(X, yt, m)
+        return self
+
+    # one predictor's output on X: class indices (classification) or values
+    def _member_predict(self, est, X):
+        p = np.asarray(est.predict(X))
+        return p.astype(np.intp) if self._classifier else p.astype(np.float64)
+
+    def _member_outputs(self, X):
+        n_threads = min(self._n_threads(), len(self.estimators_))
+        if n_threads > 1 and X.shape[0] * len(self.estimators_) > 20000:
+            with ThreadPoolExecutor(max_workers=n_threads) as pool:
+                return list(pool.map(lambda e: self._member_predict(e, X), self.estimators_))
+        return [self._member_predict(e, X) for e in self.estimators_]
+
+    def _set_oob(self, X, yt, m):
+        inbag = np.zeros((len(self.estimators_), m), dtype=bool)
+        for t, idx in enumerate(self.estimators_samples_):
+            inbag[t, idx] = True
+        if self._classifier:
+            acc = np.zeros((m, len(self.classes_)))
+        else:
+            acc = np.zeros(m)
+        cnt = np.zeros(m)
+        for t, est in enumerate(self.estimators_):
+            oob = np.flatnonzero(~inbag[t])
+            if len(oob) == 0:
+                continue
+            p = self._member_predict(est, X[oob])
+            if self._classifier:
+                acc[oob, p] += 1.0
+            else:
+                acc[oob] += p
+            cnt[oob] += 1
+        has = cnt > 0
+        if not np.any(has):
+            raise ValueError("no sample is out of bag in any bootstrap sample: the out-of-bag score "
+                             "is undefined (use more estimators or a smaller max_samples)")
+        self.oob_coverage_ = float(has.mean())
+        if self._classifier:
+            pred = np.argmax(acc, axis=1)                 # tied vote -> smallest class index
+            self.oob_decision_function_ = np.where(has[:, None], acc / np.maximum(cnt, 1)[:, None], np.nan)
+            self.oob_error_ = float(np.mean(pred[has] != yt[has]))
+            self.oob_score_ = 1.0 - self.oob_error_
+        else:
+            pred = acc / np.maximum(cnt, 1)
+            self.oob_prediction_ = np.where(has, pred, np.nan)
+            r = yt[has] - pred[has]
+            self.oob_error_ = float(np.mean(r * r))
+            var = float(np.var(yt[has]))
+            self.oob_score_ = 1.0 - self.oob_error_ / var if var > 0 else (1.0 if self.oob_error_ == 0 else 0.0)
+
+
+class _BaggingClassifierMixin:
+    _classifier = True
+
+    def _votes(self, X):
+        check_is_fitted(self)
+        X = validate_X(self, X, dtype="float64")
+        votes = np.zeros((X.shape[0], len(self.classes_)))
+        rows = np.arange(X.shape[0])
+        for p in self._member_outputs(X):
+            votes[rows, p] += 1.0
+        return votes
+
+    def predict_proba(self, X):
+        """Fraction of the T predictors voting for each class (the vote shares)."""
+        return self._votes(X) / len(self.estimators_)
+
+    def predict(self, X):
+        """Majority vote of the T predictors; a tied vote goes to the smallest class in ``classes_``."""
+        return self.classes_[np.argmax(self._votes(X), axis=1)]
+
+
+class _BaggingRegressorMixin:
+    _classifier = False
+
+    def predict(self, X):
+        """Mean of the T predictors' outputs (002 "Random forests": regression returns the mean)."""
+        check_is_fitted(self)
+        X = validate_X(self, X, dtype="float64")
+        out = np.zeros(X.shape[0])
+        for p in self._member_outputs(X):
+            out += p
+        return out / len(self.estimators_)
+
+
+_BAGGING_SPEC = {"estimator": (Options(None), InstanceOf(object)),
+                 "n_estimators": Interval(int, 1, None),
+                 "max_samples": Interval(float, 0.0, None, "neither"),
+                 "oob_score": Options(True, False),
+                 "n_jobs": N_JOBS, "random_state": RANDOM_STATE}
+
+
+class BaggingClassifier(_BaggingClassifierMixin, ClassifierMixin, _BaseBagging):
+    """Bagging for classification (002 "Bagging"; 003 section 16).
+
+    T = ``n_estimators`` bootstrap samples S_1..S_T of size alpha m
+    (alpha = ``max_samples``; 003 uses alpha = 1) drawn uniformly with
+    replacement; h_i = A(S_i) with A = ``estimator`` (any smml or scikit-learn
+    classifier, cloned; default smml's fully grown ``TreeClassifier``); the
+    prediction is the majority vote, a tied vote going to the smallest class
+    of ``classes_``. ``oob_score=True`` estimates the risk out of bag: each
+    training example is classified by the majority vote of the predictors
+    whose bootstrap sample missed it (``oob_error_``: zero-one loss;
+    ``oob_score_`` = 1 - ``oob_error_``, over the examples that were out of
+    bag at least once, a fraction ``oob_coverage_``).
+    """
+
+    _parameter_spec = _BAGGING_SPEC
+
+    def __init__(self, estimator=None, n_estimators=10, max_samples=1.0, oob_score=False,
+                 n_jobs=None, random_state=None):
+        self.estimator = estimator
+        self.n_estimators = n_estimators
+        self.max_samples = max_samples
+        self.oob_score = oob_score
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    def _make_estimator(self, seed):
+        est = clone(self.estimator) if self.estimator is not None else _default_tree(True)
+        if "random_state" in est.get_params(deep=False):
+            est.set_params(random_state=seed)
+        return est
+
+
+class BaggingRegressor(_BaggingRegressorMixin, RegressorMixin, _BaseBagging):
+    """Bagging for regression (002 "Random forests": regression returns the mean).
+
+    As :class:`BaggingClassifier`, averaging the T predictions;
+    ``oob_error_`` is the out-of-bag square loss and ``oob_score_`` its R^2.
+    """
+
+    _parameter_spec = _BAGGING_SPEC
+
+    def __init__(self, estimator=None, n_estimators=10, max_samples=1.0, oob_score=False,
+                 n_jobs=None, random_state=None):
+        self.estimator = estimator
+        self.n_estimators = n_estimators
+        self.max_samples = max_samples
+        self.oob_score = oob_score
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    def _make_estimator(self, seed):
+        est = clone(self.estimator) if self.estimator is not None else _default_tree(False)
+        if "random_state" in est.get_params(deep=False):
+            est.set_params(random_state=seed)
+        return est
