@@ -1,0 +1,941 @@
+# Tree growth kernel: split scanning (exact and histogram), in-place node
+# partitioning, depth-first / best-first growth, prediction.
+#
+# 000 "Tree Predictors": a tree starts as a single leaf; a leaf is repeatedly
+# replaced by an internal node with a binary test and two new leaves.  A node's
+# cost is W * psi(p) (W = weight of the examples routed to it), and a split is
+# worth c(parent) - c(first child) - c(second child) (the decrease of the
+# training objective sum_leaves psi * N_leaf).
+#
+# Everything below runs without the GIL.  The whole growth is one nogil call:
+# Python validates inputs and allocates the read-only arrays, the kernel grows
+# C buffers and Python copies them into numpy node arrays at the end.
+#
+# Tie rule (documented in smml.tree): among splits with the same cost, the one
+# with the lowest feature index wins, and within a feature the lowest threshold
+# (numerical) or the shortest prefix of the category ordering (categorical).
+# Per-feature searches run in parallel and write one record per feature; the
+# argmin over features is serial, so results do not depend on the thread count.
+from libc.stdlib cimport malloc, realloc, free, calloc
+from libc.string cimport memset, memcpy
+from libc.math cimport log2, sqrt, INFINITY, fabs
+from cython.parallel cimport prange, threadid
+
+from smml._core._typedefs cimport float64_t, float32_t, intp_t, int32_t, uint8_t, uint64_t, floating
+
+import numpy as np
+
+# criteria
+cdef enum:
+    CRIT_ERROR = 0
+    CRIT_GINI = 1
+    CRIT_ENTROPY = 2
+    CRIT_SQRT = 3
+    CRIT_MSE = 4
+
+cdef enum:
+    MODE_EXACT = 0
+    MODE_HIST = 1
+
+DEF MAXCAT = 256
+DEF NWORDS = 4
+DEF PAR_WORK = 16384   # below this many (samples x features) a node is scanned serially
+
+CRITERIA = {"error": CRIT_ERROR, "gini": CRIT_GINI, "entropy": CRIT_ENTROPY,
+            "sqrt": CRIT_SQRT, "squared_error": CRIT_MSE}
+
+
+cdef struct SplitRecord:
+    intp_t feature           # -1: no valid split
+    intp_t n_left            # number of samples routed to the first child
+    intp_t bin               # hist: last bin of the first child; exact: last sorted position of the first child
+    double threshold
+    double cost              # c(first) + c(second) (regression: minus the score)
+    double improvement       # c(parent) - cost
+    uint8_t is_cat
+    uint64_t cat_bits[NWORDS]
+
+
+cdef struct Pending:
+    intp_t node
+    intp_t start
+    intp_t end
+    intp_t depth
+    SplitRecord split
+
+
+cdef struct Builder:
+    int mode
+    int criterion
+    intp_t K                 # classes (regression: 0)
+    intp_t n
+    intp_t d
+    intp_t max_bins
+    intp_t stride            # doubles per histogram bin
+    int n_threads
+    # data
+    const double* w
+    const intp_t* ycls
+    const double* yreg
+    double* Xs               # exact: sorted values per numeric feature (d*n)
+    int32_t* Si              # exact: sorted sample indices per numeric feature (d*n)
+    const uint8_t* Xb        # codes (d*n): hist all features, exact categorical only
+    const double* edges      # (d*max_bins) threshold of "code <= b"
+    const uint8_t* is_cat    # (d)
+    const intp_t* n_bins     # (d) number of bins / categories
+    intp_t* samples          # (n)
+    uint8_t* goes_left       # (n)
+    int32_t* tmp_i           # (n_threads*n)
+    double* tmp_v            # (n_threads*n)
+    double* hist             # (d*max_bins*stride)
+    double* scratch          # (d*(2K+2)) per-feature left / right sums
+    double* catkey           # (d*MAXCAT)
+    intp_t* catord           # (d*MAXCAT)
+    SplitRecord* feat_best   # (d)
+    intp_t* features         # (d) candidate order for max_features
+    intp_t max_features
+    uint64_t rng
+    # params
+    intp_t max_depth
+    intp_t min_samples_split
+    intp_t min_samples_leaf
+    double min_impurity_decrease
+    double w_root
+    double* node_tot         # (K+2) totals of the node being evaluated
+    double node_q            # regression: sum w y^2 of the node being evaluated
+    # output (grown with realloc)
+    intp_t n_nodes
+    intp_t cap
+    intp_t* left
+    intp_t* right
+    intp_t* feature
+    double* threshold
+    uint8_t* node_cat
+    uint64_t* cat_bits       # (cap*NWORDS)
+    double* value            # (cap*V), V = K or 1
+    double* impurity
+    intp_t* n_node_samples
+    double* w_node
+    intp_t* depth
+    double* improvement
+    int failed
+
+
+# ---------------------------------------------------------------------------
+# psi costs: W * psi(p) for a vector of class weights (000 "Tree Predictors")
+
+cdef inline double _cost(const double* wk, intp_t K, double W, int crit) noexcept nogil:
+    cdef intp_t k
+    cdef double s = 0.0, m, r
+    if W <= 0.0:
+        return 0.0
+    if crit == CRIT_ERROR:
+        m = wk[0]
+        for k in range(1, K):
+            if wk[k] > m:
+                m = wk[k]
+        return W - m
+    elif crit == CRIT_GINI:
+        for k in range(K):
+            s = s + wk[k] * wk[k]
+        return W - s / W
+    elif crit == CRIT_ENTROPY:
+        for k in range(K):
+            if wk[k] > 0.0:
+                s = s - wk[k] * log2(wk[k] / W)
+        return 0.5 * s
+    else:  # CRIT_SQRT
+        for k in range(K):
+            r = W - wk[k]
+            if r > 0.0 and wk[k] > 0.0:
+                s = s + sqrt(wk[k] * r)
+        return 0.5 * s
+
+
+cdef inline double _cost_lr(const double* left, const double* tot, intp_t K, double WL, double WR,
+                            int crit, double* right) noexcept nogil:
+    """c(left) + c(right), right = tot - left (classification)."""
+    cdef intp_t k
+    for k in range(K):
+        right[k] = tot[k] - left[k]
+    return _cost(left, K, WL, crit) + _cost(right, K, WR, crit)
+
+
+cdef inline double _score_reg(double SL, double WL, double SR, double WR) noexcept nogil:
+    """-(S_L^2/W_L + S_R^2/W_R): minus the variance-reduction score (002 'CART trees for regression')."""
+    cdef double s = 0.0
+    if WL > 0.0:
+        s = s + SL * SL / WL
+    if WR > 0.0:
+        s = s + SR * SR / WR
+    return -s
+
+
+cdef inline uint64_t _rng_next(uint64_t* state) noexcept nogil:
+    # splitmix64
+    state[0] += <uint64_t>0x9E3779B97F4A7C15
+    cdef uint64_t z = state[0]
+    z = (z ^ (z >> 30)) * <uint64_t>0xBF58476D1CE4E5B9
+    z = (z ^ (z >> 27)) * <uint64_t>0x94D049BB133111EB
+    return z ^ (z >> 31)
+
+
+# ---------------------------------------------------------------------------
+# split search for one feature
+
+cdef inline void _init_record(SplitRecord* r) noexcept nogil:
+    r.feature = -1
+    r.n_left = 0
+    r.bin = -1
+    r.threshold = 0.0
+    r.cost = INFINITY
+    r.improvement = -INFINITY
+    r.is_cat = 0
+    memset(r.cat_bits, 0, NWORDS * sizeof(uint64_t))
+
+
+cdef void _scan_exact(Builder* B, intp_t f, intp_t start, intp_t end, SplitRecord* out) noexcept nogil:
+    """Scan the sorted values of numeric feature f over the node's segment."""
+    cdef intp_t K = B.K, n = B.n, p, i, nL, nn = end - start, k
+    cdef const double* xs = B.Xs + f * n
+    cdef const int32_t* si = B.Si + f * n
+    cdef double* left = B.scratch + f * (2 * K + 2)
+    cdef double* right = left + K
+    cdef double WL = 0.0, WT = B.node_tot[K], SL = 0.0, ST = B.node_tot[K + 1], c, wi
+    cdef intp_t msl = B.min_samples_leaf
+    cdef intp_t best_p = -1
+    cdef double best = INFINITY, a, b, thr
+    _init_record(out)
+    if xs[start] >= xs[end - 1]:
+        return   # constant feature in this node
+    if K > 0:
+        for k in range(K):
+            left[k] = 0.0
+    nL = 0
+    for p in range(start, end - 1):
+        i = si[p]
+        wi = B.w[i]
+        if K > 0:
+            left[B.ycls[i]] += wi
+        else:
+            SL += wi * B.yreg[i]
+        WL += wi
+        nL += 1
+        if xs[p + 1] <= xs[p]:
+            continue
+        if nL < msl:
+            continue
+        if nn - nL < msl:
+            break
+        if K > 0:
+            c = _cost_lr(left, B.node_tot, K, WL, WT - WL, B.criterion, right)
+        else:
+            c = _score_reg(SL, WL, ST - SL, WT - WL)
+        if c < best:
+            best = c
+            best_p = p
+    if best_p < 0:
+        return
+    a = xs[best_p]
+    b = xs[best_p + 1]
+    thr = a / 2.0 + b / 2.0
+    if thr >= b or thr < a:
+        thr = a
+    out.feature = f
+    out.n_left = best_p + 1 - start
+    out.bin = best_p
+    out.threshold = thr
+    out.cost = best
+
+
+cdef void _build_hist(Builder* B, intp_t f, intp_t start, intp_t end, intp_t* lo, intp_t* hi) noexcept nogil:
+    cdef intp_t K = B.K, S = B.stride, n = B.n, p, i, b, blo = MAXCAT, bhi = -1
+    cdef const uint8_t* xb = B.Xb + f * n
+    cdef double* h = B.hist + f * B.max_bins * S
+    cdef double wi
+    for p in range(start, end):
+        i = B.samples[p]
+        b = xb[i]
+        if b < blo:
+            blo = b
+        if b > bhi:
+            bhi = b
+        wi = B.w[i]
+        h[b * S] += 1.0
+        h[b * S + 1] += wi
+        if K > 0:
+            h[b * S + 2 + B.ycls[i]] += wi
+        else:
+            h[b * S + 2] += wi * B.yreg[i]
+    lo[0] = blo
+    hi[0] = bhi
+
+
+cdef void _scan_hist(Builder* B, intp_t f, intp_t start, intp_t end, SplitRecord* out) noexcept nogil:
+    """Numeric feature from its histogram: candidate after every non-empty bin."""
+    cdef intp_t K = B.K, S = B.stride, b, k, lo, hi, nL = 0, nn = end - start
+    cdef double* h = B.hist + f * B.max_bins * S
+    cdef double* left = B.scratch + f * (2 * K + 2)
+    cdef double* right = left + K
+    cdef double WL = 0.0, WT = B.node_tot[K], SL = 0.0, ST = B.node_tot[K + 1], c
+    cdef double best = INFINITY
+    cdef intp_t best_b = -1, best_nl = 0, msl = B.min_samples_leaf
+    _init_record(out)
+    _build_hist(B, f, start, end, &lo, &hi)
+    if lo < hi:
+        for k in range(K):
+            left[k] = 0.0
+        for b in range(lo, hi):
+            if h[b * S] == 0.0:
+                continue
+            nL += <intp_t>h[b * S]
+            WL += h[b * S + 1]
+            if K > 0:
+                for k in range(K):
+                    left[k] += h[b * S + 2 + k]
+            else:
+                SL += h[b * S + 2]
+            if nL < msl:
+                continue
+            if nn - nL < msl:
+                break
+            if K > 0:
+                c = _cost_lr(left, B.node_tot, K, WL, WT - WL, B.criterion, right)
+            else:
+                c = _score_reg(SL, WL, ST - SL, WT - WL)
+            if c < best:
+                best = c
+                best_b = b
+                best_nl = nL
+    memset(h + lo * S, 0, (hi - lo + 1) * S * sizeof(double))
+    if best_b < 0:
+        return
+    out.feature = f
+    out.n_left = best_nl
+    out.bin = best_b
+    out.threshold = B.edges[f * B.max_bins + best_b]
+    out.cost = best
+
+
+cdef void _scan_cat(Builder* B, intp_t f, intp_t start, intp_t end, SplitRecord* out) noexcept nogil:
+    """Categorical feature: order the categories present by a key and scan prefixes.
+
+    Binary classification: key = weighted proportion of the second class; regression:
+    key = weighted mean target (Breiman: a prefix of this order is an optimal subset);
+    multiclass: key = proportion of the node's majority class (a heuristic).
+    Ties in the key are ordered by category code.
+    """
+    cdef intp_t K = B.K, S = B.stride, b, k, lo, hi, m = 0, j, t, nL = 0, nn = end - start, kmaj = 0
+    cdef double* h = B.hist + f * B.max_bins * S
+    cdef double* left = B.scratch + f * (2 * K + 2)
+    cdef double* right = left + K
+    cdef double* key = B.catkey + f * MAXCAT
+    cdef intp_t* order = B.catord + f * MAXCAT
+    cdef double WL = 0.0, WT = B.node_tot[K], SL = 0.0, ST = B.node_tot[K + 1], c, kv, wb
+    cdef double best = INFINITY
+    cdef intp_t best_j = -1, best_nl = 0, msl = B.min_samples_leaf
+    _init_record(out)
+    _build_hist(B, f, start, end, &lo, &hi)
+    if lo < hi:
+        if K > 2:
+            for k in range(1, K):
+                if B.node_tot[k] >= B.node_tot[kmaj]:
+                    kmaj = k
+        elif K == 2:
+            kmaj = 1
+        for b in range(lo, hi + 1):
+            if h[b * S] == 0.0:
+                continue
+            wb = h[b * S + 1]
+            if K > 0:
+                kv = h[b * S + 2 + kmaj] / wb if wb > 0.0 else 0.0
+            else:
+                kv = h[b * S + 2] / wb if wb > 0.0 else 0.0
+            # insertion into the ordered list (key, code)
+            j = m
+            while j > 0 and key[j - 1] > kv:
+                key[j] = key[j - 1]
+                order[j] = order[j - 1]
+                j -= 1
+            key[j] = kv
+            order[j] = b
+            m += 1
+        for k in range(K):
+            left[k] = 0.0
+        for j in range(m - 1):
+            b = order[j]
+            nL += <intp_t>h[b * S]
+            WL += h[b * S + 1]
+            if K > 0:
+                for k in range(K):
+                    left[k] += h[b * S + 2 + k]
+            else:
+                SL += h[b * S + 2]
+            if nL < msl:
+                continue
+            if nn - nL < msl:
+                break
+            if K > 0:
+                c = _cost_lr(left, B.node_tot, K, WL, WT - WL, B.criterion, right)
+            else:
+                c = _score_reg(SL, WL, ST - SL, WT - WL)
+            if c < best:
+                best = c
+                best_j = j
+                best_nl = nL
+    memset(h + lo * S, 0, (hi - lo + 1) * S * sizeof(double))
+    if best_j < 0:
+        return
+    out.feature = f
+    out.n_left = best_nl
+    out.is_cat = 1
+    out.cost = best
+    for j in range(best_j + 1):
+        b = order[j]
+        out.cat_bits[b >> 6] |= (<uint64_t>1) << (b & 63)
+
+
+cdef void _scan_feature(Builder* B, intp_t f, intp_t start, intp_t end, SplitRecord* out) noexcept nogil:
+    if B.is_cat[f]:
+        _scan_cat(B, f, start, end, out)
+    elif B.mode == MODE_EXACT:
+        _scan_exact(B, f, start, end, out)
+    else:
+        _scan_hist(B, f, start, end, out)
+
+
+# ---------------------------------------------------------------------------
+# nodes
+
+cdef int _grow_storage(Builder* B) noexcept nogil:
+    cdef intp_t cap = B.cap * 2 if B.cap > 0 else 64
+    cdef intp_t V = B.K if B.K > 0 else 1
+    cdef void* p
+    p = realloc(B.left, cap * sizeof(intp_t))
+    if p == NULL: return -1
+    B.left = <intp_t*>p
+    p = realloc(B.right, cap * sizeof(intp_t))
+    if p == NULL: return -1
+    B.right = <intp_t*>p
+    p = realloc(B.feature, cap * sizeof(intp_t))
+    if p == NULL: return -1
+    B.feature = <intp_t*>p
+    p = realloc(B.threshold, cap * sizeof(double))
+    if p == NULL: return -1
+    B.threshold = <double*>p
+    p = realloc(B.node_cat, cap * sizeof(uint8_t))
+    if p == NULL: return -1
+    B.node_cat = <uint8_t*>p
+    p = realloc(B.cat_bits, cap * NWORDS * sizeof(uint64_t))
+    if p == NULL: return -1
+    B.cat_bits = <uint64_t*>p
+    p = realloc(B.value, cap * V * sizeof(double))
+    if p == NULL: return -1
+    B.value = <double*>p
+    p = realloc(B.impurity, cap * sizeof(double))
+    if p == NULL: return -1
+    B.impurity = <double*>p
+    p = realloc(B.n_node_samples, cap * sizeof(intp_t))
+    if p == NULL: return -1
+    B.n_node_samples = <intp_t*>p
+    p = realloc(B.w_node, cap * sizeof(double))
+    if p == NULL: return -1
+    B.w_node = <double*>p
+    p = realloc(B.depth, cap * sizeof(intp_t))
+    if p == NULL: return -1
+    B.depth = <intp_t*>p
+    p = realloc(B.improvement, cap * sizeof(double))
+    if p == NULL: return -1
+    B.improvement = <double*>p
+    B.cap = cap
+    return 0
+
+
+cdef intp_t _new_node(Builder* B, intp_t start, intp_t end, intp_t depth) noexcept nogil:
+    """Create a leaf for samples[start:end]; fill its value and impurity; leave totals in B.node_tot."""
+    cdef intp_t K = B.K, node, p, i, k, V = B.K if B.K > 0 else 1
+    cdef double W = 0.0, S = 0.0, Q = 0.0, wi, yi
+    cdef double* tot = B.node_tot
+    if B.n_nodes >= B.cap:
+        if _grow_storage(B) != 0:
+            B.failed = 1
+            return -1
+    node = B.n_nodes
+    B.n_nodes += 1
+    for k in range(K):
+        tot[k] = 0.0
+    for p in range(start, end):
+        i = B.samples[p]
+        wi = B.w[i]
+        W += wi
+        if K > 0:
+            tot[B.ycls[i]] += wi
+        else:
+            yi = B.yreg[i]
+            S += wi * yi
+            Q += wi * yi * yi
+    tot[K] = W
+    tot[K + 1] = S
+    B.left[node] = -1
+    B.right[node] = -1
+    B.feature[node] = -1
+    B.threshold[node] = 0.0
+    B.node_cat[node] = 0
+    memset(B.cat_bits + node * NWORDS, 0, NWORDS * sizeof(uint64_t))
+    B.n_node_samples[node] = end - start
+    B.w_node[node] = W
+    B.depth[node] = depth
+    B.improvement[node] = 0.0
+    if K > 0:
+        for k in range(K):
+            B.value[node * V + k] = tot[k]
+        B.impurity[node] = _cost(tot, K, W, B.criterion) / W if W > 0.0 else 0.0
+    else:
+        B.value[node] = S / W if W > 0.0 else 0.0
+        B.impurity[node] = (Q - S * S / W) / W if W > 0.0 else 0.0
+        if B.impurity[node] < 0.0:
+            B.impurity[node] = 0.0
+        B.node_q = Q        # node's sum w y^2, read by _evaluate right after
+    return node
+
+
+cdef void _evaluate(Builder* B, intp_t node, intp_t start, intp_t end, intp_t depth,
+                    SplitRecord* best) noexcept nogil:
+    """Best split of a freshly created leaf (B.node_tot holds its totals)."""
+    cdef intp_t K = B.K, nn = end - start, j, f, mf, d = B.d, t, tmp
+    cdef double parent_cost, scale, W = B.node_tot[K], S = B.node_tot[K + 1]
+    cdef SplitRecord* r
+    _init_record(best)
+    if B.max_depth >= 0 and depth >= B.max_depth:
+        return
+    if nn < B.min_samples_split or nn < 2 * B.min_samples_leaf:
+        return
+    if K > 0:
+        parent_cost = _cost(B.node_tot, K, W, B.criterion)
+        scale = W
+    else:
+        parent_cost = -(S * S / W) if W > 0.0 else 0.0
+        scale = B.node_q                # sum w y^2 of the node
+        if scale - S * S / W <= 1e-12 * scale:
+            return                      # constant target: nothing to decrease
+    if K > 0 and parent_cost <= 1e-12 * scale:
+        return                          # pure leaf
+    # candidate features (000/002: CART tries a random subset of directions)
+    mf = B.max_features
+    if mf < d:
+        for j in range(mf):
+            t = j + <intp_t>(_rng_next(&B.rng) % <uint64_t>(d - j))
+            tmp = B.features[j]
+            B.features[j] = B.features[t]
+            B.features[t] = tmp
+    else:
+        mf = d
+    if nn * mf >= PAR_WORK and B.n_threads > 1:
+        for j in prange(mf, num_threads=B.n_threads, schedule="dynamic"):
+            _scan_feature(B, B.features[j], start, end, &B.feat_best[j])
+    else:
+        for j in range(mf):
+            _scan_feature(B, B.features[j], start, end, &B.feat_best[j])
+    for j in range(mf):
+        r = &B.feat_best[j]
+        if r.feature < 0:
+            continue
+        if r.cost < best.cost or (r.cost == best.cost and r.feature < best.feature):
+            best[0] = r[0]
+    if best.feature < 0:
+        return
+    best.improvement = parent_cost - best.cost
+    if not (best.improvement > 1e-12 * scale) or best.improvement < B.min_impurity_decrease * B.w_root:
+        best.feature = -1    # 000: no split decreases the training objective (or not enough)
+
+
+cdef void _partition(Builder* B, SplitRecord* s, intp_t start, intp_t end) noexcept nogil:
+    """Route the node's samples: first child first, stable, in place."""
+    cdef intp_t p, i, q, r, f = s.feature, n = B.n, b, j, d = B.d, nr, nl
+    cdef const uint8_t* xb
+    cdef int32_t* ti
+    cdef double* tv
+    cdef int32_t* si
+    cdef double* xs
+    cdef int tid
+    # 1. goes_left per sample
+    if s.is_cat:
+        xb = B.Xb + f * n
+        for p in range(start, end):
+            i = B.samples[p]
+            b = xb[i]
+            B.goes_left[i] = (s.cat_bits[b >> 6] >> (b & 63)) & 1
+    elif B.mode == MODE_HIST:
+        xb = B.Xb + f * n
+        for p in range(start, end):
+            i = B.samples[p]
+            B.goes_left[i] = xb[i] <= s.bin
+    else:
+        si = B.Si + f * n
+        for p in range(start, end):
+            B.goes_left[si[p]] = p <= s.bin
+    # 2. samples (stable)
+    ti = B.tmp_i
+    q = start
+    r = 0
+    for p in range(start, end):
+        i = B.samples[p]
+        if B.goes_left[i]:
+            B.samples[q] = i
+            q += 1
+        else:
+            ti[r] = <int32_t>i
+            r += 1
+    for p in range(r):
+        B.samples[q + p] = ti[p]
+    # 3. exact: the sorted arrays of every numeric feature (parallel over features)
+    if B.mode == MODE_EXACT:
+        if (end - start) * d >= PAR_WORK and B.n_threads > 1:
+            for j in prange(d, num_threads=B.n_threads, schedule="static"):
+                if not B.is_cat[j]:
+                    _partition_sorted(B, j, start, end, threadid())
+        else:
+            for j in range(d):
+                if not B.is_cat[j]:
+                    _partition_sorted(B, j, start, end, 0)
+
+
+cdef void _partition_sorted(Builder* B, intp_t f, intp_t start, intp_t end, int tid) noexcept nogil:
+    cdef intp_t n = B.n, p, q = start, r = 0, i
+    cdef int32_t* si = B.Si + f * n
+    cdef double* xs = B.Xs + f * n
+    cdef int32_t* ti = B.tmp_i + tid * n
+    cdef double* tv = B.tmp_v + tid * n
+    for p in range(start, end):
+        i = si[p]
+        if B.goes_left[i]:
+            si[q] = <int32_t>i
+            xs[q] = xs[p]
+            q += 1
+        else:
+            ti[r] = <int32_t>i
+            tv[r] = xs[p]
+            r += 1
+    memcpy(si + q, ti, r * sizeof(int32_t))
+    memcpy(xs + q, tv, r * sizeof(double))
+
+
+# frontier: a stack (depth-first) or a max-heap on (improvement, -node) (best-first)
+
+cdef inline bint _before(Pending* a, Pending* b) noexcept nogil:
+    """a is expanded before b (best-first): larger decrease, then smaller node id."""
+    if a.split.improvement > b.split.improvement:
+        return True
+    if a.split.improvement < b.split.improvement:
+        return False
+    return a.node < b.node
+
+
+cdef void _heap_push(Pending* h, intp_t* size, Pending* x) noexcept nogil:
+    cdef intp_t i = size[0], parent
+    cdef Pending tmp
+    h[i] = x[0]
+    size[0] += 1
+    while i > 0:
+        parent = (i - 1) // 2
+        if _before(&h[i], &h[parent]):
+            tmp = h[i]; h[i] = h[parent]; h[parent] = tmp
+            i = parent
+        else:
+            break
+
+
+cdef void _heap_pop(Pending* h, intp_t* size, Pending* out) noexcept nogil:
+    cdef intp_t i = 0, l, r, m, n
+    cdef Pending tmp
+    out[0] = h[0]
+    size[0] -= 1
+    n = size[0]
+    h[0] = h[n]
+    while True:
+        l = 2 * i + 1
+        r = l + 1
+        m = i
+        if l < n and _before(&h[l], &h[m]):
+            m = l
+        if r < n and _before(&h[r], &h[m]):
+            m = r
+        if m == i:
+            break
+        tmp = h[i]; h[i] = h[m]; h[m] = tmp
+        i = m
+
+
+cdef int _grow(Builder* B, int best_first, intp_t max_leaf_nodes) noexcept nogil:
+    """000 'Tree Predictors': start from one leaf, repeatedly replace a leaf by an
+    internal node and two leaves.  Depth-first (a stack) or best-first (a heap on
+    the decrease of the training objective)."""
+    cdef Pending* front = NULL
+    cdef intp_t fsize = 0, fcap = 64, n_leaves = 1, node, mid, c
+    cdef Pending cur
+    cdef Pending kids[2]
+    cdef SplitRecord sp
+    cdef void* p
+    front = <Pending*>malloc(fcap * sizeof(Pending))
+    if front == NULL:
+        return -1
+    node = _new_node(B, 0, B.n, 0)
+    if node < 0:
+        free(front)
+        return -1
+    B.w_root = B.w_node[0]
+    _evaluate(B, node, 0, B.n, 0, &cur.split)
+    if cur.split.feature >= 0:
+        cur.node = node; cur.start = 0; cur.end = B.n; cur.depth = 0
+        front[0] = cur
+        fsize = 1
+    while fsize > 0:
+        if max_leaf_nodes > 0 and n_leaves >= max_leaf_nodes:
+            break
+        if best_first:
+            _heap_pop(front, &fsize, &cur)
+        else:
+            fsize -= 1
+            cur = front[fsize]
+        sp = cur.split
+        _partition(B, &sp, cur.start, cur.end)
+        mid = cur.start + sp.n_left
+        node = cur.node
+        B.feature[node] = sp.feature
+        B.threshold[node] = sp.threshold
+        B.node_cat[node] = sp.is_cat
+        memcpy(B.cat_bits + node * NWORDS, sp.cat_bits, NWORDS * sizeof(uint64_t))
+        B.improvement[node] = sp.improvement
+        n_leaves += 1
+        # first child, then second child (node ids in creation order)
+        kids[0].start = cur.start; kids[0].end = mid
+        kids[1].start = mid; kids[1].end = cur.end
+        for c in range(2):
+            kids[c].depth = cur.depth + 1
+            kids[c].node = _new_node(B, kids[c].start, kids[c].end, kids[c].depth)
+            if kids[c].node < 0:
+                free(front)
+                return -1
+            _evaluate(B, kids[c].node, kids[c].start, kids[c].end, kids[c].depth, &kids[c].split)
+        B.left[node] = kids[0].node
+        B.right[node] = kids[1].node
+        if fsize + 2 > fcap:
+            fcap *= 2
+            p = realloc(front, fcap * sizeof(Pending))
+            if p == NULL:
+                free(front)
+                return -1
+            front = <Pending*>p
+        if best_first:
+            for c in range(2):
+                if kids[c].split.feature >= 0:
+                    _heap_push(front, &fsize, &kids[c])
+        else:
+            for c in range(1, -1, -1):     # second child below the first: first child expanded first
+                if kids[c].split.feature >= 0:
+                    front[fsize] = kids[c]
+                    fsize += 1
+    free(front)
+    return 0
+
+
+# ---------------------------------------------------------------------------
+# Python entry points
+
+def build_tree(int mode, int criterion, intp_t n_classes,
+               double[:, ::1] Xs,              # IN/OUT exact: sorted values per feature (d, n); scratch
+               int32_t[:, ::1] Si,             # IN/OUT exact: sorted sample indices per feature (d, n)
+               const uint8_t[:, ::1] Xb,       # IN codes (d, n): hist mode, and categorical features
+               const double[:, ::1] edges,     # IN (d, hist_bins): threshold of "code <= b"
+               const uint8_t[::1] is_cat,      # IN (d,)
+               const intp_t[::1] n_bins,       # IN (d,)
+               const intp_t[::1] ycls,         # IN (n,) class index (classification)
+               const double[::1] yreg,         # IN (n,) target (regression)
+               const double[::1] sample_weight,  # IN (n,)
+               intp_t max_depth, intp_t min_samples_split, intp_t min_samples_leaf,
+               double min_impurity_decrease, intp_t max_leaf_nodes, intp_t max_features,
+               bint best_first, unsigned long long seed, int n_threads):
+    """Grow one tree; return a dict of numpy node arrays.
+
+    Every input is validated by smml.tree before this call (shapes, codes below
+    hist_bins, class indices below n_classes, non-negative weights).
+    """
+    cdef Builder B
+    cdef intp_t n = sample_weight.shape[0], d = is_cat.shape[0], K = n_classes, j, V
+    cdef intp_t hist_bins = edges.shape[1]
+    cdef int rc
+    cdef intp_t dummy_i = 0
+    cdef double dummy_d = 0.0
+    memset(&B, 0, sizeof(Builder))
+    B.mode = mode
+    B.criterion = criterion
+    B.K = K
+    B.n = n
+    B.d = d
+    B.max_bins = hist_bins
+    B.stride = 2 + (K if K > 0 else 1)
+    B.n_threads = max(1, n_threads)
+    B.w = &sample_weight[0]
+    B.ycls = &ycls[0] if K > 0 else &dummy_i
+    B.yreg = &yreg[0] if K == 0 else &dummy_d
+    B.Xs = &Xs[0, 0]
+    B.Si = &Si[0, 0]
+    B.Xb = &Xb[0, 0]
+    B.edges = &edges[0, 0]
+    B.is_cat = &is_cat[0]
+    B.n_bins = &n_bins[0]
+    B.max_features = max_features if 0 < max_features <= d else d
+    B.rng = seed
+    B.max_depth = max_depth
+    B.min_samples_split = max(2, min_samples_split)
+    B.min_samples_leaf = max(1, min_samples_leaf)
+    B.min_impurity_decrease = min_impurity_decrease
+    B.samples = <intp_t*>malloc(n * sizeof(intp_t))
+    B.goes_left = <uint8_t*>malloc(n * sizeof(uint8_t))
+    B.tmp_i = <int32_t*>malloc(B.n_threads * n * sizeof(int32_t))
+    B.tmp_v = <double*>malloc(B.n_threads * n * sizeof(double)) if mode == MODE_EXACT else <double*>malloc(8)
+    B.hist = <double*>calloc(d * hist_bins * B.stride, sizeof(double))
+    B.scratch = <double*>malloc(d * (2 * K + 2) * sizeof(double))
+    B.catkey = <double*>malloc(d * MAXCAT * sizeof(double))
+    B.catord = <intp_t*>malloc(d * MAXCAT * sizeof(intp_t))
+    B.feat_best = <SplitRecord*>malloc(d * sizeof(SplitRecord))
+    B.features = <intp_t*>malloc(d * sizeof(intp_t))
+    B.node_tot = <double*>malloc((K + 2) * sizeof(double))
+    try:
+        if (B.samples == NULL or B.goes_left == NULL or B.tmp_i == NULL or B.tmp_v == NULL or B.hist == NULL
+                or B.scratch == NULL or B.catkey == NULL or B.catord == NULL or B.feat_best == NULL
+                or B.features == NULL or B.node_tot == NULL):
+            raise MemoryError("smml.tree: could not allocate the growth buffers")
+        for j in range(n):
+            B.samples[j] = j
+        for j in range(d):
+            B.features[j] = j
+        with nogil:
+            rc = _grow(&B, best_first, max_leaf_nodes)
+        if rc != 0 or B.failed:
+            raise MemoryError("smml.tree: out of memory while growing the tree")
+        m = B.n_nodes
+        V = K if K > 0 else 1
+        out = {
+            "children_left": np.asarray(<intp_t[:m]>B.left).copy(),
+            "children_right": np.asarray(<intp_t[:m]>B.right).copy(),
+            "feature": np.asarray(<intp_t[:m]>B.feature).copy(),
+            "threshold": np.asarray(<double[:m]>B.threshold).copy(),
+            "is_categorical": np.asarray(<uint8_t[:m]>B.node_cat).copy().astype(bool),
+            "category_bits": np.asarray(<uint64_t[:m * NWORDS]>B.cat_bits).copy().reshape(m, NWORDS),
+            "value": np.asarray(<double[:m * V]>B.value).copy().reshape(m, V),
+            "impurity": np.asarray(<double[:m]>B.impurity).copy(),
+            "n_node_samples": np.asarray(<intp_t[:m]>B.n_node_samples).copy(),
+            "weighted_n_node_samples": np.asarray(<double[:m]>B.w_node).copy(),
+            "depth": np.asarray(<intp_t[:m]>B.depth).copy(),
+            "improvement": np.asarray(<double[:m]>B.improvement).copy(),
+        }
+        return out
+    finally:
+        free(B.samples); free(B.goes_left); free(B.tmp_i); free(B.tmp_v); free(B.hist)
+        free(B.scratch); free(B.catkey); free(B.catord); free(B.feat_best); free(B.features)
+        free(B.node_tot)
+        free(B.left); free(B.right); free(B.feature); free(B.threshold); free(B.node_cat)
+        free(B.cat_bits); free(B.value); free(B.impurity); free(B.n_node_samples); free(B.w_node)
+        free(B.depth); free(B.improvement)
+
+
+cdef inline intp_t _route(const floating* x, const intp_t* left, const intp_t* right, const intp_t* feature,
+                          const double* threshold, const uint8_t* node_cat, const uint64_t* bits) noexcept nogil:
+    """000: start at the root; at an internal node go to the child its test picks."""
+    cdef intp_t node = 0, f, c
+    cdef double v
+    while left[node] >= 0:
+        f = feature[node]
+        v = x[f]
+        if node_cat[node]:
+            # categories are codes 0..255; unknown categories (-1 or >= 256) go to the second child
+            c = <intp_t>v
+            if 0 <= c < MAXCAT and (bits[node * NWORDS + (c >> 6)] >> (c & 63)) & 1:
+                node = left[node]
+            else:
+                node = right[node]
+        elif v <= threshold[node]:
+            node = left[node]
+        else:
+            node = right[node]
+    return node
+
+
+def apply_tree(const floating[:, ::1] X,          # IN (n, d)
+               const intp_t[::1] children_left,   # IN
+               const intp_t[::1] children_right,  # IN
+               const intp_t[::1] feature,         # IN
+               const double[::1] threshold,       # IN
+               const uint8_t[::1] is_categorical, # IN
+               const uint64_t[:, ::1] category_bits,  # IN (n_nodes, 4)
+               intp_t[::1] out,                   # OUT (n,) leaf index per row
+               int n_threads):
+    cdef intp_t i, n = X.shape[0]
+    if n == 0:
+        return
+    if n < 2048:
+        n_threads = 1
+    with nogil:
+        for i in prange(n, num_threads=max(1, n_threads), schedule="static"):
+            out[i] = _route(&X[i, 0], &children_left[0], &children_right[0], &feature[0], &threshold[0],
+                            &is_categorical[0], &category_bits[0, 0])
+
+
+def path_sums(const floating[:, ::1] X,          # IN (n, d)
+              const double[:, ::1] T,             # IN (n, k) per-sample quantities to add along the path
+              const intp_t[::1] children_left,
+              const intp_t[::1] children_right,
+              const intp_t[::1] feature,
+              const double[::1] threshold,
+              const uint8_t[::1] is_categorical,
+              const uint64_t[:, ::1] category_bits,
+              double[:, ::1] out):                 # OUT (n_nodes, k) sums over the samples routed through each node
+    """Serial (a plain sum per node, deterministic)."""
+    cdef intp_t i, j, node, f, c, n = X.shape[0], k = T.shape[1]
+    cdef double v
+    with nogil:
+        for i in range(n):
+            node = 0
+            while True:
+                for j in range(k):
+                    out[node, j] += T[i, j]
+                if children_left[node] < 0:
+                    break
+                f = feature[node]
+                v = X[i, f]
+                if is_categorical[node]:
+                    c = <intp_t>v
+                    if 0 <= c < MAXCAT and (category_bits[node, c >> 6] >> (c & 63)) & 1:
+                        node = children_left[node]
+                    else:
+                        node = children_right[node]
+                elif v <= threshold[node]:
+                    node = children_left[node]
+                else:
+                    node = children_right[node]
+
+
+def bin_columns(const floating[:, ::1] X,      # IN (n, d)
+                const double[:, ::1] edges,      # IN (d, n_edges_max) ascending, padded with +inf
+                const intp_t[::1] n_edges,       # IN (d,)
+                const uint8_t[::1] skip,         # IN (d,) 1: leave that row of out untouched
+                uint8_t[:, ::1] out,             # OUT (d, n): number of edges < x  (so code <= b  <=>  x <= edges[b])
+                int n_threads):
+    cdef intp_t f, i, lo, hi, mid, n = X.shape[0], d = X.shape[1]
+    cdef double v
+    with nogil:
+        for f in prange(d, num_threads=max(1, n_threads), schedule="static"):
+            if skip[f]:
+                continue
+            for i in range(n):
+                v = X[i, f]
+                lo = 0
+                hi = n_edges[f]
+                while lo < hi:
+                    mid = (lo + hi) >> 1
+                    if edges[f, mid] < v:
+                        lo = mid + 1
+                    else:
+                        hi = mid
+                out[f, i] = <uint8_t>lo

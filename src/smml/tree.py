@@ -1,0 +1,835 @@
+"""Tree predictors (000 "Tree Predictors", "Risk analysis for tree predictors"; 002 "Tree-based classifiers").
+
+Growth (000): start from a single leaf labelled with the most frequent label; repeatedly
+replace a leaf by an internal node carrying a binary test and two new leaves, the first
+child receiving the examples the test sends to 1.  ``growth="best"`` expands the leaf whose
+best split decreases the training objective ``sum_leaves N_leaf * psi(leaf)`` the most (ties:
+the leaf created first); ``growth="depth"`` expands the first child before the second
+(depth-first).  A leaf is not split when: its depth is ``max_depth``; it has fewer than
+``min_samples_split`` examples; no split leaves ``min_samples_leaf`` examples on each side;
+the best decrease divided by the total training weight is below ``min_impurity_decrease``;
+or no split decreases the objective at all (000: "the algorithm might even get stuck" with
+psi = min; the decrease must exceed 1e-12 times the node weight, to absorb rounding).
+Growth stops when the tree has ``max_leaf_nodes`` leaves (the N of 000's bounds counts
+nodes: a tree with L leaves has N = 2L - 1 nodes).
+
+Splitting functions psi (000, 003 section 3), for the weighted class proportions p_k of a node:
+
+- ``"error"``:  1 - max_k p_k   (binary: min(p, 1 - p), the training error of 000)
+- ``"gini"``:   sum_k p_k (1 - p_k) (002's Gini impurity; binary: 2p(1 - p))
+- ``"entropy"``: (1/2) sum_k -p_k log2 p_k (002's entropy halved; binary: 000's scaled entropy)
+- ``"sqrt"``:   (1/2) sum_k sqrt(p_k (1 - p_k)) (binary: sqrt(p(1 - p)) of 003)
+
+Each is concave, so by Jensen's inequality (000) a split never increases the objective.
+Regression (002 "CART trees for regression"): leaves predict the weighted mean and a split is
+worth the decrease of the weighted squared error, ``W V(I) - W_L V(I_L) - W_R V(I_R)``.  (002's
+slide weights the children by ``|I_L|^2/|I|^2``; with those weights every split of a
+non-constant node has a positive score, so it is not a decrease of the training objective and
+we use the CART weights ``|I_L|/|I|`` as scikit-learn does.)
+
+Tests: numerical ``x_i <= threshold``; categorical ``x_i in S`` for a subset S of the
+categories (000's ``smoker in {yes, ex}``).  For binary classification and regression the
+categories present at a node are ordered by the proportion of the second class / the mean
+target and the best prefix of that order is taken: an optimal subset (Breiman et al. 1984).
+For multiclass the order is by the proportion of the node's most frequent class (a heuristic,
+not always optimal).  Categories unseen at a node or in training go to the second child.
+
+Tie rule among equally good splits: lowest feature index, then lowest threshold (numerical) or
+shortest prefix (categorical).  Leaf labels (000): the most frequent label; ties go to the
+class that sorts last (000: "+1 if N+ >= N-").
+
+Splitters: ``"exact"`` tries every threshold between consecutive distinct values (each
+feature is sorted once; nodes are partitioned in place keeping the order);  ``"hist"`` bins
+each feature once into at most ``max_bins`` quantile bins and scans histograms;  ``"auto"``
+is ``"hist"`` from 20,000 samples on.
+"""
+import math
+import numbers
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from smml._core import _tree
+from smml._tour import TourEntry
+from smml._validation import (Interval, Options, InstanceOf, N_JOBS, RANDOM_STATE, check_is_fitted,
+                              encode_classes, validate_sample_weight, validate_X, validate_X_y)
+from smml.base import ClassifierMixin, RegressorMixin, SmmlEstimator
+
+__all__ = ["TreeClassifier", "TreeRegressor", "Tree"]
+
+_AUTO_HIST_MIN_SAMPLES = 20_000
+_BIN_SUBSAMPLE = 50_000
+_MAX_CATEGORIES = 256
+
+
+class Tree:
+    """A fitted tree as plain numpy node arrays (node 0 is the root; -1 marks leaves).
+
+    ``children_left[v]`` is the first child (test true), ``children_right[v]`` the second;
+    ``feature``/``threshold`` give the test ``x[feature] <= threshold`` unless
+    ``is_categorical[v]``, when the test is ``x[feature] in S`` with S the categories whose
+    bit is set in ``category_bits[v]`` (4 x 64 bits).  ``value`` holds the weighted class
+    counts (classifier) or the mean target (regressor) of the training examples routed to
+    each node; ``impurity`` is psi at the node; ``improvement`` the decrease of the training
+    objective made by the node's split.
+    """
+
+    _FIELDS = ("children_left", "children_right", "feature", "threshold", "is_categorical",
+               "category_bits", "value", "impurity", "n_node_samples", "weighted_n_node_samples",
+               "depth", "improvement")
+
+    def __init__(self, **arrays):
+        for k in self._FIELDS:
+            setattr(self, k, arrays[k])
+
+    @property
+    def node_count(self):
+        return int(self.children_left.shape[0])
+
+    @property
+    def n_leaves(self):
+        return int(np.sum(self.children_left < 0))
+
+    @property
+    def max_depth(self):
+        return int(self.depth.max()) if self.node_count else 0
+
+    def _subtree(self, keep_leaf):
+        """Copy with the nodes in ``keep_leaf`` turned into leaves, unreachable nodes dropped
+        (nodes renumbered in creation order)."""
+        left, right = self.children_left.copy(), self.children_right.copy()
+        left[keep_leaf] = -1
+        right[keep_leaf] = -1
+        reach = np.zeros(self.node_count, bool)
+        reach[0] = True
+        for v in range(self.node_count):           # parents precede children
+            if reach[v] and left[v] >= 0:
+                reach[left[v]] = reach[right[v]] = True
+        new_id = np.cumsum(reach) - 1
+        arrays = {k: getattr(self, k)[reach].copy() for k in self._FIELDS}
+        l, r = left[reach], right[reach]
+        arrays["children_left"] = np.where(l >= 0, new_id[np.maximum(l, 0)], -1).astype(np.intp)
+        arrays["children_right"] = np.where(r >= 0, new_id[np.maximum(r, 0)], -1).astype(np.intp)
+        leaf = arrays["children_left"] < 0
+        arrays["feature"][leaf] = -1
+        arrays["threshold"][leaf] = 0.0
+        arrays["is_categorical"][leaf] = False
+        arrays["category_bits"][leaf] = 0
+        arrays["improvement"][leaf] = 0.0
+        return Tree(**arrays)
+
+
+def _check_max_features(mf, d):
+    if mf is None:
+        return d
+    if isinstance(mf, str):
+        return max(1, int(math.sqrt(d))) if mf == "sqrt" else max(1, int(math.log2(d)))
+    if isinstance(mf, numbers.Integral):
+        if mf > d:
+            raise ValueError(f"max_features={mf} exceeds the number of features {d}")
+        return int(mf)
+    return max(1, int(mf * d))
+
+
+class _BaseTree(SmmlEstimator):
+    _criteria = ()
+
+    def _spec(self):
+        return {
+            "criterion": Options(*self._criteria),
+            "splitter": Options("auto", "exact", "hist"),
+            "growth": Options("best", "depth"),
+            "max_depth": (Options(None), Interval(int, 0, None)),
+            "min_samples_split": Interval(int, 2, None),
+            "min_samples_leaf": Interval(int, 1, None),
+            "min_impurity_decrease": Interval(float, 0, None),
+            "max_leaf_nodes": (Options(None), Interval(int, 2, None)),
+            "max_features": (Options(None, "sqrt", "log2"), Interval(int, 1, None),
+                             Interval(float, 0, 1, closed="right")),
+            "max_bins": Interval(int, 2, 256),
+            "categorical_features": (Options(None), InstanceOf(list, tuple, np.ndarray)),
+            "pruning": Options(*self._prunings),
+            "validation_fraction": Interval(float, 0, 1, closed="neither"),
+            "delta": Interval(float, 0, 1, closed="neither"),
+            "random_state": RANDOM_STATE,
+            "n_jobs": N_JOBS,
+        }
+
+    @property
+    def _parameter_spec(self):
+        return self._spec()
+
+    # ---- categorical columns ------------------------------------------------
+    def _categorical_indices(self, X):
+        cf = self.categorical_features
+        if cf is None or len(cf) == 0:
+            return []
+        cols = list(getattr(X, "columns", []))
+        n_features = X.shape[1] if hasattr(X, "shape") and len(X.shape) == 2 else None
+        cf = list(np.asarray(cf).tolist()) if isinstance(cf, np.ndarray) else list(cf)
+        if all(isinstance(c, (bool, np.bool_)) for c in cf):
+            if n_features is not None and len(cf) != n_features:
+                raise ValueError(f"categorical_features as a mask has {len(cf)} entries for {n_features} features")
+            return [i for i, c in enumerate(cf) if c]
+        out = []
+        for c in cf:
+            if isinstance(c, str):
+                if c not in cols:
+                    raise ValueError(f"categorical feature {c!r} is not a column of X")
+                out.append(cols.index(c))
+            elif isinstance(c, numbers.Integral):
+                if n_features is not None and not 0 <= c < n_features:
+                    raise ValueError(f"categorical feature index {c} is out of range for {n_features} features")
+                out.append(int(c))
+            else:
+                raise ValueError(f"categorical_features must name columns by index or name, got {c!r}")
+        return sorted(set(out))
+
+    def _encode_categorical(self, X, fit):
+        """Replace categorical columns by integer codes (fit: learn the categories)."""
+        if fit:
+            self._cat_idx = self._categorical_indices(X)
+            self.categories_ = {}
+        if not self._cat_idx:
+            return X
+        import pandas as pd
+
+        is_df = isinstance(X, pd.DataFrame)
+        if is_df:
+            X = X.copy()
+        else:
+            X = np.array(X, dtype=object) if not isinstance(X, np.ndarray) or X.dtype == object else np.array(X)
+            if X.ndim != 2:
+                return X  # validation reports the shape problem
+            X = X.astype(object) if X.dtype.kind not in "biuf" else X.astype(np.float64)
+        for j in self._cat_idx:
+            if j >= X.shape[1]:
+                raise ValueError(f"categorical feature index {j} is out of range for {X.shape[1]} features")
+            col = np.asarray(X.iloc[:, j] if is_df else X[:, j], dtype=object)
+            if any(v is None or (isinstance(v, float) and math.isnan(v)) for v in col):
+                raise ValueError(f"categorical feature {j} contains missing values (None or NaN)")
+            if fit:
+                try:
+                    cats = np.unique(col)
+                except TypeError:
+                    raise ValueError(f"categorical feature {j} mixes types that cannot be ordered") from None
+                if len(cats) > _MAX_CATEGORIES:
+                    raise ValueError(f"categorical feature {j} has {len(cats)} categories; at most "
+                                     f"{_MAX_CATEGORIES} are supported")
+                self.categories_[j] = cats
+            cats = self.categories_[j]
+            try:
+                pos = np.searchsorted(cats, col)
+            except TypeError:
+                pos = np.zeros(len(col), dtype=np.intp)
+            pos = np.minimum(pos, len(cats) - 1)
+            known = np.array([cats[p] == v for p, v in zip(pos, col)], dtype=bool) if len(col) else np.zeros(0, bool)
+            codes = np.where(known, pos, -1).astype(np.float64)   # unknown -> -1 -> second child
+            if is_df:
+                X[X.columns[j]] = codes
+            else:
+                X[:, j] = codes
+        if not is_df:
+            X = X.astype(np.float64)
+        return X
+
+    # ---- fit ----------------------------------------------------------------
+    def _prepare(self, X, y, sample_weight, classifier):
+        Xe = self._encode_categorical(X, fit=True)
+        X, y = validate_X_y(self, Xe, y, dtype="floating", classifier=classifier, y_numeric=not classifier)
+        return X, y
+
+    def _fit_arrays(self, X, ycls, yreg, n_classes, sw, rng_seed):
+        n, d = X.shape
+        is_cat = np.zeros(d, np.uint8)
+        is_cat[self._cat_idx] = 1
+        splitter = self.splitter
+        if splitter == "auto":
+            splitter = "hist" if n >= _AUTO_HIST_MIN_SAMPLES else "exact"
+        self.splitter_ = splitter
+        n_threads = self._n_threads()
+        n_bins = np.ones(d, np.intp)
+        for j in self._cat_idx:
+            n_bins[j] = max(1, len(self.categories_[j]))
+        need_codes = splitter == "hist" or bool(self._cat_idx)
+        if splitter == "hist":
+            edges_list = self._bin_edges(X, is_cat, rng_seed)
+            for j in range(d):
+                if not is_cat[j]:
+                    n_bins[j] = len(edges_list[j]) + 1
+        hist_bins = int(n_bins[np.flatnonzero(is_cat)].max()) if self._cat_idx else 1
+        if splitter == "hist":
+            hist_bins = int(n_bins.max())
+        edges = np.full((d, max(hist_bins, 1)), np.inf)
+        Xb = np.zeros((d, n) if need_codes else (1, 1), np.uint8)
+        if splitter == "hist":
+            for j in range(d):
+                if not is_cat[j]:
+                    edges[j, :len(edges_list[j])] = edges_list[j]
+            _tree.bin_columns(X, edges, (n_bins - 1).astype(np.intp), is_cat, Xb, n_threads)
+        for j in self._cat_idx:
+            Xb[j] = X[:, j].astype(np.intp).astype(np.uint8)   # codes 0..255 (training has no unknowns)
+        if splitter == "exact":
+            XT = np.ascontiguousarray(X.T, dtype=np.float64)
+            Si = self._argsort_rows(XT, is_cat, n_threads)
+            Xs = np.take_along_axis(XT, Si, axis=1)
+        else:
+            Si = np.zeros((1, 1), np.int32)
+            Xs = np.zeros((1, 1))
+        max_depth = -1 if self.max_depth is None else self.max_depth
+        mf = _check_max_features(self.max_features, d)
+        out = _tree.build_tree(
+            0 if splitter == "exact" else 1, _tree.CRITERIA[self.criterion], n_classes,
+            Xs, Si, Xb, edges, is_cat, n_bins, ycls, yreg, sw,
+            max_depth, self.min_samples_split, self.min_samples_leaf, float(self.min_impurity_decrease),
+            0 if self.max_leaf_nodes is None else self.max_leaf_nodes, mf,
+            self.growth == "best", rng_seed, n_threads)
+        return Tree(**out)
+
+    @staticmethod
+    def _argsort_rows(XT, is_cat, n_threads):
+        d, n = XT.shape
+        Si = np.empty((d, n), np.int32)
+
+        def work(j):
+            if is_cat[j]:
+                Si[j] = np.arange(n, dtype=np.int32)
+            else:
+                Si[j] = np.argsort(XT[j])
+
+        if n_threads > 1 and n * d >= 200_000:
+            with ThreadPoolExecutor(n_threads) as ex:
+                list(ex.map(work, range(d)))
+        else:
+            for j in range(d):
+                work(j)
+        return Si
+
+    def _bin_edges(self, X, is_cat, seed):
+        """Quantile bin edges per numerical feature (at most max_bins bins).
+
+        With at most max_bins distinct values the edges are the midpoints between them
+        (the histogram search then equals the exact one); otherwise midpoints at the
+        quantiles of (a subsample of) the column.
+        """
+        n, d = X.shape
+        if n > _BIN_SUBSAMPLE:
+            sub = np.random.default_rng(seed).choice(n, _BIN_SUBSAMPLE, replace=False)
+            sub.sort()
+            Xsub = X[sub]
+        else:
+            Xsub = X
+        mb = self.max_bins
+        edges = [None] * d
+
+        def work(j):
+            if is_cat[j]:
+                edges[j] = np.zeros(0)
+                return
+            v = np.unique(np.asarray(Xsub[:, j], dtype=np.float64))
+            if len(v) <= mb:
+                a, b = v[:-1], v[1:]
+                mid = a / 2.0 + b / 2.0
+                bad = (mid >= b) | (mid < a)
+                mid[bad] = a[bad]
+                edges[j] = mid
+            else:
+                idx = (np.arange(1, mb) * (len(v) - 1)) // mb
+                mid = v[idx] / 2.0 + v[idx + 1] / 2.0
+                bad = (mid >= v[idx + 1]) | (mid < v[idx])
+                mid[bad] = v[idx][bad]
+                edges[j] = np.unique(mid)
+
+        nt = self._n_threads()
+        if nt > 1 and Xsub.size >= 200_000:
+            with ThreadPoolExecutor(nt) as ex:
+                list(ex.map(work, range(d)))
+        else:
+            for j in range(d):
+                work(j)
+        return edges
+
+    def _seed(self):
+        rs = self.random_state
+        if isinstance(rs, np.random.Generator):
+            return int(rs.integers(0, 2**63))
+        if isinstance(rs, np.random.RandomState):
+            return int(rs.randint(0, 2**31)) * 2**31 + int(rs.randint(0, 2**31))
+        if rs is None:
+            return int(np.random.default_rng().integers(0, 2**63))
+        return int(np.random.default_rng(rs).integers(0, 2**63))
+
+    # ---- predict ------------------------------------------------------------
+    def _validate_predict(self, X):
+        check_is_fitted(self, "tree_")
+        Xe = self._encode_categorical(X, fit=False)
+        return validate_X(self, Xe, reset=False, dtype="floating")
+
+    def apply(self, X):
+        """Index (in ``tree_``) of the leaf each row is routed to (000: "x is routed to l")."""
+        X = self._validate_predict(X)
+        return self._apply(X)
+
+    def _apply(self, X):
+        t = self.tree_
+        out = np.empty(X.shape[0], np.intp)
+        _tree.apply_tree(X, t.children_left, t.children_right, t.feature, t.threshold,
+                         t.is_categorical.view(np.uint8), t.category_bits, out,
+                         self._n_threads() if X.shape[0] >= 2048 else 1)
+        return out
+
+    def get_depth(self):
+        check_is_fitted(self, "tree_")
+        return self.tree_.max_depth
+
+    def get_n_leaves(self):
+        check_is_fitted(self, "tree_")
+        return self.tree_.n_leaves
+
+    # ---- pruning ------------------------------------------------------------
+    def prune_reduced_error(self, X_val, y_val):
+        """Reduced-error pruning on a validation set (002 "When to stop?").
+
+        Starting at the leaves (children before parents), an internal node is replaced by a
+        leaf predicting its training label when that does not increase the error on the
+        validation examples routed to it (zero-one loss; square loss for regression).
+        Modifies the fitted tree in place and returns self.
+        """
+        X_val = self._validate_predict(X_val)
+        err_leaf = self._validation_leaf_errors(X_val, y_val)
+        t = self.tree_
+        sub = err_leaf.copy()
+        to_leaf = np.zeros(t.node_count, bool)
+        for v in range(t.node_count - 1, -1, -1):
+            l, r = t.children_left[v], t.children_right[v]
+            if l < 0:
+                continue
+            s = sub[l] + sub[r]
+            if err_leaf[v] <= s + 1e-12 * max(1.0, abs(s)):
+                to_leaf[v] = True
+                sub[v] = err_leaf[v]
+            else:
+                sub[v] = s
+        self.tree_ = t._subtree(to_leaf)
+        self._after_tree_change()
+        return self
+
+    def _route_sums(self, X, T):
+        t = self.tree_
+        out = np.zeros((t.node_count, T.shape[1]))
+        _tree.path_sums(X, np.ascontiguousarray(T, dtype=np.float64), t.children_left, t.children_right,
+                        t.feature, t.threshold, t.is_categorical.view(np.uint8), t.category_bits, out)
+        return out
+
+    def _after_tree_change(self):
+        pass
+
+    def _set_params_fitted(self):
+        pass
+
+    def export_text(self, feature_names=None, decimals=4):
+        """The tree as indented text, one test or leaf per line, with feature names."""
+        check_is_fitted(self, "tree_")
+        names = self._feature_names(feature_names)
+        t = self.tree_
+        lines = []
+
+        def rec(v, indent):
+            pad = "|   " * indent
+            if t.children_left[v] < 0:
+                lines.append(f"{pad}|--- {self._leaf_text(v, decimals)}")
+                return
+            yes, no = self._test_text(v, names, decimals)
+            lines.append(f"{pad}|--- {yes}")
+            rec(t.children_left[v], indent + 1)
+            lines.append(f"{pad}|--- {no}")
+            rec(t.children_right[v], indent + 1)
+
+        rec(0, 0)
+        return "\n".join(lines) + "\n"
+
+    def _feature_names(self, feature_names):
+        if feature_names is not None:
+            names = list(feature_names)
+            if len(names) != self.n_features_in_:
+                raise ValueError(f"feature_names has {len(names)} entries for {self.n_features_in_} features")
+            return names
+        if hasattr(self, "feature_names_in_"):
+            return [str(c) for c in self.feature_names_in_]
+        return [f"x{j}" for j in range(self.n_features_in_)]
+
+    def _test_text(self, v, names, decimals):
+        t = self.tree_
+        f = t.feature[v]
+        if t.is_categorical[v]:
+            bits = t.category_bits[v]
+            cats = self.categories_[f]
+            inside = [str(cats[c]) for c in range(len(cats)) if (int(bits[c >> 6]) >> (c & 63)) & 1]
+            s = "{" + ", ".join(inside) + "}"
+            return f"{names[f]} in {s}", f"{names[f]} not in {s}"
+        thr = f"{t.threshold[v]:.{decimals}g}"
+        return f"{names[f]} <= {thr}", f"{names[f]} > {thr}"
+
+
+class TreeClassifier(ClassifierMixin, _BaseTree):
+    """Tree classifier of 000 "Tree Predictors" (binary and multiclass, labels of any type).
+
+    Parameters
+    ----------
+    criterion : {"gini", "entropy", "error", "sqrt"}, default="gini"
+        The function psi (see the module docstring for the multiclass forms).
+    splitter : {"auto", "exact", "hist"}, default="auto"
+    growth : {"best", "depth"}, default="best"
+        Which leaf is expanded next (best-first: largest decrease of the training objective).
+    max_depth, min_samples_split, min_samples_leaf, min_impurity_decrease, max_leaf_nodes :
+        Stopping rules (module docstring).  ``max_leaf_nodes`` with ``growth="depth"`` stops
+        the depth-first growth when that many leaves exist.
+    max_features : None, int, float, "sqrt" or "log2"
+        Size of the random subset of features tried at each node (002: random forests);
+        exactly that many features are tried (no extra draws if they are all constant).
+    max_bins : int in [2, 256], default=255
+        Bins per feature for ``splitter="hist"``.
+    categorical_features : list of column indices or names, or a boolean mask, default=None
+        Columns holding categories (any orderable values, e.g. strings in a DataFrame; at most
+        256 per column).
+    pruning : {None, "reduced_error", "occam"}
+        "reduced_error": grow on ``1 - validation_fraction`` of the data, then
+        :meth:`prune_reduced_error` on the rest (002).  "occam": :meth:`prune_occam` with
+        ``delta`` (000 "A more refined bound").
+    random_state : None, int or Generator
+        Seeds max_features sampling, hist-binning subsamples and the validation split.
+    n_jobs : int or None
+        OpenMP threads for split search and prediction (results do not depend on it).
+
+    Attributes
+    ----------
+    tree_ : Tree
+        Plain numpy node arrays.
+    classes_, n_classes_, n_features_in_, feature_names_in_, categories_ ({index: categories}),
+    splitter_ (the splitter used), occam_bound_ (after Occam pruning).
+    """
+
+    _criteria = ("gini", "entropy", "error", "sqrt")
+    _prunings = (None, "reduced_error", "occam")
+
+    def __init__(self, criterion="gini", *, splitter="auto", growth="best", max_depth=None,
+                 min_samples_split=2, min_samples_leaf=1, min_impurity_decrease=0.0,
+                 max_leaf_nodes=None, max_features=None, max_bins=255, categorical_features=None,
+                 pruning=None, validation_fraction=0.2, delta=0.05, random_state=None, n_jobs=None):
+        self.criterion = criterion
+        self.splitter = splitter
+        self.growth = growth
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.min_impurity_decrease = min_impurity_decrease
+        self.max_leaf_nodes = max_leaf_nodes
+        self.max_features = max_features
+        self.max_bins = max_bins
+        self.categorical_features = categorical_features
+        self.pruning = pruning
+        self.validation_fraction = validation_fraction
+        self.delta = delta
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    def fit(self, X, y, sample_weight=None):
+        """Grow the tree on (X, y) with optional non-negative ``sample_weight``."""
+        self._validate_params()
+        X, y = self._prepare(X, y, sample_weight, classifier=True)
+        sw = validate_sample_weight(sample_weight, X.shape[0])
+        self.classes_, yenc = encode_classes(y)
+        self.n_classes_ = len(self.classes_)
+        seed = self._seed()
+        if self.pruning == "reduced_error":
+            tr, va = self._holdout(X.shape[0], yenc, seed)
+            self.tree_ = self._fit_arrays(X[tr], yenc[tr], np.zeros(1), self.n_classes_, sw[tr], seed)
+            self._after_tree_change()
+            self._prune_reduced_error_encoded(X[va], yenc[va])
+        else:
+            self.tree_ = self._fit_arrays(X, yenc, np.zeros(1), self.n_classes_, sw, seed)
+            self._after_tree_change()
+            if self.pruning == "occam":
+                self.prune_occam(self.delta)
+        return self
+
+    def _holdout(self, n, yenc, seed):
+        rng = np.random.default_rng(seed)
+        perm = rng.permutation(n)
+        n_val = int(round(self.validation_fraction * n))
+        if n_val < 1 or n - n_val < 1:
+            raise ValueError(f"pruning='reduced_error' needs at least 2 samples to hold out "
+                             f"validation_fraction={self.validation_fraction} of them; got {n}")
+        return np.sort(perm[n_val:]), np.sort(perm[:n_val])
+
+    def _after_tree_change(self):
+        # leaf labels of 000: the most frequent label; ties -> the class that sorts last
+        v = self.tree_.value
+        self._node_label = (v.shape[1] - 1 - np.argmax(v[:, ::-1], axis=1)).astype(np.intp)
+        w = v.sum(axis=1, keepdims=True)
+        self._node_proba = np.divide(v, w, out=np.full_like(v, 1.0 / v.shape[1]), where=w > 0)
+
+    def predict(self, X):
+        X = self._validate_predict(X)
+        return self.classes_[self._node_label[self._apply(X)]]
+
+    def predict_proba(self, X):
+        """Weighted class proportions of the leaf each row is routed to."""
+        X = self._validate_predict(X)
+        return self._node_proba[self._apply(X)]
+
+    def predict_log_proba(self, X):
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+    def _validation_leaf_errors(self, X_val, y_val):
+        y_val = np.asarray(y_val).reshape(-1)
+        if y_val.shape[0] != X_val.shape[0]:
+            raise ValueError(f"y_val has {y_val.shape[0]} entries but X_val has {X_val.shape[0]} rows")
+        pos = np.searchsorted(self.classes_, y_val)
+        pos = np.minimum(pos, self.n_classes_ - 1)
+        yenc = np.where(self.classes_[pos] == y_val, pos, -1)
+        return self._errors_encoded(X_val, yenc)
+
+    def _errors_encoded(self, X_val, yenc):
+        K = self.n_classes_
+        T = np.zeros((X_val.shape[0], K + 1))
+        ok = yenc >= 0
+        T[np.flatnonzero(ok), yenc[ok]] = 1.0
+        T[:, K] = 1.0
+        S = self._route_sums(X_val, T)
+        return S[:, K] - S[np.arange(S.shape[0]), self._node_label]
+
+    def _prune_reduced_error_encoded(self, X_val, yenc):
+        err_leaf = self._errors_encoded(X_val, yenc)
+        t = self.tree_
+        sub = err_leaf.copy()
+        to_leaf = np.zeros(t.node_count, bool)
+        for v in range(t.node_count - 1, -1, -1):
+            l, r = t.children_left[v], t.children_right[v]
+            if l < 0:
+                continue
+            s = sub[l] + sub[r]
+            if err_leaf[v] <= s:
+                to_leaf[v] = True
+                sub[v] = err_leaf[v]
+            else:
+                sub[v] = s
+        self.tree_ = t._subtree(to_leaf)
+        self._after_tree_change()
+
+    def prune_occam(self, delta=0.05):
+        """Occam-bound selection among the pruned subtrees (000 "A more refined bound").
+
+        Among all subtrees obtained by turning internal nodes into leaves, keep the one
+        minimising ``training error + sqrt((|sigma(h)| + ln(2/delta)) / (2m))`` with
+        ``|sigma(h)| = (N_h + 1) ceil(log2(d + 3)) + 2 floor(log2 N_h) + 1`` (N_h nodes,
+        d features, m training examples; the training error is the weighted fraction of
+        misclassified training examples).  The minimum is exact: a dynamic programme gives,
+        for every number of leaves, the smallest training error of a pruned subtree with that
+        many leaves (ties: the smaller tree).  Sets ``occam_bound_``; returns self.
+        """
+        from smml.bounds import occam_tree_bound
+
+        check_is_fitted(self, "tree_")
+        t = self.tree_
+        W = t.weighted_n_node_samples[0]
+        m = int(t.n_node_samples[0])
+        d = self.n_features_in_
+        leaf_err = t.weighted_n_node_samples - t.value.max(axis=1)
+        E = [None] * t.node_count
+        for v in range(t.node_count - 1, -1, -1):
+            l, r = t.children_left[v], t.children_right[v]
+            if l < 0:
+                E[v] = np.array([np.inf, leaf_err[v]])
+                continue
+            a, b = E[l], E[r]
+            if len(a) > len(b):
+                a, b = b, a
+            conv = np.full(len(a) + len(b) - 1, np.inf)
+            for i in range(1, len(a)):
+                seg = conv[i:i + len(b)]
+                np.minimum(seg, a[i] + b, out=seg)
+            conv[1] = min(conv[1], leaf_err[v])
+            conv[1] = leaf_err[v]
+            E[v] = conv
+        root = E[0]
+        ks = np.arange(1, len(root))
+        bounds = np.array([occam_tree_bound(max(0.0, min(1.0, root[k] / W)), 2 * k - 1, d, m, delta)
+                           for k in ks])
+        k_best = int(ks[np.argmin(bounds)])
+        self.occam_bound_ = float(bounds.min())
+        to_leaf = np.zeros(t.node_count, bool)
+        stack = [(0, k_best)]
+        while stack:
+            v, k = stack.pop()
+            l, r = t.children_left[v], t.children_right[v]
+            if l < 0:
+                continue
+            if k == 1:
+                to_leaf[v] = True
+                continue
+            a, b = E[l], E[r]
+            for k1 in range(1, min(len(a), k)):
+                k2 = k - k1
+                if k2 < len(b) and a[k1] + b[k2] == E[v][k]:
+                    break
+            stack.append((l, k1))
+            stack.append((r, k - k1))
+        self.tree_ = t._subtree(to_leaf)
+        self._after_tree_change()
+        return self
+
+    def _leaf_text(self, v, decimals):
+        return f"class: {self.classes_[self._node_label[v]]}"
+
+    def export_rules(self, class_label=None, feature_names=None, decimals=4):
+        """The classifier as a DNF formula for one class (000 "Tree Predictors").
+
+        The disjunction, over the leaves labelled ``class_label``, of the conjunction of the
+        tests on the path from the root to that leaf (``"False"`` if no leaf has that label,
+        ``"True"`` if the tree is a single such leaf).  Default class: ``classes_[-1]`` (the
+        +1 of binary labels in {-1, +1}).
+        """
+        check_is_fitted(self, "tree_")
+        if class_label is None:
+            class_label = self.classes_[-1]
+        match = np.flatnonzero(self.classes_ == class_label)
+        if len(match) == 0:
+            raise ValueError(f"class_label {class_label!r} is not one of classes_ {list(self.classes_)}")
+        k = match[0]
+        names = self._feature_names(feature_names)
+        t = self.tree_
+        clauses = []
+
+        def rec(v, path):
+            if t.children_left[v] < 0:
+                if self._node_label[v] == k:
+                    clauses.append(path)
+                return
+            yes, no = self._test_text(v, names, decimals)
+            rec(t.children_left[v], path + [yes])
+            rec(t.children_right[v], path + [no])
+
+        rec(0, [])
+        if not clauses:
+            return "False"
+        if clauses == [[]]:
+            return "True"
+        return " or ".join("(" + " and ".join(c) + ")" for c in clauses)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = False
+        return tags
+
+
+class TreeRegressor(RegressorMixin, _BaseTree):
+    """Regression tree (000 "Tree Predictors", 002 "CART trees for regression").
+
+    Leaves predict the weighted mean target of their training examples; a split is worth the
+    decrease of the weighted squared error.  Parameters as :class:`TreeClassifier` (criterion
+    "squared_error"; pruning None or "reduced_error" with the square loss).
+    """
+
+    _criteria = ("squared_error",)
+    _prunings = (None, "reduced_error")
+
+    def __init__(self, criterion="squared_error", *, splitter="auto", growth="best", max_depth=None,
+                 min_samples_split=2, min_samples_leaf=1, min_impurity_decrease=0.0,
+                 max_leaf_nodes=None, max_features=None, max_bins=255, categorical_features=None,
+                 pruning=None, validation_fraction=0.2, delta=0.05, random_state=None, n_jobs=None):
+        self.criterion = criterion
+        self.splitter = splitter
+        self.growth = growth
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.min_impurity_decrease = min_impurity_decrease
+        self.max_leaf_nodes = max_leaf_nodes
+        self.max_features = max_features
+        self.max_bins = max_bins
+        self.categorical_features = categorical_features
+        self.pruning = pruning
+        self.validation_fraction = validation_fraction
+        self.delta = delta
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    def fit(self, X, y, sample_weight=None):
+        """Grow the tree on (X, y) with optional non-negative ``sample_weight``."""
+        self._validate_params()
+        X, y = self._prepare(X, y, sample_weight, classifier=False)
+        sw = validate_sample_weight(sample_weight, X.shape[0])
+        seed = self._seed()
+        dummy = np.zeros(1, np.intp)
+        if self.pruning == "reduced_error":
+            n = X.shape[0]
+            perm = np.random.default_rng(seed).permutation(n)
+            n_val = int(round(self.validation_fraction * n))
+            if n_val < 1 or n - n_val < 1:
+                raise ValueError(f"pruning='reduced_error' needs at least 2 samples; got {n}")
+            tr, va = np.sort(perm[n_val:]), np.sort(perm[:n_val])
+            self.tree_ = self._fit_arrays(X[tr], dummy, y[tr], 0, sw[tr], seed)
+            self._prune_with(X[va], y[va])
+        else:
+            self.tree_ = self._fit_arrays(X, dummy, y, 0, sw, seed)
+        return self
+
+    def predict(self, X):
+        X = self._validate_predict(X)
+        return self.tree_.value[self._apply(X), 0].copy()
+
+    def _validation_leaf_errors(self, X_val, y_val):
+        y_val = np.asarray(y_val, dtype=np.float64).reshape(-1)
+        if y_val.shape[0] != X_val.shape[0]:
+            raise ValueError(f"y_val has {y_val.shape[0]} entries but X_val has {X_val.shape[0]} rows")
+        if not np.all(np.isfinite(y_val)):
+            raise ValueError("y_val contains NaN or infinity")
+        T = np.column_stack([np.ones_like(y_val), y_val, y_val * y_val])
+        S = self._route_sums(X_val, T)
+        v = self.tree_.value[:, 0]
+        return np.maximum(S[:, 2] - 2 * v * S[:, 1] + v * v * S[:, 0], 0.0)
+
+    def _prune_with(self, X_val, y_val):
+        err_leaf = self._validation_leaf_errors(X_val, y_val)
+        t = self.tree_
+        sub = err_leaf.copy()
+        to_leaf = np.zeros(t.node_count, bool)
+        for v in range(t.node_count - 1, -1, -1):
+            l, r = t.children_left[v], t.children_right[v]
+            if l < 0:
+                continue
+            s = sub[l] + sub[r]
+            if err_leaf[v] <= s + 1e-12 * max(1.0, abs(s)):
+                to_leaf[v] = True
+                sub[v] = err_leaf[v]
+            else:
+                sub[v] = s
+        self.tree_ = t._subtree(to_leaf)
+
+    def _leaf_text(self, v, decimals):
+        return f"value: {self.tree_.value[v, 0]:.{decimals}g}"
+
+
+def _ref_clf():
+    from smml.reference.tree import TreeClassifier as RefTree
+
+    return RefTree(max_depth=4)
+
+
+def _ref_reg():
+    from smml.reference.tree import TreeRegressor as RefTree
+
+    return RefTree(max_depth=4)
+
+
+TOUR = [
+    TourEntry("TreeClassifier(max_depth=4)", lambda: TreeClassifier(max_depth=4, random_state=0),
+              ["breast_cancer", "iris", "wine"], reference=_ref_clf, scale=False),
+    TourEntry("TreeClassifier(pruning='occam')", lambda: TreeClassifier(pruning="occam", random_state=0),
+              ["breast_cancer", "iris", "wine"], scale=False),
+    TourEntry("TreeRegressor(max_depth=4)", lambda: TreeRegressor(max_depth=4, random_state=0),
+              ["diabetes"], reference=_ref_reg, scale=False),
+]
