@@ -179,3 +179,51 @@ def ogd_strongly_convex_regret_bound(G, sigma, T):
     _check_pos("sigma", sigma)
     _check_positive_int("T", T)
     return G * G / (2.0 * sigma) * math.log(T + 1.0) / T
+
+
+# ---- Tree predictors (000 "Risk analysis for tree predictors"; 003 section 5) ----------
+
+__all__ += ["tree_code_length", "occam_tree_bound", "erm_tree_bound"]
+
+
+def tree_code_length(n_nodes, d):
+    """|sigma(h)| = (N_h + 1) ceil(log2(d + 3)) + 2 floor(log2 N_h) + 1.
+
+    000, "A more refined bound": the length of an instantaneous (prefix-free) binary
+    code for a tree predictor with N_h nodes on d attributes.
+    """
+    _check_positive_int("n_nodes", n_nodes)
+    _check_positive_int("d", d)
+    # exact integer logs: ceil(log2(d+3)) = bit_length(d+2), floor(log2 N) = bit_length(N)-1
+    return (n_nodes + 1) * (d + 2).bit_length() + 2 * (n_nodes.bit_length() - 1) + 1
+
+
+def occam_tree_bound(train_error, n_nodes, d, m, delta=0.05):
+    """Training error + sqrt((|sigma(h)| + ln(2/delta)) / (2m)).
+
+    000, "A more refined bound": with probability >= 1 - delta over a training set of
+    size m, simultaneously for every tree predictor h with N_h nodes on d attributes,
+    risk(h) <= training error(h) + sqrt((|sigma(h)| + ln(2/delta)) / (2m)), with
+    |sigma(h)| from :func:`tree_code_length` (the notes write |sigma(h)| for
+    ln(1/w(h)) = |sigma(h)| ln 2, which only loosens the bound).
+    """
+    if isinstance(train_error, bool) or not isinstance(train_error, numbers.Real) \
+            or not 0.0 <= train_error <= 1.0:
+        raise ValueError(f"train_error must be a number in [0, 1], got {train_error!r}")
+    _check_positive_int("m", m)
+    _check_delta(delta)
+    sigma = tree_code_length(n_nodes, d)
+    return train_error + math.sqrt((sigma + math.log(2.0 / delta)) / (2.0 * m))
+
+
+def erm_tree_bound(m, n_nodes, d, delta=0.05):
+    """sqrt((2/m) (N (1 + ln(2d)) + ln(2/delta))): estimation error of ERM on trees with N nodes.
+
+    000, "Limiting the number of nodes" and 003 section 5: |H_N| <= (2ed)^N, so with
+    probability >= 1 - delta, risk(h_S) <= min_{h in H_N} risk(h) + this quantity.
+    """
+    _check_positive_int("m", m)
+    _check_positive_int("n_nodes", n_nodes)
+    _check_positive_int("d", d)
+    _check_delta(delta)
+    return math.sqrt(2.0 / m * (n_nodes * (1.0 + math.log(2.0 * d)) + math.log(2.0 / delta)))
