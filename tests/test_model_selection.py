@@ -270,6 +270,21 @@ def test_tune_picks_dev_best_and_refits_on_all_data():
     assert res.best_estimator_.majority_ == 0  # 5 zeros, 5 ones in S: tie -> 0
 
 
+def test_tune_dev_set_with_dataframes_keeps_columns():
+    import pandas as pd
+
+    class Named(Vote):
+        def fit(self, X, y):
+            self.columns_ = list(X.columns)
+            return super().fit(X, y)
+
+    X_tr = pd.DataFrame({"a": [0.0] * 4})
+    X_dev = pd.DataFrame({"a": [1.0] * 2})
+    res = tune(Named(), {"flip": [False]}, X_tr, pd.Series([0, 0, 1, 1]), dev_set=(X_dev, pd.Series([1, 1])))
+    assert res.best_estimator_.columns_ == ["a"] and res.best_estimator_.n_seen_ == 6
+    assert res.best_estimator_.majority_ == 1
+
+
 def test_tune_ties_go_to_the_first_grid_point_and_dev_split(rng):
     X = rng.normal(size=(40, 1))
     y = rng.integers(0, 2, size=40)

@@ -142,6 +142,15 @@ def _fit_eval(estimator, params, X_tr, y_tr, X_te, y_te, loss_fn, method):
     return _losses(loss_fn, y_te, _predict(est, X_te, method))
 
 
+def _concat(a, b):
+    """S_train + S_dev, keeping pandas objects (and their column names) as pandas."""
+    if hasattr(a, "iloc") and hasattr(b, "iloc"):
+        import pandas as pd
+
+        return pd.concat([a, b], ignore_index=True)
+    return np.concatenate([np.asarray(a), np.asarray(b)])
+
+
 def _interval(losses, estimate, n, delta):
     if np.any(losses < 0) or np.any(losses > 1):
         raise ValueError("a Hoeffding interval needs a loss with values in [0, 1] "
@@ -315,8 +324,7 @@ def tune(estimator, param_grid, X, y, dev_size=0.2, dev_set=None, loss="zero_one
         if dev_set is None:
             best_est.fit(X, y)
         else:
-            X_all = np.concatenate([np.asarray(X_tr), np.asarray(X_dev)])
-            y_all = np.concatenate([np.asarray(y_tr), np.asarray(y_dev)])
+            X_all, y_all = _concat(X_tr, X_dev), _concat(y_tr, y_dev)
             best_est.fit(X_all, y_all)
     interval = _interval(dev_losses[best], errors[best], n_dev, delta) if return_interval else None
     return TuneResult(best_params_=dict(thetas[best]), best_estimator_=best_est,
