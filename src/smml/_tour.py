@@ -72,8 +72,12 @@ def _timed_fit_predict(make, Xtr, ytr, Xte):
     return pred_tr, pred_te, t1 - t0, t2 - t1
 
 
-def run(quick=False, delta=0.05, out=sys.stdout, progress=sys.stderr, entries=None):
-    """Run the tour; print one table to ``out``; return its rows as dicts."""
+def run(quick=False, delta=0.05, out=None, progress=None, entries=None):
+    """Run the tour; print one table to ``out`` (stdout); progress to ``progress`` (stderr).
+
+    Returns the table's rows as dicts."""
+    out = sys.stdout if out is None else out
+    progress = sys.stderr if progress is None else progress
     entries = collect_entries() if entries is None else entries
     if quick:
         entries = [e for e in entries if e.quick]

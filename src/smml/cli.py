@@ -3,7 +3,8 @@ import argparse
 import sys
 
 
-def info(out=sys.stdout):
+def info(out=None):
+    out = sys.stdout if out is None else out
     import numpy
     import scipy
     import sklearn
