@@ -96,6 +96,11 @@ def _binary_labels(est, y):
     return classes, y_pm, y_pm.astype(np.int8)
 
 
+def _small_change(w, prev, tol):
+    """max |w - prev| <= tol * max(1, max |w|) (max-norms: no overflow on huge finite w)."""
+    return float(np.max(np.abs(w - prev))) <= tol * max(1.0, float(np.max(np.abs(w))))
+
+
 def _split_w(w, d, fit_intercept, dtype=None):
     coef = np.array(w[:d], dtype=dtype, copy=True).reshape(1, d)
     intercept = np.array([w[d] if fit_intercept else 0.0], dtype=coef.dtype)
@@ -137,7 +142,8 @@ class _BinaryLinearClassifier(ClassifierMixin, SmmlEstimator):
 
     def predict(self, X):
         """classes_[1] where w.x' > 0, else classes_[0] (sgn(0) = -1, 000 "Linear predictors")."""
-        return self.classes_[(self.decision_function(X) > 0).astype(np.intp)]
+        positive = self.decision_function(X) > 0
+        return self.classes_[positive.astype(np.intp)]
 
 
 # ---- Perceptron -------------------------------------------------------------------
@@ -428,7 +434,7 @@ class LMSRegressor(LinearRegression):
                 _raise_divergence(self, f"in epoch {self.n_epochs_} (learning_rate={lr:g})",
                                   "lower learning_rate (the batch rule converges for learning_rate "
                                   "< 2 / lambda_max(S^T S)) or use learning_rate='auto'")
-            if np.linalg.norm(w - prev) <= self.tol * max(1.0, np.linalg.norm(w)):
+            if _small_change(w, prev, self.tol):
                 self.converged_ = True
                 break
         self._set_augmented(w, d)
@@ -515,7 +521,7 @@ class LogisticRegression(_BinaryLinearClassifier):
                 self.n_iter_ += 1
                 if st:
                     _raise_divergence(self, f"in SGD epoch {self.n_iter_}", "lower learning_rate")
-                if np.linalg.norm(w - prev) <= self.tol * max(1.0, np.linalg.norm(w)):
+                if _small_change(w, prev, self.tol):
                     break
         self.coef_, self.intercept_ = _split_w(w, d, fi)
         return self
@@ -625,6 +631,8 @@ class _OGDMixin:
             raise ValueError(f"radius must be None or > 0, got {self.radius!r}")
 
     def _reset(self, p):
+        if hasattr(self, "eta_"):
+            del self.eta_
         self.w_ = np.zeros(p)
         self.t_ = 0
         self.cumulative_loss_ = 0.0
@@ -636,12 +644,18 @@ class _OGDMixin:
         strong = self.sigma is not None
         sched = _k.SCHED_STRONG if strong else _k.SCHED_SQRT
         l2 = float(self.sigma) if strong else 0.0
+        if self.eta == "auto":
+            if not hasattr(self, "eta_"):
+                self.eta_ = 1.0 / (2.0 * (float(np.max(np.einsum("ij,ij->i", X, X))) + float(fi)) or 1.0)
+            eta = self.eta_
+        else:
+            eta = self.eta_ = float(self.eta)
         radius = 0.0 if self.radius is None else float(self.radius)
         cum = np.array([self.cumulative_loss_])
         for epoch in range(n_epochs):
             order = (self._rng.permutation(n) if self.shuffle else np.arange(n)).astype(np.intp)
             st = _k.sgd_steps(X, y_f, order, self.w_, cum, _LOSS_CODES[self.loss], sched,
-                              float(self.eta), l2, True, radius, self.t_, fi)
+                              eta, l2, True, radius, self.t_, fi)
             if st:
                 self.cumulative_loss_ = float(cum[0])
                 _raise_divergence(self, f"after step {self.t_}", "lower eta or set a radius")
@@ -734,11 +748,16 @@ class OnlineGradientDescentRegressor(_OGDMixin, _LinearRegressorBase):
     """Projected online gradient descent (003, section 10) for regression with the square loss.
 
     Same algorithm as :class:`OnlineGradientDescent` with l_t(w) = (y_t - w.x_t)^2.
+    ``eta="auto"`` (a choice: the square loss has unbounded gradients, so a
+    fixed default eta overflows on unscaled data) sets eta = 1 / (2 max_t ||x'_t||^2)
+    from the first batch seen (x' with the constant feature): each step is
+    then a contraction on the example it uses. ``eta_`` is the value used.
     """
 
-    _parameter_spec = {"loss": Options("square"), **_OGD_SPEC}
+    _parameter_spec = {"loss": Options("square"), **_OGD_SPEC,
+                       "eta": (Options("auto"), Interval(float, 0, None, "neither"))}
 
-    def __init__(self, loss="square", eta=0.01, radius=None, sigma=None, n_epochs=5, shuffle=False,
+    def __init__(self, loss="square", eta="auto", radius=None, sigma=None, n_epochs=5, shuffle=False,
                  fit_intercept=True, random_state=None, n_jobs=None):
         self.loss = loss
         self.eta = eta

@@ -1,0 +1,561 @@
+"""Tests of smml.linear against the notes, the plain-Python references and scikit-learn."""
+import math
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose, assert_array_equal
+from sklearn.utils.estimator_checks import parametrize_with_checks
+from threadpoolctl import threadpool_limits
+
+import smml.bounds as B
+import smml.linear as L
+from smml._core import _linear as K
+from smml.reference import linear as R
+
+
+# ---- data -------------------------------------------------------------------------------
+
+def separable(rng, n=200, d=5, margin=0.1, intercept=False):
+    """Labels from a random homogeneous hyperplane u, points within margin removed; returns X, y, u."""
+    u = rng.standard_normal(d)
+    u /= np.linalg.norm(u)
+    X = rng.standard_normal((4 * n, d))
+    s = X @ u
+    keep = np.abs(s) >= margin
+    X, s = X[keep][:n], s[keep][:n]
+    return X, np.where(s > 0, 1, -1), u
+
+
+def noisy(rng, n=200, d=5, flip=0.1):
+    X, y, _ = separable(rng, n, d, 0.0)
+    f = rng.random(n) < flip
+    y = y.copy()
+    y[f] *= -1
+    return X, y
+
+
+# ---- scikit-learn compatibility -----------------------------------------------------------
+
+_LP_NON_SEPARABLE = ("the notes' linear program y_t w.x_t >= 1 has no solution on this check's random, "
+                     "non-separable data: LinearProgramClassifier raises NotSeparableError by design")
+_LP_CHECKS = ["check_fit_score_takes_y", "check_n_features_in_after_fitting", "check_estimators_dtypes",
+              "check_dtype_object", "check_estimators_nan_inf", "check_classifier_data_not_an_array",
+              "check_classifiers_train", "check_supervised_y_2d", "check_fit_idempotent",
+              "check_fit_check_is_fitted", "check_n_features_in"]
+
+
+def _expected_failed(est):
+    if isinstance(est, L.LinearProgramClassifier):
+        return {c: _LP_NON_SEPARABLE for c in _LP_CHECKS}
+    return {}
+
+
+ESTIMATORS = [L.Perceptron(), L.Perceptron(shuffle=True, random_state=0), L.LinearRegression(),
+              L.RidgeRegression(), L.LMSRegressor(), L.LMSRegressor(mode="stochastic", max_epochs=200),
+              L.LogisticRegression(), L.LogisticRegression(solver="sgd", max_iter=50, random_state=0),
+              L.Pegasos(random_state=0), L.Pegasos(average=True, random_state=0),
+              L.OnlineGradientDescent(), L.OnlineGradientDescent(loss="logistic", sigma=0.1, radius=10.0),
+              L.OnlineGradientDescentRegressor(), L.LinearProgramClassifier(), L.LADRegressor()]
+
+
+@parametrize_with_checks(ESTIMATORS, expected_failed_checks=_expected_failed)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+# ---- Perceptron ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_perceptron_epoch_kernel_matches_reference(rng, fit_intercept):
+    X, y = noisy(rng, 120, 4)
+    y8 = y.astype(np.int8)
+    w = np.zeros(4 + fit_intercept)
+    wr = [0.0] * (4 + fit_intercept)
+    for _ in range(3):
+        order = rng.permutation(len(y)).astype(np.intp)
+        n_up, st = K.perceptron_epoch(X, y8, order, w, fit_intercept)
+        n_ref = R.perceptron_epoch(X, y, order, wr, fit_intercept)
+        assert st == 0 and n_up == n_ref
+        assert_allclose(w, wr, rtol=1e-12, atol=1e-12)
+
+
+def test_perceptron_float32_no_conversion_exact_on_integers(rng):
+    # integer features: every sum is exact in float32, so float32 == reference exactly
+    X = rng.integers(-5, 6, size=(100, 6)).astype(np.float32)
+    y = np.where(X @ rng.standard_normal(6) > 0, 1, -1)
+    est = L.Perceptron(max_epochs=30).fit(X, y)
+    assert est.coef_.dtype == np.float32
+    w = [0.0] * 7
+    ups = 0
+    for _ in range(est.n_epochs_):
+        ups += R.perceptron_epoch(X, y, range(100), w)
+    assert ups == est.n_updates_
+    assert_array_equal(np.append(est.coef_[0], est.intercept_), np.array(w, dtype=np.float32))
+    est64 = L.Perceptron(max_epochs=30).fit(X.astype(np.float64), y)
+    assert_array_equal(est64.coef_, est.coef_.astype(np.float64))
+
+
+def test_perceptron_separable_within_convergence_bound(rng):
+    X, y, u = separable(rng, 300, 5, margin=0.05)
+    est = L.Perceptron(fit_intercept=False, max_epochs=100000).fit(X, y)
+    assert est.converged_
+    assert np.all(est.predict(X) == y)
+    assert np.all(y * (X @ est.coef_[0]) > 0)       # a separating hyperplane (000, Theorem 3)
+    assert est.n_updates_ <= B.perceptron_convergence_bound(X, y, u)
+    # the last epoch made no update, the ones before did
+    assert est.n_epochs_ >= 1
+
+
+def test_perceptron_bound_with_max_margin_separator(rng):
+    # the theorem's min over u: the hard-margin SVM solution (min ||u||^2 s.t. y u.x >= 1)
+    from scipy.optimize import minimize
+    X, y, u = separable(rng, 60, 3, margin=0.2)
+    cons = {"type": "ineq", "fun": lambda v: y * (X @ v) - 1.0, "jac": lambda v: y[:, None] * X}
+    res = minimize(lambda v: v @ v, u / np.min(y * (X @ u)), jac=lambda v: 2 * v, constraints=[cons],
+                   method="SLSQP", options={"ftol": 1e-12, "maxiter": 500})
+    bound = B.perceptron_convergence_bound(X, y, res.x)
+    assert bound <= B.perceptron_convergence_bound(X, y, u) * (1 + 1e-6)
+    est = L.Perceptron(fit_intercept=False, max_epochs=10000).fit(X, y)
+    assert est.converged_ and est.n_updates_ <= bound
+
+
+def test_perceptron_non_separable_stops_at_max_epochs():
+    X = np.array([[0.0, 0.0], [1.0, 1.0], [0.0, 1.0], [1.0, 0.0]])
+    y = np.array([0, 0, 1, 1])   # XOR: not linearly separable even with the constant feature
+    est = L.Perceptron(max_epochs=17).fit(X, y)
+    assert est.n_epochs_ == 17 and est.converged_ is False and est.n_updates_ >= 17
+
+
+def test_perceptron_mistake_bound_on_any_stream(rng):
+    X, y = noisy(rng, 300, 4, flip=0.2)
+    est = L.Perceptron(fit_intercept=False, max_epochs=1).fit(X, y)
+    # one epoch = one pass over the stream; every update is a mistake (003, section 10)
+    for u in [np.zeros(4), rng.standard_normal(4), 3 * rng.standard_normal(4)]:
+        assert est.n_updates_ <= B.perceptron_mistake_bound(X, y, u)
+
+
+def test_perceptron_sign_zero_is_negative_class():
+    # w = 0 and all-zero points: w.x = 0 -> sgn(0) = -1 -> classes_[0]; updates never change w
+    X = np.zeros((4, 2))
+    est = L.Perceptron(fit_intercept=False, max_epochs=3).fit(X, ["b", "a", "b", "a"])
+    assert_array_equal(est.predict(X), ["a"] * 4)
+    assert est.converged_ is False and est.n_updates_ == 12
+
+
+def test_perceptron_shuffle_uses_random_state(rng):
+    X, y = noisy(rng, 100, 3, flip=0.05)
+    a = L.Perceptron(shuffle=True, random_state=3, max_epochs=5).fit(X, y)
+    b = L.Perceptron(shuffle=True, random_state=3, max_epochs=5).fit(X, y)
+    c = L.Perceptron(shuffle=True, random_state=4, max_epochs=5).fit(X, y)
+    assert_array_equal(a.coef_, b.coef_)
+    assert not np.array_equal(a.coef_, c.coef_)
+    # the same orders by hand
+    r = np.random.RandomState(3)
+    w = [0.0] * 4
+    for _ in range(5):
+        R.perceptron_epoch(X, np.where(y == 1, 1, -1), r.permutation(100), w)
+    assert_allclose(np.append(a.coef_[0], a.intercept_), w, rtol=1e-12)
+
+
+def test_perceptron_one_vs_rest(rng):
+    X = rng.standard_normal((90, 3))
+    y = np.repeat(["x", "y", "z"], 30)
+    for j, c in enumerate("xyz"):          # one corner each: every class is separable from the rest
+        X[y == c, j] += 6
+    est = L.Perceptron(max_epochs=20).fit(X, y)
+    assert est.coef_.shape == (3, 3) and est.n_updates_.shape == (3,)
+    for c, cls in enumerate(est.classes_):
+        b = L.Perceptron(max_epochs=20).fit(X, np.where(y == cls, 1, -1))
+        assert_allclose(est.coef_[c], b.coef_[0])
+        assert_allclose(est.intercept_[c], b.intercept_[0])
+    assert_array_equal(est.predict(X), est.classes_[np.argmax(est.decision_function(X), axis=1)])
+    assert est.score(X, y) > 0.9
+
+
+def test_perceptron_one_class():
+    est = L.Perceptron().fit(np.ones((3, 2)), [7, 7, 7])
+    assert_array_equal(est.predict(np.zeros((2, 2))), [7, 7])
+
+
+# ---- layouts, threads, bad input ------------------------------------------------------------
+
+def _layouts(X):
+    ro = X.copy()
+    ro.setflags(write=False)
+    wide = np.zeros((X.shape[0], 2 * X.shape[1]))
+    wide[:, ::2] = X
+    return [np.asfortranarray(X), ro, wide[:, ::2]]
+
+
+@pytest.mark.parametrize("make", [lambda: L.Perceptron(), lambda: L.LogisticRegression(),
+                                  lambda: L.Pegasos(random_state=0), lambda: L.RidgeRegression(),
+                                  lambda: L.OnlineGradientDescent(), lambda: L.LMSRegressor(mode="stochastic")])
+def test_layouts_and_threads(rng, make):
+    X, y = noisy(rng, 3000, 6)
+    base = make().fit(X, y)
+    p = base.decision_function(X) if hasattr(base, "decision_function") else base.predict(X)
+    for Xl in _layouts(X):
+        e = make().fit(Xl, y)
+        q = e.decision_function(Xl) if hasattr(e, "decision_function") else e.predict(Xl)
+        assert_array_equal(p, q)
+    for nj in (1, 2):
+        e = make().set_params(n_jobs=nj).fit(X, y)
+        q = e.decision_function(X) if hasattr(e, "decision_function") else e.predict(X)
+        assert_array_equal(p, q)
+
+
+def test_logistic_kernel_thread_count_independent(rng):
+    X = rng.standard_normal((5000, 7))      # several chunks of rows
+    y = np.where(rng.random(5000) < 0.5, 1.0, -1.0)
+    w = rng.standard_normal(8)
+    slabs = np.empty((K.n_chunks_for(5000), 9))
+    outs = []
+    for nt in (1, 2, 3):
+        g = np.empty(8)
+        v, bad = K.logistic_loss_grad(X, y, w, g, slabs, 0.3, True, nt)
+        outs.append((v, g.copy()))
+    with threadpool_limits(1, user_api="openmp"):
+        g = np.empty(8)
+        outs.append((K.logistic_loss_grad(X, y, w, g, slabs, 0.3, True, 2)[0], g))
+    for v, g in outs[1:]:
+        assert v == outs[0][0]
+        assert_array_equal(g, outs[0][1])
+    vr, gr = R.logistic_objective_grad(X[:500], y[:500], list(w), 0.3)
+    g = np.empty(8)
+    v, _ = K.logistic_loss_grad(X[:500], y[:500], w, g, np.empty((1, 9)), 0.3, True, 1)
+    assert_allclose(v, vr, rtol=1e-12)
+    assert_allclose(g, gr, rtol=1e-10, atol=1e-14)
+
+
+@pytest.mark.parametrize("make", [L.Perceptron, L.LinearRegression, L.RidgeRegression, L.LMSRegressor,
+                                  L.LogisticRegression, L.Pegasos, L.OnlineGradientDescent,
+                                  L.OnlineGradientDescentRegressor, L.LADRegressor])
+def test_bad_inputs(make):
+    X = np.array([[0.0, 1.0], [1.0, 0.0], [1.0, 1.0], [0.0, 0.0]])
+    y = np.array([0, 1, 1, 0])
+    Xn = X.copy()
+    Xn[0, 0] = np.nan
+    with pytest.raises(ValueError):
+        make().fit(Xn, y)
+    with pytest.raises(ValueError):
+        make().fit(X, y[:3])
+    with pytest.raises(ValueError):
+        make().fit(X[:, :, None], y)
+    e = make().fit(X, y)
+    with pytest.raises(ValueError, match="features"):
+        e.predict(np.ones((2, 3)))
+    with pytest.raises(ValueError):
+        e.predict(np.array([[np.inf, 0.0]]))
+
+
+def test_bad_hyper_parameters():
+    X, y = np.eye(3), [0, 1, 1]
+    for est in [L.Perceptron(max_epochs=0), L.RidgeRegression(alpha=-1), L.LMSRegressor(mode="sgd"),
+                L.LogisticRegression(lam=-1.0), L.Pegasos(lam=0.0), L.Pegasos(n_iter=0),
+                L.OnlineGradientDescent(radius=-1.0), L.OnlineGradientDescent(loss="absolute"),
+                L.Perceptron(n_jobs=0)]:
+        with pytest.raises(ValueError):
+            est.fit(X, y)
+
+
+# ---- least squares ----------------------------------------------------------------------------
+
+def test_linear_regression_normal_equations(rng):
+    X = rng.standard_normal((50, 4))
+    y = X @ rng.standard_normal(4) + 0.1 * rng.standard_normal(50) + 2.0
+    est = L.LinearRegression().fit(X, y)
+    assert est.solver_ == "normal_equations"
+    S = np.hstack([X, np.ones((50, 1))])
+    w = R.solve_normal_equations(S, y)
+    assert_allclose(np.append(est.coef_, est.intercept_), w, rtol=1e-9)
+    from sklearn.linear_model import LinearRegression as SkLR
+    sk = SkLR().fit(X, y)
+    assert_allclose(est.coef_, sk.coef_, rtol=1e-9)
+    assert_allclose(est.intercept_, sk.intercept_, rtol=1e-9)
+
+
+def test_linear_regression_singular_uses_pseudo_inverse(rng):
+    X = rng.standard_normal((30, 3))
+    X = np.hstack([X, X[:, :1]])          # a duplicated column: S^T S singular
+    y = rng.standard_normal(30)
+    est = L.LinearRegression(fit_intercept=False).fit(X, y)
+    assert est.solver_ == "pseudo_inverse"
+    # 002: w = A^+ b with A = X^T X, b = X^T y (minimum-norm solution)
+    assert_allclose(est.coef_, np.linalg.pinv(X.T @ X) @ (X.T @ y), rtol=1e-8, atol=1e-10)
+    assert_allclose(est.coef_[0], est.coef_[3], rtol=1e-8)
+
+
+def test_linear_regression_more_features_than_samples(rng):
+    X, y = rng.standard_normal((3, 6)), rng.standard_normal(3)
+    est = L.LinearRegression().fit(X, y)
+    assert_allclose(est.predict(X), y, atol=1e-9)
+    assert est.solver_ == "pseudo_inverse"
+
+
+def test_ridge_closed_form_and_limits(rng):
+    X = rng.standard_normal((40, 5))
+    y = X @ rng.standard_normal(5) + rng.standard_normal(40)
+    for alpha in (0.5, 3.0):
+        est = L.RidgeRegression(alpha=alpha, fit_intercept=False).fit(X, y)
+        assert_allclose(est.coef_, np.linalg.solve(alpha * np.eye(5) + X.T @ X, X.T @ y), rtol=1e-10)
+        assert_allclose(est.coef_, R.ridge_closed_form(X, y, alpha), rtol=1e-9)
+    ls = L.LinearRegression().fit(X, y)
+    prev = np.inf
+    for alpha in (1.0, 1e-2, 1e-4, 1e-6):
+        gap = np.linalg.norm(L.RidgeRegression(alpha=alpha).fit(X, y).coef_ - ls.coef_)
+        assert gap < prev
+        prev = gap
+    assert prev < 1e-6
+    assert np.linalg.norm(L.RidgeRegression(alpha=1e12).fit(X, y).coef_) < 1e-8
+    assert_allclose(L.RidgeRegression(alpha=0.0).fit(X, y).coef_, ls.coef_)
+
+
+def test_ridge_matches_sklearn_and_002_lambda(rng):
+    from sklearn.linear_model import Ridge
+    X = rng.standard_normal((60, 4)) + 3.0
+    y = X @ rng.standard_normal(4) + rng.standard_normal(60) - 1.0
+    est = L.RidgeRegression(alpha=2.5).fit(X, y)
+    sk = Ridge(alpha=2.5, solver="cholesky").fit(X, y)
+    assert_allclose(est.coef_, sk.coef_, rtol=1e-10)
+    assert_allclose(est.intercept_, sk.intercept_, rtol=1e-10)
+    # 002: argmin (1/n) sum (y - w.x)^2 + lambda ||w||^2 solves (X^T X + n lambda I) w = X^T y
+    lam = 0.05
+    w = L.RidgeRegression(alpha=60 * lam, fit_intercept=False).fit(X, y).coef_
+    grad = -2 / 60 * X.T @ (y - X @ w) + 2 * lam * w
+    assert_allclose(grad, 0, atol=1e-10)
+
+
+def test_lms_stochastic_kernel_matches_reference(rng):
+    X = rng.standard_normal((80, 3))
+    y = X @ np.array([1.0, -2.0, 0.5]) + 0.3
+    w = np.zeros(4)
+    wr = [0.0] * 4
+    for _ in range(3):
+        order = rng.permutation(80).astype(np.intp)
+        assert K.lms_epoch(X, y, order, w, 0.05, True) == 0
+        R.lms_epoch(X, y, order, wr, 0.05)
+    assert_allclose(w, wr, rtol=1e-12)
+
+
+def test_lms_batch_step_and_convergence(rng):
+    X = rng.standard_normal((60, 3))
+    y = X @ np.array([1.0, -2.0, 0.5]) + 0.7 + 0.01 * rng.standard_normal(60)
+    est = L.LMSRegressor(mode="batch", max_epochs=1, learning_rate=0.001).fit(X, y)
+    assert_allclose(np.append(est.coef_, est.intercept_), R.lms_batch_step(X, y, [0.0] * 4, 0.001), rtol=1e-12)
+    est = L.LMSRegressor(mode="batch", max_epochs=20000, tol=1e-12).fit(X, y)
+    ls = L.LinearRegression().fit(X, y)
+    assert est.converged_
+    assert_allclose(est.coef_, ls.coef_, rtol=1e-6)
+    assert_allclose(est.intercept_, ls.intercept_, rtol=1e-6)
+    st = L.LMSRegressor(mode="stochastic", max_epochs=300, shuffle=True, random_state=0).fit(X, y)
+    assert_allclose(st.coef_, ls.coef_, atol=0.05)
+
+
+@pytest.mark.parametrize("mode", ["batch", "stochastic"])
+def test_lms_divergence_is_a_clear_error(rng, mode):
+    X = 100 * rng.standard_normal((50, 3))
+    y = rng.standard_normal(50)
+    with pytest.raises(L.DivergenceError, match="learning_rate"):
+        L.LMSRegressor(mode=mode, learning_rate=10.0, max_epochs=1000).fit(X, y)
+
+
+# ---- logistic regression ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_logistic_matches_sklearn(rng, fit_intercept):
+    from sklearn.linear_model import LogisticRegression as SkLog
+    X, y = noisy(rng, 300, 5, flip=0.15)
+    X = X + 0.5
+    lam = 0.01
+    est = L.LogisticRegression(lam=lam, fit_intercept=fit_intercept, tol=1e-10).fit(X, y)
+    sk = SkLog(C=1.0 / (lam * len(y)), fit_intercept=fit_intercept, tol=1e-10, max_iter=10000).fit(X, y)
+    assert_allclose(est.coef_, sk.coef_, atol=1e-5)
+    assert_allclose(est.intercept_, sk.intercept_, atol=1e-5)
+    assert_allclose(est.predict_proba(X), sk.predict_proba(X), atol=1e-5)
+
+
+def test_logistic_labels_any_type_and_proba(rng):
+    X, y = noisy(rng, 100, 3)
+    names = np.where(y == 1, "spam", "ham")
+    est = L.LogisticRegression(lam=0.1).fit(X, names)
+    assert_array_equal(est.classes_, ["ham", "spam"])
+    P = est.predict_proba(X)
+    assert_allclose(P.sum(axis=1), 1.0)
+    assert_array_equal(est.predict(X), np.where(P[:, 1] > 0.5, "spam", "ham"))
+    # the objective at the optimum has zero gradient, and equals the kernel's value
+    vr, gr = R.logistic_objective_grad(X, np.where(y == 1, 1.0, -1.0),
+                                       list(np.append(est.coef_[0], est.intercept_)), 0.1)
+    assert_allclose(gr, 0, atol=1e-6)
+    assert_allclose(est.objective(X, names), vr, rtol=1e-12)
+    with pytest.raises(ValueError, match="Only binary"):
+        L.LogisticRegression().fit(X, np.arange(100) % 3)
+    with pytest.raises(ValueError, match="class"):
+        L.LogisticRegression().fit(X, np.zeros(100))
+
+
+def test_logistic_sgd_reaches_lbfgs(rng):
+    X, y = noisy(rng, 200, 3, flip=0.1)
+    a = L.LogisticRegression(lam=0.05).fit(X, y)
+    b = L.LogisticRegression(lam=0.05, solver="sgd", learning_rate=0.01, max_iter=300, tol=0,
+                             random_state=0).fit(X, y)
+    assert b.objective(X, y) - a.objective(X, y) < 1e-3
+    assert a.objective(X, y) <= b.objective(X, y) + 1e-12
+
+
+def test_logistic_sgd_epoch_is_001_rule(rng):
+    # one SGD epoch with lam = 0 is 001's stochastic gradient ascent rule
+    X, y = noisy(rng, 30, 2)
+    est = L.LogisticRegression(lam=0.0, solver="sgd", learning_rate=0.1, max_iter=1, random_state=5).fit(X, y)
+    order = np.random.RandomState(5).permutation(30)
+    th = np.zeros(3)
+    y01 = (y == 1).astype(float)
+    for i in order:
+        x = np.append(X[i], 1.0)
+        th = th + 0.1 * (y01[i] - 1 / (1 + np.exp(-th @ x))) * x
+    assert_allclose(np.append(est.coef_[0], est.intercept_), th, rtol=1e-12)
+
+
+# ---- Pegasos ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("average", [False, True])
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_pegasos_kernel_matches_reference(rng, average, fit_intercept):
+    X, y = noisy(rng, 50, 3)
+    est = L.Pegasos(lam=0.1, n_iter=700, average=average, fit_intercept=fit_intercept,
+                    random_state=np.random.default_rng(11)).fit(X, y)
+    steps = np.random.default_rng(11).integers(0, 50, size=700)
+    w = R.pegasos(X, y, steps, 0.1, fit_intercept, average)
+    got = np.append(est.coef_[0], est.intercept_) if fit_intercept else est.coef_[0]
+    assert_allclose(got, w, rtol=1e-10, atol=1e-12)
+
+
+def test_pegasos_first_step_and_objective(rng):
+    X, y = noisy(rng, 20, 2)
+    est = L.Pegasos(lam=0.5, n_iter=1, fit_intercept=False, random_state=np.random.default_rng(1)).fit(X, y)
+    i = np.random.default_rng(1).integers(0, 20, size=1)[0]
+    assert_allclose(est.coef_[0], y[i] * X[i] / 0.5)     # w_2 = (1/lambda) y x (w_1 = 0: hinge active)
+    w = est.coef_[0]
+    assert_allclose(est.objective(X, y), 0.25 * w @ w + np.mean(np.maximum(0, 1 - y * (X @ w))))
+
+
+def test_pegasos_within_bound_on_average_over_seeds():
+    rng = np.random.default_rng(0)
+    X, y = noisy(rng, 150, 4, flip=0.1)
+    lam, T = 0.1, 2000
+    _, F_star, dual = R.svm_optimum(X, y, lam)
+    assert F_star - dual < 1e-6                              # the reference solver converged
+    gaps = [L.Pegasos(lam=lam, n_iter=T, average=True, fit_intercept=False, random_state=s)
+            .fit(X, y).objective(X, y) - F_star for s in range(10)]
+    bound = B.pegasos_bound(lam, T, X_norm=float(np.max(np.linalg.norm(X, axis=1))))
+    assert min(gaps) >= -1e-9                                 # F(w*) is the minimum
+    assert np.mean(gaps) <= bound
+    # and Pegasos actually optimises: much closer than the bound after many steps
+    long = L.Pegasos(lam=lam, n_iter=200000, average=True, fit_intercept=False, random_state=0).fit(X, y)
+    assert long.objective(X, y) - F_star < 1e-2
+
+
+# ---- online gradient descent ------------------------------------------------------------------
+
+@pytest.mark.parametrize("loss", ["hinge", "logistic", "square"])
+@pytest.mark.parametrize("radius,sigma", [(None, None), (0.5, None), (2.0, 0.3)])
+def test_ogd_kernel_matches_reference(rng, loss, radius, sigma):
+    X, y = noisy(rng, 60, 3)
+    est = L.OnlineGradientDescent(loss=loss, eta=0.5, radius=radius, sigma=sigma, n_epochs=2).fit(X, y)
+    w, cum = R.ogd(X, y, list(range(60)) * 2, loss, 0.5, radius, sigma)
+    assert_allclose(np.append(est.coef_[0], est.intercept_), w, rtol=1e-10, atol=1e-12)
+    assert_allclose(est.cumulative_loss_, cum, rtol=1e-10)
+    assert est.n_steps_ == 120
+    if radius is not None:
+        assert np.linalg.norm(w) <= radius * (1 + 1e-12)
+
+
+def test_ogd_partial_fit_continues_the_stream(rng):
+    X, y = noisy(rng, 40, 3)
+    a = L.OnlineGradientDescent(loss="logistic", n_epochs=3, radius=5.0).fit(X, y)
+    b = L.OnlineGradientDescent(loss="logistic", radius=5.0)
+    for _ in range(3):
+        b.partial_fit(X, y, classes=[-1, 1])
+    assert_array_equal(a.coef_, b.coef_)
+    assert a.cumulative_loss_ == b.cumulative_loss_ and b.n_steps_ == 120
+    with pytest.raises(ValueError, match="classes"):
+        L.OnlineGradientDescent().partial_fit(X, y)
+    r = L.OnlineGradientDescentRegressor().partial_fit(X, y.astype(float))
+    r.partial_fit(X, y.astype(float))
+    assert r.n_steps_ == 80
+
+
+def test_ogd_regret_bounds_hold(rng):
+    # average loss of OGD minus the average loss of any fixed u in the ball <= the bound (003, section 10)
+    X, y = noisy(rng, 400, 3, flip=0.1)
+    X /= np.max(np.linalg.norm(X, axis=1))             # ||x'|| <= sqrt(2) with the constant feature
+    U = 2.0
+    G = math.sqrt(2.0)                                  # hinge and logistic: ||grad|| <= ||x'||
+    eta = U / (G * math.sqrt(2))
+    for loss in ("hinge", "logistic"):
+        est = L.OnlineGradientDescent(loss=loss, eta=eta, radius=U, n_epochs=1).fit(X, y)
+        Xa = np.hstack([X, np.ones((400, 1))])
+        best = L.OnlineGradientDescent(loss=loss, eta=eta, radius=U, n_epochs=50).fit(X, y)
+        u = np.append(best.coef_[0], best.intercept_)
+        from smml.losses import get_loss
+        u_loss = np.mean(get_loss(loss)(y.astype(float), Xa @ u))
+        assert est.average_loss_ - u_loss <= B.ogd_regret_bound(U, G, 400)
+    sigma = 0.5
+    est = L.OnlineGradientDescent(loss="hinge", sigma=sigma, radius=U, n_epochs=1).fit(X, y)
+    G2 = math.sqrt(2.0) + sigma * U
+    u_loss = 1.0          # u = 0: hinge 1 and penalty 0 on every round
+    assert est.average_loss_ - u_loss <= B.ogd_strongly_convex_regret_bound(G2, sigma, 400)
+
+
+# ---- linear programs --------------------------------------------------------------------------
+
+def test_lp_classifier_separable_and_not(rng):
+    X, y, _ = separable(rng, 100, 3, margin=0.1)
+    X = X + 2.0
+    est = L.LinearProgramClassifier().fit(X, np.where(y > 0, "p", "n"))
+    w = np.append(est.coef_[0], est.intercept_)
+    assert np.all(y * (np.hstack([X, np.ones((100, 1))]) @ w) >= 1 - 1e-7)
+    assert_array_equal(est.predict(X), np.where(y > 0, "p", "n"))
+    with pytest.raises(L.NotSeparableError, match="not linearly separable"):
+        L.LinearProgramClassifier().fit(np.array([[0.0, 0], [1, 1], [0, 1], [1, 0]]), [0, 0, 1, 1])
+
+
+def test_lad_regressor_is_absolute_loss_erm(rng):
+    X = rng.standard_normal((60, 2))
+    y = X @ np.array([1.0, -1.0]) + 0.5 + rng.standard_t(2, 60)
+    est = L.LADRegressor().fit(X, y)
+    mae = np.mean(np.abs(y - est.predict(X)))
+    assert_allclose(mae, est.training_absolute_loss_, rtol=1e-7)
+    from sklearn.linear_model import QuantileRegressor
+    sk = QuantileRegressor(quantile=0.5, alpha=0.0, solver="highs").fit(X, y)
+    assert_allclose(mae, np.mean(np.abs(y - sk.predict(X))), rtol=1e-7)
+    for _ in range(20):   # no perturbation does better
+        d = 0.01 * rng.standard_normal(2)
+        assert np.mean(np.abs(y - X @ (est.coef_ + d) - est.intercept_)) >= mae - 1e-12
+
+
+# ---- bounds ------------------------------------------------------------------------------------
+
+def test_bounds_values_and_inputs():
+    X = np.array([[1.0, 0.0], [0.0, 2.0]])
+    y = np.array([1, -1])
+    u = np.array([2.0, -1.0])                 # margins 2, 2 -> u/2 has margin 1, ||u/2||^2 = 1.25
+    assert_allclose(B.perceptron_convergence_bound(X, y, u), 1.25 * 4.0)
+    assert_allclose(B.perceptron_mistake_bound(X, y, u / 2), 1.25 * 4.0)
+    assert_allclose(B.perceptron_mistake_bound(X, y, np.zeros(2)), 2.0)
+    assert_allclose(B.pegasos_bound(0.5, 10, X_norm=2.0), 16 / 10 * (math.log(10) + 1))
+    assert_allclose(B.pegasos_bound(0.5, 10, G=4.0), B.pegasos_bound(0.5, 10, X_norm=2.0))
+    assert_allclose(B.ogd_regret_bound(2.0, 3.0, 8), 6.0)
+    assert_allclose(B.ogd_strongly_convex_regret_bound(2.0, 1.0, 3), 2 * math.log(4) / 3)
+    for bad in [lambda: B.perceptron_convergence_bound(X, y, -u), lambda: B.perceptron_convergence_bound(X, y, u[:1]),
+                lambda: B.perceptron_mistake_bound(X, np.array([1, 0]), u), lambda: B.pegasos_bound(0.0, 10, G=1.0),
+                lambda: B.pegasos_bound(1.0, 10), lambda: B.ogd_regret_bound(1.0, 1.0, 0),
+                lambda: B.ogd_strongly_convex_regret_bound(1.0, -1.0, 3)]:
+        with pytest.raises(ValueError):
+            bad()
+
+
+def test_tour_entries_fit():
+    from smml._tour import collect_entries, load
+    names = {e.name for e in L.TOUR}
+    assert {"Perceptron", "LogisticRegression", "Pegasos", "RidgeRegression"} <= names
+    assert any(e.name == "Perceptron" for e in collect_entries())
