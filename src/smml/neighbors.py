@@ -45,6 +45,7 @@ _T_CHUNK = {np.float32: 2048, np.float64: 1024}   # training points per gemm til
 _HEAP_BUDGET = 1 << 20          # max (queries x candidates) heap entries per thread
 _OUT_BUDGET = 1 << 21           # max (queries x candidates) entries per kernel call
 _FALLBACK_BUDGET = 1 << 22      # max float64 entries of one exact fallback block
+_SERIAL_WORK = 1 << 20       # below this many multiply-adds a call runs on one thread
 _SLACK = 16                     # extra candidates kept beyond 2k
 
 
@@ -132,7 +133,7 @@ class _KNNBase(SmmlEstimator):
     def _fit(self, X, y):
         m = X.shape[0]
         if self.k > m:
-            raise ValueError(f"k={self.k} is larger than the number of training points m={m} "
+            raise ValueError(f"k={self.k} is larger than the number of training points, n_samples={m} "
                              "(000: k cannot be taken larger than the size of the training set)")
         self._dtype = X.dtype.type
         self._L = None
@@ -183,6 +184,8 @@ class _KNNBase(SmmlEstimator):
             stop = min(n, start + block)
             Qb = Q0[start:stop]
             nb = stop - start
+            if nb * m * d < _SERIAL_WORK:     # a parallel region costs more than it saves
+                n_threads = 1
             out_key = np.empty((nb, cap), dtype=np.float64)
             out_idx = np.empty((nb, cap), dtype=np.intp)
             cnt = np.empty(nb, dtype=np.intp)

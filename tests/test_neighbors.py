@@ -1,0 +1,430 @@
+"""smml.neighbors: the notes' k-NN rules (000 'The Nearest Neighbour algorithm', 002 'Nearest neighbors')."""
+import numpy as np
+import pytest
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+import smml.neighbors as nb
+from smml._core import _knn
+from smml.neighbors import KNNClassifier, KNNRegressor
+from smml.reference import neighbors as ref
+
+DTYPES = [np.float32, np.float64]
+
+
+# ---- data -------------------------------------------------------------------
+
+def _data(kind, rng, m=60, nq=25, d=3, n_classes=3):
+    """Training and query sets; 'dups' and 'grid' are full of exact distance ties."""
+    if kind == "continuous":
+        X = rng.normal(size=(m, d))
+        Q = rng.normal(size=(nq, d))
+    elif kind == "grid":            # integer coordinates: many equal distances
+        X = rng.integers(0, 3, size=(m, d)).astype(float)
+        Q = rng.integers(-1, 4, size=(nq, d)).astype(float)
+    elif kind == "dups":            # few distinct rows, far from the origin (gemm cancellation)
+        base = 1e4 + rng.normal(size=(6, d)) * 0.1
+        X = base[rng.integers(0, 6, size=m)]
+        Q = np.vstack([base[rng.integers(0, 6, size=nq // 2)],
+                       1e4 + rng.normal(size=(nq - nq // 2, d)) * 0.1])
+    else:
+        raise ValueError(kind)
+    y = rng.integers(0, n_classes, size=m)
+    return X, y, Q
+
+
+def _both(cls_smml, cls_ref, X, y, Q, dtype, **kw):
+    n_jobs = kw.pop("n_jobs", None)
+    est = cls_smml(n_jobs=n_jobs, **kw).fit(X.astype(dtype), y)
+    r = cls_ref(**kw).fit(X.astype(dtype), y)
+    return est, r, Q.astype(dtype)
+
+
+# ---- the kernel agrees exactly with the plain-Python reference ------------------
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("kind", ["continuous", "grid", "dups"])
+@pytest.mark.parametrize("metric", ["euclidean", "manhattan", "hamming"])
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_classifier_equals_reference_exactly(rng, dtype, kind, metric, n_jobs):
+    X, y, Q = _data(kind, rng)
+    for k in (1, 4, X.shape[0]):
+        for weights in ("uniform", "distance"):
+            est, r, Qd = _both(KNNClassifier, ref.KNNClassifier, X, y, Q, dtype,
+                               k=k, metric=metric, weights=weights, n_jobs=n_jobs)
+            np.testing.assert_array_equal(est.predict(Qd), r.predict(Qd))
+            np.testing.assert_array_equal(est.predict_proba(Qd), r.predict_proba(Qd))
+            D, I = est.kneighbors(Qd, k=min(k, 5))
+            Dr, Ir = r.kneighbors(Qd, k=min(k, 5))
+            np.testing.assert_array_equal(I, Ir)
+            np.testing.assert_array_equal(D, Dr)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("kind", ["continuous", "grid", "dups"])
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_regressor_equals_reference_exactly(rng, dtype, kind, n_jobs):
+    X, _, Q = _data(kind, rng)
+    y = rng.normal(size=X.shape[0]) * 10
+    for metric in ("euclidean", "manhattan"):
+        for k in (1, 3, X.shape[0]):
+            for weights in ("uniform", "distance"):
+                est, r, Qd = _both(KNNRegressor, ref.KNNRegressor, X, y, Q, dtype,
+                                   k=k, metric=metric, weights=weights, n_jobs=n_jobs)
+                np.testing.assert_array_equal(est.predict(Qd), r.predict(Qd))
+
+
+def test_exact_on_training_points_themselves(rng):
+    X, y, _ = _data("dups", rng, m=80)
+    for k in (1, 2, 7):
+        est = KNNClassifier(k=k).fit(X, y)
+        np.testing.assert_array_equal(est.predict(X), ref.KNNClassifier(k=k).fit(X, y).predict(X))
+
+
+def test_results_do_not_depend_on_chunking_or_batching(rng, monkeypatch):
+    X, y, Q = _data("grid", rng, m=300, nq=90, d=4)
+    for dtype in DTYPES:
+        want = ref.KNNClassifier(k=5).fit(X.astype(dtype), y).predict(Q.astype(dtype))
+        for qc, tc, out_budget in [(1, 1, 1), (3, 7, 50), (256, 4096, 1 << 21)]:
+            monkeypatch.setattr(nb, "_Q_CHUNK", qc)
+            monkeypatch.setattr(nb, "_T_CHUNK", {np.float32: tc, np.float64: tc})
+            monkeypatch.setattr(nb, "_OUT_BUDGET", out_budget)
+            monkeypatch.setattr(nb, "_FALLBACK_BUDGET", 500)
+            monkeypatch.setattr(nb, "_SERIAL_WORK", 0)
+            for n_jobs in (1, 2):
+                got = KNNClassifier(k=5, n_jobs=n_jobs).fit(X.astype(dtype), y).predict(Q.astype(dtype))
+                np.testing.assert_array_equal(got, want)
+
+
+def test_one_and_two_threads_identical(rng):
+    X = rng.integers(0, 4, size=(3000, 5)).astype(np.float64)
+    y = rng.integers(0, 4, size=3000)
+    Q = rng.integers(0, 4, size=(700, 5)).astype(np.float64)
+    for Est, yy in ((KNNClassifier, y), (KNNRegressor, y * 1.5)):
+        a = Est(k=9, weights="distance", n_jobs=1).fit(X, yy)
+        b = Est(k=9, weights="distance", n_jobs=2).fit(X, yy)
+        np.testing.assert_array_equal(a.predict(Q), b.predict(Q))
+        np.testing.assert_array_equal(a.kneighbors(Q)[1], b.kneighbors(Q)[1])
+
+
+# ---- the notes' tie rules, by hand ------------------------------------------
+
+def test_one_nn_distance_tie_takes_both_and_vote_tie_gives_default_label():
+    # query 1.0 is at distance 1 from 0.0 ('a') and 2.0 ('b'): k' = 2, the vote ties,
+    # the default label is the most frequent training label, 'b'.
+    X = np.array([[0.0], [2.0], [10.0], [11.0]])
+    y = np.array(["a", "b", "b", "c"])
+    est = KNNClassifier(k=1).fit(X, y)
+    assert est.default_label_ == "b"
+    assert est.predict([[1.0]])[0] == "b"
+    np.testing.assert_array_equal(est.predict_proba([[1.0]]), [[0.5, 0.5, 0.0]])
+    # with 'a' the most frequent, the same tie gives 'a'
+    est = KNNClassifier(k=1).fit(X, np.array(["b", "a", "a", "c"]))
+    assert est.predict([[1.0]])[0] == "a"
+
+
+def test_k_prime_takes_every_point_tied_with_the_kth():
+    # distances from 0: 1, 2, 2, 2, 3 -> with k = 2, k' = 4 (labels 0, 1, 1, 1 -> 1)
+    X = np.array([[1.0], [2.0], [-2.0], [2.0], [3.0], [3.0], [3.0]])
+    y = np.array([0, 1, 1, 1, 0, 0, 0])
+    est = KNNClassifier(k=2).fit(X, y)
+    assert est.predict([[0.0]])[0] == 1          # the first k=2 alone would tie (0, 1)
+    np.testing.assert_array_equal(est.predict_proba([[0.0]]), [[0.25, 0.75]])
+    # regression: mean over the k' = 4 taken points
+    reg = KNNRegressor(k=2).fit(X, np.array([0.0, 4.0, 8.0, 12.0, 100.0, 100.0, 100.0]))
+    assert reg.predict([[0.0]])[0] == 6.0
+    # kneighbors returns exactly k, ties cut by training index
+    D, I = est.kneighbors([[0.0]], k=2)
+    np.testing.assert_array_equal(I, [[0, 1]])
+    np.testing.assert_array_equal(D, [[1.0, 2.0]])
+
+
+def test_no_k_prime_takes_all_points():
+    X = np.zeros((5, 2))
+    y = np.array([0, 1, 1, 0, 1])
+    est = KNNClassifier(k=2).fit(X, y)
+    np.testing.assert_array_equal(est.predict_proba([[3.0, 4.0]]), [[0.4, 0.6]])
+
+
+def test_multiclass_vote_tie_predicts_the_default_label_literally():
+    # taken labels 1 and 2 tie; the default (most frequent) label is 0
+    X = np.array([[-1.0], [1.0], [50.0], [51.0], [52.0]])
+    y = np.array([1, 2, 0, 0, 0])
+    assert KNNClassifier(k=2).fit(X, y).predict([[0.0]])[0] == 0
+
+
+def test_default_label_ties_broken_by_sorted_order():
+    est = KNNClassifier(k=4).fit([[0.0], [1.0], [2.0], [3.0]], ["z", "b", "z", "b"])
+    assert est.default_label_ == "b"
+    assert est.predict([[1.5]])[0] == "b"
+
+
+def test_k_equals_m_predicts_the_most_frequent_label_everywhere(rng):
+    X = rng.normal(size=(40, 3))
+    y = np.array([2] * 15 + [0] * 13 + [1] * 12)
+    est = KNNClassifier(k=40).fit(X, y)
+    np.testing.assert_array_equal(est.predict(rng.normal(size=(30, 3)) * 5), 2)
+    reg = KNNRegressor(k=40).fit(X, y.astype(float))
+    np.testing.assert_allclose(reg.predict(rng.normal(size=(5, 3))), y.mean(), rtol=1e-14)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_one_nn_has_zero_training_error_without_duplicates(rng, dtype):
+    X = rng.normal(size=(500, 6)).astype(dtype)
+    y = rng.integers(0, 5, size=500)
+    assert KNNClassifier(k=1).fit(X, y).score(X, y) == 1.0
+    assert KNNRegressor(k=1).fit(X, y * 1.0).score(X, y * 1.0) == 1.0
+
+
+@pytest.mark.parametrize("kind", ["grid", "dups"])
+def test_predictions_do_not_depend_on_training_row_order(rng, kind):
+    X, y, Q = _data(kind, rng, m=150, nq=60)
+    yr = rng.normal(size=X.shape[0])
+    perm = rng.permutation(X.shape[0])
+    for weights in ("uniform", "distance"):
+        for k in (1, 3, 6):
+            a = KNNClassifier(k=k, weights=weights).fit(X, y)
+            b = KNNClassifier(k=k, weights=weights).fit(X[perm], y[perm])
+            np.testing.assert_array_equal(a.predict(Q), b.predict(Q))
+            np.testing.assert_array_equal(a.predict_proba(Q), b.predict_proba(Q))
+            a = KNNRegressor(k=k, weights=weights).fit(X, yr)
+            b = KNNRegressor(k=k, weights=weights).fit(X[perm], yr[perm])
+            np.testing.assert_array_equal(a.predict(Q), b.predict(Q))   # bit for bit
+
+
+def test_many_duplicates_beyond_the_candidate_heap(rng):
+    # 200 copies of the nearest point: the candidate heap (2k+16) cannot hold the tie,
+    # the kernel flags the query and the exact scan takes all 200 (k' = 200).
+    X = np.vstack([np.zeros((200, 3)), rng.normal(size=(300, 3)) + 5])
+    y = np.r_[np.zeros(200, int), np.ones(300, int)]
+    y[:90] = 2          # 110 zeros, 90 twos among the copies
+    Q = np.array([[0.0, 0.0, 0.0], [0.1, 0.0, 0.0]])
+    est = KNNClassifier(k=1).fit(X, y)
+    np.testing.assert_array_equal(est.predict(Q), [0, 0])
+    np.testing.assert_allclose(est.predict_proba(Q), [[110 / 200, 0, 90 / 200]] * 2)
+    # the kernel itself reports -1 for these queries
+    cap = 2 + 16
+    key = np.empty((2, cap)); idx = np.empty((2, cap), dtype=np.intp); cnt = np.empty(2, dtype=np.intp)
+    _knn.knn_direct(Q, X, 0, 1, cap, key, idx, cnt, 1)
+    np.testing.assert_array_equal(cnt, [-1, -1])
+
+
+def test_gemm_candidates_are_rescored_exactly_far_from_the_origin(rng):
+    # rows 1e6 + tiny offsets: ||x||^2 - 2 x.y + ||y||^2 cancels catastrophically
+    base = 1e6 + rng.integers(0, 3, size=(50, 4)).astype(float) * 1e-3
+    X = base[rng.integers(0, 50, size=400)]
+    y = rng.integers(0, 3, size=400)
+    Q = base[rng.integers(0, 50, size=40)] + rng.integers(0, 2, size=(40, 4)) * 1e-3
+    for k in (1, 5):
+        np.testing.assert_array_equal(KNNClassifier(k=k).fit(X, y).predict(Q),
+                                      ref.KNNClassifier(k=k).fit(X, y).predict(Q))
+
+
+def test_distance_weights_zero_distance_rule():
+    # the query coincides with a 'a' point; two 'b' points are close: only the zero-distance point votes
+    X = np.array([[0.0], [0.1], [-0.1], [5.0]])
+    y = np.array(["a", "b", "b", "b"])
+    est = KNNClassifier(k=3, weights="distance").fit(X, y)
+    assert est.predict([[0.0]])[0] == "a"
+    assert KNNClassifier(k=3).fit(X, y).predict([[0.0]])[0] == "b"
+    # away from the points: inverse-distance weights 1/0.5 ('a') vs 1/0.4 + 1/0.6 ('b')
+    np.testing.assert_allclose(est.predict_proba([[0.5]]),
+                               [[2 / (2 + 2.5 + 1 / 0.6), (2.5 + 1 / 0.6) / (2 + 2.5 + 1 / 0.6)]])
+    reg = KNNRegressor(k=2, weights="distance").fit([[0.0], [1.0], [3.0]], [0.0, 10.0, 50.0])
+    np.testing.assert_allclose(reg.predict([[0.25]]), [(0 / 0.25 + 10 / 0.75) / (1 / 0.25 + 1 / 0.75)])
+    assert reg.predict([[1.0]])[0] == 10.0
+
+
+def test_callable_weights_follow_the_slide_formula():
+    # 002 prints weights delta_i / sum_j delta_j: a callable reproduces it
+    X = np.array([[0.0], [1.0], [3.0]])
+    reg = KNNRegressor(k=2, weights=lambda d: d).fit(X, [0.0, 10.0, 50.0])
+    np.testing.assert_allclose(reg.predict([[0.25]]), [(0.25 * 0 + 0.75 * 10) / 1.0])
+    with pytest.raises(ValueError, match="weights callable"):
+        KNNRegressor(k=2, weights=lambda d: d[:1]).fit(X, [0.0, 1.0, 2.0]).predict([[0.5]])
+
+
+# ---- metrics --------------------------------------------------------------------
+
+def test_manhattan_and_hamming_by_hand():
+    X = np.array([[0.0, 0.0, 0.0], [1.0, 1.0, 0.0], [0.0, 0.0, 3.0]])
+    D, I = KNNClassifier(k=3, metric="manhattan").fit(X, [0, 1, 2]).kneighbors([[0.0, 0.0, 1.0]])
+    np.testing.assert_array_equal(D, [[1.0, 2.0, 3.0]])
+    np.testing.assert_array_equal(I, [[0, 2, 1]])
+    D, I = KNNClassifier(k=3, metric="hamming").fit(X, [0, 1, 2]).kneighbors([[1.0, 0.0, 3.0]])
+    np.testing.assert_array_equal(D, [[1.0, 2.0, 2.0]])     # differing coordinates
+    np.testing.assert_array_equal(I, [[2, 0, 1]])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_mahalanobis_against_reference_and_definition(rng, dtype):
+    A = rng.normal(size=(3, 3))
+    X = (rng.normal(size=(80, 3)) @ A).astype(dtype)
+    y = rng.integers(0, 2, size=80)
+    Q = (rng.normal(size=(20, 3)) @ A).astype(dtype)
+    est = KNNClassifier(k=3, metric="mahalanobis").fit(X, y)
+    r = ref.KNNClassifier(k=3, metric="mahalanobis").fit(X, y)
+    np.testing.assert_array_equal(est.predict(Q), r.predict(Q))
+    D, I = est.kneighbors(Q, k=4)
+    Dr, Ir = r.kneighbors(Q, k=4)
+    np.testing.assert_array_equal(I, Ir)
+    tol = 1e-4 if dtype == np.float32 else 1e-10
+    np.testing.assert_allclose(D, Dr, rtol=tol)
+    # 002's formula sqrt((x-y)^T S^-1 (x-y)) with S the sample covariance
+    VI = np.linalg.inv(np.cov(X.astype(float), rowvar=False))
+    diff = Q[:, None, :].astype(float) - X[I].astype(float)
+    want = np.sqrt(np.einsum("qkf,fg,qkg->qk", diff, VI, diff))
+    np.testing.assert_allclose(D, want, rtol=tol)
+
+
+def test_mahalanobis_given_matrices(rng):
+    X = rng.normal(size=(50, 2))
+    y = rng.integers(0, 2, size=50)
+    Q = rng.normal(size=(10, 2))
+    V = np.array([[2.0, 0.3], [0.3, 0.5]])
+    a = KNNClassifier(k=3, metric="mahalanobis", metric_params={"V": V}).fit(X, y)
+    b = KNNClassifier(k=3, metric="mahalanobis", metric_params={"VI": np.linalg.inv(V)}).fit(X, y)
+    np.testing.assert_allclose(a.kneighbors(Q)[0], b.kneighbors(Q)[0], rtol=1e-12)
+    c = KNNClassifier(k=3, metric="mahalanobis", metric_params={"VI": np.eye(2)}).fit(X, y)
+    e = KNNClassifier(k=3).fit(X, y)
+    np.testing.assert_allclose(c.kneighbors(Q)[0], e.kneighbors(Q)[0], rtol=1e-12)
+    np.testing.assert_array_equal(c.predict(Q), e.predict(Q))
+    for bad, msg in [({"VI": np.eye(3)}, "shape"), ({"VI": [[1.0, 2.0], [0.0, 1.0]]}, "symmetric"),
+                     ({"VI": -np.eye(2)}, "positive semi-definite"), ({"W": np.eye(2)}, "unknown"),
+                     ({"VI": np.eye(2), "V": np.eye(2)}, "either")]:
+        with pytest.raises(ValueError, match=msg):
+            KNNClassifier(metric="mahalanobis", metric_params=bad).fit(X, y)
+
+
+# ---- against scikit-learn on tie-free data ------------------------------------
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_matches_sklearn_brute_on_tie_free_data(rng, dtype):
+    from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
+    X = rng.normal(size=(400, 8)).astype(dtype)
+    y = rng.integers(0, 4, size=400)
+    yr = rng.normal(size=400)
+    Q = rng.normal(size=(100, 8)).astype(dtype)
+    for k in (1, 5):
+        for weights in ("uniform", "distance"):
+            for metric in ("euclidean", "manhattan"):
+                kw = dict(weights=weights, metric=metric, algorithm="brute")
+                a = KNNClassifier(k=k, weights=weights, metric=metric).fit(X, y)
+                s = KNeighborsClassifier(k, **kw).fit(X, y)
+                Da, Ia = a.kneighbors(Q)
+                Ds, Is = s.kneighbors(Q)
+                np.testing.assert_array_equal(Ia, Is)
+                np.testing.assert_allclose(Da, Ds, rtol=1e-5 if dtype == np.float32 else 1e-12)
+                # odd k and 4 classes can still tie in the vote: compare on untied queries
+                P = a.predict_proba(Q)
+                untied = np.sort(P, axis=1)[:, -1] > np.sort(P, axis=1)[:, -2]
+                assert untied.mean() > 0.5
+                np.testing.assert_array_equal(a.predict(Q)[untied], s.predict(Q)[untied])
+                np.testing.assert_allclose(P, s.predict_proba(Q), rtol=1e-5, atol=1e-7)
+                r = KNNRegressor(k=k, weights=weights, metric=metric).fit(X, yr)
+                np.testing.assert_allclose(r.predict(Q), KNeighborsRegressor(k, **kw).fit(X, yr).predict(Q),
+                                           rtol=1e-5, atol=1e-7)
+
+
+def test_kneighbors_without_X_excludes_each_point_itself(rng):
+    from sklearn.neighbors import KNeighborsClassifier
+    X = rng.normal(size=(100, 3))
+    y = rng.integers(0, 2, size=100)
+    D, I = KNNClassifier(k=3).fit(X, y).kneighbors()
+    Ds, Is = KNeighborsClassifier(3, algorithm="brute").fit(X, y).kneighbors()
+    np.testing.assert_array_equal(I, Is)
+    np.testing.assert_allclose(D, Ds, rtol=1e-12)
+    assert not np.any(I == np.arange(100)[:, None])
+    I2 = KNNClassifier(k=3).fit(X, y).kneighbors(k=2, return_distance=False)
+    np.testing.assert_array_equal(I2, I[:, :2])
+
+
+# ---- inputs ---------------------------------------------------------------------
+
+def test_layouts_labels_and_dtypes(rng):
+    X, y, Q = _data("grid", rng, m=80, nq=30)
+    labels = np.array(["cat", "dog", "emu"])[y]
+    want = KNNClassifier(k=3).fit(X, labels).predict(Q)
+    assert want.dtype.kind == "U" and set(want) <= set(labels)
+    Xro = X.copy()
+    Xro.flags.writeable = False
+    wide = np.zeros((80, 6))
+    wide[:, ::2] = X
+    for Xv in (np.asfortranarray(X), Xro, wide[:, ::2], X.tolist(), X.astype(np.int64)):
+        np.testing.assert_array_equal(KNNClassifier(k=3).fit(Xv, labels).predict(Q), want)
+    np.testing.assert_array_equal(KNNClassifier(k=3).fit(X, labels).predict(np.asfortranarray(Q)), want)
+    # a float32 model casts float64 queries to float32 (and back)
+    e32 = KNNClassifier(k=3).fit(X.astype(np.float32), labels)
+    np.testing.assert_array_equal(e32.predict(Q), e32.predict(Q.astype(np.float32)))
+    np.testing.assert_array_equal(e32.predict(Q), want)
+    # one class, one sample
+    assert KNNClassifier().fit(X, np.full(80, 7)).predict(Q).tolist() == [7] * 30
+    one = KNNClassifier().fit([[1.0, 2.0, 3.0]], ["x"])
+    assert one.predict(Q).tolist() == ["x"] * 30
+    assert KNNRegressor().fit([[1.0, 2.0, 3.0]], [4.5]).predict(Q[:2]).tolist() == [4.5, 4.5]
+    # constant feature
+    Xc = np.c_[X, np.ones(80)]
+    Qc = np.c_[Q, np.ones(30)]
+    np.testing.assert_array_equal(KNNClassifier(k=3).fit(Xc, labels).predict(Qc), want)
+
+
+@pytest.mark.parametrize("make, fit_args, predict_arg, msg", [
+    (lambda: KNNClassifier(k=5), ([[0.0], [1.0]], [0, 1]), None, "larger than the number of training points, n_samples=2"),
+    (lambda: KNNClassifier(k=0), ([[0.0], [1.0]], [0, 1]), None, "parameter k"),
+    (lambda: KNNClassifier(k=1.5), ([[0.0], [1.0]], [0, 1]), None, "parameter k"),
+    (lambda: KNNClassifier(metric="cosine"), ([[0.0], [1.0]], [0, 1]), None, "parameter metric"),
+    (lambda: KNNClassifier(weights="inverse"), ([[0.0], [1.0]], [0, 1]), None, "parameter weights"),
+    (lambda: KNNClassifier(n_jobs=0), ([[0.0], [1.0]], [0, 1]), None, "n_jobs"),
+    (lambda: KNNClassifier(metric_params=[1]), ([[0.0], [1.0]], [0, 1]), None, "metric_params"),
+    (lambda: KNNClassifier(), ([[0.0], [np.nan]], [0, 1]), None, "NaN"),
+    (lambda: KNNClassifier(), ([[0.0], [np.inf]], [0, 1]), None, "infinity"),
+    (lambda: KNNClassifier(), (np.empty((0, 2)), []), None, "0 sample"),
+    (lambda: KNNClassifier(), ([[0.0], [1.0]], [0, 1, 1]), None, "inconsistent"),
+    (lambda: KNNClassifier(), ([[0.0], [1.0]], [0.5, 1.5]), None, "Unknown label type"),
+    (lambda: KNNClassifier(), ([[0.0, 1.0], [1.0, 1.0]], [0, 1]), [[1.0]], "features"),
+    (lambda: KNNClassifier(), ([[0.0, 1.0], [1.0, 1.0]], [0, 1]), [[1.0, np.nan]], "NaN"),
+    (lambda: KNNClassifier(), ([[0.0, 1.0], [1.0, 1.0]], [0, 1]), np.empty((0, 2)), "0 sample"),
+    (lambda: KNNClassifier(), ([[0.0, 1.0], [1.0, 1.0]], [0, 1]), [1.0, 2.0], "2D array"),
+    (lambda: KNNRegressor(), ([[0.0], [1.0]], ["a", "b"]), None, "could not convert|numeric"),
+    (lambda: KNNClassifier(metric="mahalanobis"), ([[0.0, 1.0]], [0]), None, "at least 2"),
+])
+def test_bad_inputs_raise_clear_value_errors(make, fit_args, predict_arg, msg):
+    with pytest.raises(ValueError, match=msg):
+        est = make().fit(*fit_args)
+        est.predict(predict_arg)
+
+
+def test_bad_kneighbors_arguments(rng):
+    est = KNNClassifier().fit(rng.normal(size=(5, 2)), [0, 1, 0, 1, 0])
+    for k in (0, -1, 2.5, True):
+        with pytest.raises(ValueError, match="positive integer"):
+            est.kneighbors([[0.0, 0.0]], k=k)
+    with pytest.raises(ValueError, match="only m=5"):
+        est.kneighbors([[0.0, 0.0]], k=6)
+    with pytest.raises(ValueError, match="excluding"):
+        est.kneighbors(k=5)
+    from sklearn.exceptions import NotFittedError
+    with pytest.raises(NotFittedError):
+        KNNClassifier().predict([[0.0, 0.0]])
+
+
+def test_kernel_rejects_bad_arguments():
+    X = np.zeros((4, 2))
+    key = np.empty((1, 2)); idx = np.empty((1, 2), dtype=np.intp); cnt = np.empty(1, dtype=np.intp)
+    with pytest.raises(ValueError):
+        _knn.knn_direct(X[:1], X, 0, 3, 2, key, idx, cnt, 1)          # cap < k
+    with pytest.raises(ValueError):
+        _knn.knn_direct(X[:1], X, 7, 1, 2, key, idx, cnt, 1)          # unknown metric
+    with pytest.raises(ValueError):
+        _knn.exact_rows(X, X, np.array([4], dtype=np.intp), 0, np.empty((1, 4)), 1)
+
+
+# ---- scikit-learn compatibility -----------------------------------------------
+
+# Nothing is skipped: both estimators pass every check with their defaults.
+EXPECTED_FAILED = {}
+
+
+@parametrize_with_checks([KNNClassifier(), KNNRegressor(), KNNClassifier(k=3, weights="distance")],
+                         expected_failed_checks=lambda est: EXPECTED_FAILED)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
