@@ -181,6 +181,51 @@ def ogd_strongly_convex_regret_bound(G, sigma, T):
     return G * G / (2.0 * sigma) * math.log(T + 1.0) / T
 
 
+# ---- Ensembles (AdaBoost) ----------------------------------------------------
+
+__all__ += ["adaboost_training_error_bound", "adaboost_rounds_for_zero_error"]
+
+
+def _edges(edges):
+    import numpy as np
+
+    g = np.asarray(edges, dtype=float).reshape(-1)
+    if g.size == 0 or not np.all(np.isfinite(g)) or np.any(np.abs(g) > 0.5):
+        raise ValueError("edges gamma_i = 1/2 - epsilon_i must be a non-empty sequence of numbers in [-1/2, 1/2]")
+    return g
+
+
+def adaboost_training_error_bound(edges):
+    """(prod_i sqrt(1 - 4 gamma_i^2), exp(-2 sum_i gamma_i^2)): AdaBoost's training-error bounds.
+
+    002, "Training error of AdaBoost" (Proposition): with gamma_i = 1/2 - epsilon_i
+    the edge of the i-th weak learner, the training error (weighted by P_1) of
+    sign(sum_i w_i h_i) is at most prod_i sqrt(1 - 4 gamma_i^2), which is at most
+    exp(-2 sum_i gamma_i^2) (003 section 16: l_S(f) <= e^{-2 T gamma^2} when every
+    gamma_i >= gamma). Returns both, the first <= the second.
+    """
+    import numpy as np
+
+    g = _edges(edges)
+    g2 = np.minimum(g * g, 0.25)
+    return float(np.prod(np.sqrt(1.0 - 4.0 * g2))), float(np.exp(-2.0 * g2.sum()))
+
+
+def adaboost_rounds_for_zero_error(m, gamma):
+    """ln(m) / (2 gamma^2): rounds after which AdaBoost's training error is 0.
+
+    003 section 16 ("How many rounds of AdaBoost are sufficient to achieve zero
+    training error"): if |gamma_i| >= gamma for every round, the training error
+    is below e^{-2 T gamma^2}, and a training error below 1/m on m examples is
+    0; so T > ln(m) / (2 gamma^2) rounds suffice. Returns the real number
+    ln(m) / (2 gamma^2); the smallest sufficient integer T is floor of it plus 1.
+    """
+    _check_positive_int("m", m)
+    if isinstance(gamma, bool) or not isinstance(gamma, numbers.Real) or not 0 < gamma <= 0.5:
+        raise ValueError(f"gamma must be a number in (0, 1/2], got {gamma!r}")
+    return math.log(m) / (2.0 * gamma * gamma)
+
+
 # ---- Tree predictors (000 "Risk analysis for tree predictors"; 003 section 5) ----------
 
 __all__ += ["tree_code_length", "occam_tree_bound", "erm_tree_bound"]

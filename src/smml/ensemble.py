@@ -55,6 +55,18 @@ def _sort_features(X):
     return order, boundary, xs
 
 
+def _drop_zero_weight(X, y, w):
+    """Examples of weight 0 are not in the weighted training set: drop them.
+
+    (They would otherwise add threshold candidates, so a zero weight would not
+    be the same as removing the example.)
+    """
+    keep = w > 0
+    if keep.all():
+        return X, y, w
+    return np.ascontiguousarray(X[keep]), y[keep], w[keep]
+
+
 def _thresholds(xs, feature, pos):
     """theta between the pos-th and (pos+1)-th sorted values (-inf for pos = -1).
 
@@ -70,37 +82,43 @@ def _thresholds(xs, feature, pos):
     return thr
 
 
+def _first_within(values, tol, largest=False):
+    """Index of the first value within tol of the min (or max): rounding does not break ties."""
+    values = np.asarray(values)
+    if largest:
+        return int(np.flatnonzero(values >= values.max() - tol)[0])
+    return int(np.flatnonzero(values <= values.min() + tol)[0])
+
+
 def _multiclass_stump(xs, order, boundary, yk, w, n_classes):
     """Exhaustive weighted multiclass stump (numpy): each side predicts its weighted majority.
 
     Returns (feature, pos, left_class, right_class, error). Ties as the binary
-    kernel: smallest error, then feature, then position (-1 first); a side's
-    majority ties go to the smallest class index.
+    kernel, with "equal" meaning within 1e-10 of the total weight: the first
+    candidate within that of the minimum error, in the order feature, then
+    position (-1, the constant stump, first); a side's majority goes to the
+    first class within that of the largest weight.
     """
     d, n = order.shape
-    best = (np.inf, 0, -1, 0, 0)
     onehot = np.zeros((n, n_classes))
     onehot[np.arange(n), yk] = w
     total = onehot.sum(axis=0)
     W = total.sum()
+    tol = 1e-10 * W
+    winners = []
     for j in range(d):
-        # constant stump
-        k0 = int(np.argmax(total))
-        cand_err, cand = W - total[k0], (-1, k0, k0)
+        k0 = _first_within(total, tol, largest=True)
         left = np.cumsum(onehot[order[j]], axis=0)[:-1]           # (n-1, K)
         ok = np.flatnonzero(boundary[j, :-1])
-        if len(ok):
-            lm = left[ok].max(axis=1)
-            rm = (total - left[ok]).max(axis=1)
-            err = W - lm - rm
-            i = int(np.argmin(err))
-            if err[i] < cand_err:
-                p = int(ok[i])
-                cand_err = err[i]
-                cand = (p, int(np.argmax(left[p])), int(np.argmax(total - left[p])))
-        if cand_err < best[0]:
-            best = (cand_err, j) + cand
-    err, j, p, lk, rk = best
+        errs = np.r_[W - total[k0], W - left[ok].max(axis=1) - (total - left[ok]).max(axis=1)]
+        i = _first_within(errs, tol)
+        if i == 0:
+            winners.append((errs[0], j, -1, k0, k0))
+        else:
+            p = int(ok[i - 1])
+            winners.append((errs[i], j, p, _first_within(left[p], tol, True),
+                            _first_within(total - left[p], tol, True)))
+    err, j, p, lk, rk = winners[_first_within([c[0] for c in winners], tol)]
     return j, p, lk, rk, float(err)
 
 
@@ -118,7 +136,11 @@ class DecisionStump(ClassifierMixin, SmmlEstimator):
     Tie rule: the smallest weighted error; among equal errors the smallest
     feature index, then the smallest threshold (the constant stump first),
     then (two classes) polarity +1 (the right side predicts ``classes_[1]``)
-    before -1.
+    before -1. Two classes: errors within 1e-10 of the total weight count as
+    equal (the same weights summed in different orders differ by rounding;
+    see ``smml._core._boost``), so the rule, not the rounding, decides;
+    more classes: the first candidate within 1e-10 of the total weight of
+    the minimum.
 
     Parameters
     ----------
@@ -136,6 +158,7 @@ class DecisionStump(ClassifierMixin, SmmlEstimator):
         X, y = validate_X_y(self, X, y, dtype="floating", classifier=True)
         self.classes_, yk = encode_classes(y)
         w = validate_sample_weight(sample_weight, X.shape[0])
+        X, yk, w = _drop_zero_weight(X, yk, w)
         order, boundary, xs = _sort_features(X)
         K = len(self.classes_)
         if K <= 2:
@@ -255,6 +278,7 @@ class AdaBoostClassifier(ClassifierMixin, SmmlEstimator):
             raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes in the data, "
                              f"got only one class: {self.classes_[0]!r}")
         sw = validate_sample_weight(sample_weight, X.shape[0])
+        X, yk, sw = _drop_zero_weight(X, yk, sw)
         p1 = sw / sw.sum()
         self._stumps = self.estimator is None
         if K == 2 and self._stumps:
@@ -605,7 +629,8 @@ class _BaggingClassifierMixin:
 
     def predict(self, X):
         """Majority vote of the T predictors; a tied vote goes to the smallest class in ``classes_``."""
-        return self.classes_[np.argmax(self._votes(X), axis=1)]
+        votes = self._votes(X)
+        return self.classes_[np.argmax(votes, axis=1)]
 
 
 class _BaggingRegressorMixin:

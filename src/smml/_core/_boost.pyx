@@ -19,6 +19,11 @@
 # smml.ensemble): the smallest error wins; among equal errors the smallest
 # feature index, then the smallest position p (the constant stump p = -1 first),
 # then polarity +1 before -1. Results are thus independent of the thread count.
+# "Equal" means within TIE_TOL = 1e-10 of the total weight: sums of the same
+# weights in different orders differ by rounding (with uniform P_1, many
+# thresholds have exactly the same error), and the rule, not the rounding,
+# must decide. Each feature keeps the first candidate not beaten by more than
+# the tolerance; then the features are compared the same way in index order.
 #
 # Reweighting in rescaled form. By the proof of 002 "Training error of AdaBoost,
 # ctd.", P_{i+1}(t) = P_1(t) exp(-y_t F_i(x_t)) / prod Z with F_i = sum_{k<=i}
@@ -41,6 +46,9 @@ from libc.stdlib cimport malloc, free
 from smml._core._typedefs cimport float64_t, intp_t, int32_t, uint8_t, floating
 
 
+cdef double TIE_TOL = 1e-10
+
+
 cdef struct Best:
     double err
     intp_t pos
@@ -49,29 +57,30 @@ cdef struct Best:
 
 cdef inline Best _scan_feature(const int32_t* order_j, const uint8_t* boundary_j,
                                const double* wy, double w_pos, double w_neg,
-                               intp_t n) noexcept nogil:
-    """Best (position, polarity) of one feature; strict < keeps the first minimum."""
+                               intp_t n, double tol) noexcept nogil:
+    """Best (position, polarity) of one feature: a candidate replaces the best
+    only if its error is smaller by more than tol, so the first of (near-)equal
+    errors is kept."""
     cdef Best best
     cdef double d = 0.0, e
     cdef intp_t p
     # constant stump p = -1: +1 everywhere errs on the negatives, -1 on the positives
     best.pos = -1
-    if w_neg <= w_pos:
-        best.err = w_neg
-        best.pol = 1
-    else:
+    best.err = w_neg
+    best.pol = 1
+    if w_pos < w_neg - tol:
         best.err = w_pos
         best.pol = -1
     for p in range(n - 1):
         d = d + wy[order_j[p]]
         if boundary_j[p]:
             e = w_neg + d
-            if e < best.err:
+            if e < best.err - tol:
                 best.err = e
                 best.pos = p
                 best.pol = 1
             e = w_pos - d
-            if e < best.err:
+            if e < best.err - tol:
                 best.err = e
                 best.pos = p
                 best.pol = -1
@@ -83,13 +92,14 @@ cdef Best _best_stump(const int32_t[:, ::1] order, const uint8_t[:, ::1] boundar
                       intp_t* feature, Best* per_feature, int n_threads) noexcept nogil:
     cdef intp_t d = order.shape[0], n = order.shape[1], j
     cdef Best best
+    cdef double tol = TIE_TOL * (w_pos + w_neg)
     for j in prange(d, schedule="static", num_threads=n_threads):
-        per_feature[j] = _scan_feature(&order[j, 0], &boundary[j, 0], &wy[0], w_pos, w_neg, n)
+        per_feature[j] = _scan_feature(&order[j, 0], &boundary[j, 0], &wy[0], w_pos, w_neg, n, tol)
     # serial argmin: smallest feature index among equal errors
     feature[0] = 0
     best = per_feature[0]
     for j in range(1, d):
-        if per_feature[j].err < best.err:
+        if per_feature[j].err < best.err - tol:
             best = per_feature[j]
             feature[0] = j
     return best

@@ -5,11 +5,24 @@ Lists and floats only, line by line as the notes' pseudo-code: the oracle for
 
 Stump tie rule (the same as the kernel, see ``smml.ensemble.DecisionStump``):
 smallest weighted error; then smallest feature index; then smallest threshold
-(the constant stump, threshold -inf, first); then polarity +1 before -1.
+(the constant stump, threshold -inf, first); then polarity +1 before -1. Errors
+within TIE_TOL * (total weight) count as equal: each feature keeps the first
+candidate (in threshold, then polarity order) not beaten by more than that,
+then the features' winners are compared the same way in index order.
 """
 import math
 
 __all__ = ["best_stump_exhaustive", "best_stump_sorted", "AdaBoostStumps"]
+
+TIE_TOL = 1e-10
+
+
+def _pick(per_feature, tol):
+    best = None
+    for cand in per_feature:
+        if best is None or cand[3] < best[3] - tol:
+            best = cand
+    return best
 
 
 def _candidates(column):
@@ -30,9 +43,11 @@ def best_stump_exhaustive(X, y, w):
     error = sum of the weights of the misclassified examples.
     """
     n, d = len(X), len(X[0])
-    best = None
+    tol = TIE_TOL * sum(w)
+    winners = []
     for j in range(d):
         col = [X[t][j] for t in range(n)]
+        cands = []
         for theta in _candidates(col):
             for s in (1, -1):
                 err = 0.0
@@ -40,9 +55,9 @@ def best_stump_exhaustive(X, y, w):
                     h = s if col[t] > theta else -s
                     if h != y[t]:
                         err += w[t]
-                if best is None or err < best[3]:
-                    best = (j, theta, s, err)
-    return best
+                cands.append((j, theta, s, err))
+        winners.append(_pick(cands, tol))
+    return _pick(winners, tol)
 
 
 def best_stump_sorted(X, y, w):
@@ -50,7 +65,8 @@ def best_stump_sorted(X, y, w):
     n, d = len(X), len(X[0])
     w_pos = sum(w[t] for t in range(n) if y[t] > 0)
     w_neg = sum(w[t] for t in range(n) if y[t] < 0)
-    best = None
+    tol = TIE_TOL * (w_pos + w_neg)
+    winners = []
     for j in range(d):
         order = sorted(range(n), key=lambda t: X[t][j])
         cand = [(w_neg, -math.inf, 1), (w_pos, -math.inf, -1)]
@@ -64,10 +80,8 @@ def best_stump_sorted(X, y, w):
                 theta = m if a <= m < b else a
                 cand.append((w_neg + cum, theta, 1))
                 cand.append((w_pos - cum, theta, -1))
-        for err, theta, s in cand:
-            if best is None or err < best[3]:
-                best = (j, theta, s, err)
-    return best
+        winners.append(_pick([(j, theta, s, err) for err, theta, s in cand], tol))
+    return _pick(winners, tol)
 
 
 class AdaBoostStumps:

@@ -1,0 +1,429 @@
+"""smml.ensemble against the notes (002 "Adaboost", "Random forests"; 003 section 16),
+the plain-Python reference smml.reference.ensemble, and scikit-learn where the semantics agree."""
+import math
+
+import numpy as np
+import pytest
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.datasets import load_iris, make_classification, make_regression
+from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+from sklearn.utils.estimator_checks import parametrize_with_checks
+from threadpoolctl import threadpool_limits
+
+from smml import bounds
+from smml._core import _boost
+from smml.ensemble import (AdaBoostClassifier, BaggingClassifier, BaggingRegressor, DecisionStump,
+                           _sort_features, _thresholds)
+from smml.reference import ensemble as ref
+
+
+def _kernel_stump(X, y, w, n_threads=1):
+    order, boundary, xs = _sort_features(np.asarray(X))
+    f, p, s, e = _boost.best_stump(order, boundary, np.asarray(w, float), np.asarray(y, float), n_threads)
+    return f, float(_thresholds(xs, [f], [p])[0]), s, e
+
+
+def _binary(rng, m=120, d=4, noise=1.0):
+    X = rng.normal(size=(m, d))
+    y = (X[:, 0] + 0.5 * X[:, 1] + noise * rng.normal(size=m) > 0).astype(int)
+    return X, y
+
+
+# ---------------------------------------------------------------------------
+# the stump kernel against the exhaustive plain-Python search
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_stump_kernel_equals_exhaustive_search_with_ties(rng, n_threads):
+    # small integer features and integer weights: many exact ties, all sums exact
+    for _ in range(60):
+        n, d = int(rng.integers(1, 25)), int(rng.integers(1, 5))
+        X = rng.integers(0, 4, size=(n, d)).astype(float)
+        y = rng.choice([-1.0, 1.0], n)
+        w = rng.integers(0, 5, n).astype(float)
+        w[rng.integers(n)] += 1.0
+        assert _kernel_stump(X, y, w, n_threads) == ref.best_stump_exhaustive(X.tolist(), y.tolist(), w.tolist())
+
+
+def test_stump_kernel_equals_exhaustive_search_random_weights(rng):
+    for _ in range(20):
+        n, d = int(rng.integers(2, 40)), int(rng.integers(1, 6))
+        X = rng.normal(size=(n, d))
+        X[:, 0] = np.round(X[:, 0], 1)                       # duplicates in one column
+        y = rng.choice([-1.0, 1.0], n)
+        w = rng.random(n)
+        f, thr, s, e = _kernel_stump(X, y, w)
+        rf, rthr, rs, re = ref.best_stump_exhaustive(X.tolist(), y.tolist(), w.tolist())
+        assert (f, thr, s) == (rf, rthr, rs)
+        assert e == pytest.approx(re, rel=1e-12, abs=1e-14)
+        assert ref.best_stump_sorted(X.tolist(), y.tolist(), w.tolist())[:3] == (rf, rthr, rs)
+
+
+def test_stump_tie_rule_by_hand():
+    # two identical features: feature 0 wins; constant stump vs split of equal error: the constant stump wins
+    X = np.array([[0.0, 0.0], [1.0, 1.0], [2.0, 2.0], [3.0, 3.0]])
+    y = np.array([-1.0, -1.0, 1.0, 1.0])
+    assert _kernel_stump(X, y, np.ones(4)) == (0, 1.5, 1, 0.0)
+    y2 = np.array([1.0, -1.0, 1.0, -1.0])   # every split errs 1 or 2 of 4; the best, error 1, first at 0.5 (-1)
+    assert _kernel_stump(X, y2, np.ones(4)) == ref.best_stump_exhaustive(X.tolist(), y2.tolist(), [1.0] * 4)
+    # constant feature, balanced classes: only the constant stump; +1 wins the polarity tie
+    Xc = np.zeros((4, 1))
+    assert _kernel_stump(Xc, y, np.ones(4)) == (0, -math.inf, 1, 2.0)
+
+
+def test_decision_stump_estimator(rng):
+    X, y = _binary(rng)
+    w = rng.random(len(y))
+    st = DecisionStump().fit(X, y, sample_weight=w)
+    f, thr, s, e = ref.best_stump_exhaustive(X.tolist(), [1 if v else -1 for v in y], w.tolist())
+    assert (st.feature_, st.threshold_) == (f, thr)
+    assert st.weighted_error_ == pytest.approx(e / w.sum())
+    pred = st.predict(X)
+    assert np.sum(w[pred != y]) / w.sum() == pytest.approx(st.weighted_error_)
+    # multiclass stump: each side predicts its weighted majority; checked by brute force
+    Xi, yi = load_iris(return_X_y=True)
+    st3 = DecisionStump().fit(Xi, yi)
+    best = min(np.mean(np.where(Xi[:, j] > t, b, a) != yi)
+               for j in range(4) for t in np.unique(Xi[:, j]) for a in range(3) for b in range(3))
+    assert np.mean(st3.predict(Xi) != yi) == pytest.approx(best)
+
+
+# ---------------------------------------------------------------------------
+# AdaBoost: the notes' algorithm, bound, exercise, special cases
+# ---------------------------------------------------------------------------
+
+def test_adaboost_equals_reference(rng):
+    X, y = _binary(rng, m=70, d=3)
+    a = AdaBoostClassifier(n_estimators=25).fit(X, y)
+    r = ref.AdaBoostStumps(n_estimators=25).fit(X, y)
+    assert [(int(f), float(t), int(s)) for f, t, s in
+            zip(a.stump_feature_, a.stump_threshold_, a.stump_polarity_)] == r.stumps
+    np.testing.assert_allclose(a.estimator_weights_, r.weights, rtol=1e-9)
+    np.testing.assert_allclose(a.estimator_errors_, r.errors, rtol=1e-9)
+    np.testing.assert_allclose(a.decision_function(X), r.decision_function(X), rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(a.predict(X), r.predict(X))
+    # the exhaustive and the sorted reference searches agree
+    r2 = ref.AdaBoostStumps(n_estimators=5, exhaustive=True).fit(X[:40], y[:40])
+    assert r2.stumps == ref.AdaBoostStumps(n_estimators=5).fit(X[:40], y[:40]).stumps
+
+
+def test_weights_and_errors_follow_the_notes(rng):
+    X, y = _binary(rng)
+    a = AdaBoostClassifier(n_estimators=30).fit(X, y)
+    eps = a.estimator_errors_
+    np.testing.assert_allclose(a.estimator_weights_, 0.5 * np.log((1 - eps) / eps))
+    np.testing.assert_allclose(a.edges_, 0.5 - eps)
+    # P_{i+1} proportional to P_i exp(-w_i y h_i), replayed with the fitted stumps
+    yy = np.where(y == 1, 1, -1)
+    P = np.full(len(y), 1 / len(y))
+    for est, wt, e in zip(a.estimators_, a.estimator_weights_, eps):
+        h = est.predict(X)                                 # -1 / +1
+        assert P[h != yy].sum() == pytest.approx(e, rel=1e-9)
+        P = P * np.exp(-wt * yy * h)
+        P /= P.sum()
+    np.testing.assert_allclose(a._final_distribution, P, rtol=1e-8, atol=1e-300)
+
+
+def test_training_error_below_bound_every_round(rng):
+    X, y = _binary(rng, m=200, noise=0.7)
+    a = AdaBoostClassifier(n_estimators=80).fit(X, y)
+    yy = np.where(y == 1, 1, -1)
+    assert len(a.train_errors_) == 80
+    assert np.all(a.train_errors_ <= a.training_error_bound_ + 1e-12)
+    assert np.all(a.training_error_bound_ <= a.training_error_exp_bound_ + 1e-12)
+    # train_errors_ is the training error of the staged combined classifier
+    staged = [np.mean(p != y) for p in a.staged_predict(X)]
+    np.testing.assert_allclose(a.train_errors_, staged)
+    # the same bound from smml.bounds
+    b, e = bounds.adaboost_training_error_bound(a.edges_)
+    assert b == pytest.approx(a.training_error_bound_[-1]) and e == pytest.approx(a.training_error_exp_bound_[-1])
+    # prod Z_i = P_1-average of exp(-y F) (002 proof)
+    assert np.mean(np.exp(-yy * a.decision_function(X))) == pytest.approx(a.training_error_bound_[-1], rel=1e-8)
+
+
+def test_zero_training_error_within_ln_m_over_2_gamma2_rounds(seed):
+    rng = np.random.default_rng(seed)
+    m = 40
+    X = rng.normal(size=(m, 3))
+    y = (X[:, 0] + 0.5 * X[:, 1] > 0).astype(int)
+    a = AdaBoostClassifier(n_estimators=300).fit(X, y)
+    gamma = np.minimum.accumulate(np.abs(a.edges_))          # gamma <= |gamma_i| for rounds 1..T
+    T = np.arange(1, len(gamma) + 1)
+    enough = T > np.array([bounds.adaboost_rounds_for_zero_error(m, g) for g in gamma])
+    assert enough.any()
+    assert np.all(a.train_errors_[enough] == 0.0)
+
+
+def test_last_learner_has_error_one_half_after_reweighting(rng):
+    # 002, exercise: P_{i+1}(h_i(x) != y) = 1/2
+    X, y = _binary(rng)
+    yy = np.where(y == 1, 1, -1)
+    for T in (1, 2, 7, 20):
+        a = AdaBoostClassifier(n_estimators=T).fit(X, y)
+        h = a.estimators_[-1].predict(X)
+        assert a._final_distribution[h != yy].sum() == pytest.approx(0.5, abs=1e-12)
+    g = AdaBoostClassifier(DecisionTreeClassifier(max_depth=2), n_estimators=5, random_state=0).fit(X, y)
+    h = g.estimators_[-1].predict(X)
+    assert g._final_distribution[h != yy].sum() == pytest.approx(0.5, abs=1e-12)
+
+
+def test_epsilon_zero_decides_alone():
+    X = np.array([[0.0], [1.0], [2.0], [3.0]])
+    y = np.array(["no", "no", "yes", "yes"])
+    a = AdaBoostClassifier(n_estimators=10).fit(X, y)
+    assert a.stop_reason_ == "perfect" and len(a.estimators_) == 1
+    assert a.estimator_errors_[0] == 0.0 and a.estimator_weights_[0] == 1.0
+    np.testing.assert_array_equal(a.predict(X), y)
+    # a perfect stump after some rounds: its weight exceeds the sum of all the others
+    rng = np.random.default_rng(0)
+    X2 = np.r_[rng.normal(size=(30, 2)), [[10.0, 0.0]]]
+    y2 = np.r_[np.zeros(30, int), [1]]
+    X2[:, 0] = np.where(y2 == 1, 10.0, np.minimum(X2[:, 0], 5.0))
+    b = AdaBoostClassifier(n_estimators=50).fit(X2, y2)
+    assert b.stop_reason_ == "perfect" and b.train_errors_[-1] == 0.0
+    assert b.estimator_weights_[-1] == pytest.approx(1 + np.abs(b.estimator_weights_[:-1]).sum())
+
+
+def test_epsilon_one_half_stops():
+    X = np.array([[0.0, 0.0], [1.0, 1.0], [0.0, 1.0], [1.0, 0.0]])       # XOR: every stump errs 1/2
+    y = np.array([1, 1, 0, 0])
+    a = AdaBoostClassifier(n_estimators=10).fit(X, y)
+    assert a.stop_reason_ == "stuck" and len(a.estimators_) == 0
+    np.testing.assert_array_equal(a.decision_function(X), 0.0)
+    np.testing.assert_array_equal(a.predict(X), 1)                      # sign(0) = +1 -> classes_[1]
+    assert list(a.staged_predict(X)) == []
+
+
+class _Flipped(ClassifierMixin, BaseEstimator):
+    """A weak learner with error > 1/2: the best stump, its predictions negated."""
+
+    def fit(self, X, y, sample_weight=None):
+        self.stump_ = DecisionStump().fit(X, y, sample_weight=sample_weight)
+        self.classes_ = self.stump_.classes_
+        return self
+
+    def predict(self, X):
+        return -self.stump_.predict(X)
+
+
+def test_epsilon_above_one_half_gets_negative_weight(rng):
+    X, y = _binary(rng)
+    a = AdaBoostClassifier(n_estimators=15).fit(X, y)
+    f = AdaBoostClassifier(_Flipped(), n_estimators=15).fit(X, y)
+    np.testing.assert_allclose(f.estimator_errors_, 1 - a.estimator_errors_)
+    np.testing.assert_allclose(f.estimator_weights_, -a.estimator_weights_)
+    np.testing.assert_allclose(f.decision_function(X), a.decision_function(X))
+    # epsilon = 1: -h alone is perfect
+    Xs = np.array([[0.0], [1.0], [2.0], [3.0]])
+    ys = np.array([0, 0, 1, 1])
+    g = AdaBoostClassifier(_Flipped(), n_estimators=5).fit(Xs, ys)
+    assert g.stop_reason_ == "perfect" and g.estimator_weights_[0] == -1.0
+    np.testing.assert_array_equal(g.predict(Xs), ys)
+
+
+def test_generic_weak_learner_matches_compiled_stumps(rng):
+    X, y = _binary(rng)
+    a = AdaBoostClassifier(n_estimators=20).fit(X, y)
+    g = AdaBoostClassifier(DecisionStump(), n_estimators=20).fit(X, y)
+    np.testing.assert_allclose(g.estimator_weights_, a.estimator_weights_, rtol=1e-9)
+    np.testing.assert_allclose(g.decision_function(X), a.decision_function(X), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(g.train_errors_, a.train_errors_)
+
+
+def test_sample_weight_is_P1(rng):
+    X, y = _binary(rng, m=60)
+    rep = rng.integers(1, 4, size=60)
+    a = AdaBoostClassifier(n_estimators=10).fit(X, y, sample_weight=rep)
+    b = AdaBoostClassifier(n_estimators=10).fit(np.repeat(X, rep, axis=0), np.repeat(y, rep))
+    np.testing.assert_allclose(a.estimator_weights_, b.estimator_weights_, rtol=1e-9)
+    np.testing.assert_allclose(a.train_errors_, b.train_errors_, atol=1e-12)
+
+
+def test_many_rounds_do_not_underflow(rng):
+    X, y = _binary(rng, m=60, d=2, noise=2.0)
+    a = AdaBoostClassifier(n_estimators=3000).fit(X, y)
+    P = a._final_distribution
+    assert np.all(np.isfinite(P)) and P.sum() == pytest.approx(1.0)
+    assert np.all(np.isfinite(a.estimator_weights_))
+    assert np.all(a.train_errors_ <= a.training_error_bound_ + 1e-12)
+
+
+def test_samme_multiclass_matches_sklearn():
+    # SAMME (an extension beyond the notes) with the same weak learner as scikit-learn
+    from sklearn.ensemble import AdaBoostClassifier as SkAda
+
+    X, y = load_iris(return_X_y=True)
+    est = DecisionTreeClassifier(max_depth=1, random_state=0)
+    a = AdaBoostClassifier(est, n_estimators=10, random_state=0).fit(X, y)
+    s = SkAda(est, n_estimators=10, random_state=0).fit(X, y)
+    np.testing.assert_allclose(a.estimator_weights_, s.estimator_weights_[:len(a.estimator_weights_)], rtol=1e-8)
+    np.testing.assert_allclose(a.estimator_errors_, s.estimator_errors_[:len(a.estimator_errors_)], rtol=1e-8)
+    np.testing.assert_array_equal(a.predict(X), s.predict(X))
+    d = AdaBoostClassifier(n_estimators=30).fit(X, y)               # default: multiclass stumps
+    assert d.training_error_bound_ is None
+    assert d.score(X, y) > 0.9
+
+
+def test_labels_of_any_type_and_staged(rng):
+    X, y = _binary(rng)
+    labels = np.array(["cat", "dog"])[y]
+    a = AdaBoostClassifier(n_estimators=12).fit(X, labels)
+    assert list(a.classes_) == ["cat", "dog"]
+    pred = a.predict(X)
+    np.testing.assert_array_equal(pred, np.where(a.decision_function(X) >= 0, "dog", "cat"))
+    staged = list(a.staged_predict(X))
+    assert len(staged) == 12
+    np.testing.assert_array_equal(staged[-1], pred)
+    scores = list(a.staged_score(X, labels))
+    np.testing.assert_allclose(scores, 1 - a.train_errors_)
+
+
+def test_dtypes_layouts_threads(rng):
+    X, y = _binary(rng, m=300)
+    X32 = X.astype(np.float32)
+    base = AdaBoostClassifier(n_estimators=15, n_jobs=1).fit(X32.astype(np.float64), y)
+    f32 = AdaBoostClassifier(n_estimators=15).fit(X32, y)
+    np.testing.assert_array_equal(f32.stump_feature_, base.stump_feature_)
+    np.testing.assert_allclose(f32.estimator_weights_, base.estimator_weights_, rtol=1e-12)
+    np.testing.assert_array_equal(f32.predict(X32), base.predict(X32))
+    two = AdaBoostClassifier(n_estimators=15, n_jobs=2).fit(X32.astype(np.float64), y)
+    np.testing.assert_array_equal(two.estimator_weights_, base.estimator_weights_)
+    np.testing.assert_array_equal(two.decision_function(X), base.decision_function(X))
+    with threadpool_limits(1, user_api="openmp"):
+        one = AdaBoostClassifier(n_estimators=15).fit(X32.astype(np.float64), y)
+    np.testing.assert_array_equal(one.estimator_weights_, base.estimator_weights_)
+    Xd = X32.astype(np.float64)
+    XF = np.asfortranarray(Xd)
+    Xro = Xd.copy()
+    Xro.setflags(write=False)
+    Xsl = np.repeat(Xd, 2, axis=1)[:, ::2]
+    for Xv in (XF, Xro, Xsl):
+        m = AdaBoostClassifier(n_estimators=15).fit(Xv, y)
+        np.testing.assert_array_equal(m.estimator_weights_, base.estimator_weights_)
+        np.testing.assert_array_equal(m.decision_function(Xv), base.decision_function(Xd))
+
+
+def test_bad_inputs(rng):
+    X, y = _binary(rng, m=30)
+    with pytest.raises(ValueError, match="n_estimators"):
+        AdaBoostClassifier(n_estimators=0).fit(X, y)
+    with pytest.raises(ValueError, match="2 classes"):
+        AdaBoostClassifier().fit(X, np.zeros(30))
+    Xn = X.copy()
+    Xn[0, 0] = np.nan
+    with pytest.raises(ValueError):
+        AdaBoostClassifier().fit(Xn, y)
+    with pytest.raises(ValueError, match="sample_weight"):
+        AdaBoostClassifier(_NoWeights()).fit(X, y)
+    with pytest.raises(ValueError, match="non-negative"):
+        AdaBoostClassifier().fit(X, y, sample_weight=-np.ones(30))
+    with pytest.raises(ValueError):
+        AdaBoostClassifier().fit(X, y[:-1])
+    a = AdaBoostClassifier(n_estimators=3).fit(X, y)
+    with pytest.raises(ValueError):
+        a.predict(X[:, :2])
+    with pytest.raises(ValueError, match="Unknown label type"):
+        AdaBoostClassifier().fit(X, rng.normal(size=30))
+
+
+class _NoWeights(ClassifierMixin, BaseEstimator):
+    def fit(self, X, y):
+        return self
+
+
+# ---------------------------------------------------------------------------
+# bagging
+# ---------------------------------------------------------------------------
+
+def test_bagging_bootstrap_vote_and_oob(rng):
+    X, y = make_classification(150, 5, n_informative=3, random_state=int(rng.integers(100)))
+    b = BaggingClassifier(DecisionTreeClassifier(max_depth=3), n_estimators=9, max_samples=0.7,
+                          oob_score=True, random_state=0).fit(X, y)
+    assert all(len(s) == round(0.7 * 150) for s in b.estimators_samples_)
+    assert any(len(np.unique(s)) < len(s) for s in b.estimators_samples_)     # with replacement
+    votes = np.stack([e.predict(X) for e in b.estimators_])
+    np.testing.assert_array_equal(b.predict(X), (votes.mean(axis=0) > 0.5).astype(int))
+    # the tree fitted on S_i is the tree a fresh fit on S_i gives
+    s0 = b.estimators_samples_[0]
+    t0 = DecisionTreeClassifier(max_depth=3, random_state=b.estimators_[0].random_state).fit(X[s0], y[s0])
+    np.testing.assert_array_equal(t0.predict(X), b.estimators_[0].predict(X))
+    # out of bag by hand
+    correct, count = 0, 0
+    for t in range(len(y)):
+        v = [e.predict(X[t:t + 1])[0] for e, s in zip(b.estimators_, b.estimators_samples_) if t not in s]
+        if v:
+            count += 1
+            correct += int(np.argmax(np.bincount(v, minlength=2)) == y[t])
+    assert b.oob_score_ == pytest.approx(correct / count)
+    assert b.oob_error_ == pytest.approx(1 - correct / count)
+
+
+def test_bagging_tie_goes_to_smallest_class():
+    X = np.array([[0.0], [1.0]])
+    b = BaggingClassifier(DecisionStump(), n_estimators=2, random_state=0).fit(X, ["b", "a"])
+    # force one vote each
+    b.estimators_[0].left_class_ = b.estimators_[0].right_class_ = 0
+    b.estimators_[1].left_class_ = b.estimators_[1].right_class_ = 1
+    np.testing.assert_array_equal(b.predict(X), ["a", "a"])
+
+
+def test_bagging_regressor_mean_and_oob(rng):
+    X, y = make_regression(120, 4, noise=5.0, random_state=int(rng.integers(100)))
+    b = BaggingRegressor(DecisionTreeRegressor(max_depth=4), n_estimators=8, oob_score=True,
+                         random_state=1).fit(X, y)
+    np.testing.assert_allclose(b.predict(X), np.mean([e.predict(X) for e in b.estimators_], axis=0))
+    preds, ys = [], []
+    for t in range(len(y)):
+        v = [e.predict(X[t:t + 1])[0] for e, s in zip(b.estimators_, b.estimators_samples_) if t not in s]
+        if v:
+            preds.append(np.mean(v))
+            ys.append(y[t])
+    assert b.oob_error_ == pytest.approx(np.mean((np.array(preds) - ys) ** 2))
+
+
+def test_bagging_deterministic_across_threads(rng):
+    X, y = make_classification(200, 6, random_state=3)
+    a = BaggingClassifier(DecisionTreeClassifier(), n_estimators=6, random_state=5, n_jobs=1).fit(X, y)
+    b = BaggingClassifier(DecisionTreeClassifier(), n_estimators=6, random_state=5, n_jobs=2).fit(X, y)
+    np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+    c = BaggingClassifier(DecisionTreeClassifier(), n_estimators=6, random_state=6, n_jobs=2).fit(X, y)
+    assert not all(np.array_equal(s, t) for s, t in zip(a.estimators_samples_, c.estimators_samples_))
+
+
+def test_bagging_bad_inputs():
+    X, y = make_classification(40, 3, n_informative=2, n_redundant=0, random_state=0)
+    for kw in ({"max_samples": 0.0}, {"n_estimators": 0}, {"n_jobs": 0}):
+        with pytest.raises(ValueError):
+            BaggingClassifier(DecisionStump(), **kw).fit(X, y)
+    with pytest.raises(ValueError, match="sample_weight"):
+        BaggingClassifier(_NoWeights()).fit(X, y, sample_weight=np.ones(40))
+
+
+# ---------------------------------------------------------------------------
+# scikit-learn's estimator checks
+# ---------------------------------------------------------------------------
+
+_BOOTSTRAP_WEIGHTS = ("a weight k is not k copies for bagging: the bootstrap draws alpha m indices uniformly "
+                      "from the m rows, so repeated rows are drawn more often (scikit-learn's bagging and "
+                      "forests fail this check too)")
+
+
+def _expected_failed(est):
+    name = type(est).__name__
+    if name == "DecisionStump":
+        return {"check_classifiers_train": "a single stump (one test) is a weak learner: it cannot reach the "
+                                           "check's 83% accuracy on its three-class blobs"}
+    if name.startswith(("Bagging", "RandomForest")):
+        return {"check_sample_weight_equivalence_on_dense_data": _BOOTSTRAP_WEIGHTS}
+    return {}
+
+
+@parametrize_with_checks([
+    DecisionStump(),
+    AdaBoostClassifier(n_estimators=10),
+    AdaBoostClassifier(DecisionTreeClassifier(max_depth=3), n_estimators=5, random_state=0),
+    BaggingClassifier(DecisionTreeClassifier(max_depth=3), n_estimators=5, random_state=0),
+    BaggingRegressor(DecisionTreeRegressor(max_depth=3), n_estimators=5, random_state=0),
+], expected_failed_checks=_expected_failed)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
