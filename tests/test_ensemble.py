@@ -12,8 +12,10 @@ from threadpoolctl import threadpool_limits
 
 from smml import bounds
 from smml._core import _boost
+import smml.ensemble as ens
 from smml.ensemble import (AdaBoostClassifier, BaggingClassifier, BaggingRegressor, DecisionStump,
-                           _sort_features, _thresholds)
+                           RandomForestClassifier, RandomForestRegressor, _sort_features, _thresholds)
+from smml.tree import TreeClassifier, TreeRegressor
 from smml.reference import ensemble as ref
 
 
@@ -278,6 +280,17 @@ def test_labels_of_any_type_and_staged(rng):
     np.testing.assert_allclose(scores, 1 - a.train_errors_)
 
 
+def test_threads_identical_in_the_parallel_path(rng, monkeypatch):
+    monkeypatch.setattr(ens, "PARALLEL_MIN_WORK", 0)          # force OpenMP on small data
+    X, y = _binary(rng, m=500, d=9)
+    one = AdaBoostClassifier(n_estimators=40, n_jobs=1).fit(X, y)
+    two = AdaBoostClassifier(n_estimators=40, n_jobs=2).fit(X, y)
+    np.testing.assert_array_equal(one.stump_feature_, two.stump_feature_)
+    np.testing.assert_array_equal(one.estimator_weights_, two.estimator_weights_)
+    np.testing.assert_array_equal(one.decision_function(X), two.decision_function(X))
+    np.testing.assert_array_equal(one._final_distribution, two._final_distribution)
+
+
 def test_dtypes_layouts_threads(rng):
     X, y = _binary(rng, m=300)
     X32 = X.astype(np.float32)
@@ -400,6 +413,73 @@ def test_bagging_bad_inputs():
 
 
 # ---------------------------------------------------------------------------
+# random forests on smml's trees
+# ---------------------------------------------------------------------------
+
+def test_forest_is_bagging_of_smml_trees(rng):
+    X, y = make_classification(200, 9, n_informative=5, random_state=int(rng.integers(100)))
+    f = RandomForestClassifier(n_estimators=7, max_samples=0.8, oob_score=True, random_state=3).fit(X, y)
+    assert all(isinstance(t, TreeClassifier) and t.max_features == "sqrt" for t in f.estimators_)
+    assert all(len(s) == 160 for s in f.estimators_samples_)
+    # each tree is the smml tree grown on its bootstrap sample with its seed
+    for t, s in zip(f.estimators_[:3], f.estimators_samples_):
+        fresh = TreeClassifier(max_features="sqrt", random_state=t.random_state, n_jobs=1).fit(X[s], y[s])
+        np.testing.assert_array_equal(fresh.predict(X), t.predict(X))
+    votes = np.stack([t.predict(X) for t in f.estimators_])
+    np.testing.assert_array_equal(f.predict(X), (votes.mean(axis=0) > 0.5).astype(int))
+    assert 0.5 < f.oob_score_ <= 1.0 and f.oob_error_ == pytest.approx(1 - f.oob_score_)
+    imp = f.feature_importances_
+    assert imp.shape == (9,) and imp.sum() == pytest.approx(1.0) and np.all(imp >= 0)
+
+
+def test_forest_importances_by_hand():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 4))
+    y = (X[:, 2] > 0).astype(int)               # only feature 2 matters
+    f = RandomForestClassifier(n_estimators=10, max_features=None, random_state=0).fit(X, y)
+    assert np.argmax(f.feature_importances_) == 2 and f.feature_importances_[2] > 0.9
+    t = f.estimators_[0]
+    internal = t.tree_.children_left >= 0
+    manual = np.bincount(t.tree_.feature[internal], weights=t.tree_.improvement[internal], minlength=4)
+    np.testing.assert_allclose(ens._tree_importances(t), manual / manual.sum())
+
+
+def test_forest_deterministic_whatever_the_threads():
+    X, y = make_classification(300, 8, random_state=1)
+    a = RandomForestClassifier(n_estimators=12, random_state=7, n_jobs=1).fit(X, y)
+    b = RandomForestClassifier(n_estimators=12, random_state=7, n_jobs=2).fit(X, y)
+    np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+    np.testing.assert_array_equal(a.feature_importances_, b.feature_importances_)
+    Xr, yr = make_regression(200, 5, noise=3.0, random_state=2)
+    c = RandomForestRegressor(n_estimators=8, random_state=1, n_jobs=1, oob_score=True).fit(Xr, yr)
+    d = RandomForestRegressor(n_estimators=8, random_state=1, n_jobs=2, oob_score=True).fit(Xr, yr)
+    np.testing.assert_array_equal(c.predict(Xr), d.predict(Xr))
+    assert c.oob_score_ == d.oob_score_
+    assert all(isinstance(t, TreeRegressor) for t in c.estimators_)
+    np.testing.assert_allclose(c.predict(Xr), np.mean([t.predict(Xr) for t in c.estimators_], axis=0))
+
+
+def test_forest_accuracy_close_to_sklearn():
+    from sklearn.ensemble import RandomForestClassifier as SkRF
+
+    X, y = make_classification(1500, 10, n_informative=5, random_state=0)
+    Xt, yt, X, y = X[1000:], y[1000:], X[:1000], y[:1000]
+    ours = RandomForestClassifier(n_estimators=50, random_state=0).fit(X, y).score(Xt, yt)
+    theirs = SkRF(n_estimators=50, random_state=0).fit(X, y).score(Xt, yt)
+    assert abs(ours - theirs) < 0.04
+
+
+def test_forest_bad_inputs():
+    X, y = make_classification(40, 3, n_informative=2, n_redundant=0, random_state=0)
+    for kw in ({"max_features": "all"}, {"max_samples": -1.0}, {"n_estimators": 0}, {"criterion": "mse"},
+               {"max_depth": 0}):
+        with pytest.raises(ValueError):
+            RandomForestClassifier(**kw).fit(X, y)
+    with pytest.raises(ValueError):
+        RandomForestClassifier(max_features=5).fit(X, y)          # more than the 3 features
+
+
+# ---------------------------------------------------------------------------
 # scikit-learn's estimator checks
 # ---------------------------------------------------------------------------
 
@@ -424,6 +504,11 @@ def _expected_failed(est):
     AdaBoostClassifier(DecisionTreeClassifier(max_depth=3), n_estimators=5, random_state=0),
     BaggingClassifier(DecisionTreeClassifier(max_depth=3), n_estimators=5, random_state=0),
     BaggingRegressor(DecisionTreeRegressor(max_depth=3), n_estimators=5, random_state=0),
+    BaggingClassifier(n_estimators=5, random_state=0),
+    BaggingRegressor(n_estimators=5, random_state=0),
+    AdaBoostClassifier(TreeClassifier(max_depth=3), n_estimators=5, random_state=0),
+    RandomForestClassifier(n_estimators=10, random_state=0),
+    RandomForestRegressor(n_estimators=10, random_state=0),
 ], expected_failed_checks=_expected_failed)
 def test_sklearn_compatible(estimator, check):
     check(estimator)

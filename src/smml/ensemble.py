@@ -55,6 +55,16 @@ def _sort_features(X):
     return order, boundary, xs
 
 
+#: below this many (sample, feature) pairs per round the stump search runs on one thread:
+#: a round then takes well under a millisecond and an OpenMP barrier costs more than it saves
+#: (results do not depend on the thread count either way)
+PARALLEL_MIN_WORK = 1 << 20
+
+
+def _threads_for(n_threads, work):
+    return n_threads if work >= PARALLEL_MIN_WORK else 1
+
+
 def _drop_zero_weight(X, y, w):
     """Examples of weight 0 are not in the weighted training set: drop them.
 
@@ -163,7 +173,8 @@ class DecisionStump(ClassifierMixin, SmmlEstimator):
         K = len(self.classes_)
         if K <= 2:
             ypm = np.where(yk == 1, 1.0, -1.0)
-            f, p, pol, err = _boost.best_stump(order, boundary, w, ypm, self._n_threads())
+            f, p, pol, err = _boost.best_stump(order, boundary, w, ypm,
+                                               _threads_for(self._n_threads(), X.size))
             left, right = (0, 1) if pol > 0 else (1, 0)
             if K == 1:
                 left = right = 0
@@ -302,7 +313,8 @@ class AdaBoostClassifier(ClassifierMixin, SmmlEstimator):
         feat, pos, pol = (np.zeros(T, dtype=np.intp) for _ in range(3))
         err, wt, tr = (np.zeros(T) for _ in range(3))
         rounds, status = _boost.boost_stumps(order, boundary, y, p1, log_p1, margin, w, h,
-                                             feat, pos, pol, err, wt, tr, HALF_TOL, self._n_threads())
+                                             feat, pos, pol, err, wt, tr, HALF_TOL,
+                                             _threads_for(self._n_threads(), n * X.shape[1]))
         feat, pos, pol = feat[:rounds], pos[:rounds], pol[:rounds]
         self.stump_feature_ = feat
         self.stump_threshold_ = _thresholds(xs, feat, pos)
@@ -447,7 +459,8 @@ class AdaBoostClassifier(ClassifierMixin, SmmlEstimator):
             out = np.empty(X.shape[0])
             _boost.stump_decision(X, np.ascontiguousarray(self.stump_feature_, dtype=np.intp),
                                   self.stump_threshold_,
-                                  self.estimator_weights_ * self.stump_polarity_, out, self._n_threads())
+                                  self.estimator_weights_ * self.stump_polarity_, out,
+                                  _threads_for(self._n_threads(), X.shape[0] * len(self.stump_feature_) * 16))
             return out
         scores = None
         for scores in self._staged_scores(X):
@@ -709,3 +722,148 @@ class BaggingRegressor(_BaggingRegressorMixin, RegressorMixin, _BaseBagging):
         if "random_state" in est.get_params(deep=False):
             est.set_params(random_state=seed)
         return est
+
+
+def _tree_importances(tree):
+    """Normalised decrease of the training objective per feature (sum over the nodes testing it)."""
+    t = tree.tree_
+    imp = np.zeros(tree.n_features_in_)
+    internal = t.children_left >= 0
+    np.add.at(imp, t.feature[internal], t.improvement[internal])
+    s = imp.sum()
+    return imp / s if s > 0 else imp
+
+
+class _BaseForest(_BaseBagging):
+    """Random forest = bagging of smml's CART trees with a random subset of features per node.
+
+    002 "Random forests": train many trees, each on a bootstrap sample of
+    alpha m examples drawn with replacement (``max_samples`` = alpha, default
+    1: m draws), each node trying a random subset of ``max_features``
+    features (default sqrt(d)); classification by majority vote (ties: the
+    smallest class), regression by the mean. The trees are grown in a thread
+    pool of ``n_jobs`` threads whose tree kernels release the GIL; all
+    bootstrap indices and tree seeds are drawn up front from
+    ``random_state``, so the forest is the same whatever the thread count.
+    """
+
+    def _n_draw(self, m):
+        return m if self.max_samples is None else max(1, int(round(self.max_samples * m)))
+
+    def _make_estimator(self, seed):
+        return _default_tree(self._classifier, criterion=self.criterion, max_depth=self.max_depth,
+                             min_samples_split=self.min_samples_split,
+                             min_samples_leaf=self.min_samples_leaf, max_features=self.max_features,
+                             splitter=self.splitter, random_state=seed, n_jobs=1)
+
+    @property
+    def feature_importances_(self):
+        """Mean over the trees of each tree's normalised total decrease of the training
+        objective (sum_leaves N psi) made by the splits on each feature (scikit-learn's MDI)."""
+        check_is_fitted(self)
+        return np.mean([_tree_importances(t) for t in self.estimators_], axis=0)
+
+
+_FOREST_SPEC = {"n_estimators": Interval(int, 1, None),
+                "max_samples": (Options(None), Interval(float, 0.0, None, "neither")),
+                "max_depth": (Options(None), Interval(int, 1, None)),
+                "min_samples_split": Interval(int, 2, None),
+                "min_samples_leaf": Interval(int, 1, None),
+                "max_features": (Options(None, "sqrt", "log2"), Interval(int, 1, None),
+                                 Interval(float, 0.0, 1.0, "right")),
+                "splitter": Options("auto", "exact", "hist"),
+                "oob_score": Options(True, False),
+                "n_jobs": N_JOBS, "random_state": RANDOM_STATE}
+
+
+class RandomForestClassifier(_BaggingClassifierMixin, ClassifierMixin, _BaseForest):
+    """Random forest classifier (002 "Random forests"): majority vote of bagged CART trees.
+
+    Parameters
+    ----------
+    n_estimators : int, default=100
+        T, the number of trees.
+    criterion : str, default="gini"
+        The trees' psi (``smml.tree.TreeClassifier``).
+    max_depth, min_samples_split, min_samples_leaf, splitter :
+        Passed to every ``TreeClassifier`` (default: grown until the leaves are pure).
+    max_features : default="sqrt"
+        Features tried at each node (sqrt(d) by default, 002).
+    max_samples : float or None
+        alpha: each bootstrap sample has alpha m examples; None = m.
+    oob_score : bool
+        Out-of-bag estimate of the risk (``oob_error_``, zero-one loss) and
+        ``oob_score_`` = 1 - ``oob_error_``.
+    n_jobs, random_state : threads of the pool; seed of the bootstrap samples and trees.
+
+    Attributes
+    ----------
+    estimators_, estimators_samples_, classes_, feature_importances_, oob_score_, oob_error_.
+    """
+
+    _parameter_spec = dict(_FOREST_SPEC, criterion=Options("gini", "entropy", "error", "sqrt"))
+
+    def __init__(self, n_estimators=100, criterion="gini", max_depth=None, min_samples_split=2,
+                 min_samples_leaf=1, max_features="sqrt", max_samples=None, splitter="auto",
+                 oob_score=False, n_jobs=None, random_state=None):
+        self.n_estimators = n_estimators
+        self.criterion = criterion
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.max_features = max_features
+        self.max_samples = max_samples
+        self.splitter = splitter
+        self.oob_score = oob_score
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+
+class RandomForestRegressor(_BaggingRegressorMixin, RegressorMixin, _BaseForest):
+    """Random forest regressor (002 "Random forests": regression returns the mean).
+
+    As :class:`RandomForestClassifier` with ``smml.tree.TreeRegressor`` trees
+    (squared error) averaged; ``max_features`` defaults to 1.0 (all features,
+    as scikit-learn's regressor; pass "sqrt" for 002's default);
+    ``oob_error_`` is the out-of-bag square loss and ``oob_score_`` its R^2.
+    """
+
+    _parameter_spec = dict(_FOREST_SPEC, criterion=Options("squared_error"))
+
+    def __init__(self, n_estimators=100, criterion="squared_error", max_depth=None, min_samples_split=2,
+                 min_samples_leaf=1, max_features=1.0, max_samples=None, splitter="auto",
+                 oob_score=False, n_jobs=None, random_state=None):
+        self.n_estimators = n_estimators
+        self.criterion = criterion
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.max_features = max_features
+        self.max_samples = max_samples
+        self.splitter = splitter
+        self.oob_score = oob_score
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+
+TOUR = [
+    TourEntry("AdaBoostClassifier(stumps, T=30)", lambda: AdaBoostClassifier(n_estimators=30),
+              ["breast_cancer"], reference=lambda: _ref_adaboost(30)),
+    TourEntry("AdaBoostClassifier(SAMME stumps, T=50)", lambda: AdaBoostClassifier(n_estimators=50),
+              ["iris", "wine"]),
+    TourEntry("BaggingClassifier(TreeClassifier, T=25)",
+              lambda: BaggingClassifier(_default_tree(True), n_estimators=25, random_state=0),
+              ["breast_cancer", "iris", "wine"]),
+    TourEntry("RandomForestClassifier(T=100)", lambda: RandomForestClassifier(random_state=0),
+              ["breast_cancer", "iris", "wine"]),
+    TourEntry("BaggingRegressor(TreeRegressor, T=25)",
+              lambda: BaggingRegressor(_default_tree(False), n_estimators=25, random_state=0),
+              ["diabetes"]),
+    TourEntry("RandomForestRegressor(T=100)", lambda: RandomForestRegressor(random_state=0), ["diabetes"]),
+]
+
+
+def _ref_adaboost(T):
+    from smml.reference.ensemble import AdaBoostStumps
+
+    return AdaBoostStumps(n_estimators=T)
