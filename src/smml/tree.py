@@ -241,6 +241,12 @@ class _BaseTree(SmmlEstimator):
         return X, y
 
     def _fit_arrays(self, X, ycls, yreg, n_classes, sw, rng_seed):
+        if not np.all(sw > 0):
+            # a zero weight means "absent": drop those rows so they create no thresholds
+            keep = sw > 0
+            X, sw = X[keep], sw[keep]
+            ycls = ycls[keep] if n_classes > 0 else ycls
+            yreg = yreg[keep] if n_classes == 0 else yreg
         n, d = X.shape
         is_cat = np.zeros(d, np.uint8)
         is_cat[self._cat_idx] = 1
@@ -271,9 +277,7 @@ class _BaseTree(SmmlEstimator):
         for j in self._cat_idx:
             Xb[j] = X[:, j].astype(np.intp).astype(np.uint8)   # codes 0..255 (training has no unknowns)
         if splitter == "exact":
-            XT = np.ascontiguousarray(X.T, dtype=np.float64)
-            Si = self._argsort_rows(XT, is_cat, n_threads)
-            Xs = np.take_along_axis(XT, Si, axis=1)
+            Xs, Si = self._sorted_columns(X, is_cat, n_threads)
         else:
             Si = np.zeros((1, 1), np.int32)
             Xs = np.zeros((1, 1))
@@ -288,15 +292,21 @@ class _BaseTree(SmmlEstimator):
         return Tree(**out)
 
     @staticmethod
-    def _argsort_rows(XT, is_cat, n_threads):
-        d, n = XT.shape
+    def _sorted_columns(X, is_cat, n_threads):
+        """Each numerical column sorted once (values and sample indices), 000's scan order."""
+        n, d = X.shape
         Si = np.empty((d, n), np.int32)
+        Xs = np.empty((d, n), np.float64)
 
         def work(j):
             if is_cat[j]:
-                Si[j] = np.arange(n, dtype=np.int32)
-            else:
-                Si[j] = np.argsort(XT[j])
+                Si[j] = 0
+                Xs[j] = 0.0
+                return
+            col = np.ascontiguousarray(X[:, j], dtype=np.float64)
+            o = np.argsort(col)
+            Si[j] = o
+            np.take(col, o, out=Xs[j])
 
         if n_threads > 1 and n * d >= 200_000:
             with ThreadPoolExecutor(n_threads) as ex:
@@ -304,7 +314,7 @@ class _BaseTree(SmmlEstimator):
         else:
             for j in range(d):
                 work(j)
-        return Si
+        return Xs, Si
 
     def _bin_edges(self, X, is_cat, seed):
         """Quantile bin edges per numerical feature (at most max_bins bins).
@@ -816,20 +826,20 @@ class TreeRegressor(RegressorMixin, _BaseTree):
 def _ref_clf():
     from smml.reference.tree import TreeClassifier as RefTree
 
-    return RefTree(max_depth=4)
+    return RefTree(max_depth=3)
 
 
 def _ref_reg():
     from smml.reference.tree import TreeRegressor as RefTree
 
-    return RefTree(max_depth=4)
+    return RefTree(max_depth=3)
 
 
 TOUR = [
-    TourEntry("TreeClassifier(max_depth=4)", lambda: TreeClassifier(max_depth=4, random_state=0),
+    TourEntry("TreeClassifier(max_depth=3)", lambda: TreeClassifier(max_depth=3, random_state=0),
               ["breast_cancer", "iris", "wine"], reference=_ref_clf, scale=False),
     TourEntry("TreeClassifier(pruning='occam')", lambda: TreeClassifier(pruning="occam", random_state=0),
               ["breast_cancer", "iris", "wine"], scale=False),
-    TourEntry("TreeRegressor(max_depth=4)", lambda: TreeRegressor(max_depth=4, random_state=0),
+    TourEntry("TreeRegressor(max_depth=3)", lambda: TreeRegressor(max_depth=3, random_state=0),
               ["diabetes"], reference=_ref_reg, scale=False),
 ]

@@ -1,0 +1,508 @@
+"""Tests for smml.tree: the notes' definitions (000 "Tree Predictors", "Risk analysis for tree
+predictors"; 002 "Tree-based classifiers"), the plain-Python reference, scikit-learn's checks."""
+import math
+import pickle
+from itertools import product
+
+import numpy as np
+import pytest
+from sklearn.utils.estimator_checks import parametrize_with_checks
+from threadpoolctl import threadpool_limits
+
+from smml.bounds import erm_tree_bound, occam_tree_bound, tree_code_length
+from smml.reference import tree as ref
+from smml.tree import TOUR, Tree, TreeClassifier, TreeRegressor
+
+CRITERIA = ["gini", "entropy", "error", "sqrt"]
+
+
+def _same_tree(est, r, check_threshold=True):
+    """smml's node arrays equal the reference's node list (same numbering)."""
+    t = est.tree_
+    assert t.node_count == len(r.nodes_)
+    for v, nd in enumerate(r.nodes_):
+        assert t.children_left[v] == nd["left"], v
+        assert t.children_right[v] == nd["right"], v
+        assert t.n_node_samples[v] == nd["n"], v
+        assert t.weighted_n_node_samples[v] == pytest.approx(nd["w"])
+        if nd["left"] < 0:
+            continue
+        assert t.feature[v] == nd["feature"], v
+        kind, arg = nd["test"]
+        if kind == "num":
+            assert not t.is_categorical[v]
+            if check_threshold:
+                assert t.threshold[v] == arg
+        else:
+            assert t.is_categorical[v]
+            bits = t.category_bits[v]
+            got = {c for c in range(256) if (int(bits[c >> 6]) >> (c & 63)) & 1}
+            assert got == set(arg)
+
+
+def _data(rng, n, d, k, decimals=1):
+    X = rng.normal(size=(n, d)).round(decimals)     # rounding makes duplicate values (ties)
+    y = (X[:, 0] + X[:, 1] * X[:, -1] + 0.5 * rng.normal(size=n) > 0).astype(int)
+    if k > 2:
+        y = (y + (X[:, 1] > 0.3)).astype(int) % k
+    return X, y
+
+
+# ---- the notes' definitions ----------------------------------------------------------------
+
+def test_psi_example_of_the_notes():
+    # 000: p = 0.8, q = 0.6, r = 1, alpha = 0.5: parent 8+/2-, first child 3+/2-, second 5+/0-
+    parent, first, second = [2.0, 8.0], [2.0, 3.0], [0.0, 5.0]
+    for crit in CRITERIA:
+        dec = ref.psi_cost(parent, crit) - ref.psi_cost(first, crit) - ref.psi_cost(second, crit)
+        if crit == "error":
+            assert dec == 0.0
+        else:
+            assert dec > 0.01
+    # the same node through the kernel: one feature whose only test is that split
+    X = np.array([0.0] * 5 + [1.0] * 5).reshape(-1, 1)
+    y = np.array([0, 0, 1, 1, 1] + [1] * 5)
+    for crit in CRITERIA:
+        est = TreeClassifier(crit, splitter="exact").fit(X, y)
+        # "error": no split decreases the training error, the growth stops (000)
+        assert est.tree_.node_count == (1 if crit == "error" else 3)
+
+
+def test_psi_formulas_binary():
+    for p in np.linspace(0.0, 1.0, 11):
+        w = [1 - p, p]
+        assert ref.psi_cost(w, "error") == pytest.approx(min(p, 1 - p))
+        assert ref.psi_cost(w, "gini") == pytest.approx(2 * p * (1 - p))
+        h = -sum(a * math.log2(a) for a in w if a > 0) / 2
+        assert ref.psi_cost(w, "entropy") == pytest.approx(h)
+        assert ref.psi_cost(w, "sqrt") == pytest.approx(math.sqrt(p * (1 - p)))
+        # 000: min <= gini <= scaled entropy
+        assert ref.psi_cost(w, "error") <= ref.psi_cost(w, "gini") + 1e-12 <= ref.psi_cost(w, "entropy") + 2e-12
+
+
+@pytest.mark.parametrize("crit", CRITERIA)
+def test_training_error_non_increasing_in_max_leaf_nodes(crit, rng):
+    X, y = _data(rng, 150, 4, 2)
+    errs = []
+    for L in range(2, 30):
+        est = TreeClassifier(crit, max_leaf_nodes=L, splitter="exact").fit(X, y)
+        assert est.get_n_leaves() <= L
+        errs.append(np.mean(est.predict(X) != y))
+    assert all(b <= a + 1e-12 for a, b in zip(errs, errs[1:]))
+    assert errs[-1] < errs[0]
+
+
+@pytest.mark.parametrize("crit", ["gini", "entropy", "sqrt"])
+@pytest.mark.parametrize("splitter", ["exact", "hist"])
+def test_fully_grown_tree_has_zero_training_error(crit, splitter, rng):
+    X = rng.normal(size=(300, 3))                   # no duplicates, so no conflicting labels
+    y = rng.integers(0, 3, 300)                     # labels unrelated to X: the tree must memorise
+    est = TreeClassifier(crit, splitter=splitter, max_bins=256).fit(X, y)
+    if splitter == "hist":   # quantile bins can merge examples: only exact guarantees purity
+        assert np.mean(est.predict(X) != y) < 0.5
+    else:
+        assert np.all(est.predict(X) == y)
+    yr = rng.normal(size=300)
+    assert np.allclose(TreeRegressor(splitter="exact").fit(X, yr).predict(X), yr)
+
+
+def test_split_never_increases_training_objective(rng):
+    X, y = _data(rng, 200, 3, 3)
+    for crit in CRITERIA:
+        t = TreeClassifier(crit).fit(X, y).tree_
+        internal = t.children_left >= 0
+        assert np.all(t.improvement[internal] > 0)     # Jensen (000) and the strict stopping rule
+        for v in np.flatnonzero(internal):
+            l, r = t.children_left[v], t.children_right[v]
+            cost = lambda u: t.impurity[u] * t.weighted_n_node_samples[u]  # noqa: E731
+            assert cost(v) - cost(l) - cost(r) == pytest.approx(t.improvement[v], abs=1e-9)
+
+
+def test_xor_gets_stuck_as_the_notes_say():
+    # every single test on XOR leaves both children at p = 1/2: no decrease, the growth stops
+    X = np.array([[0, 0], [1, 1], [0, 1], [1, 0]], dtype=float)
+    y = np.array([1, 1, 0, 0])
+    for crit in CRITERIA:
+        assert TreeClassifier(crit).fit(X, y).tree_.node_count == 1
+
+
+def test_leaf_label_tie_goes_to_last_class():
+    X = np.zeros((4, 1))
+    y = np.array(["a", "b", "a", "b"])
+    est = TreeClassifier().fit(X, y)
+    assert est.tree_.node_count == 1
+    assert np.all(est.predict(X) == "b")       # 000: +1 if N+ >= N-
+    assert np.allclose(est.predict_proba(X), 0.5)
+
+
+# ---- against the reference ---------------------------------------------------------------
+
+@pytest.mark.parametrize("crit", CRITERIA)
+@pytest.mark.parametrize("growth", ["best", "depth"])
+@pytest.mark.parametrize("k", [2, 3])
+def test_exact_kernel_grows_the_reference_tree(crit, growth, k, rng):
+    X, y = _data(rng, 70, 3, k)
+    w = rng.integers(1, 4, size=70).astype(float)       # integer weights keep sums exact
+    for kw in [{}, {"max_leaf_nodes": 6}, {"max_depth": 2, "min_samples_leaf": 3},
+               {"min_samples_split": 10, "min_impurity_decrease": 0.01}]:
+        est = TreeClassifier(crit, splitter="exact", growth=growth, **kw).fit(X, y, sample_weight=w)
+        r = ref.TreeClassifier(crit, growth=growth, **kw).fit(X, y, sample_weight=w)
+        _same_tree(est, r)
+        assert np.array_equal(est.predict(X), r.predict(X))
+
+
+@pytest.mark.parametrize("growth", ["best", "depth"])
+def test_exact_regressor_grows_the_reference_tree(growth, rng):
+    X, _ = _data(rng, 60, 3, 2)
+    y = rng.integers(-3, 4, size=60).astype(float)      # integer targets keep sums exact
+    for kw in [{}, {"max_leaf_nodes": 5}, {"max_depth": 3, "min_samples_leaf": 2}]:
+        est = TreeRegressor(splitter="exact", growth=growth, **kw).fit(X, y)
+        r = ref.TreeRegressor(growth=growth, **kw).fit(X, y)
+        _same_tree(est, r)
+        assert np.allclose(est.predict(X), r.predict(X))
+
+
+@pytest.mark.parametrize("k", [2, 3, 0])
+def test_categorical_kernel_matches_reference(k, rng):
+    n = 80
+    X = np.column_stack([rng.integers(0, 6, n), rng.normal(size=n).round(1), rng.integers(0, 4, n)]).astype(float)
+    if k == 0:
+        y = (X[:, 0] % 3 + rng.integers(0, 2, n)).astype(float)
+        est = TreeRegressor(splitter="exact", categorical_features=[0, 2]).fit(X, y)
+        r = ref.TreeRegressor(categorical_features=[0, 2]).fit(X, y)
+    else:
+        y = ((X[:, 0] % 3 == 1) ^ (rng.random(n) < 0.2)).astype(int) + (k == 3) * (X[:, 2] > 1)
+        est = TreeClassifier(splitter="exact", categorical_features=[0, 2]).fit(X, y)
+        r = ref.TreeClassifier(categorical_features=[0, 2]).fit(X, y)
+    _same_tree(est, r)
+
+
+@pytest.mark.parametrize("classification", [True, False])
+def test_category_ordering_finds_the_optimal_subset(classification, rng):
+    # Breiman: for binary classification and regression a prefix of the categories ordered
+    # by mean target is an optimal subset
+    for _ in range(5):
+        n = 40
+        codes = rng.integers(0, 6, n)
+        y = (rng.random(n) < rng.random(6)[codes]).astype(int) if classification else \
+            rng.integers(0, 5, n).astype(float)
+        X = codes.reshape(-1, 1).astype(float)
+        best = ref.best_categorical_subset_exhaustive(codes, y, classification=classification)
+        est = (TreeClassifier("gini") if classification else TreeRegressor()).set_params(
+            categorical_features=[0], max_depth=1).fit(X, y)
+        t = est.tree_
+        if t.node_count == 1:
+            continue
+        W = t.weighted_n_node_samples
+        cost = lambda u: t.impurity[u] * W[u]  # noqa: E731
+        assert cost(1) + cost(2) == pytest.approx(best, rel=1e-9, abs=1e-9)
+
+
+def test_hist_equals_exact_with_few_distinct_values(rng):
+    X, y = _data(rng, 500, 4, 3)                        # about 60 distinct values per column
+    for est_cls, yy in [(TreeClassifier, y), (TreeRegressor, y + 2.0 * (X[:, 0] > 0.3))]:  # exact sums
+        e = est_cls(splitter="exact").fit(X, yy)
+        h = est_cls(splitter="hist").fit(X, yy)
+        # same partitions (hist puts the threshold at the lowest bin edge between the values)
+        assert np.array_equal(e.tree_.feature, h.tree_.feature)
+        assert np.array_equal(e.tree_.n_node_samples, h.tree_.n_node_samples)
+        assert np.array_equal(e.apply(X), h.apply(X))
+
+
+# ---- estimator behaviour ----------------------------------------------------------------------
+
+def test_dataframe_with_string_categories():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    n = 200
+    smoker = rng.choice(["yes", "no", "ex"], n)
+    age = rng.integers(12, 90, n)
+    y = np.where((smoker != "no") & (age > 40), "sick", "healthy")
+    df = pd.DataFrame({"age": age, "smoker": smoker})
+    est = TreeClassifier(categorical_features=["smoker"]).fit(df, y)
+    assert np.all(est.predict(df) == y)
+    assert list(est.categories_[1]) == ["ex", "no", "yes"]
+    txt = est.export_text()
+    assert "smoker in {" in txt and "age <=" in txt
+    rules = est.export_rules("sick")
+    assert "smoker in {ex, yes}" in rules or "smoker not in {no}" in rules
+    new = pd.DataFrame({"age": [50, 50], "smoker": ["never-seen", "yes"]})
+    pred = est.predict(new)                             # unknown category: second child, no crash
+    assert pred[1] == "sick"
+    # same by index
+    est2 = TreeClassifier(categorical_features=[1]).fit(df, y)
+    assert np.array_equal(est2.predict(df), est.predict(df))
+    with pytest.raises(ValueError, match="not a column"):
+        TreeClassifier(categorical_features=["nope"]).fit(df, y)
+
+
+def test_export_rules_is_the_classifier(rng):
+    X, y = _data(rng, 200, 3, 2)
+    est = TreeClassifier(max_leaf_nodes=8).fit(X, y)
+    rules = est.export_rules(1, decimals=17)
+    pred = np.array([eval(rules, {}, {f"x{j}": row[j] for j in range(3)}) for row in X])
+    assert np.array_equal(pred, est.predict(X) == 1)
+    assert est.export_rules(0, decimals=17).count(" or ") + 1 + rules.count(" or ") + 1 == est.get_n_leaves()
+    with pytest.raises(ValueError, match="class_label"):
+        est.export_rules(7)
+    one = TreeClassifier().fit(np.zeros((3, 1)), [1, 1, 1])
+    assert one.export_rules(1) == "True"
+    names = est.export_text(feature_names=["a", "b", "c"])
+    assert "a <=" in names or "b <=" in names or "c <=" in names
+
+
+def test_sample_weight_equals_repetition(rng):
+    X, y = _data(rng, 60, 3, 2)
+    w = rng.integers(1, 4, 60)
+    rep = np.repeat(np.arange(60), w)
+    a = TreeClassifier(splitter="exact").fit(X, y, sample_weight=w.astype(float))
+    b = TreeClassifier(splitter="exact").fit(X[rep], y[rep])
+    assert np.array_equal(a.tree_.feature, b.tree_.feature)
+    assert np.array_equal(a.tree_.threshold, b.tree_.threshold)
+    assert np.allclose(a.tree_.value, b.tree_.value)
+    # zero weight = absent
+    w0 = np.ones(60)
+    w0[:10] = 0
+    c = TreeClassifier(splitter="exact").fit(X, y, sample_weight=w0)
+    assert np.allclose(c.tree_.weighted_n_node_samples[0], 50)
+
+
+@pytest.mark.parametrize("splitter", ["exact", "hist"])
+def test_thread_count_does_not_change_the_tree(splitter, rng):
+    X, y = _data(rng, 25_000, 8, 3, decimals=3)
+    trees = []
+    for nj in (1, 2):
+        est = TreeClassifier(splitter=splitter, max_depth=8, max_features=5, random_state=3, n_jobs=nj).fit(X, y)
+        trees.append(est)
+    with threadpool_limits(1, user_api="openmp"):
+        trees.append(TreeClassifier(splitter=splitter, max_depth=8, max_features=5, random_state=3).fit(X, y))
+    for t in trees[1:]:
+        for f in Tree._FIELDS:
+            assert np.array_equal(getattr(trees[0].tree_, f), getattr(t.tree_, f)), f
+        assert np.array_equal(trees[0].predict(X), t.predict(X))
+
+
+def test_max_features_and_random_state(rng):
+    X, y = _data(rng, 300, 6, 2)
+    a = TreeClassifier(max_features=2, random_state=0).fit(X, y)
+    b = TreeClassifier(max_features=2, random_state=0).fit(X, y)
+    assert np.array_equal(a.tree_.feature, b.tree_.feature)
+    feats = {tuple(TreeClassifier(max_features=2, random_state=s).fit(X, y).tree_.feature) for s in range(6)}
+    assert len(feats) > 1
+    assert TreeClassifier(max_features="sqrt", random_state=0).fit(X, y).tree_.node_count > 1
+    g = np.random.default_rng(0)
+    TreeClassifier(max_features=0.5, random_state=g).fit(X, y)
+
+
+def test_float32_and_layouts(rng):
+    X, y = _data(rng, 200, 4, 3, decimals=2)
+    X32 = X.astype(np.float32)
+    a = TreeClassifier(splitter="exact").fit(X32, y)
+    b = TreeClassifier(splitter="exact").fit(X32.astype(np.float64), y)
+    assert np.array_equal(a.tree_.threshold, b.tree_.threshold)
+    assert np.array_equal(a.predict(X32), b.predict(X32))
+    h = TreeClassifier(splitter="hist").fit(X32, y)
+    assert np.array_equal(h.predict(X32), h.predict(X32.astype(np.float64)))
+    pred = b.predict(X)
+    XF = np.asfortranarray(X)
+    XR = X.copy()
+    XR.setflags(write=False)
+    Xbig = np.zeros((200, 8))
+    Xbig[:, ::2] = X
+    for Z in (XF, XR, Xbig[:, ::2]):
+        assert np.array_equal(TreeClassifier(splitter="exact").fit(Z, y).predict(Z), pred)
+
+
+def test_edge_cases(rng):
+    # one sample, one class, constant features, conflicting duplicates
+    est = TreeClassifier().fit([[1.0, 2.0]], ["z"])
+    assert est.predict([[0.0, 0.0]])[0] == "z" and est.tree_.node_count == 1
+    est = TreeClassifier().fit(rng.normal(size=(20, 2)), np.ones(20))
+    assert est.tree_.node_count == 1
+    est = TreeClassifier().fit(np.ones((10, 3)), np.arange(10) % 2)
+    assert est.tree_.node_count == 1
+    X = np.array([[0.0], [0.0], [1.0], [1.0]])
+    est = TreeClassifier().fit(X, [0, 1, 1, 1])
+    assert est.tree_.node_count == 3 and est.predict([[0.0]])[0] == 1   # tie 1:1 -> last class
+    r = TreeRegressor().fit(np.ones((5, 2)), [1, 2, 3, 4, 5])
+    assert np.allclose(r.predict([[1.0, 1.0]]), 3.0)
+    assert TreeRegressor().fit(rng.normal(size=(9, 2)), np.full(9, 2.5)).tree_.node_count == 1
+    assert TreeClassifier(max_depth=0).fit(rng.normal(size=(9, 2)), np.arange(9) % 2).tree_.node_count == 1
+
+
+@pytest.mark.parametrize("Est", [TreeClassifier, TreeRegressor])
+def test_bad_inputs(Est, rng):
+    X = rng.normal(size=(20, 3))
+    y = (X[:, 0] > 0).astype(int)
+    bad = [
+        (dict(), np.where(np.eye(20, 3) > 0, np.nan, X), y, None, "NaN"),
+        (dict(), X, y[:10], None, "inconsistent"),
+        (dict(), X, y, -np.ones(20), "non-negative"),
+        (dict(), X, y, np.ones(5), "sample_weight"),
+        (dict(max_depth=-1), X, y, None, "max_depth"),
+        (dict(max_bins=300), X, y, None, "max_bins"),
+        (dict(min_samples_split=1), X, y, None, "min_samples_split"),
+        (dict(criterion="bogus"), X, y, None, "criterion"),
+        (dict(splitter="best"), X, y, None, "splitter"),
+        (dict(max_features=10), X, y, None, "max_features"),
+        (dict(categorical_features=[5]), X, y, None, "out of range"),
+        (dict(n_jobs=0), X, y, None, "n_jobs"),
+    ]
+    for params, XX, yy, sw, msg in bad:
+        with pytest.raises(ValueError, match=msg):
+            Est(**params).fit(XX, yy, sample_weight=sw)
+    with pytest.raises(ValueError, match="categories"):
+        Est(categorical_features=[0]).fit(np.arange(600.0).reshape(300, 2), np.arange(300) % 2)
+    est = Est().fit(X, y)
+    with pytest.raises(ValueError, match="features"):
+        est.predict(X[:, :2])
+    with pytest.raises(ValueError, match="NaN"):
+        est.predict(np.full((2, 3), np.nan))
+    with pytest.raises(ValueError, match="y_val"):
+        est.prune_reduced_error(X, y[:5])
+
+
+def test_pickle_and_plain_arrays(rng):
+    X, y = _data(rng, 100, 3, 3)
+    est = TreeClassifier(max_depth=4).fit(X, y)
+    est2 = pickle.loads(pickle.dumps(est))
+    assert np.array_equal(est.predict_proba(X), est2.predict_proba(X))
+    t = est.tree_
+    for f in Tree._FIELDS:
+        assert isinstance(getattr(t, f), np.ndarray)
+    assert t.n_leaves == est.get_n_leaves() and t.max_depth == est.get_depth() <= 4
+    leaves = est.apply(X)
+    assert np.all(t.children_left[leaves] < 0)
+    assert np.allclose(est.predict_proba(X).sum(axis=1), 1.0)
+
+
+def test_best_first_trees_are_nested(rng):
+    # best-first growth with L + 1 leaves continues the growth with L leaves: same first nodes
+    X, y = _data(rng, 300, 4, 2)
+    prev = None
+    for L in range(2, 12):
+        t = TreeClassifier(growth="best", splitter="exact", max_leaf_nodes=L).fit(X, y).tree_
+        assert t.n_leaves == L and t.node_count == 2 * L - 1
+        if prev is not None:
+            m = prev.node_count
+            internal = prev.children_left >= 0
+            assert np.array_equal(prev.feature[internal], t.feature[:m][internal])
+            assert np.array_equal(prev.threshold[internal], t.threshold[:m][internal])
+            # the leaf expanded last has the largest decrease among the leaves' best splits
+            new_parent = np.flatnonzero((t.children_left[:m] >= 0) & ~internal)
+            assert len(new_parent) == 1
+        prev = t
+
+
+# ---- pruning and the bounds --------------------------------------------------------------
+
+def test_reduced_error_pruning(rng):
+    X, y = _data(rng, 400, 4, 2)
+    Xv, yv = _data(rng, 200, 4, 2)
+    est = TreeClassifier().fit(X, y)
+    before_nodes, before_err = est.tree_.node_count, np.mean(est.predict(Xv) != yv)
+    est.prune_reduced_error(Xv, yv)
+    after_err = np.mean(est.predict(Xv) != yv)
+    assert est.tree_.node_count < before_nodes
+    assert after_err <= before_err
+    # no internal node left whose replacement by a leaf would not increase the validation error
+    leaf_err = est._validation_leaf_errors(est._validate_predict(Xv), yv)
+    t = est.tree_
+    sub = leaf_err.copy()
+    for v in range(t.node_count - 1, -1, -1):
+        if t.children_left[v] >= 0:
+            sub[v] = sub[t.children_left[v]] + sub[t.children_right[v]]
+            assert leaf_err[v] > sub[v]
+    # through the constructor, and for regression
+    p = TreeClassifier(pruning="reduced_error", random_state=0).fit(X, y)
+    assert p.tree_.node_count < before_nodes
+    yr = X[:, 0] + rng.normal(size=400)
+    r = TreeRegressor().fit(X, yr)
+    n0 = r.tree_.node_count
+    r.prune_reduced_error(Xv, Xv[:, 0])
+    assert r.tree_.node_count < n0
+    assert TreeRegressor(pruning="reduced_error", random_state=0).fit(X, yr).tree_.node_count < n0
+
+
+def _all_pruned_subtrees(t, v=0):
+    """Every pruned subtree below v as (n_leaves, weighted training errors)."""
+    leaf_err = t.weighted_n_node_samples[v] - t.value[v].max()
+    out = [(1, leaf_err)]
+    if t.children_left[v] >= 0:
+        for (a, ea), (b, eb) in product(_all_pruned_subtrees(t, t.children_left[v]),
+                                        _all_pruned_subtrees(t, t.children_right[v])):
+            out.append((a + b, ea + eb))
+    return out
+
+
+def test_occam_pruning_minimises_the_bound(rng):
+    X, y = _data(rng, 200, 3, 2)
+    est = TreeClassifier(max_leaf_nodes=9, random_state=0).fit(X, y)
+    t = est.tree_
+    m, d = X.shape
+    cands = _all_pruned_subtrees(t)
+    best = min(occam_tree_bound(e / m, 2 * L - 1, d, m, 0.05) for L, e in cands)
+    est.prune_occam(0.05)
+    t2 = est.tree_
+    train_err = np.mean(est.predict(X) != y)
+    assert est.occam_bound_ == pytest.approx(best)
+    assert est.occam_bound_ == pytest.approx(occam_tree_bound(train_err, t2.node_count, d, m, 0.05))
+    # a big m makes the penalty small: the whole tree is kept if it has the smallest error
+    big = TreeClassifier(pruning="occam", delta=0.5).fit(np.repeat(X, 50, 0), np.repeat(y, 50))
+    assert big.tree_.node_count > 1
+
+
+def test_tree_bounds():
+    for d, N in product([1, 2, 5, 13, 29, 100], [1, 2, 3, 7, 8, 1023]):
+        assert tree_code_length(N, d) == (N + 1) * math.ceil(math.log2(d + 3)) + 2 * math.floor(math.log2(N)) + 1
+    assert occam_tree_bound(0.1, 7, 10, 1000, 0.05) == pytest.approx(
+        0.1 + math.sqrt((tree_code_length(7, 10) + math.log(2 / 0.05)) / 2000))
+    assert erm_tree_bound(1000, 7, 10, 0.05) == pytest.approx(
+        math.sqrt(2 / 1000 * (7 * (1 + math.log(20)) + math.log(40))))
+    for bad in [lambda: tree_code_length(0, 3), lambda: occam_tree_bound(1.5, 3, 3, 10),
+                lambda: occam_tree_bound(0.1, 3, 3, 10, delta=1.0), lambda: erm_tree_bound(0, 3, 3)]:
+        with pytest.raises(ValueError):
+            bad()
+
+
+def test_tour_entries():
+    assert {e.name.split("(")[0] for e in TOUR} == {"TreeClassifier", "TreeRegressor"}
+    ds = {d for e in TOUR for d in e.datasets}
+    assert ds == {"breast_cancer", "iris", "wine", "diabetes"}
+    from smml._tour import load, split
+    X, y = load("iris")
+    Xtr, Xte, ytr, yte = split("iris", X, y)
+    e = TOUR[0]
+    a, r = e.make().fit(Xtr, ytr), e.reference().fit(Xtr, ytr)
+    assert np.array_equal(a.predict(Xte), r.predict(Xte))
+
+
+def test_against_sklearn_on_distinct_values(rng):
+    # same criterion (gini), depth-first, no ties: sklearn's tree makes the same partition
+    from sklearn.tree import DecisionTreeClassifier
+    X = rng.normal(size=(300, 4))
+    y = (X[:, 0] * X[:, 1] > 0).astype(int)
+    a = TreeClassifier("gini", splitter="exact", growth="depth", max_depth=3).fit(X, y).tree_
+    b = DecisionTreeClassifier(criterion="gini", max_depth=3, random_state=0).fit(X, y).tree_
+
+    def preorder(t, v=0):
+        if t.children_left[v] < 0:
+            return [(-1, 0.0, t.impurity[v])]
+        return ([(t.feature[v], t.threshold[v], t.impurity[v])] + preorder(t, t.children_left[v])
+                + preorder(t, t.children_right[v]))
+
+    pa, pb = preorder(a), preorder(b)
+    assert [p[0] for p in pa] == [p[0] for p in pb]
+    assert np.allclose([p[1] for p in pa], [p[1] for p in pb])
+    assert np.allclose([p[2] for p in pa], [p[2] for p in pb])
+
+
+# ---- scikit-learn's estimator checks -------------------------------------------------------
+
+EXPECTED_FAILED = {}
+
+
+@parametrize_with_checks([TreeClassifier(random_state=0), TreeRegressor(random_state=0)],
+                         expected_failed_checks=lambda est: EXPECTED_FAILED)
+def test_sklearn_checks(estimator, check):
+    check(estimator)
