@@ -52,7 +52,7 @@ def _expected_failed(est):
 
 ESTIMATORS = [L.Perceptron(), L.Perceptron(shuffle=True, random_state=0), L.LinearRegression(),
               L.RidgeRegression(), L.LMSRegressor(), L.LMSRegressor(mode="stochastic", max_epochs=200),
-              L.LogisticRegression(), L.LogisticRegression(solver="sgd", max_iter=50, random_state=0),
+              L.LogisticRegression(lam=1e-2), L.LogisticRegression(solver="sgd", max_iter=50, random_state=0),
               L.Pegasos(random_state=0), L.Pegasos(average=True, random_state=0),
               L.OnlineGradientDescent(), L.OnlineGradientDescent(loss="logistic", sigma=0.1, radius=10.0),
               L.OnlineGradientDescentRegressor(), L.LinearProgramClassifier(), L.LADRegressor()]

@@ -39,6 +39,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import type_of_target
 
 from smml._core import _linear as _k
+from smml._threads import blas_single_thread
 from smml._tour import TourEntry
 from smml._validation import (N_JOBS, RANDOM_STATE, Interval, Options, check_is_fitted,
                               encode_classes, validate_X, validate_X_y)
@@ -118,6 +119,29 @@ def _scores(est, X):
     out = np.empty((X.shape[0], W.shape[0]), dtype=dtype)
     _k.decision_function(X, W, b, out, est._n_threads())
     return out
+
+
+def _centered_gram(X, y, fit_intercept):
+    """(A, b, X_mean, y_mean) with A = Xc^T Xc and b = Xc^T yc for the centred data.
+
+    Avoids the n x d centred copy: A = X^T X - n mu mu^T (BLAS syrk on X itself)
+    when every column's mean is at most its standard deviation (diag(Xc^T Xc)
+    >= diag(X^T X) / 2, so the subtraction loses at most one bit); otherwise the
+    data are centred explicitly.
+    """
+    if not fit_intercept:
+        return X.T @ X, X.T @ y, np.zeros(X.shape[1]), 0.0
+    n = X.shape[0]
+    mu = X.mean(axis=0)
+    y_mean = float(y.mean())
+    A = X.T @ X
+    dA = np.diag(A).copy()
+    A -= n * np.outer(mu, mu)
+    if np.all(np.diag(A) >= 0.5 * dA):
+        b = X.T @ y - n * y_mean * mu
+        return A, b, mu, y_mean
+    Xc, yc = X - mu, y - y_mean
+    return Xc.T @ Xc, Xc.T @ yc, mu, y_mean
 
 
 def _center(X, y, fit_intercept):
@@ -308,15 +332,14 @@ class LinearRegression(_LinearRegressorBase):
     def fit(self, X, y):
         self._validate_params()
         X, y = validate_X_y(self, X, y, dtype="float64", y_numeric=True)
-        Xc, yc, X_mean, y_mean = _center(X, y, self.fit_intercept)
-        A = Xc.T @ Xc
-        b = Xc.T @ yc
+        A, b, X_mean, y_mean = _centered_gram(X, y, self.fit_intercept)
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("error", scipy.linalg.LinAlgWarning)
                 w = scipy.linalg.solve(A, b, assume_a="pos", check_finite=False)
             self.solver_ = "normal_equations"
         except (np.linalg.LinAlgError, scipy.linalg.LinAlgWarning, ValueError):
+            Xc, yc, _, _ = _center(X, y, self.fit_intercept)
             w = scipy.linalg.lstsq(Xc, yc, lapack_driver="gelsd", check_finite=False)[0]
             self.solver_ = "pseudo_inverse"
         self._set(w, X_mean, y_mean)
@@ -354,10 +377,9 @@ class RidgeRegression(LinearRegression):
         if self.alpha == 0:
             return LinearRegression.fit(self, X, y)
         X, y = validate_X_y(self, X, y, dtype="float64", y_numeric=True)
-        Xc, yc, X_mean, y_mean = _center(X, y, self.fit_intercept)
-        A = Xc.T @ Xc
+        A, b, X_mean, y_mean = _centered_gram(X, y, self.fit_intercept)
         A.flat[::A.shape[0] + 1] += self.alpha
-        w = scipy.linalg.solve(A, Xc.T @ yc, assume_a="pos", check_finite=False)
+        w = scipy.linalg.solve(A, b, assume_a="pos", check_finite=False)
         self.solver_ = "closed_form"
         self._set(w, X_mean, y_mean)
         return self
@@ -468,7 +490,7 @@ class LogisticRegression(_BinaryLinearClassifier):
                        "tol": Interval(float, 0, None), "learning_rate": Interval(float, 0, None, "neither"),
                        "random_state": RANDOM_STATE, "n_jobs": N_JOBS}
 
-    def __init__(self, lam=1e-3, fit_intercept=True, solver="lbfgs", max_iter=1000, tol=1e-8,
+    def __init__(self, lam=1e-3, fit_intercept=True, solver="lbfgs", max_iter=1000, tol=1e-6,
                  learning_rate=0.01, random_state=None, n_jobs=None):
         self.lam = lam
         self.fit_intercept = fit_intercept
@@ -481,7 +503,9 @@ class LogisticRegression(_BinaryLinearClassifier):
 
     def _loss_grad(self, X, y_pm, n_threads):
         """f(w) -> (objective, gradient) on the compiled kernel."""
-        slabs = np.empty((_k.n_chunks_for(X.shape[0]), X.shape[1] + 2))
+        n_chunks = _k.n_chunks_for(X.shape[0])
+        slabs = np.empty((n_chunks, X.shape[1] + 2))
+        n_threads = max(1, min(n_threads, n_chunks // 2))   # small problems: no thread team
         fi = bool(self.fit_intercept)
         lam = float(self.lam)
 
@@ -503,9 +527,12 @@ class LogisticRegression(_BinaryLinearClassifier):
         w0 = np.zeros(d + fi)
         if self.solver == "lbfgs":
             fun = self._loss_grad(X, y_pm, self._n_threads())
-            res = scipy.optimize.minimize(fun, w0, jac=True, method="L-BFGS-B",
-                                          options={"maxiter": self.max_iter, "gtol": self.tol,
-                                                   "ftol": 64 * np.finfo(float).eps, "maxls": 50})
+            # L-BFGS works on (d+1)-vectors: BLAS threads there only cost (and the
+            # kernel's per-row dot/axpy are single-threaded BLAS called from OpenMP threads)
+            with blas_single_thread():
+                res = scipy.optimize.minimize(fun, w0, jac=True, method="L-BFGS-B",
+                                              options={"maxiter": self.max_iter, "gtol": self.tol,
+                                                       "ftol": 64 * np.finfo(float).eps, "maxls": 50})
             w = res.x
             self.n_iter_ = int(res.nit)
         else:
