@@ -232,6 +232,21 @@ def test_generic_weak_learner_matches_compiled_stumps(rng):
     np.testing.assert_allclose(g.train_errors_, a.train_errors_)
 
 
+def test_smml_tree_as_weak_learner(rng):
+    X, y = _binary(rng, m=200, noise=0.8)
+    a = AdaBoostClassifier(TreeClassifier(max_depth=3), n_estimators=15, random_state=0).fit(X, y)
+    assert all(isinstance(e, TreeClassifier) and e.max_depth == 3 for e in a.estimators_)
+    assert np.all(a.train_errors_ <= a.training_error_bound_ + 1e-12)
+    yy = np.where(y == 1, 1, -1)
+    for e, eps, P in zip(a.estimators_[:1], a.estimator_errors_, [np.full(200, 1 / 200)]):
+        assert np.sum(P[e.predict(X) != yy]) == pytest.approx(eps)
+    assert a.train_errors_[-1] < a.train_errors_[0]
+    # smml's Perceptron has no sample_weight: refused with a clear message
+    from smml.linear import Perceptron
+    with pytest.raises(ValueError, match="sample_weight"):
+        AdaBoostClassifier(Perceptron()).fit(X, y)
+
+
 def test_sample_weight_is_P1(rng):
     X, y = _binary(rng, m=60)
     rep = rng.integers(1, 4, size=60)
@@ -342,6 +357,33 @@ def test_bad_inputs(rng):
 class _NoWeights(ClassifierMixin, BaseEstimator):
     def fit(self, X, y):
         return self
+
+
+def test_bounds_functions():
+    b, e = bounds.adaboost_training_error_bound([0.1, 0.2, -0.3])
+    assert b == pytest.approx(math.sqrt(0.96) * math.sqrt(0.84) * math.sqrt(0.64))
+    assert e == pytest.approx(math.exp(-2 * (0.01 + 0.04 + 0.09))) and b <= e
+    assert bounds.adaboost_training_error_bound([0.5]) == (0.0, pytest.approx(math.exp(-0.5)))
+    T = bounds.adaboost_rounds_for_zero_error(100, 0.1)
+    assert T == pytest.approx(math.log(100) / 0.02)
+    assert math.exp(-2 * (math.floor(T) + 1) * 0.01) < 1 / 100        # floor(T) + 1 rounds suffice
+    assert bounds.majority_vote_bound(10, 0.1) == pytest.approx(math.exp(-0.2))
+    for bad in ([], [0.7], [float("nan")]):
+        with pytest.raises(ValueError):
+            bounds.adaboost_training_error_bound(bad)
+    for m, g in ((0, 0.1), (10, 0.0), (10, 0.6), (10, True)):
+        with pytest.raises(ValueError):
+            bounds.adaboost_rounds_for_zero_error(m, g)
+    with pytest.raises(ValueError):
+        bounds.majority_vote_bound(0, 0.1)
+
+
+def test_bagging_majority_vote_bound_with_independent_errors():
+    # 003 section 16: T classifiers whose errors are independent, each wrong w.p. 1/2 - gamma
+    rng = np.random.default_rng(0)
+    T, gamma, m = 25, 0.15, 20000
+    wrong = rng.random((T, m)) < 0.5 - gamma
+    assert np.mean(wrong.sum(axis=0) > T / 2) <= bounds.majority_vote_bound(T, gamma)
 
 
 # ---------------------------------------------------------------------------

@@ -183,7 +183,7 @@ def ogd_strongly_convex_regret_bound(G, sigma, T):
 
 # ---- Ensembles (AdaBoost) ----------------------------------------------------
 
-__all__ += ["adaboost_training_error_bound", "adaboost_rounds_for_zero_error"]
+__all__ += ["adaboost_training_error_bound", "adaboost_rounds_for_zero_error", "majority_vote_bound"]
 
 
 def _edges(edges):
@@ -240,6 +240,7 @@ def tree_code_length(n_nodes, d):
     _check_positive_int("n_nodes", n_nodes)
     _check_positive_int("d", d)
     # exact integer logs: ceil(log2(d+3)) = bit_length(d+2), floor(log2 N) = bit_length(N)-1
+    n_nodes, d = int(n_nodes), int(d)
     return (n_nodes + 1) * (d + 2).bit_length() + 2 * (n_nodes.bit_length() - 1) + 1
 
 
@@ -272,3 +273,17 @@ def erm_tree_bound(m, n_nodes, d, delta=0.05):
     _check_positive_int("d", d)
     _check_delta(delta)
     return math.sqrt(2.0 / m * (n_nodes * (1.0 + math.log(2.0 * d)) + math.log(2.0 / delta)))
+
+
+def majority_vote_bound(T, gamma):
+    """exp(-2 T gamma^2): training error of a majority vote of T independent classifiers.
+
+    003 section 16 ("Write the upper bound on the training error achieved by
+    Bagging when the errors of the classifiers are independent"): if the
+    training errors of h_1..h_T are independent and each is at most
+    1/2 - gamma, the majority vote f = sgn(sum_i h_i) has l_S(f) <= e^{-2 T gamma^2}.
+    """
+    _check_positive_int("T", T)
+    if isinstance(gamma, bool) or not isinstance(gamma, numbers.Real) or not 0 <= gamma <= 0.5:
+        raise ValueError(f"gamma must be a number in [0, 1/2], got {gamma!r}")
+    return math.exp(-2.0 * T * gamma * gamma)
