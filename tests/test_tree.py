@@ -268,7 +268,9 @@ def test_sample_weight_equals_repetition(rng):
 
 
 @pytest.mark.parametrize("splitter", ["exact", "hist"])
-def test_thread_count_does_not_change_the_tree(splitter, rng):
+def test_thread_count_does_not_change_the_tree(splitter, rng, monkeypatch):
+    import smml.tree
+    monkeypatch.setattr(smml.tree, "_PAR_WORK", 1)      # every node through the parallel path
     X, y = _data(rng, 25_000, 8, 3, decimals=3)
     trees = []
     for nj in (1, 2):

@@ -39,7 +39,6 @@ cdef enum:
 
 DEF MAXCAT = 256
 DEF NWORDS = 4
-DEF PAR_WORK = 16384   # below this many (samples x features) a node is scanned serially
 
 CRITERIA = {"error": CRIT_ERROR, "gini": CRIT_GINI, "entropy": CRIT_ENTROPY,
             "sqrt": CRIT_SQRT, "squared_error": CRIT_MSE}
@@ -73,6 +72,7 @@ cdef struct Builder:
     intp_t max_bins
     intp_t stride            # doubles per histogram bin
     int n_threads
+    intp_t par_work          # below this many (samples x features) a node is scanned serially
     # data
     const double* w
     const intp_t* ycls
@@ -530,7 +530,7 @@ cdef void _evaluate(Builder* B, intp_t node, intp_t start, intp_t end, intp_t de
             B.features[t] = tmp
     else:
         mf = d
-    if nn * mf >= PAR_WORK and B.n_threads > 1:
+    if nn * mf >= B.par_work and B.n_threads > 1:
         for j in prange(mf, num_threads=B.n_threads, schedule="dynamic"):
             _scan_feature(B, B.features[j], start, end, &B.feat_best[j])
     else:
@@ -590,7 +590,7 @@ cdef void _partition(Builder* B, SplitRecord* s, intp_t start, intp_t end) noexc
         B.samples[q + p] = ti[p]
     # 3. exact: the sorted arrays of every numeric feature (parallel over features)
     if B.mode == MODE_EXACT:
-        if (end - start) * d >= PAR_WORK and B.n_threads > 1:
+        if (end - start) * d >= B.par_work and B.n_threads > 1:
             for j in prange(d, num_threads=B.n_threads, schedule="static"):
                 if not B.is_cat[j]:
                     _partition_sorted(B, j, start, end, threadid())
@@ -754,7 +754,7 @@ def build_tree(int mode, int criterion, intp_t n_classes,
                const double[::1] sample_weight,  # IN (n,)
                intp_t max_depth, intp_t min_samples_split, intp_t min_samples_leaf,
                double min_impurity_decrease, intp_t max_leaf_nodes, intp_t max_features,
-               bint best_first, unsigned long long seed, int n_threads):
+               bint best_first, unsigned long long seed, int n_threads, intp_t par_work=131072):
     """Grow one tree; return a dict of numpy node arrays.
 
     Every input is validated by smml.tree before this call (shapes, codes below
@@ -775,6 +775,7 @@ def build_tree(int mode, int criterion, intp_t n_classes,
     B.max_bins = hist_bins
     B.stride = 2 + (K if K > 0 else 1)
     B.n_threads = max(1, n_threads)
+    B.par_work = par_work
     B.w = &sample_weight[0]
     B.ycls = &ycls[0] if K > 0 else &dummy_i
     B.yreg = &yreg[0] if K == 0 else &dummy_d
