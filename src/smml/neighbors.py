@@ -45,8 +45,9 @@ _T_CHUNK = {np.float32: 2048, np.float64: 1024}   # training points per gemm til
 _HEAP_BUDGET = 1 << 20          # max (queries x candidates) heap entries per thread
 _OUT_BUDGET = 1 << 21           # max (queries x candidates) entries per kernel call
 _FALLBACK_BUDGET = 1 << 22      # max float64 entries of one exact fallback block
-_SERIAL_WORK = 1 << 20       # below this many multiply-adds a call runs on one thread
-_SLACK = 16                     # extra candidates kept beyond 2k
+_SERIAL_WORK = 1 << 21       # below this many multiply-adds a call runs on one thread
+_MIN_QUERIES_PER_THREAD = 8   # fewer queries per thread: fewer threads
+_SLACK = 8                      # extra candidates kept beyond 1.5 k
 
 
 def _euclidean_error_bound(q_norm, radius, d, dtype):
@@ -177,29 +178,29 @@ class _KNNBase(SmmlEstimator):
         """
         m, d = self._T0.shape
         n = Q0.shape[0]
-        cap = min(m, 2 * k + _SLACK)
+        cap = min(m, k + k // 2 + _SLACK)
         block = max(1, _OUT_BUDGET // cap)
         code = self._metric_code()
         for start in range(0, n, block):
             stop = min(n, start + block)
             Qb = Q0[start:stop]
             nb = stop - start
-            if nb * m * d < _SERIAL_WORK:     # a parallel region costs more than it saves
-                n_threads = 1
+            # a parallel region costs more than it saves on small work or very few queries
+            nt = 1 if nb * m * d < _SERIAL_WORK else min(n_threads, -(-nb // _MIN_QUERIES_PER_THREAD))
             out_key = np.empty((nb, cap), dtype=np.float64)
             out_idx = np.empty((nb, cap), dtype=np.intp)
             cnt = np.empty(nb, dtype=np.intp)
             if self._gemm:
                 Qc, q_norm = _centre(Qb, self._mu, self._dtype)
                 eps = _euclidean_error_bound(q_norm, self._radius, d, self._dtype)
-                q_chunk = int(min(_Q_CHUNK, max(1, -(-nb // n_threads)), max(1, _HEAP_BUDGET // cap)))
+                q_chunk = int(min(_Q_CHUNK, max(1, -(-nb // nt)), max(1, _HEAP_BUDGET // cap)))
                 t_chunk = int(_T_CHUNK[self._dtype])
                 with blas_single_thread(work=2.0 * nb * m * d):
                     _knn.knn_gemm(Qc, self._Tc, q_norm, self._t_norm, Qb, self._T0, eps,
-                                  k, cap, out_key, out_idx, cnt, q_chunk, t_chunk, n_threads)
+                                  k, cap, out_key, out_idx, cnt, q_chunk, t_chunk, nt)
             else:
-                _knn.knn_direct(Qb, self._T0, code, k, cap, out_key, out_idx, cnt, n_threads)
-            yield (start, stop) + self._assemble(Qb, k, cap, code, out_key, out_idx, cnt, n_threads)
+                _knn.knn_direct(Qb, self._T0, code, k, cap, out_key, out_idx, cnt, nt)
+            yield (start, stop) + self._assemble(Qb, k, cap, code, out_key, out_idx, cnt, nt)
 
     def _assemble(self, Qb, k, cap, code, out_key, out_idx, cnt, n_threads):
         """CSR of the taken points from the kernel's candidates, scanning flagged queries exactly."""

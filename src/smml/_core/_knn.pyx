@@ -86,6 +86,84 @@ cdef inline double _exact(const floating *a, const floating *b, intp_t d,
     return s
 
 
+cdef enum:
+    _BLOCK = 64     # scan granularity of the candidate test
+
+
+cdef extern from *:
+    """
+    #include <string.h>
+    /* Is any r[j] + t[j] < top (j < n)?  A branch-free test that compilers vectorise:
+       GCC / clang vector extensions where available (the same IEEE additions and
+       comparisons as the scalar loop, no FMA), a plain loop elsewhere. */
+    #if defined(__GNUC__) && ((__GNUC__ >= 9) || defined(__clang__))
+    typedef double smml_v2d __attribute__((vector_size(16)));
+    typedef float smml_v2f __attribute__((vector_size(8)));
+    typedef long long smml_v2l __attribute__((vector_size(16)));
+    static inline int smml_any_below_d(const double *r, const double *t, Py_ssize_t n, double top) {
+        smml_v2l acc0 = {0, 0}, acc1 = {0, 0};
+        smml_v2d vt = {top, top};
+        Py_ssize_t j = 0;
+        long long any;
+        for (; j + 4 <= n; j += 4) {
+            smml_v2d a0, a1, b0, b1;
+            memcpy(&a0, r + j, sizeof a0);
+            memcpy(&a1, r + j + 2, sizeof a1);
+            memcpy(&b0, t + j, sizeof b0);
+            memcpy(&b1, t + j + 2, sizeof b1);
+            acc0 |= (smml_v2l)((a0 + b0) < vt);
+            acc1 |= (smml_v2l)((a1 + b1) < vt);
+        }
+        acc0 |= acc1;
+        any = acc0[0] | acc0[1];
+        for (; j < n; j++) any |= (r[j] + t[j]) < top;
+        return any != 0;
+    }
+    static inline int smml_any_below_f(const float *r, const double *t, Py_ssize_t n, double top) {
+        smml_v2l acc0 = {0, 0}, acc1 = {0, 0};
+        smml_v2d vt = {top, top};
+        Py_ssize_t j = 0;
+        long long any;
+        for (; j + 4 <= n; j += 4) {
+            smml_v2f f0, f1;
+            smml_v2d b0, b1;
+            memcpy(&f0, r + j, sizeof f0);
+            memcpy(&f1, r + j + 2, sizeof f1);
+            memcpy(&b0, t + j, sizeof b0);
+            memcpy(&b1, t + j + 2, sizeof b1);
+            acc0 |= (smml_v2l)((__builtin_convertvector(f0, smml_v2d) + b0) < vt);
+            acc1 |= (smml_v2l)((__builtin_convertvector(f1, smml_v2d) + b1) < vt);
+        }
+        acc0 |= acc1;
+        any = acc0[0] | acc0[1];
+        for (; j < n; j++) any |= ((double) r[j] + t[j]) < top;
+        return any != 0;
+    }
+    #else
+    static inline int smml_any_below_d(const double *r, const double *t, Py_ssize_t n, double top) {
+        int any = 0; Py_ssize_t j;
+        for (j = 0; j < n; j++) any |= (r[j] + t[j]) < top;
+        return any;
+    }
+    static inline int smml_any_below_f(const float *r, const double *t, Py_ssize_t n, double top) {
+        int any = 0; Py_ssize_t j;
+        for (j = 0; j < n; j++) any |= ((double) r[j] + t[j]) < top;
+        return any;
+    }
+    #endif
+    """
+    int smml_any_below_d(const double *r, const double *t, intp_t n, double top) noexcept nogil
+    int smml_any_below_f(const float *r, const double *t, intp_t n, double top) noexcept nogil
+
+
+cdef inline bint _any_below(const floating *row, const double *tn, intp_t n,
+                            double top) noexcept nogil:
+    if floating is double:
+        return smml_any_below_d(row, tn, n, top)
+    else:
+        return smml_any_below_f(row, tn, n, top)
+
+
 cdef inline bint _less(double a, intp_t ia, double b, intp_t ib) noexcept nogil:
     return a < b or (a == b and ia < ib)
 
@@ -168,7 +246,7 @@ def knn_gemm(const floating[:, ::1] Q, const floating[:, ::1] T,          # IN  
     Shapes are checked by the caller: Q, Q0 (nq, d); T, T0 (m, d); 1 <= k <= cap <= m.
     """
     cdef intp_t nq = Q.shape[0], m = T.shape[0], d = Q.shape[1]
-    cdef intp_t n_qc, n_tc, qc, tc, q0, q1, nqb, t0, t1, ntb, i, j
+    cdef intp_t n_qc, n_tc, qc, tc, q0, q1, nqb, t0, t1, ntb, i, j, j0, j1
     cdef floating *tile
     cdef double *hv
     cdef intp_t *hi
@@ -230,11 +308,19 @@ def knn_gemm(const floating[:, ::1] Q, const floating[:, ::1] T,          # IN  
                     hvi = hv + i * cap
                     hii = hi + i * cap
                     top = hvi[0] if hs[i] == cap else INFINITY
-                    for j in range(ntb):
-                        v = <double> row[j] + tn[j]
-                        if v < top:
-                            _heap_push(hvi, hii, &hs[i], cap, v, t0 + j)
-                            top = hvi[0] if hs[i] == cap else INFINITY
+                    j0 = 0
+                    while j0 < ntb:
+                        j1 = j0 + _BLOCK
+                        if j1 > ntb:
+                            j1 = ntb
+                        # branch-free (vectorised) test first: most blocks hold no candidate
+                        if hs[i] < cap or _any_below(row + j0, tn + j0, j1 - j0, top):
+                            for j in range(j0, j1):
+                                v = <double> row[j] + tn[j]
+                                if v < top:
+                                    _heap_push(hvi, hii, &hs[i], cap, v, t0 + j)
+                                    top = hvi[0] if hs[i] == cap else INFINITY
+                        j0 = j1
             for i in range(nqb):
                 full = hs[i] == cap and cap < m
                 out_cnt[q0 + i] = _finalize(

@@ -1,0 +1,121 @@
+"""k-NN predict: smml vs scikit-learn brute force vs faiss IndexFlatL2 vs the plain-Python reference.
+
+Shapes (issue 3): 50,000 x 64 training points, 5,000 queries, k = 5, float64 and float32,
+2 threads; then 200,000 x 128 with 10,000 queries, float32. Also the per-call overhead of
+predict on 5 rows, and the fraction of the machine's gemm peak (one BLAS gemm of a matching
+shape, timed in the same run) that smml's predict reaches counting its 2 * n_queries * m * d
+distance flops (a lower bound for the distance part: the time includes the k-selection).
+"""
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from _common import best_time, environment_line, per_call_time, print_table
+
+N_THREADS = 2
+K = 5
+
+
+def _data(m, d, nq, dtype, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(m, d)).astype(dtype)
+    y = rng.integers(0, 2, size=m)   # two classes, odd k: no vote ties
+    Q = rng.normal(size=(nq, d)).astype(dtype)
+    return X, y, Q
+
+
+def _gemm_gflops(nq, d, dtype, width=4096, repeat=3):
+    """GFLOP/s of one (nq x d) @ (d x width) BLAS gemm on N_THREADS threads."""
+    rng = np.random.default_rng(1)
+    A = rng.normal(size=(nq, d)).astype(dtype)
+    B = rng.normal(size=(d, width)).astype(dtype)
+    with threadpool_limits(N_THREADS, user_api="blas"):
+        t, _ = best_time(lambda: A @ B, repeat=repeat)
+    return 2.0 * nq * d * width / t / 1e9
+
+
+def _smml(X, y):
+    from smml.neighbors import KNNClassifier
+    return KNNClassifier(k=K, n_jobs=N_THREADS).fit(X, y)
+
+
+def _sklearn(X, y):
+    from sklearn.neighbors import KNeighborsClassifier
+    return KNeighborsClassifier(K, algorithm="brute", n_jobs=N_THREADS).fit(X, y)
+
+
+def _faiss_index(X):
+    import faiss
+    faiss.omp_set_num_threads(N_THREADS)
+    index = faiss.IndexFlatL2(X.shape[1])
+    index.add(np.ascontiguousarray(X, dtype=np.float32))
+    return index
+
+
+def _case(m, d, nq, dtype, repeat, ref_queries, sklearn_queries=None):
+    X, y, Q = _data(m, d, nq, dtype)
+    rows = []
+    est = _smml(X, y)
+    t_smml, pred = best_time(lambda: est.predict(Q), repeat=repeat)
+    gflops = 2.0 * nq * m * d / t_smml / 1e9
+    peak = _gemm_gflops(nq, d, dtype)
+    rows.append(dict(impl="smml KNNClassifier.predict", dtype=np.dtype(dtype).name, queries=nq,
+                     seconds=t_smml, ratio=1.0,
+                     note=f"{gflops:.1f} GFLOP/s = {gflops / peak:.0%} of gemm peak {peak:.1f}"))
+    sk = _sklearn(X, y)
+    nq_sk = nq if sklearn_queries is None else min(nq, sklearn_queries)
+    t_sk, pred_sk = best_time(lambda: sk.predict(Q[:nq_sk]), repeat=repeat if nq_sk == nq else 1)
+    agree = np.mean(pred_sk == pred[:nq_sk])
+    t_sk *= nq / nq_sk
+    rows.append(dict(impl="sklearn KNeighborsClassifier(brute).predict", dtype=np.dtype(dtype).name,
+                     queries=nq_sk, seconds=t_sk, ratio=t_sk / t_smml,
+                     note=(f"extrapolated x{nq / nq_sk:.0f}; " if nq_sk != nq else "")
+                     + f"same predictions on {agree:.2%}"))
+    if dtype == np.float32:
+        index = _faiss_index(X)
+        t_fa, (D, I) = best_time(lambda: index.search(Q, K), repeat=repeat)
+        I_smml = est.kneighbors(Q[:200], return_distance=False)
+        rows.append(dict(impl="faiss IndexFlatL2.search (no vote)", dtype="float32", queries=nq,
+                         seconds=t_fa, ratio=t_fa / t_smml,
+                         note=f"same neighbour sets on {np.mean(np.sort(I[:200], 1) == np.sort(I_smml, 1)):.2%}"
+                              " (first 200 queries)"))
+    if ref_queries:
+        from smml.reference.neighbors import KNNClassifier as Ref
+        r = Ref(k=K).fit(X, y)
+        t_ref, pred_ref = best_time(lambda: r.predict(Q[:ref_queries]), repeat=1)
+        assert np.array_equal(pred_ref, pred[:ref_queries])
+        t_ref *= nq / ref_queries
+        rows.append(dict(impl="smml.reference (plain Python)", dtype=np.dtype(dtype).name,
+                         queries=ref_queries, seconds=t_ref, ratio=t_ref / t_smml,
+                         note=f"EXTRAPOLATED from {ref_queries} queries (x{nq / ref_queries:.0f})"))
+    return rows, est, sk, X, Q
+
+
+COLUMNS = [("impl", "implementation", "{}"), ("dtype", "dtype", "{}"), ("queries", "queries timed", "{}"),
+           ("seconds", "seconds (all queries)", "{:.3f}"), ("ratio", "time / smml time", "{:.2f}x"),
+           ("note", "note", "{}")]
+
+
+def main(quick=False):
+    print(environment_line(N_THREADS))
+    m, d, nq = (10_000, 32, 1_000) if quick else (50_000, 64, 5_000)
+    repeat = 2 if quick else 3
+    for dtype in (np.float64, np.float32):
+        rows, est, sk, X, Q = _case(m, d, nq, dtype, repeat, ref_queries=1 if quick else 2)
+        print_table(f"k-NN predict, train {m} x {d}, {nq} queries, k={K}, {np.dtype(dtype).name}, "
+                    f"{N_THREADS} threads", rows, COLUMNS)
+        if dtype == np.float64:
+            few = Q[:5]
+            oh = [dict(impl="smml predict(5 rows)", us=1e6 * per_call_time(lambda: est.predict(few), 50)),
+                  dict(impl="sklearn predict(5 rows)", us=1e6 * per_call_time(lambda: sk.predict(few), 50))]
+            print_table(f"per-call overhead, predict on 5 rows (model {m} x {d}, float64)", oh,
+                        [("impl", "implementation", "{}"), ("us", "microseconds per call", "{:.0f}")])
+    if not quick:
+        m, d, nq = 200_000, 128, 10_000
+        rows, *_ = _case(m, d, nq, np.float32, 1, ref_queries=1, sklearn_queries=2_000)
+        print_table(f"k-NN predict, train {m} x {d}, {nq} queries, k={K}, float32, {N_THREADS} threads",
+                    rows, COLUMNS)
+
+
+if __name__ == "__main__":
+    import sys
+    main(quick="--quick" in sys.argv)
