@@ -269,14 +269,14 @@ class _BaseTree(SmmlEstimator):
         if splitter == "hist":
             hist_bins = int(n_bins.max())
         edges = np.full((d, max(hist_bins, 1)), np.inf)
-        Xb = np.zeros((d, n) if need_codes else (1, 1), np.uint8)
+        Xb = np.zeros((n, d) if need_codes else (1, 1), np.uint8)
         if splitter == "hist":
             for j in range(d):
                 if not is_cat[j]:
                     edges[j, :len(edges_list[j])] = edges_list[j]
             _tree.bin_columns(X, edges, (n_bins - 1).astype(np.intp), is_cat, Xb, n_threads)
         for j in self._cat_idx:
-            Xb[j] = X[:, j].astype(np.intp).astype(np.uint8)   # codes 0..255 (training has no unknowns)
+            Xb[:, j] = X[:, j].astype(np.intp).astype(np.uint8)   # codes 0..255 (training has no unknowns)
         if splitter == "exact":
             Xs, Si = self._sorted_columns(X, is_cat, n_threads)
         else:

@@ -79,7 +79,10 @@ cdef struct Builder:
     const double* yreg
     double* Xs               # exact: sorted values per numeric feature (d*n)
     int32_t* Si              # exact: sorted sample indices per numeric feature (d*n)
-    const uint8_t* Xb        # codes (d*n): hist all features, exact categorical only
+    const uint8_t* Xb        # codes, row-major (n*d): hist all features, exact categorical only
+    intp_t* lo               # (d) lowest bin present in the node's histogram of each feature
+    intp_t* hi               # (d) highest bin present
+    intp_t* hlist            # (d) candidate features scanned through a histogram
     const double* edges      # (d*max_bins) threshold of "code <= b"
     const uint8_t* is_cat    # (d)
     const intp_t* n_bins     # (d) number of bins / categories
@@ -248,27 +251,37 @@ cdef void _scan_exact(Builder* B, intp_t f, intp_t start, intp_t end, SplitRecor
     out.cost = best
 
 
-cdef void _build_hist(Builder* B, intp_t f, intp_t start, intp_t end, intp_t* lo, intp_t* hi) noexcept nogil:
-    cdef intp_t K = B.K, S = B.stride, n = B.n, p, i, b, blo = MAXCAT, bhi = -1
-    cdef const uint8_t* xb = B.Xb + f * n
-    cdef double* h = B.hist + f * B.max_bins * S
-    cdef double wi
+cdef void _build_hist_rows(Builder* B, intp_t j0, intp_t j1, intp_t start, intp_t end) noexcept nogil:
+    """Histograms of features hlist[j0:j1] over samples[start:end], one pass over the rows
+    (the codes are row-major, so a sample's codes share a cache line)."""
+    cdef intp_t K = B.K, S = B.stride, d = B.d, MB = B.max_bins, p, i, b, j, f, c = 0
+    cdef const uint8_t* row
+    cdef double* h
+    cdef double wi, v
+    for j in range(j0, j1):
+        f = B.hlist[j]
+        B.lo[f] = MAXCAT
+        B.hi[f] = -1
     for p in range(start, end):
         i = B.samples[p]
-        b = xb[i]
-        if b < blo:
-            blo = b
-        if b > bhi:
-            bhi = b
+        row = B.Xb + i * d
         wi = B.w[i]
-        h[b * S] += 1.0
-        h[b * S + 1] += wi
         if K > 0:
-            h[b * S + 2 + B.ycls[i]] += wi
+            c = B.ycls[i]
+            v = wi
         else:
-            h[b * S + 2] += wi * B.yreg[i]
-    lo[0] = blo
-    hi[0] = bhi
+            v = wi * B.yreg[i]
+        for j in range(j0, j1):
+            f = B.hlist[j]
+            b = row[f]
+            if b < B.lo[f]:
+                B.lo[f] = b
+            if b > B.hi[f]:
+                B.hi[f] = b
+            h = B.hist + (f * MB + b) * S
+            h[0] += 1.0
+            h[1] += wi
+            h[2 + c] += v
 
 
 cdef void _scan_hist(Builder* B, intp_t f, intp_t start, intp_t end, SplitRecord* out) noexcept nogil:
@@ -281,7 +294,8 @@ cdef void _scan_hist(Builder* B, intp_t f, intp_t start, intp_t end, SplitRecord
     cdef double best = INFINITY
     cdef intp_t best_b = -1, best_nl = 0, msl = B.min_samples_leaf
     _init_record(out)
-    _build_hist(B, f, start, end, &lo, &hi)
+    lo = B.lo[f]
+    hi = B.hi[f]
     if lo < hi:
         for k in range(K):
             left[k] = 0.0
@@ -335,7 +349,8 @@ cdef void _scan_cat(Builder* B, intp_t f, intp_t start, intp_t end, SplitRecord*
     cdef double best = INFINITY
     cdef intp_t best_j = -1, best_nl = 0, msl = B.min_samples_leaf
     _init_record(out)
-    _build_hist(B, f, start, end, &lo, &hi)
+    lo = B.lo[f]
+    hi = B.hi[f]
     if lo < hi:
         if K > 2:
             for k in range(1, K):
@@ -502,7 +517,8 @@ cdef intp_t _new_node(Builder* B, intp_t start, intp_t end, intp_t depth) noexce
 cdef void _evaluate(Builder* B, intp_t node, intp_t start, intp_t end, intp_t depth,
                     SplitRecord* best) noexcept nogil:
     """Best split of a freshly created leaf (B.node_tot holds its totals)."""
-    cdef intp_t K = B.K, nn = end - start, j, f, mf, d = B.d, t, tmp
+    cdef intp_t K = B.K, nn = end - start, j, f, mf, d = B.d, t, tmp, nh, nb
+    cdef bint par
     cdef double parent_cost, scale, W = B.node_tot[K], S = B.node_tot[K + 1]
     cdef SplitRecord* r
     _init_record(best)
@@ -530,7 +546,22 @@ cdef void _evaluate(Builder* B, intp_t node, intp_t start, intp_t end, intp_t de
             B.features[t] = tmp
     else:
         mf = d
-    if nn * mf >= B.par_work and B.n_threads > 1:
+    # histograms of the candidates that need one (hist mode: all; exact: categorical)
+    nh = 0
+    for j in range(mf):
+        f = B.features[j]
+        if B.mode == MODE_HIST or B.is_cat[f]:
+            B.hlist[nh] = f
+            nh += 1
+    par = nn * mf >= B.par_work and B.n_threads > 1
+    if nh > 0:
+        if par and nh >= 2:
+            nb = min(B.n_threads, nh)
+            for j in prange(nb, num_threads=nb, schedule="static"):
+                _build_hist_rows(B, (j * nh) // nb, ((j + 1) * nh) // nb, start, end)
+        else:
+            _build_hist_rows(B, 0, nh, start, end)
+    if par:
         for j in prange(mf, num_threads=B.n_threads, schedule="dynamic"):
             _scan_feature(B, B.features[j], start, end, &B.feat_best[j])
     else:
@@ -560,16 +591,16 @@ cdef void _partition(Builder* B, SplitRecord* s, intp_t start, intp_t end) noexc
     cdef int tid
     # 1. goes_left per sample
     if s.is_cat:
-        xb = B.Xb + f * n
+        xb = B.Xb + f
         for p in range(start, end):
             i = B.samples[p]
-            b = xb[i]
+            b = xb[i * d]
             B.goes_left[i] = (s.cat_bits[b >> 6] >> (b & 63)) & 1
     elif B.mode == MODE_HIST:
-        xb = B.Xb + f * n
+        xb = B.Xb + f
         for p in range(start, end):
             i = B.samples[p]
-            B.goes_left[i] = xb[i] <= s.bin
+            B.goes_left[i] = xb[i * d] <= s.bin
     else:
         si = B.Si + f * n
         for p in range(start, end):
@@ -745,7 +776,7 @@ cdef int _grow(Builder* B, int best_first, intp_t max_leaf_nodes) noexcept nogil
 def build_tree(int mode, int criterion, intp_t n_classes,
                double[:, ::1] Xs,              # IN/OUT exact: sorted values per feature (d, n); scratch
                int32_t[:, ::1] Si,             # IN/OUT exact: sorted sample indices per feature (d, n)
-               const uint8_t[:, ::1] Xb,       # IN codes (d, n): hist mode, and categorical features
+               const uint8_t[:, ::1] Xb,       # IN codes (n, d): hist mode, and categorical features
                const double[:, ::1] edges,     # IN (d, hist_bins): threshold of "code <= b"
                const uint8_t[::1] is_cat,      # IN (d,)
                const intp_t[::1] n_bins,       # IN (d,)
@@ -802,10 +833,14 @@ def build_tree(int mode, int criterion, intp_t n_classes,
     B.feat_best = <SplitRecord*>malloc(d * sizeof(SplitRecord))
     B.features = <intp_t*>malloc(d * sizeof(intp_t))
     B.node_tot = <double*>malloc((K + 2) * sizeof(double))
+    B.lo = <intp_t*>malloc(d * sizeof(intp_t))
+    B.hi = <intp_t*>malloc(d * sizeof(intp_t))
+    B.hlist = <intp_t*>malloc(d * sizeof(intp_t))
     try:
         if (B.samples == NULL or B.goes_left == NULL or B.tmp_i == NULL or B.tmp_v == NULL or B.hist == NULL
                 or B.scratch == NULL or B.catkey == NULL or B.catord == NULL or B.feat_best == NULL
-                or B.features == NULL or B.node_tot == NULL):
+                or B.features == NULL or B.node_tot == NULL or B.lo == NULL or B.hi == NULL
+                or B.hlist == NULL):
             raise MemoryError("smml.tree: could not allocate the growth buffers")
         for j in range(n):
             B.samples[j] = j
@@ -835,7 +870,7 @@ def build_tree(int mode, int criterion, intp_t n_classes,
     finally:
         free(B.samples); free(B.goes_left); free(B.tmp_i); free(B.tmp_v); free(B.hist)
         free(B.scratch); free(B.catkey); free(B.catord); free(B.feat_best); free(B.features)
-        free(B.node_tot)
+        free(B.node_tot); free(B.lo); free(B.hi); free(B.hlist)
         free(B.left); free(B.right); free(B.feature); free(B.threshold); free(B.node_cat)
         free(B.cat_bits); free(B.value); free(B.impurity); free(B.n_node_samples); free(B.w_node)
         free(B.depth); free(B.improvement)
@@ -920,16 +955,16 @@ def path_sums(const floating[:, ::1] X,          # IN (n, d)
 def bin_columns(const floating[:, ::1] X,      # IN (n, d)
                 const double[:, ::1] edges,      # IN (d, n_edges_max) ascending, padded with +inf
                 const intp_t[::1] n_edges,       # IN (d,)
-                const uint8_t[::1] skip,         # IN (d,) 1: leave that row of out untouched
-                uint8_t[:, ::1] out,             # OUT (d, n): number of edges < x  (so code <= b  <=>  x <= edges[b])
+                const uint8_t[::1] skip,         # IN (d,) 1: leave that column of out untouched
+                uint8_t[:, ::1] out,             # OUT (n, d): number of edges < x  (so code <= b  <=>  x <= edges[b])
                 int n_threads):
     cdef intp_t f, i, lo, hi, mid, n = X.shape[0], d = X.shape[1]
     cdef double v
     with nogil:
-        for f in prange(d, num_threads=max(1, n_threads), schedule="static"):
-            if skip[f]:
-                continue
-            for i in range(n):
+        for i in prange(n, num_threads=max(1, n_threads), schedule="static"):
+            for f in range(d):
+                if skip[f]:
+                    continue
                 v = X[i, f]
                 lo = 0
                 hi = n_edges[f]
@@ -939,4 +974,4 @@ def bin_columns(const floating[:, ::1] X,      # IN (n, d)
                         lo = mid + 1
                     else:
                         hi = mid
-                out[f, i] = <uint8_t>lo
+                out[i, f] = <uint8_t>lo
