@@ -428,3 +428,38 @@ EXPECTED_FAILED = {}
                          expected_failed_checks=lambda est: EXPECTED_FAILED)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+# ---- the 1-NN risk bound (000 'Risk Analysys for Nearest-Neighbor') --------------
+
+def test_one_nn_risk_bound_values_and_arguments():
+    from smml.bounds import one_nn_risk_bound
+    assert one_nn_risk_bound(0.1, 2.0, 3, 10_000) == pytest.approx(0.2 + 8.0 * np.sqrt(3) * 10_000 ** -0.25)
+    m, d = 5000, 2
+    eps = 2 * m ** (-1 / (d + 1))
+    # the epsilon form at the notes' epsilon is 2 m^(-1/(d+1)) (1 + 1/e) <= 4 m^(-1/(d+1))
+    tight = one_nn_risk_bound(0.0, 1.0, d, m, epsilon=eps)
+    assert tight == pytest.approx(np.sqrt(d) * 2 * m ** (-1 / (d + 1)) * (1 + 1 / np.e))
+    assert tight <= one_nn_risk_bound(0.0, 1.0, d, m)
+    assert one_nn_risk_bound(0.0, 1.0, 2000, 10, epsilon=0.5) == np.inf
+    for bad in [dict(bayes_risk=0.6), dict(c=-1.0), dict(d=0), dict(m=2.5), dict(epsilon=1.0)]:
+        args = dict(bayes_risk=0.1, c=1.0, d=2, m=100) | bad
+        with pytest.raises(ValueError):
+            one_nn_risk_bound(**args)
+
+
+def test_one_nn_risk_is_within_the_bound_on_a_lipschitz_problem(rng):
+    # X uniform on [0, 1], eta(x) = x (1-Lipschitz); Bayes risk E[min(x, 1 - x)] = 1/4;
+    # 1-NN's risk tends to 2 E[eta (1 - eta)] = 1/3 <= 2 * 1/4 + 4 m^(-1/2)
+    from smml.bounds import one_nn_risk_bound
+    m = 300
+    risks = []
+    for _ in range(5):
+        X = rng.uniform(size=(m, 1))
+        y = (rng.uniform(size=m) < X[:, 0]).astype(int)
+        T = rng.uniform(size=(20_000, 1))
+        eta = T[:, 0]
+        pred = KNNClassifier(k=1).fit(X, y).predict(T)
+        risks.append(np.mean(np.where(pred == 1, 1 - eta, eta)))    # exact conditional risk
+    assert abs(np.mean(risks) - 1 / 3) < 0.03
+    assert np.mean(risks) <= one_nn_risk_bound(0.25, 1.0, 1, m)

@@ -287,3 +287,39 @@ def majority_vote_bound(T, gamma):
     if isinstance(gamma, bool) or not isinstance(gamma, numbers.Real) or not 0 <= gamma <= 0.5:
         raise ValueError(f"gamma must be a number in [0, 1/2], got {gamma!r}")
     return math.exp(-2.0 * T * gamma * gamma)
+
+
+# ---- Nearest neighbours (000 "Risk Analysys for Nearest-Neighbor"; 002 "Generalization error of 1-NN") --
+
+__all__ += ["one_nn_risk_bound"]
+
+
+def one_nn_risk_bound(bayes_risk, c, d, m, epsilon=None):
+    """Bound on the expected risk of 1-NN, E[l_D(h_S)] over training sets S of size m.
+
+    000, "Risk Analysys for Nearest-Neighbor": for X = [0, 1]^d, binary labels and a
+    c-Lipschitz conditional probability eta, for every 0 < epsilon < 1
+
+        E[l_D(h_S)] <= 2 l_D(f*) + c sqrt(d) (epsilon + (2 / (e m)) (2 / epsilon)^d),
+
+    and with epsilon = 2 m^(-1/(d+1)) this gives the notes' final form (the default,
+    ``epsilon=None``)
+
+        E[l_D(h_S)] <= 2 l_D(f*) + 4 c sqrt(d) m^(-1/(d+1)).
+
+    (002 prints the exponent as -1/(n+1); 000's derivation gives -1/(d+1).)
+    """
+    if isinstance(bayes_risk, bool) or not isinstance(bayes_risk, numbers.Real) or not 0 <= bayes_risk <= 0.5:
+        raise ValueError(f"bayes_risk must be a number in [0, 1/2], got {bayes_risk!r}")
+    if isinstance(c, bool) or not isinstance(c, numbers.Real) or not (math.isfinite(c) and c >= 0):
+        raise ValueError(f"c (the Lipschitz constant of eta) must be a finite number >= 0, got {c!r}")
+    _check_positive_int("d", d)
+    _check_positive_int("m", m)
+    if epsilon is None:
+        return 2.0 * bayes_risk + 4.0 * c * math.sqrt(d) * float(m) ** (-1.0 / (d + 1))
+    if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real) or not 0 < epsilon < 1:
+        raise ValueError(f"epsilon must be in (0, 1), got {epsilon!r}")
+    # (2/epsilon)^d can overflow for large d: compute it in logs
+    log_tail = math.log(2.0 / (math.e * m)) + d * math.log(2.0 / epsilon)
+    tail = math.exp(log_tail) if log_tail < 700 else math.inf
+    return 2.0 * bayes_risk + c * math.sqrt(d) * (epsilon + tail)

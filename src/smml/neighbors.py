@@ -45,7 +45,7 @@ _T_CHUNK = {np.float32: 2048, np.float64: 1024}   # training points per gemm til
 _HEAP_BUDGET = 1 << 20          # max (queries x candidates) heap entries per thread
 _OUT_BUDGET = 1 << 21           # max (queries x candidates) entries per kernel call
 _FALLBACK_BUDGET = 1 << 22      # max float64 entries of one exact fallback block
-_SERIAL_WORK = 1 << 21       # below this many multiply-adds a call runs on one thread
+_SERIAL_WORK = 1 << 23       # below this many multiply-adds a call runs on one thread
 _MIN_QUERIES_PER_THREAD = 8   # fewer queries per thread: fewer threads
 _SLACK = 8                      # extra candidates kept beyond 1.5 k
 
