@@ -463,3 +463,19 @@ def test_one_nn_risk_is_within_the_bound_on_a_lipschitz_problem(rng):
         risks.append(np.mean(np.where(pred == 1, 1 - eta, eta)))    # exact conditional risk
     assert abs(np.mean(risks) - 1 / 3) < 0.03
     assert np.mean(risks) <= one_nn_risk_bound(0.25, 1.0, 1, m)
+
+
+def test_extra_memory_is_bounded_by_chunks_not_queries_times_train(rng):
+    import tracemalloc
+    X = rng.normal(size=(20_000, 4))
+    y = rng.integers(0, 2, size=20_000)
+    Q = rng.normal(size=(5_000, 4))      # 10^8 pairs: 800 MB as a float64 distance matrix
+    est = KNNClassifier(k=5).fit(X, y)
+    tracemalloc.start()
+    try:
+        est.predict(Q)
+        est.kneighbors(Q)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 20 * 2**20, peak

@@ -53,11 +53,13 @@ _SLACK = 8                      # extra candidates kept beyond 1.5 k
 def _euclidean_error_bound(q_norm, radius, d, dtype):
     """A rigorous bound on |gemm-approximated - exactly-computed| squared distance.
 
-    With centred data x, y (rounded to ``dtype``), S = ||x|| + max ||y||, the
-    approximation ||x||^2 + ||y||^2 - 2 x.y (dot products in ``dtype``, the norms
-    and the sum in float64) is within (d/2 + 3) u S^2 of the exact squared
-    distance (u the unit roundoff of ``dtype``; the centring adds 2u S^2, the
-    float64 exact sum d u64 S^2). We use a bound four times larger.
+    Centred data x~ = fl(x - mu), y~ (rounded to ``dtype``, unit roundoff u; float64's
+    is u64) and S = ||x~|| + max ||y~||. The error terms, each a multiple of S^2:
+    centring 2u (||x~ - y~||^2 vs ||x - y||^2); the dot product in ``dtype``,
+    2 gamma_d ||x~|| ||y~|| <= (d/2) u; the float64 norms and the two float64 additions
+    (d + 2) u64; the float64 "exact" sum itself (d + 2) u64. In all about
+    (d/2 + 2) u + (2d + 4) u64; we use (2d + 8)(u + u64) * 1.1, i.e. at least 1.7 times
+    more (4 times more for float32).
     """
     u = 2.0 ** -24 if dtype == np.float32 else 2.0 ** -53
     u64 = 2.0 ** -53
