@@ -132,6 +132,9 @@ cdef inline double _cost(const double* wk, intp_t K, double W, int crit) noexcep
     cdef double s = 0.0, m, r
     if W <= 0.0:
         return 0.0
+    if K == 2 and crit == CRIT_GINI:
+        # the loop below unrolled: same operations in the same order (0.0 + a == a exactly)
+        return W - (wk[0] * wk[0] + wk[1] * wk[1]) / W
     if crit == CRIT_ERROR:
         m = wk[0]
         for k in range(1, K):
