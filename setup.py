@@ -93,7 +93,10 @@ class BuildExt(build_ext):
                 "Install an OpenMP-capable compiler (gcc, or libomp on macOS) for parallel kernels."
             )
             print("*** smml: building without OpenMP (serial kernels) ***", file=sys.stderr)
-        opt = ["/O2"] if ctype == "msvc" else ["-O3"]
+        # -ffp-contract=off: no fused multiply-add, so exact recomputations (the k-NN
+        # tie detection, the references' bit-exact comparisons) round the same way on
+        # every target, including arm64 where gcc fuses by default.
+        opt = ["/O2"] if ctype == "msvc" else ["-O3", "-ffp-contract=off"]
         for ext in self.extensions:
             ext.extra_compile_args = opt + (cflags if use_omp else [])
             ext.extra_link_args = list(lflags if use_omp else [])

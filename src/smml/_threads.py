@@ -22,6 +22,7 @@ from smml._core._openmp_helpers import omp_max_threads, openmp_enabled
 __all__ = ["effective_n_threads", "openmp_enabled", "blas_single_thread"]
 
 
+@functools.lru_cache(maxsize=1)
 def _usable_cpus():
     import joblib
 
@@ -30,7 +31,7 @@ def _usable_cpus():
 
 def _all_threads():
     max_threads = omp_max_threads()
-    if os.environ.get("OMP_NUM_THREADS"):
+    if os.environ.get("OMP_NUM_THREADS"):  # an explicit request wins over the CPU count
         return max(1, max_threads)
     return max(1, min(max_threads, _usable_cpus()))
 
