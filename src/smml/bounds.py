@@ -41,6 +41,7 @@ def hoeffding_interval(test_error, n, delta=0.05):
             or not 0.0 <= test_error <= 1.0 or math.isnan(test_error):
         raise ValueError(f"test_error must be a number in [0, 1] (a [0, 1]-valued loss), got {test_error!r}")
     eps = hoeffding_epsilon(n, delta)
+    test_error = float(test_error)
     return max(0.0, test_error - eps), min(1.0, test_error + eps)
 
 
