@@ -39,19 +39,36 @@ HALF_TOL = 1e-10
 # decision stumps
 # ---------------------------------------------------------------------------
 
-def _sort_features(X):
+def _sort_features(X, n_threads=1):
     """Per-feature sort orders (d, n) int32, stable, and the threshold boundaries.
 
     ``boundary[j, p]`` is 1 iff the p-th and (p+1)-th smallest values of feature
-    j differ, i.e. a threshold may be put between them.
+    j differ, i.e. a threshold may be put between them. With n_threads > 1 the
+    features are sorted in a thread pool (numpy's sort releases the GIL); the
+    result is the same.
     """
-    n = X.shape[0]
+    n, d = X.shape
     if n >= 2**31 - 1:
         raise ValueError(f"the stump kernel indexes samples with int32: {n} samples is too many")
-    order = np.ascontiguousarray(np.argsort(X, axis=0, kind="stable").T, dtype=np.int32)
-    xs = np.take_along_axis(X.T, order, axis=1)
-    boundary = np.zeros(order.shape, dtype=np.uint8)
-    boundary[:, :-1] = xs[:, :-1] < xs[:, 1:]
+    XT = np.ascontiguousarray(X.T)
+    order = np.empty((d, n), dtype=np.int32)
+    xs = np.empty_like(XT)
+    boundary = np.zeros((d, n), dtype=np.uint8)
+
+    def work(lo_hi):
+        lo, hi = lo_hi
+        o = np.argsort(XT[lo:hi], axis=1, kind="stable")
+        order[lo:hi] = o
+        xs[lo:hi] = np.take_along_axis(XT[lo:hi], o, axis=1)
+        boundary[lo:hi, :-1] = xs[lo:hi, :-1] < xs[lo:hi, 1:]
+
+    n_threads = max(1, min(n_threads, d))
+    if n_threads > 1:
+        cuts = np.linspace(0, d, n_threads + 1).astype(int)
+        with ThreadPoolExecutor(max_workers=n_threads) as pool:
+            list(pool.map(work, zip(cuts[:-1], cuts[1:])))
+    else:
+        work((0, d))
     return order, boundary, xs
 
 
@@ -303,7 +320,7 @@ class AdaBoostClassifier(ClassifierMixin, SmmlEstimator):
 
     def _fit_stumps(self, X, yk, p1):
         n, T = X.shape[0], self.n_estimators
-        order, boundary, xs = _sort_features(X)
+        order, boundary, xs = _sort_features(X, _threads_for(self._n_threads(), X.size))
         y = np.where(yk == 1, 1.0, -1.0)
         with np.errstate(divide="ignore"):
             log_p1 = np.log(p1)

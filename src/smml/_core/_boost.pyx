@@ -55,15 +55,23 @@ cdef struct Best:
     int pol
 
 
-cdef inline Best _scan_feature(const int32_t* order_j, const uint8_t* boundary_j,
-                               const double* wy, double w_pos, double w_neg,
-                               intp_t n, double tol) noexcept nogil:
-    """Best (position, polarity) of one feature: a candidate replaces the best
-    only if its error is smaller by more than tol, so the first of (near-)equal
-    errors is kept."""
-    cdef Best best
-    cdef double d = 0.0, e
-    cdef intp_t p
+cdef inline void _consider(double d, intp_t p, double w_pos, double w_neg, double tol,
+                           Best* best) noexcept nogil:
+    """Candidates (p, +1) then (p, -1): each replaces the best only if its error is
+    smaller by more than tol, so the first of (near-)equal errors is kept."""
+    cdef double e = w_neg + d
+    if e < best.err - tol:
+        best.err = e
+        best.pos = p
+        best.pol = 1
+    e = w_pos - d
+    if e < best.err - tol:
+        best.err = e
+        best.pos = p
+        best.pol = -1
+
+
+cdef inline void _init_best(double w_pos, double w_neg, double tol, Best* best) noexcept nogil:
     # constant stump p = -1: +1 everywhere errs on the negatives, -1 on the positives
     best.pos = -1
     best.err = w_neg
@@ -71,30 +79,53 @@ cdef inline Best _scan_feature(const int32_t* order_j, const uint8_t* boundary_j
     if w_pos < w_neg - tol:
         best.err = w_pos
         best.pol = -1
+
+
+cdef void _scan_one(const int32_t* o, const uint8_t* b, const double* wy, double w_pos,
+                    double w_neg, intp_t n, double tol, Best* out) noexcept nogil:
+    """Best (position, polarity) of one feature, positions in increasing order."""
+    cdef double d = 0.0
+    cdef intp_t p
+    _init_best(w_pos, w_neg, tol, out)
     for p in range(n - 1):
-        d = d + wy[order_j[p]]
-        if boundary_j[p]:
-            e = w_neg + d
-            if e < best.err - tol:
-                best.err = e
-                best.pos = p
-                best.pol = 1
-            e = w_pos - d
-            if e < best.err - tol:
-                best.err = e
-                best.pos = p
-                best.pol = -1
-    return best
+        d = d + wy[o[p]]
+        if b[p] and (w_neg + d < out.err - tol or w_pos - d < out.err - tol):
+            _consider(d, p, w_pos, w_neg, tol, out)
+
+
+cdef void _scan_two(const int32_t* o, const int32_t* o2, const uint8_t* b, const uint8_t* b2,
+                    const double* wy, double w_pos, double w_neg, intp_t n, double tol,
+                    Best* out) noexcept nogil:
+    """_scan_one on two features in one loop: two independent cumulative sums
+    hide each other's latency (about 2x faster); each feature's arithmetic and
+    result are exactly those of _scan_one."""
+    cdef double d = 0.0, d2 = 0.0
+    cdef intp_t p
+    _init_best(w_pos, w_neg, tol, out)
+    _init_best(w_pos, w_neg, tol, out + 1)
+    for p in range(n - 1):
+        d = d + wy[o[p]]
+        d2 = d2 + wy[o2[p]]
+        if b[p] and (w_neg + d < out[0].err - tol or w_pos - d < out[0].err - tol):
+            _consider(d, p, w_pos, w_neg, tol, out)
+        if b2[p] and (w_neg + d2 < out[1].err - tol or w_pos - d2 < out[1].err - tol):
+            _consider(d2, p, w_pos, w_neg, tol, out + 1)
 
 
 cdef Best _best_stump(const int32_t[:, ::1] order, const uint8_t[:, ::1] boundary,
                       const double[::1] wy, double w_pos, double w_neg,
                       intp_t* feature, Best* per_feature, int n_threads) noexcept nogil:
-    cdef intp_t d = order.shape[0], n = order.shape[1], j
+    cdef intp_t d = order.shape[0], n = order.shape[1], j, q
     cdef Best best
     cdef double tol = TIE_TOL * (w_pos + w_neg)
-    for j in prange(d, schedule="static", num_threads=n_threads):
-        per_feature[j] = _scan_feature(&order[j, 0], &boundary[j, 0], &wy[0], w_pos, w_neg, n, tol)
+    # features in pairs (2q, 2q + 1), the last one alone if d is odd
+    for q in prange((d + 1) // 2, schedule="static", num_threads=n_threads):
+        j = 2 * q
+        if j + 1 < d:
+            _scan_two(&order[j, 0], &order[j + 1, 0], &boundary[j, 0], &boundary[j + 1, 0],
+                      &wy[0], w_pos, w_neg, n, tol, &per_feature[j])
+        else:
+            _scan_one(&order[j, 0], &boundary[j, 0], &wy[0], w_pos, w_neg, n, tol, &per_feature[j])
     # serial argmin: smallest feature index among equal errors
     feature[0] = 0
     best = per_feature[0]
