@@ -689,7 +689,8 @@ class BaggingClassifier(_BaggingClassifierMixin, ClassifierMixin, _BaseBagging):
     T = ``n_estimators`` bootstrap samples S_1..S_T of size alpha m
     (alpha = ``max_samples``; 003 uses alpha = 1) drawn uniformly with
     replacement; h_i = A(S_i) with A = ``estimator`` (any smml or scikit-learn
-    classifier, cloned; default smml's fully grown ``TreeClassifier``); the
+    classifier, cloned; default smml's fully grown ``TreeClassifier(n_jobs=1)``,
+    the parallelism being over the T fits); the
     prediction is the majority vote, a tied vote going to the smallest class
     of ``classes_``. ``oob_score=True`` estimates the risk out of bag: each
     training example is classified by the majority vote of the predictors
@@ -710,7 +711,7 @@ class BaggingClassifier(_BaggingClassifierMixin, ClassifierMixin, _BaseBagging):
         self.random_state = random_state
 
     def _make_estimator(self, seed):
-        est = clone(self.estimator) if self.estimator is not None else _default_tree(True)
+        est = clone(self.estimator) if self.estimator is not None else _default_tree(True, n_jobs=1)
         if "random_state" in est.get_params(deep=False):
             est.set_params(random_state=seed)
         return est
@@ -735,7 +736,7 @@ class BaggingRegressor(_BaggingRegressorMixin, RegressorMixin, _BaseBagging):
         self.random_state = random_state
 
     def _make_estimator(self, seed):
-        est = clone(self.estimator) if self.estimator is not None else _default_tree(False)
+        est = clone(self.estimator) if self.estimator is not None else _default_tree(False, n_jobs=1)
         if "random_state" in est.get_params(deep=False):
             est.set_params(random_state=seed)
         return est
