@@ -60,7 +60,8 @@ __all__ = ["TreeClassifier", "TreeRegressor", "Tree"]
 
 _AUTO_HIST_MIN_SAMPLES = 20_000
 _BIN_SUBSAMPLE = 50_000
-_PAR_WORK = 131_072   # nodes with fewer (samples x features) are scanned on one thread
+_PAR_WORK = 65_536    # nodes with fewer (samples x features) are scanned on one thread
+_DECOMPOSE_MIN = 20_000   # from this many samples on, subtrees below n/16 samples grow independently
 _MAX_CATEGORIES = 256
 
 
@@ -289,7 +290,7 @@ class _BaseTree(SmmlEstimator):
             Xs, Si, Xb, edges, is_cat, n_bins, ycls, yreg, sw,
             max_depth, self.min_samples_split, self.min_samples_leaf, float(self.min_impurity_decrease),
             0 if self.max_leaf_nodes is None else self.max_leaf_nodes, mf,
-            self.growth == "best", rng_seed, n_threads, _PAR_WORK)
+            self.growth == "best", rng_seed, n_threads, _PAR_WORK, _DECOMPOSE_MIN)
         return Tree(**out)
 
     @staticmethod

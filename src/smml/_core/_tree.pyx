@@ -700,10 +700,28 @@ cdef void _heap_pop(Pending* h, intp_t* size, Pending* out) noexcept nogil:
         i = m
 
 
-cdef int _grow(Builder* B, int best_first, intp_t max_leaf_nodes) noexcept nogil:
+cdef struct Deferred:
+    intp_t node              # global id of the leaf whose subtree is grown later
+    intp_t start
+    intp_t end
+    intp_t depth
+
+
+cdef struct DeferList:
+    Deferred* items
+    intp_t size
+    intp_t cap
+
+
+cdef int _grow(Builder* B, intp_t start, intp_t end, intp_t depth0, int best_first,
+               intp_t max_leaf_nodes, intp_t cutoff, DeferList* defer) noexcept nogil:
     """000 'Tree Predictors': start from one leaf, repeatedly replace a leaf by an
     internal node and two leaves.  Depth-first (a stack) or best-first (a heap on
-    the decrease of the training objective)."""
+    the decrease of the training objective).
+
+    With cutoff > 0, a new leaf with fewer than ``cutoff`` examples is not expanded
+    here: it goes to ``defer`` and its subtree is grown on its own later (possibly on
+    another thread).  The rule depends on sizes only, never on the thread count."""
     cdef Pending* front = NULL
     cdef intp_t fsize = 0, fcap = 64, n_leaves = 1, node, mid, c
     cdef Pending cur
@@ -713,14 +731,13 @@ cdef int _grow(Builder* B, int best_first, intp_t max_leaf_nodes) noexcept nogil
     front = <Pending*>malloc(fcap * sizeof(Pending))
     if front == NULL:
         return -1
-    node = _new_node(B, 0, B.n, 0)
+    node = _new_node(B, start, end, depth0)
     if node < 0:
         free(front)
         return -1
-    B.w_root = B.w_node[0]
-    _evaluate(B, node, 0, B.n, 0, &cur.split)
+    _evaluate(B, node, start, end, depth0, &cur.split)
     if cur.split.feature >= 0:
-        cur.node = node; cur.start = 0; cur.end = B.n; cur.depth = 0
+        cur.node = node; cur.start = start; cur.end = end; cur.depth = depth0
         front[0] = cur
         fsize = 1
     while fsize > 0:
@@ -750,7 +767,22 @@ cdef int _grow(Builder* B, int best_first, intp_t max_leaf_nodes) noexcept nogil
             if kids[c].node < 0:
                 free(front)
                 return -1
-            _evaluate(B, kids[c].node, kids[c].start, kids[c].end, kids[c].depth, &kids[c].split)
+            if cutoff > 0 and kids[c].end - kids[c].start < cutoff:
+                kids[c].split.feature = -1
+                if defer.size >= defer.cap:
+                    defer.cap = 2 * defer.cap + 16
+                    p = realloc(defer.items, defer.cap * sizeof(Deferred))
+                    if p == NULL:
+                        free(front)
+                        return -1
+                    defer.items = <Deferred*>p
+                defer.items[defer.size].node = kids[c].node
+                defer.items[defer.size].start = kids[c].start
+                defer.items[defer.size].end = kids[c].end
+                defer.items[defer.size].depth = kids[c].depth
+                defer.size += 1
+            else:
+                _evaluate(B, kids[c].node, kids[c].start, kids[c].end, kids[c].depth, &kids[c].split)
         B.left[node] = kids[0].node
         B.right[node] = kids[1].node
         if fsize + 2 > fcap:
@@ -773,6 +805,125 @@ cdef int _grow(Builder* B, int best_first, intp_t max_leaf_nodes) noexcept nogil
     return 0
 
 
+cdef void _free_nodes(Builder* B) noexcept nogil:
+    free(B.left); free(B.right); free(B.feature); free(B.threshold); free(B.node_cat)
+    free(B.cat_bits); free(B.value); free(B.impurity); free(B.n_node_samples); free(B.w_node)
+    free(B.depth); free(B.improvement)
+    B.left = NULL; B.right = NULL; B.feature = NULL; B.threshold = NULL; B.node_cat = NULL
+    B.cat_bits = NULL; B.value = NULL; B.impurity = NULL; B.n_node_samples = NULL; B.w_node = NULL
+    B.depth = NULL; B.improvement = NULL
+
+
+cdef int _merge(Builder* G, Builder* L, intp_t g) noexcept nogil:
+    """Append subtree L (its node 0 is G's leaf g) to G, renumbering L's nodes."""
+    cdef intp_t j, gj, base, V = G.K if G.K > 0 else 1, l, r
+    base = G.n_nodes - 1          # local j >= 1  ->  base + j
+    while G.n_nodes + L.n_nodes - 1 > G.cap:
+        if _grow_storage(G) != 0:
+            return -1
+    for j in range(L.n_nodes):
+        gj = g if j == 0 else base + j
+        l = L.left[j]
+        r = L.right[j]
+        G.left[gj] = -1 if l < 0 else base + l
+        G.right[gj] = -1 if r < 0 else base + r
+        G.feature[gj] = L.feature[j]
+        G.threshold[gj] = L.threshold[j]
+        G.node_cat[gj] = L.node_cat[j]
+        memcpy(G.cat_bits + gj * NWORDS, L.cat_bits + j * NWORDS, NWORDS * sizeof(uint64_t))
+        memcpy(G.value + gj * V, L.value + j * V, V * sizeof(double))
+        G.impurity[gj] = L.impurity[j]
+        G.n_node_samples[gj] = L.n_node_samples[j]
+        G.w_node[gj] = L.w_node[j]
+        G.depth[gj] = L.depth[j]
+        G.improvement[gj] = L.improvement[j]
+    G.n_nodes += L.n_nodes - 1
+    return 0
+
+
+cdef int _grow_deferred(Builder* B, DeferList* defer, int best_first, uint64_t seed) noexcept nogil:
+    """Grow every deferred subtree with its own scratch and node storage (in parallel over
+    subtrees, dynamic schedule), then append them to B in list order: the result does not
+    depend on the number of threads.  max_features draws come from a generator seeded by
+    (seed, subtree index)."""
+    cdef intp_t nd = defer.size, s, t, j, d = B.d, K = B.K, nt = B.n_threads
+    cdef intp_t hsz = d * B.max_bins * B.stride, ssz = d * (2 * K + 2)
+    cdef Builder* subs = NULL
+    cdef double* hist_all = NULL
+    cdef double* scr_all = NULL
+    cdef double* key_all = NULL
+    cdef intp_t* ord_all = NULL
+    cdef SplitRecord* fb_all = NULL
+    cdef intp_t* feat_all = NULL
+    cdef double* tot_all = NULL
+    cdef intp_t* lhh_all = NULL
+    cdef uint8_t* gl_all = NULL
+    cdef int rc = 0, tid
+    cdef uint64_t st
+    if nt > nd:
+        nt = nd
+    if B.n * B.d < 4 * B.par_work:
+        nt = 1
+    subs = <Builder*>calloc(nd, sizeof(Builder))
+    hist_all = <double*>calloc(nt * hsz, sizeof(double))
+    scr_all = <double*>malloc(nt * ssz * sizeof(double))
+    key_all = <double*>malloc(nt * d * MAXCAT * sizeof(double))
+    ord_all = <intp_t*>malloc(nt * d * MAXCAT * sizeof(intp_t))
+    fb_all = <SplitRecord*>malloc(nt * d * sizeof(SplitRecord))
+    feat_all = <intp_t*>malloc(nt * d * sizeof(intp_t))
+    tot_all = <double*>malloc(nt * (K + 2) * sizeof(double))
+    lhh_all = <intp_t*>malloc(nt * 3 * d * sizeof(intp_t))
+    gl_all = <uint8_t*>malloc(nt * B.n * sizeof(uint8_t)) if nt > 1 else B.goes_left
+    if (gl_all == NULL or subs == NULL or hist_all == NULL or scr_all == NULL or key_all == NULL or ord_all == NULL
+            or fb_all == NULL or feat_all == NULL or tot_all == NULL or lhh_all == NULL):
+        rc = -1
+    else:
+        for s in prange(nd, num_threads=nt, schedule="dynamic"):
+            tid = threadid()
+            subs[s] = B[0]
+            subs[s].n_threads = 1
+            subs[s].tmp_i = B.tmp_i + tid * B.n
+            subs[s].goes_left = gl_all + tid * B.n     # per thread: no false sharing
+            subs[s].tmp_v = B.tmp_v + (tid * B.n if B.mode == MODE_EXACT else 0)
+            subs[s].hist = hist_all + tid * hsz
+            subs[s].scratch = scr_all + tid * ssz
+            subs[s].catkey = key_all + tid * d * MAXCAT
+            subs[s].catord = ord_all + tid * d * MAXCAT
+            subs[s].feat_best = fb_all + tid * d
+            subs[s].features = feat_all + tid * d
+            subs[s].node_tot = tot_all + tid * (K + 2)
+            subs[s].lo = lhh_all + tid * 3 * d
+            subs[s].hi = lhh_all + tid * 3 * d + d
+            subs[s].hlist = lhh_all + tid * 3 * d + 2 * d
+            for j in range(d):
+                subs[s].features[j] = j
+            st = seed ^ (<uint64_t>(s + 1) * <uint64_t>0x9E3779B97F4A7C15)
+            subs[s].rng = st
+            subs[s].left = NULL; subs[s].right = NULL; subs[s].feature = NULL; subs[s].threshold = NULL
+            subs[s].node_cat = NULL; subs[s].cat_bits = NULL; subs[s].value = NULL; subs[s].impurity = NULL
+            subs[s].n_node_samples = NULL; subs[s].w_node = NULL; subs[s].depth = NULL
+            subs[s].improvement = NULL
+            subs[s].n_nodes = 0
+            subs[s].cap = 0
+            subs[s].failed = 0
+            if _grow(&subs[s], defer.items[s].start, defer.items[s].end, defer.items[s].depth,
+                     best_first, 0, 0, NULL) != 0 or subs[s].failed:
+                subs[s].failed = 1
+        for s in range(nd):
+            if subs[s].failed or rc != 0:
+                rc = -1
+            elif _merge(B, &subs[s], defer.items[s].node) != 0:
+                rc = -1
+    if subs != NULL:
+        for s in range(nd):
+            _free_nodes(&subs[s])
+    free(subs); free(hist_all); free(scr_all); free(key_all); free(ord_all); free(fb_all)
+    free(feat_all); free(tot_all); free(lhh_all)
+    if nt > 1:
+        free(gl_all)
+    return rc
+
+
 # ---------------------------------------------------------------------------
 # Python entry points
 
@@ -788,7 +939,8 @@ def build_tree(int mode, int criterion, intp_t n_classes,
                const double[::1] sample_weight,  # IN (n,)
                intp_t max_depth, intp_t min_samples_split, intp_t min_samples_leaf,
                double min_impurity_decrease, intp_t max_leaf_nodes, intp_t max_features,
-               bint best_first, unsigned long long seed, int n_threads, intp_t par_work=131072):
+               bint best_first, unsigned long long seed, int n_threads, intp_t par_work=131072,
+               intp_t decompose_min=20000):
     """Grow one tree; return a dict of numpy node arrays.
 
     Every input is validated by smml.tree before this call (shapes, codes below
@@ -798,8 +950,12 @@ def build_tree(int mode, int criterion, intp_t n_classes,
     cdef intp_t n = sample_weight.shape[0], d = is_cat.shape[0], K = n_classes, j, V
     cdef intp_t hist_bins = edges.shape[1]
     cdef int rc
-    cdef intp_t dummy_i = 0
+    cdef intp_t dummy_i = 0, cutoff
     cdef double dummy_d = 0.0
+    cdef DeferList defer
+    defer.items = NULL
+    defer.size = 0
+    defer.cap = 0
     memset(&B, 0, sizeof(Builder))
     B.mode = mode
     B.criterion = criterion
@@ -825,6 +981,9 @@ def build_tree(int mode, int criterion, intp_t n_classes,
     B.min_samples_split = max(2, min_samples_split)
     B.min_samples_leaf = max(1, min_samples_leaf)
     B.min_impurity_decrease = min_impurity_decrease
+    B.w_root = 0.0
+    for j in range(n):
+        B.w_root += sample_weight[j]
     B.samples = <intp_t*>malloc(n * sizeof(intp_t))
     B.goes_left = <uint8_t*>malloc(n * sizeof(uint8_t))
     B.tmp_i = <int32_t*>malloc(B.n_threads * n * sizeof(int32_t))
@@ -849,8 +1008,16 @@ def build_tree(int mode, int criterion, intp_t n_classes,
             B.samples[j] = j
         for j in range(d):
             B.features[j] = j
+        # Subtrees below `cutoff` examples are grown independently, on several threads
+        # when there are several (only without max_leaf_nodes, whose count is global; only
+        # from decompose_min samples on, so small problems keep the plain growth order).
+        cutoff = 0
+        if max_leaf_nodes <= 0 and n >= decompose_min:
+            cutoff = max(2, n // 16)
         with nogil:
-            rc = _grow(&B, best_first, max_leaf_nodes)
+            rc = _grow(&B, 0, n, 0, best_first, max_leaf_nodes, cutoff, &defer)
+            if rc == 0 and defer.size > 0:
+                rc = _grow_deferred(&B, &defer, best_first, seed)
         if rc != 0 or B.failed:
             raise MemoryError("smml.tree: out of memory while growing the tree")
         m = B.n_nodes
@@ -874,9 +1041,8 @@ def build_tree(int mode, int criterion, intp_t n_classes,
         free(B.samples); free(B.goes_left); free(B.tmp_i); free(B.tmp_v); free(B.hist)
         free(B.scratch); free(B.catkey); free(B.catord); free(B.feat_best); free(B.features)
         free(B.node_tot); free(B.lo); free(B.hi); free(B.hlist)
-        free(B.left); free(B.right); free(B.feature); free(B.threshold); free(B.node_cat)
-        free(B.cat_bits); free(B.value); free(B.impurity); free(B.n_node_samples); free(B.w_node)
-        free(B.depth); free(B.improvement)
+        free(defer.items)
+        _free_nodes(&B)
 
 
 cdef inline intp_t _route(const floating* x, const intp_t* left, const intp_t* right, const intp_t* feature,
