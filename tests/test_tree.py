@@ -285,6 +285,24 @@ def test_thread_count_does_not_change_the_tree(splitter, rng, monkeypatch):
         assert np.array_equal(trees[0].predict(X), t.predict(X))
 
 
+@pytest.mark.parametrize("splitter", ["exact", "hist"])
+def test_subtree_decomposition_grows_the_same_tree(splitter, rng, monkeypatch):
+    # from _DECOMPOSE_MIN samples on, small subtrees grow independently: same splits, other numbering
+    import smml.tree
+    X, y = _data(rng, 21_000, 5, 3, decimals=2)
+    a = TreeClassifier(splitter=splitter, random_state=0).fit(X, y)
+    monkeypatch.setattr(smml.tree, "_DECOMPOSE_MIN", 10**9)
+    b = TreeClassifier(splitter=splitter, random_state=0).fit(X, y)
+    assert a.tree_.node_count == b.tree_.node_count
+    assert not np.array_equal(a.tree_.feature, b.tree_.feature)     # the numbering did change
+    assert np.array_equal(np.sort(a.tree_.threshold), np.sort(b.tree_.threshold))
+    assert np.array_equal(a.predict_proba(X), b.predict_proba(X))
+    la, lb = a.apply(X), b.apply(X)
+    # same partition of the training set into leaves
+    pairs = set(zip(la.tolist(), lb.tolist()))
+    assert len(pairs) == a.get_n_leaves() == len(set(la.tolist()))
+
+
 def test_max_features_and_random_state(rng):
     X, y = _data(rng, 300, 6, 2)
     a = TreeClassifier(max_features=2, random_state=0).fit(X, y)

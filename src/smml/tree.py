@@ -39,9 +39,18 @@ shortest prefix (categorical).  Leaf labels (000): the most frequent label; ties
 class that sorts last (000: "+1 if N+ >= N-").
 
 Splitters: ``"exact"`` tries every threshold between consecutive distinct values (each
-feature is sorted once; nodes are partitioned in place keeping the order);  ``"hist"`` bins
-each feature once into at most ``max_bins`` quantile bins and scans histograms;  ``"auto"``
-is ``"hist"`` from 20,000 samples on.
+feature is sorted once; nodes are partitioned in place keeping the order; the threshold is the
+midpoint of the two values);  ``"hist"`` bins each feature once into at most ``max_bins``
+quantile bins (bin edges at midpoints between values; with at most ``max_bins`` distinct values
+it makes the same partitions as ``"exact"``, its threshold being the lowest bin edge between the
+two values) and scans histograms;  ``"auto"`` is ``"hist"`` from 20,000 samples on.
+
+Parallelism (OpenMP, ``n_jobs``): the split search of large nodes runs over features in
+parallel, one record per feature and a serial argmin; from 20,000 samples on and without
+``max_leaf_nodes``, the subtrees of the nodes with fewer than n/16 examples are grown
+independently (in parallel) and appended in a fixed order.  The tree is the same as with the
+plain growth (only node numbering, and the ``max_features`` draws, differ), and it never
+depends on the thread count.  The whole growth runs without the GIL.
 """
 import math
 import numbers
