@@ -8,6 +8,8 @@ Shapes (issue 6): 50,000 x 32 float64, two classes (make_classification), 2 thre
   its SAMME weights are twice the notes' w_i, so the trajectories differ slightly). The plain-Python
   reference (``smml.reference.ensemble.AdaBoostStumps``) runs a few rounds on a subset and is
   extrapolated (per round cost ~ d n log n), labelled as such.
+  smml also runs on 1 thread: on a loaded machine libgomp's default spin-waiting makes
+  the 2-thread run slower (OMP_WAIT_POLICY=passive avoids that).
 - Random forest, 100 trees: smml ``RandomForestClassifier(n_jobs=2)`` vs scikit-learn
   ``RandomForestClassifier(n_jobs=2)``; test accuracy on 10,000 held-out rows.
 """
@@ -36,6 +38,7 @@ def bench_adaboost(X, y, rounds, ref_rows, ref_rounds):
     from smml.reference.ensemble import AdaBoostStumps
 
     t_smml, a = best_time(lambda: AdaBoostClassifier(n_estimators=rounds, n_jobs=N_THREADS).fit(X, y), repeat=3)
+    t_one, a1 = best_time(lambda: AdaBoostClassifier(n_estimators=rounds, n_jobs=1).fit(X, y), repeat=3)
     t_sk, s = best_time(lambda: SkAda(estimator=DecisionTreeClassifier(max_depth=1),
                                       n_estimators=rounds).fit(X, y), repeat=1)
     Xr, yr = X[:ref_rows], y[:ref_rows]
@@ -44,6 +47,7 @@ def bench_adaboost(X, y, rounds, ref_rows, ref_rounds):
     t_ref = t_ref_sub * (rounds / ref_rounds) * (m * math.log(m)) / (ref_rows * math.log(ref_rows))
     rows = [
         dict(impl="smml AdaBoostClassifier (stumps)", t=t_smml, ratio=1.0, err=1 - a.score(X, y)),
+        dict(impl="smml AdaBoostClassifier (stumps), 1 thread", t=t_one, ratio=t_one / t_smml, err=1 - a1.score(X, y)),
         dict(impl="sklearn AdaBoost(DecisionTree(max_depth=1))", t=t_sk, ratio=t_sk / t_smml, err=1 - s.score(X, y)),
         dict(impl=f"reference (extrapolated from {ref_rows} rows x {ref_rounds} rounds)", t=t_ref,
              ratio=t_ref / t_smml, err=None),

@@ -119,7 +119,7 @@ cdef Best _best_stump(const int32_t[:, ::1] order, const uint8_t[:, ::1] boundar
     cdef Best best
     cdef double tol = TIE_TOL * (w_pos + w_neg)
     # features in pairs (2q, 2q + 1), the last one alone if d is odd
-    for q in prange((d + 1) // 2, schedule="static", num_threads=n_threads):
+    for q in prange((d + 1) // 2, schedule="dynamic", chunksize=1, num_threads=n_threads):
         j = 2 * q
         if j + 1 < d:
             _scan_two(&order[j, 0], &order[j + 1, 0], &boundary[j, 0], &boundary[j + 1, 0],
