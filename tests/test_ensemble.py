@@ -265,6 +265,17 @@ def test_many_rounds_do_not_underflow(rng):
     assert np.all(a.train_errors_ <= a.training_error_bound_ + 1e-12)
 
 
+def test_rescaled_weights_equal_multiplicative_updates(rng, monkeypatch):
+    # resync from the margins every round (P_1 exp(-y F) / sum) = the multiplicative updates
+    X, y = _binary(rng, m=150, noise=1.5)
+    a = AdaBoostClassifier(n_estimators=60).fit(X, y)
+    monkeypatch.setattr(ens, "RESYNC_BELOW", 1.0)
+    b = AdaBoostClassifier(n_estimators=60).fit(X, y)
+    np.testing.assert_array_equal(a.stump_feature_, b.stump_feature_)
+    np.testing.assert_allclose(a.estimator_weights_, b.estimator_weights_, rtol=1e-9)
+    np.testing.assert_allclose(a._final_distribution, b._final_distribution, rtol=1e-8)
+
+
 def test_samme_multiclass_matches_sklearn():
     # SAMME (an extension beyond the notes) with the same weak learner as scikit-learn
     from sklearn.ensemble import AdaBoostClassifier as SkAda

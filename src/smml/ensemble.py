@@ -33,6 +33,8 @@ __all__ = ["DecisionStump", "AdaBoostClassifier", "BaggingClassifier", "BaggingR
 
 #: an error within this distance of 1/2 counts as 1/2 (003 Algorithm 5: "stuck")
 HALF_TOL = 1e-10
+#: the stump kernel recomputes P_i from the margins when a weight falls below this
+RESYNC_BELOW = 1e-200
 
 
 # ---------------------------------------------------------------------------
@@ -247,8 +249,9 @@ class AdaBoostClassifier(ClassifierMixin, SmmlEstimator):
     The default weak learner (``estimator=None``) is :class:`DecisionStump`
     run inside the compiled loop ``smml._core._boost.boost_stumps`` (sort
     orders once, one pass per feature and round, reweighting in the same
-    compiled round, weights recomputed in rescaled form from the margins
-    so they never underflow). Any classifier whose ``fit`` takes
+    compiled round; the weights are recomputed in rescaled form from the
+    margins, P_1 exp(-y F) / sum, whenever one falls below 1e-200, so they
+    never underflow). Any classifier whose ``fit`` takes
     ``sample_weight`` can be the weak learner; it is trained on labels -1/+1
     with ``sample_weight = P_i`` (sums to 1) and must predict -1/+1.
 
@@ -331,7 +334,7 @@ class AdaBoostClassifier(ClassifierMixin, SmmlEstimator):
         err, wt, tr = (np.zeros(T) for _ in range(3))
         rounds, status = _boost.boost_stumps(order, boundary, y, p1, log_p1, margin, w, h,
                                              feat, pos, pol, err, wt, tr, HALF_TOL,
-                                             _threads_for(self._n_threads(), n * X.shape[1]))
+                                             _threads_for(self._n_threads(), n * X.shape[1]), RESYNC_BELOW)
         feat, pos, pol = feat[:rounds], pos[:rounds], pol[:rounds]
         self.stump_feature_ = feat
         self.stump_threshold_ = _thresholds(xs, feat, pos)

@@ -25,15 +25,16 @@
 # must decide. Each feature keeps the first candidate not beaten by more than
 # the tolerance; then the features are compared the same way in index order.
 #
-# Reweighting in rescaled form. By the proof of 002 "Training error of AdaBoost,
-# ctd.", P_{i+1}(t) = P_1(t) exp(-y_t F_i(x_t)) / prod Z with F_i = sum_{k<=i}
-# w_k h_k. The kernel keeps the margins F(x_t) and recomputes
-# P_{i+1}(t) = P_1(t) exp(-y_t F(x_t) - M) / sum(...), M = max_t(log P_1(t) -
-# y_t F(x_t)), each round: this equals the multiplicative update
-# P_{i+1}(t) proportional to P_i(t) exp(-w_i y_t h_i(x_t)), but the largest weight is
-# always exp(0) = 1 before normalisation, so nothing underflows over thousands of
-# rounds (a weight below e^-745 of the largest is 0 for that round only and comes
-# back when its margin changes).
+# Reweighting. Each round multiplies P_i(t) by e^{-w_i} (h_i right) or e^{+w_i}
+# (wrong) and divides by the sum Z_i, as 002 Algorithm 1. So that weights never
+# underflow over thousands of rounds, the kernel also keeps the margins
+# F(x_t) = sum_k w_k h_k(x_t): whenever a positive weight drops below
+# ``resync_below`` (1e-200), the distribution is recomputed in rescaled form as
+# P_1(t) exp(-y_t F(x_t) - M) / sum(...), M = max_t(log P_1(t) - y_t F(x_t)) --
+# the same distribution by the proof of 002 "Training error of AdaBoost, ctd."
+# (P_{T+1}(t) = P_1(t) exp(-y_t F(x_t)) / prod Z) -- whose largest term is
+# exp(0) = 1, so a weight below e^-745 of the largest is 0 only until its
+# margin changes.
 #
 # Only the per-feature scans (O(n d) per round) run in parallel, one OpenMP
 # region per round; the O(n) steps (weights, error, margins, training error)
@@ -191,13 +192,19 @@ def boost_stumps(const int32_t[:, ::1] order, const uint8_t[:, ::1] boundary,
                  double[::1] margin, double[::1] w, signed char[::1] h,
                  intp_t[::1] out_feature, intp_t[::1] out_pos, intp_t[::1] out_pol,
                  double[::1] out_error, double[::1] out_weight, double[::1] out_train_error,
-                 double half_tol, int n_threads):
+                 double half_tol, int n_threads, double resync_below=1e-200):
     """Run up to ``len(out_feature)`` rounds of AdaBoost with stumps.
 
     IN: order, boundary (d, n); y in {-1, +1}; p1 = P_1 (sums to 1), log_p1.
     IN/OUT: margin F(x_t) (zeros on entry), w (on exit P_{T+1}), h (scratch).
     OUT per round i: stump (feature, position, polarity), epsilon_i, w_i and
     the P_1-weighted training error of sign(F_i) (sign(0) = +1).
+
+    P_{i+1}(t) = P_i(t) exp(-w_i y_t h_i(x_t)) / Z_i literally (two factors
+    e^{-w_i}, e^{+w_i}; Z_i the actual sum). When a positive weight falls below
+    ``resync_below`` the distribution is recomputed from the margins as
+    P_1 exp(-y F) / sum (the same distribution, 002's proof), with the largest
+    term at 1, so no weight underflows to 0 for good.
 
     Returns (rounds_done, status): status 0 = every round run, 1 = a stump
     with epsilon = 0 was found (it decides alone: its weight is 1 + the sum
@@ -208,7 +215,8 @@ def boost_stumps(const int32_t[:, ::1] order, const uint8_t[:, ::1] boundary,
     cdef intp_t d = order.shape[0], n = order.shape[1], T = out_feature.shape[0]
     cdef intp_t t, i, p, f = 0, rounds = 0
     cdef int status = 0, hv
-    cdef double w_pos, w_neg, eps, alpha, abs_sum = 0.0, tr
+    cdef double w_pos, w_neg, eps, alpha, abs_sum = 0.0, tr, up, down, total, wmin
+    cdef bint resync = True
     cdef Best best
     cdef double[::1] wy = _empty(n)
     cdef Best* per_feature = <Best*> malloc(max(d, 1) * sizeof(Best))
@@ -217,8 +225,10 @@ def boost_stumps(const int32_t[:, ::1] order, const uint8_t[:, ::1] boundary,
     try:
         with nogil:
             for t in range(T):
-                # P_t from the margins (the rescaled form of the multiplicative update)
-                _weights_from_margins(log_p1, y, margin, w)
+                if resync:
+                    # P_t from the margins: the rescaled form of the multiplicative update
+                    _weights_from_margins(log_p1, y, margin, w)
+                    resync = False
                 w_pos = 0.0
                 w_neg = 0.0
                 for i in range(n):
@@ -236,6 +246,7 @@ def boost_stumps(const int32_t[:, ::1] order, const uint8_t[:, ::1] boundary,
                 for i in range(n):
                     if h[i] != y[i]:
                         eps = eps + w[i]
+                eps = eps / (w_pos + w_neg)
                 # 3) special cases of 003's Algorithm 5
                 if eps <= 0.0:
                     status = 1
@@ -247,12 +258,27 @@ def boost_stumps(const int32_t[:, ::1] order, const uint8_t[:, ::1] boundary,
                     # 4) w_i = 1/2 ln((1 - eps) / eps)
                     alpha = 0.5 * log((1.0 - eps) / eps)
                 abs_sum = abs_sum + fabs(alpha)
+                # 5) P_{i+1}(t) proportional to P_i(t) exp(-w_i y_t h_i(x_t)); margins F += w_i h_i
+                down = exp(-alpha)
+                up = exp(alpha)
                 tr = 0.0
+                total = 0.0
                 for i in range(n):
                     margin[i] = margin[i] + alpha * h[i]
                     hv = 1 if margin[i] >= 0.0 else -1
                     if hv != y[i]:
                         tr = tr + p1[i]
+                    w[i] = w[i] * (down if h[i] == y[i] else up)
+                    total = total + w[i]
+                if status != 1:
+                    total = 1.0 / total
+                    wmin = INFINITY
+                    for i in range(n):
+                        w[i] = w[i] * total
+                        if 0.0 < w[i] < wmin:
+                            wmin = w[i]
+                    if wmin < resync_below or total != total:
+                        resync = True
                 out_feature[t] = f
                 out_pos[t] = best.pos
                 out_pol[t] = best.pol
@@ -262,8 +288,9 @@ def boost_stumps(const int32_t[:, ::1] order, const uint8_t[:, ::1] boundary,
                 rounds = t + 1
                 if status == 1:
                     break
-            # 5) P_{T+1}, for inspection (002's exercise: h_T has error 1/2 under it)
-            _weights_from_margins(log_p1, y, margin, w)
+            # P_{T+1}, for inspection (002's exercise: h_T has error 1/2 under it)
+            if status == 1 or resync:
+                _weights_from_margins(log_p1, y, margin, w)
     finally:
         free(per_feature)
     return int(rounds), int(status)
