@@ -196,6 +196,17 @@ def test_epsilon_one_half_stops():
     assert list(a.staged_predict(X)) == []
 
 
+def test_constant_features_one_round_then_stuck():
+    X = np.ones((10, 3))
+    y = np.array([0] * 7 + [1] * 3)
+    a = AdaBoostClassifier(n_estimators=5).fit(X, y)
+    # round 1: the constant stump "-1" errs on the 3 positives; round 2: that stump has error 1/2
+    assert len(a.estimators_) == 1 and a.stop_reason_ == "stuck"
+    assert a.estimator_errors_[0] == pytest.approx(0.3)
+    np.testing.assert_array_equal(a.predict(X), 0)
+    np.testing.assert_array_equal(a.predict(np.ones((1, 3))), [0])      # one row
+
+
 class _Flipped(ClassifierMixin, BaseEstimator):
     """A weak learner with error > 1/2: the best stump, its predictions negated."""
 
