@@ -94,6 +94,23 @@ class Tree:
         for k in self._FIELDS:
             setattr(self, k, arrays[k])
 
+    def _packed(self):
+        """The nodes as 24-byte records for the prediction loop (cached)."""
+        pk = getattr(self, "_pk", None)
+        if pk is None:
+            m = self.node_count
+            internal = self.children_left >= 0
+            if not np.array_equal(self.children_right[internal], self.children_left[internal] + 1):
+                raise ValueError("tree_: the second child of a node must follow the first one")
+            rec = np.empty(m, dtype=_tree.PNODE_DTYPE)
+            rec["threshold"] = self.threshold
+            rec["feature"] = np.maximum(self.feature, 0)
+            rec["left"] = self.children_left
+            rec["right"] = self.children_right
+            rec["is_cat"] = np.where(self.is_categorical, np.arange(m), -1)
+            pk = self._pk = rec.view(np.uint8)
+        return pk
+
     @property
     def node_count(self):
         return int(self.children_left.shape[0])
@@ -395,8 +412,7 @@ class _BaseTree(SmmlEstimator):
     def _apply(self, X):
         t = self.tree_
         out = np.empty(X.shape[0], np.intp)
-        _tree.apply_tree(X, t.children_left, t.children_right, t.feature, t.threshold,
-                         t.is_categorical.view(np.uint8), t.category_bits, out,
+        _tree.apply_tree(X, t._packed(), t.category_bits, out,
                          self._n_threads() if X.shape[0] >= 2048 else 1)
         return out
 

@@ -1045,46 +1045,53 @@ def build_tree(int mode, int criterion, intp_t n_classes,
         _free_nodes(&B)
 
 
-cdef inline intp_t _route(const floating* x, const intp_t* left, const intp_t* right, const intp_t* feature,
-                          const double* threshold, const uint8_t* node_cat, const uint64_t* bits) noexcept nogil:
+cdef packed struct PNode:
+    # one prediction node in 24 bytes (one cache line holds a node and most of the next)
+    double threshold
+    int32_t feature
+    int32_t left         # -1: leaf
+    int32_t right
+    int32_t is_cat       # categorical test: index of the node's 4-word bitset in `bits`, else -1
+
+
+PNODE_DTYPE = np.dtype([("threshold", np.float64), ("feature", np.int32), ("left", np.int32),
+                        ("right", np.int32), ("is_cat", np.int32)])
+
+
+cdef inline intp_t _route(const floating* x, const PNode* nodes, const uint64_t* bits) noexcept nogil:
     """000: start at the root; at an internal node go to the child its test picks."""
-    cdef intp_t node = 0, f, c
+    cdef intp_t node = 0, c
+    cdef const PNode* nd = nodes
     cdef double v
-    while left[node] >= 0:
-        f = feature[node]
-        v = x[f]
-        if node_cat[node]:
+    cdef int go_right
+    while nd.left >= 0:
+        v = x[nd.feature]
+        if nd.is_cat >= 0:
             # categories are codes 0..255; unknown categories (-1 or >= 256) go to the second child
             c = <intp_t>v
-            if 0 <= c < MAXCAT and (bits[node * NWORDS + (c >> 6)] >> (c & 63)) & 1:
-                node = left[node]
-            else:
-                node = right[node]
-        elif v <= threshold[node]:
-            node = left[node]
+            go_right = not (0 <= c < MAXCAT and (bits[nd.is_cat * NWORDS + (c >> 6)] >> (c & 63)) & 1)
         else:
-            node = right[node]
+            go_right = not (v <= nd.threshold)
+        node = nd.left + go_right          # the second child is always stored right after the first
+        nd = nodes + node
     return node
 
 
 def apply_tree(const floating[:, ::1] X,          # IN (n, d)
-               const intp_t[::1] children_left,   # IN
-               const intp_t[::1] children_right,  # IN
-               const intp_t[::1] feature,         # IN
-               const double[::1] threshold,       # IN
-               const uint8_t[::1] is_categorical, # IN
+               const uint8_t[::1] packed,         # IN PNODE_DTYPE records as bytes
                const uint64_t[:, ::1] category_bits,  # IN (n_nodes, 4)
                intp_t[::1] out,                   # OUT (n,) leaf index per row
                int n_threads):
     cdef intp_t i, n = X.shape[0]
+    cdef const PNode* nodes = <const PNode*>&packed[0]
+    cdef const uint64_t* bits = &category_bits[0, 0]
     if n == 0:
         return
     if n < 2048:
         n_threads = 1
     with nogil:
         for i in prange(n, num_threads=max(1, n_threads), schedule="static"):
-            out[i] = _route(&X[i, 0], &children_left[0], &children_right[0], &feature[0], &threshold[0],
-                            &is_categorical[0], &category_bits[0, 0])
+            out[i] = _route(&X[i, 0], nodes, bits)
 
 
 def path_sums(const floating[:, ::1] X,          # IN (n, d)
