@@ -529,3 +529,17 @@ EXPECTED_FAILED = {}
                          expected_failed_checks=lambda est: EXPECTED_FAILED)
 def test_sklearn_checks(estimator, check):
     check(estimator)
+
+
+def test_fit_encoded_fast_path_equals_fit(rng):
+    # the entry point smml's ensembles use after validating once
+    X, y = _data(rng, 120, 4, 3)
+    w = rng.random(120)
+    labels = np.array(["a", "b", "c"])[y]
+    a = TreeClassifier(max_depth=3, max_features=2, random_state=5).fit(X, labels, sample_weight=w)
+    b = TreeClassifier(max_depth=3, max_features=2, random_state=5)._fit_encoded(
+        X, y, np.array(["a", "b", "c"]), w)
+    assert np.array_equal(a.predict(X), b.predict(X))
+    assert np.array_equal(a.tree_.threshold, b.tree_.threshold)
+    with pytest.raises(ValueError, match="categorical"):
+        TreeClassifier(categorical_features=[0])._fit_encoded(X, y, np.arange(3), w)

@@ -323,6 +323,11 @@ class _BaseTree(SmmlEstimator):
     def _sorted_columns(X, is_cat, n_threads):
         """Each numerical column sorted once (values and sample indices), 000's scan order."""
         n, d = X.shape
+        if n * d < 200_000 and not is_cat.any():
+            # small problems (forests, boosting): one vectorised call, less Python overhead
+            o = np.argsort(X, axis=0)
+            Xs = np.ascontiguousarray(np.take_along_axis(X, o, axis=0).T, dtype=np.float64)
+            return Xs, np.ascontiguousarray(o.T, dtype=np.int32)
         Si = np.empty((d, n), np.int32)
         Xs = np.empty((d, n), np.float64)
 
@@ -396,7 +401,11 @@ class _BaseTree(SmmlEstimator):
             return int(rs.randint(0, 2**31)) * 2**31 + int(rs.randint(0, 2**31))
         if rs is None:
             return int(np.random.default_rng().integers(0, 2**63))
-        return int(np.random.default_rng(rs).integers(0, 2**63))
+        # an int seed: one splitmix64 step (cheap, and distinct seeds give distinct streams)
+        z = (int(rs) + 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
+        return z ^ (z >> 31)
 
     # ---- predict ------------------------------------------------------------
     def _validate_predict(self, X):
@@ -589,6 +598,28 @@ class TreeClassifier(ClassifierMixin, _BaseTree):
             self._after_tree_change()
             if self.pruning == "occam":
                 self.prune_occam(self.delta)
+        return self
+
+    def _fit_encoded(self, X, y_encoded, classes, sample_weight):
+        """Fast path for smml's ensembles, which validate once and fit many trees.
+
+        ``X``: finite float64/float32 C-contiguous (n, d) array, numerical features only;
+        ``y_encoded``: intp array of indices into ``classes`` (sorted, all present or not);
+        ``sample_weight``: non-negative float64 (n,) array with a positive sum.  No checks are
+        made here beyond the hyper-parameters: the caller guarantees the rest.
+        """
+        self._validate_params()
+        if self.categorical_features or self.pruning is not None:
+            raise ValueError("_fit_encoded supports neither categorical_features nor pruning")
+        self._cat_idx = []
+        self.categories_ = {}
+        self.n_features_in_ = X.shape[1]
+        self.classes_ = np.asarray(classes)
+        self.n_classes_ = len(self.classes_)
+        self.tree_ = self._fit_arrays(X, np.ascontiguousarray(y_encoded, dtype=np.intp), np.zeros(1),
+                                      self.n_classes_, np.ascontiguousarray(sample_weight, dtype=np.float64),
+                                      self._seed())
+        self._after_tree_change()
         return self
 
     def _holdout(self, n, yenc, seed):
