@@ -579,10 +579,7 @@ class _BaseBagging(SmmlEstimator):
             raise ValueError(f"{type(proto[0]).__name__} does not accept sample_weight")
 
         def fit_one(t):
-            idx = self.estimators_samples_[t]
-            if sw is None:
-                return proto[t].fit(X[idx], yt[idx])
-            return proto[t].fit(X[idx], yt[idx], sample_weight=sw[idx])
+            return self._fit_member(proto[t], X, yt, self.estimators_samples_[t], sw)
 
         n_threads = min(self._n_threads(), T)
         if n_threads > 1:
@@ -593,6 +590,12 @@ class _BaseBagging(SmmlEstimator):
         if self.oob_score:
             self._set_oob(X, yt, m)
         return self
+
+    def _fit_member(self, est, X, y, idx, sw):
+        """h_i = A(S_i): fit on the rows of the bootstrap sample, repeats included."""
+        if sw is None:
+            return est.fit(X[idx], y[idx])
+        return est.fit(X[idx], y[idx], sample_weight=sw[idx])
 
     # one predictor's output on X: class indices (classification) or values
     def _member_predict(self, est, X):
@@ -762,7 +765,9 @@ class _BaseForest(_BaseBagging):
     alpha m examples drawn with replacement (``max_samples`` = alpha, default
     1: m draws), each node trying a random subset of ``max_features``
     features (default sqrt(d)); classification by majority vote (ties: the
-    smallest class), regression by the mean. The trees are grown in a thread
+    smallest class), regression by the mean. Each tree gets its bootstrap
+    multiset as distinct rows weighted by their multiplicity (see
+    ``_fit_member``). The trees are grown in a thread
     pool of ``n_jobs`` threads whose tree kernels release the GIL; all
     bootstrap indices and tree seeds are drawn up front from
     ``random_state``, so the forest is the same whatever the thread count.
@@ -770,6 +775,19 @@ class _BaseForest(_BaseBagging):
 
     def _n_draw(self, m):
         return m if self.max_samples is None else max(1, int(round(self.max_samples * m)))
+
+    def _fit_member(self, est, X, y, idx, sw):
+        """The tree on the bootstrap multiset S_i, given as its distinct rows with
+        sample_weight = multiplicity (as scikit-learn's forests do): the weighted
+        impurities, leaf values and exact thresholds are those of the repeated rows,
+        and each tree handles ~63% of the rows. (``min_samples_split`` and
+        ``min_samples_leaf`` then count distinct rows.)"""
+        counts = np.bincount(idx, minlength=X.shape[0])
+        rows = np.flatnonzero(counts)
+        w = counts[rows].astype(np.float64)
+        if sw is not None:
+            w *= sw[rows]
+        return est.fit(X[rows], y[rows], sample_weight=w)
 
     def _make_estimator(self, seed):
         return _default_tree(self._classifier, criterion=self.criterion, max_depth=self.max_depth,
