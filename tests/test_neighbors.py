@@ -407,6 +407,81 @@ def test_bad_kneighbors_arguments(rng):
         KNNClassifier().predict([[0.0, 0.0]])
 
 
+@pytest.mark.parametrize("metric, scale", [("euclidean", 1e300), ("euclidean", 1e160),
+                                           ("manhattan", 1e306)])
+def test_overflowing_distances_are_refused_not_garbage(rng, metric, scale):
+    # regression: squared distances of 1e160-scale data overflowed to inf; the direct kernel
+    # then never filled its heap and read uninitialised candidates (wrong predictions)
+    X = rng.normal(size=(20, 3))
+    y = np.arange(20) % 3
+    with pytest.raises(ValueError, match="overflow"):
+        KNNClassifier(k=3, metric=metric).fit(X * scale, y)
+    est = KNNRegressor(k=3, metric=metric).fit(X, y.astype(float))
+    with pytest.raises(ValueError, match="overflow"):
+        est.predict(X[:2] * scale)
+    with pytest.raises(ValueError, match="overflow"):
+        est.kneighbors(X[:2] * scale)
+    # large but safe: exactly the unscaled answer (the rule is scale invariant)
+    if metric == "euclidean":                  # the estimated Mahalanobis metric is scale-free
+        want = KNNClassifier(k=3, metric="mahalanobis").fit(X, y).predict(X[:6])
+        got = KNNClassifier(k=3, metric="mahalanobis").fit(X * scale, y).predict(X[:6] * scale)
+        np.testing.assert_array_equal(got, want)
+    want = KNNClassifier(k=3, metric=metric).fit(X, y).predict(X[:6])
+    got = KNNClassifier(k=3, metric=metric).fit(X * 1e140, y).predict(X[:6] * 1e140)
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_far_queries_beyond_the_gemm_range_are_scanned_exactly(rng, dtype):
+    # regression: a query far from small training data overflowed the float32 gemm tile
+    X = rng.normal(size=(30, 3)).astype(dtype)
+    y = np.arange(30, dtype=float)
+    est = KNNRegressor(k=2).fit(X, y)
+    Q = np.array([[3e37, -3e37, 3e37], [-2e37, 1e37, 2e37]], dtype=dtype)
+    d, i = est.kneighbors(Q)
+    D = ((Q[:, None, :].astype(np.float64) - X[None].astype(np.float64)) ** 2).sum(-1)
+    np.testing.assert_array_equal(i, np.argsort(D, axis=1, kind="stable")[:, :2])
+    kth = np.sort(D, axis=1)[:, 1:2]
+    want = [y[row <= t].mean() for row, t in zip(D, kth[:, 0])]   # the notes' k' rule
+    np.testing.assert_allclose(est.predict(Q), want, rtol=1e-12)
+
+
+def test_kernel_never_reads_an_unfilled_heap():
+    # every key infinite (called directly, past the Python checks): the heap still fills
+    T = np.array([[1e300], [-1e300], [3e300]])
+    Q = np.array([[-1.7e308]])
+    key = np.empty((1, 3)); idx = np.empty((1, 3), dtype=np.intp); cnt = np.empty(1, dtype=np.intp)
+    _knn.knn_direct(Q, T, 0, 2, 3, key, idx, cnt, 1)
+    assert cnt[0] == 3 and sorted(idx[0].tolist()) == [0, 1, 2]
+
+
+def test_numpy_integer_k_and_parameters_changed_after_fit(rng):
+    X = rng.normal(size=(20, 3))
+    y = np.arange(20) % 2
+    want = KNNClassifier(k=3).fit(X, y).predict(X)
+    for k in (np.int64(3), np.int32(3), np.uint8(3)):       # regression: uint8 overflowed
+        np.testing.assert_array_equal(KNNClassifier(k=k).fit(X, y).predict(X), want)
+    est = KNNClassifier(k=3).fit(X, y)
+    for bad, msg in ((50, "larger than the number"), (0, "parameter k"), (-2, "parameter k")):
+        est.set_params(k=bad)                  # regression: the kernel's "bad k/cap" message
+        with pytest.raises(ValueError, match=msg):
+            est.predict(X)
+        with pytest.raises(ValueError, match=msg):
+            est.kneighbors(X)
+    est.set_params(k=3, weights="bogus")       # regression: silently used as "distance"
+    with pytest.raises(ValueError, match="weights"):
+        est.predict(X)
+    # the metric is the fitted one until the next fit (as scikit-learn's effective_metric_)
+    est = KNNRegressor(k=3).fit(X, y.astype(float))
+    p = est.predict(X)
+    est.set_params(metric="hamming")
+    np.testing.assert_array_equal(est.predict(X), p)
+    np.testing.assert_array_equal(est.fit(X, y.astype(float)).predict(X),
+                                  KNNRegressor(k=3, metric="hamming").fit(X, y.astype(float)).predict(X))
+    with pytest.raises(ValueError, match="real"):
+        KNNClassifier(metric="mahalanobis", metric_params={"VI": np.eye(3) * 1j}).fit(X, y)
+
+
 def test_kernel_rejects_bad_arguments():
     X = np.zeros((4, 2))
     key = np.empty((1, 2)); idx = np.empty((1, 2), dtype=np.intp); cnt = np.empty(1, dtype=np.intp)

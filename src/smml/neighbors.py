@@ -48,6 +48,8 @@ _FALLBACK_BUDGET = 1 << 22      # max float64 entries of one exact fallback bloc
 _SERIAL_WORK = 1 << 23       # below this many multiply-adds a call runs on one thread
 _MIN_QUERIES_PER_THREAD = 8   # fewer queries per thread: fewer threads
 _SLACK = 8                      # extra candidates kept beyond 1.5 k
+_MAX_KEY = 1e300                # keys (squared / Manhattan distances) must stay below this
+_GEMM_LIMIT = {np.float32: 1e17, np.float64: 1e150}   # gemm only while centred norms are below
 
 
 def _euclidean_error_bound(q_norm, radius, d, dtype):
@@ -101,7 +103,11 @@ class _KNNBase(SmmlEstimator):
     # ---- fit -------------------------------------------------------------
 
     def _mahalanobis_transform(self, X):
-        """L with L L^T = S^-1 (002, 'Nearest neighbors', Example (ii)): delta = ||(x - y) L||."""
+        """(L, s) with L L^T = s^2 S^-1 (002, 'Nearest neighbors', Example (ii)): delta = ||(x - y) L / s||.
+
+        s = 1 for a given matrix; for the estimated covariance s is a power of two near
+        max |X|, so the covariance of X / s cannot overflow (the distance is scale-free).
+        """
         d = X.shape[1]
         params = dict(self.metric_params or {})
         unknown = set(params) - {"VI", "V"}
@@ -111,7 +117,10 @@ class _KNNBase(SmmlEstimator):
             raise ValueError("metric_params: give either 'VI' (inverse covariance) or 'V', not both")
         if "VI" in params or "V" in params:
             key = "VI" if "VI" in params else "V"
-            M = np.asarray(params[key], dtype=np.float64)
+            M = np.asarray(params[key])
+            if np.iscomplexobj(M):
+                raise ValueError(f"metric_params[{key!r}] must be a real matrix, got complex values")
+            M = M.astype(np.float64)
             if M.shape != (d, d):
                 raise ValueError(f"metric_params[{key!r}] must have shape ({d}, {d}), got {M.shape}")
             if not np.all(np.isfinite(M)):
@@ -121,36 +130,75 @@ class _KNNBase(SmmlEstimator):
             M = (M + M.T) / 2
             if key == "V":
                 M = np.linalg.pinv(M, hermitian=True)
+            scale = 1.0
         else:
             if X.shape[0] < 2:
                 raise ValueError("metric='mahalanobis' needs at least 2 training points to estimate "
                                  "the covariance, or metric_params={'VI': ...}")
-            M = np.linalg.pinv(np.atleast_2d(np.cov(X, rowvar=False)), hermitian=True)
+            amax = float(np.max(np.abs(X)))
+            scale = 2.0 ** np.ceil(np.log2(amax)) if amax > 0 else 1.0
+            M = np.linalg.pinv(np.atleast_2d(np.cov(X / scale, rowvar=False)), hermitian=True)
         w, Qm = np.linalg.eigh(M)
         tol = 1e-10 * max(1.0, np.abs(w).max())
         if w.min() < -tol:
             raise ValueError("the Mahalanobis matrix must be positive semi-definite")
-        self.VI_ = M
-        return Qm * np.sqrt(np.clip(w, 0.0, None))
+        with np.errstate(over="ignore", under="ignore"):
+            self.VI_ = M / (scale * scale)
+        return Qm * np.sqrt(np.clip(w, 0.0, None)), scale
+
+    def _checked_k(self, m):
+        """``self.k`` as a Python int in [1, m] (re-checked at predict: set_params may change it)."""
+        k = self.k
+        if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
+            raise ValueError(f"{type(self).__name__}: parameter k={k!r} is invalid; it must be an "
+                             "integer in [1, inf]")
+        if k > m:
+            raise ValueError(f"k={k} is larger than the number of training points, n_samples={m} "
+                             "(000: k cannot be taken larger than the size of the training set)")
+        return int(k)
+
+    def _check_key_range(self, lo, hi):
+        """Reject data whose distances overflow float64 (the keys are summed in float64).
+
+        With per-feature ranges r_f = hi_f - lo_f, every key is at most d max_f r_f^2
+        (squared Euclidean / Mahalanobis) or d max_f r_f (Manhattan); it must stay
+        below ``_MAX_KEY``, otherwise all far points would tie at infinity.
+        """
+        if self._metric == "hamming":
+            return
+        with np.errstate(over="ignore", invalid="ignore"):
+            r = float(np.max(np.subtract(hi, lo, dtype=np.float64)))
+            bound = lo.shape[0] * (r if self._metric == "manhattan" else r * r)
+        if not bound < _MAX_KEY:
+            raise ValueError(f"{type(self).__name__}: the {self._metric} distances overflow float64 "
+                             f"(the features span up to {r:.3g}"
+                             + (" after the Mahalanobis transform" if self._metric == "mahalanobis"
+                                else "") + "); rescale the features")
 
     def _fit(self, X, y):
         m = X.shape[0]
-        if self.k > m:
-            raise ValueError(f"k={self.k} is larger than the number of training points, n_samples={m} "
-                             "(000: k cannot be taken larger than the size of the training set)")
+        self._checked_k(m)
+        self._metric = self.metric      # the fitted metric (set_params(metric=...) needs a refit)
         self._dtype = X.dtype.type
         self._L = None
-        if self.metric == "mahalanobis":
-            self._L = self._mahalanobis_transform(X.astype(np.float64, copy=False))
-            X = np.ascontiguousarray((X.astype(np.float64, copy=False) @ self._L).astype(self._dtype))
+        if self._metric == "mahalanobis":
+            self._L, self._L_scale = self._mahalanobis_transform(X.astype(np.float64, copy=False))
+            with np.errstate(over="ignore", invalid="ignore"):
+                X = ((X.astype(np.float64, copy=False) / self._L_scale) @ self._L).astype(self._dtype)
+            if not np.all(np.isfinite(X)):
+                raise ValueError(f"{type(self).__name__}: the Mahalanobis transform of X overflows "
+                                 f"{np.dtype(self._dtype).name}; rescale the features or the matrix")
         self._T0 = np.array(X, dtype=self._dtype, order="C", copy=True)
+        self._lo = self._T0.min(axis=0).astype(np.float64)
+        self._hi = self._T0.max(axis=0).astype(np.float64)
+        self._check_key_range(self._lo, self._hi)
         self.n_samples_fit_ = m
         self._gemm = False
-        if self.metric in ("euclidean", "mahalanobis"):
+        if self._metric in ("euclidean", "mahalanobis"):
             self._mu = self._T0.mean(axis=0, dtype=np.float64)
             self._Tc, self._t_norm = _centre(self._T0, self._mu, self._dtype)
             self._radius = float(np.sqrt(self._t_norm.max()))
-            limit = 1e17 if self._dtype == np.float32 else 1e150
+            limit = _GEMM_LIMIT[self._dtype]
             self._gemm = bool(np.isfinite(self._radius) and self._radius < limit)
             if not self._gemm:
                 del self._Tc, self._t_norm
@@ -161,15 +209,23 @@ class _KNNBase(SmmlEstimator):
     def _queries(self, X):
         Xq = validate_X(self, X, reset=False, dtype="floating")
         if self._L is not None:
-            Xq = Xq.astype(np.float64, copy=False) @ self._L
-        return np.ascontiguousarray(Xq, dtype=self._dtype)
+            with np.errstate(over="ignore", invalid="ignore"):
+                Xq = (Xq.astype(np.float64, copy=False) / self._L_scale) @ self._L
+        with np.errstate(over="ignore"):
+            Q0 = np.ascontiguousarray(Xq, dtype=self._dtype)
+        if not np.all(np.isfinite(Q0)):
+            raise ValueError(f"{type(self).__name__}: the Mahalanobis transform of X overflows "
+                             f"{np.dtype(self._dtype).name}; rescale the features")
+        self._check_key_range(np.minimum(self._lo, Q0.min(axis=0)),
+                              np.maximum(self._hi, Q0.max(axis=0)))
+        return Q0
 
     def _metric_code(self):
-        name = "sqeuclidean" if self.metric in ("euclidean", "mahalanobis") else self.metric
+        name = "sqeuclidean" if self._metric in ("euclidean", "mahalanobis") else self._metric
         return _knn.METRIC_CODES[name]
 
     def _distance(self, key):
-        return np.sqrt(key) if self.metric in ("euclidean", "mahalanobis") else key
+        return np.sqrt(key) if self._metric in ("euclidean", "mahalanobis") else key
 
     def _search(self, Q0, k, n_threads):
         """Yield (start, stop, counts, indptr, indices, keys) per block of queries.
@@ -192,8 +248,13 @@ class _KNNBase(SmmlEstimator):
             out_key = np.empty((nb, cap), dtype=np.float64)
             out_idx = np.empty((nb, cap), dtype=np.intp)
             cnt = np.empty(nb, dtype=np.intp)
-            if self._gemm:
-                Qc, q_norm = _centre(Qb, self._mu, self._dtype)
+            use_gemm = self._gemm
+            if use_gemm:
+                with np.errstate(over="ignore"):
+                    Qc, q_norm = _centre(Qb, self._mu, self._dtype)
+                # far queries could overflow the gemm tile (float32): exact scan instead
+                use_gemm = bool(np.sqrt(q_norm.max()) < _GEMM_LIMIT[self._dtype])
+            if use_gemm:
                 eps = _euclidean_error_bound(q_norm, self._radius, d, self._dtype)
                 q_chunk = int(min(_Q_CHUNK, max(1, -(-nb // nt)), max(1, _HEAP_BUDGET // cap)))
                 t_chunk = int(_T_CHUNK[self._dtype])
@@ -244,6 +305,9 @@ class _KNNBase(SmmlEstimator):
         """002, 'Weighted nearest neighbors' (None for uniform weights)."""
         if isinstance(self.weights, str) and self.weights == "uniform":
             return None
+        if not (callable(self.weights) or (isinstance(self.weights, str) and self.weights == "distance")):
+            raise ValueError(f"{type(self).__name__}: parameter weights={self.weights!r} is invalid; "
+                             "it must be 'uniform', 'distance' or a callable")
         dist = self._distance(keys)
         if callable(self.weights):
             w = np.asarray(self.weights(dist), dtype=np.float64)
@@ -276,7 +340,7 @@ class _KNNBase(SmmlEstimator):
         indices : ndarray (n_queries, k), intp
         """
         check_is_fitted(self, "n_samples_fit_")
-        k = self.k if k is None else k
+        k = self._checked_k(self.n_samples_fit_) if k is None else k
         if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
             raise ValueError(f"k must be a positive integer, got {k!r}")
         k = int(k)
@@ -375,7 +439,7 @@ class KNNClassifier(ClassifierMixin, _KNNBase):
         check_is_fitted(self, "n_samples_fit_")
         Q0 = self._queries(X)
         pred = np.empty(Q0.shape[0], dtype=np.intp)
-        for start, stop, counts, indptr, idx, keys in self._search(Q0, self.k, self._n_threads()):
+        for start, stop, counts, indptr, idx, keys in self._search(Q0, self._checked_k(self.n_samples_fit_), self._n_threads()):
             pred[start:stop] = self._decide(self._votes(counts, idx, keys, stop - start))
         return self.classes_[pred]
 
@@ -384,7 +448,7 @@ class KNNClassifier(ClassifierMixin, _KNNBase):
         check_is_fitted(self, "n_samples_fit_")
         Q0 = self._queries(X)
         proba = np.empty((Q0.shape[0], self.classes_.size), dtype=np.float64)
-        for start, stop, counts, indptr, idx, keys in self._search(Q0, self.k, self._n_threads()):
+        for start, stop, counts, indptr, idx, keys in self._search(Q0, self._checked_k(self.n_samples_fit_), self._n_threads()):
             votes = self._votes(counts, idx, keys, stop - start)
             total = votes.sum(axis=1, keepdims=True)
             with np.errstate(invalid="ignore", divide="ignore"):
@@ -419,7 +483,7 @@ class KNNRegressor(RegressorMixin, _KNNBase):
         check_is_fitted(self, "n_samples_fit_")
         Q0 = self._queries(X)
         pred = np.empty(Q0.shape[0], dtype=np.float64)
-        for start, stop, counts, indptr, idx, keys in self._search(Q0, self.k, self._n_threads()):
+        for start, stop, counts, indptr, idx, keys in self._search(Q0, self._checked_k(self.n_samples_fit_), self._n_threads()):
             nb = stop - start
             rows = np.repeat(np.arange(nb), counts)
             yv = self._y[idx]

@@ -214,6 +214,9 @@ cdef intp_t _finalize(const floating *q, const floating *T, intp_t d, int metric
     """Exact keys of the heap's candidates, sorted; returns k' or -1 (see module doc)."""
     cdef intp_t c, n_le
     cdef double dk
+    if hsize < k:
+        # cannot happen when every point enters a non-full heap; never read past the heap
+        return -1
     for c in range(hsize):
         buf[c].idx = hi[c]
         buf[c].key = _exact(q, T + hi[c] * d, d, metric)
@@ -317,7 +320,9 @@ def knn_gemm(const floating[:, ::1] Q, const floating[:, ::1] T,          # IN  
                         if hs[i] < cap or _any_below(row + j0, tn + j0, j1 - j0, top):
                             for j in range(j0, j1):
                                 v = <double> row[j] + tn[j]
-                                if v < top:
+                                if v != v:
+                                    v = INFINITY    # NaN from an overflowing tile: sort it last
+                                if v < top or hs[i] < cap:
                                     _heap_push(hvi, hii, &hs[i], cap, v, t0 + j)
                                     top = hvi[0] if hs[i] == cap else INFINITY
                         j0 = j1
@@ -377,7 +382,7 @@ def knn_direct(const floating[:, ::1] Q0, const floating[:, ::1] T0,      # IN  
             top = INFINITY
             for j in range(m):
                 v = _exact(&Q0[i, 0], &T0[j, 0], d, metric)
-                if v < top:
+                if v < top or hs < cap:     # an infinite key still fills a non-full heap
                     _heap_push(hv, hi, &hs, cap, v, j)
                     top = hv[0] if hs == cap else INFINITY
             full = hs == cap and cap < m
