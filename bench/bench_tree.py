@@ -48,6 +48,10 @@ def main(quick=False):
             "sklearn": lambda: DecisionTreeClassifier(criterion="gini", max_depth=depth, random_state=0),
             "smml exact": lambda: TreeClassifier("gini", splitter="exact", max_depth=depth, random_state=0),
             "smml hist": lambda: TreeClassifier("gini", splitter="hist", max_depth=depth, random_state=0),
+            "smml exact, 1 thread": lambda: TreeClassifier("gini", splitter="exact", max_depth=depth,
+                                                           random_state=0, n_jobs=1),
+            "smml hist, 1 thread": lambda: TreeClassifier("gini", splitter="hist", max_depth=depth,
+                                                          random_state=0, n_jobs=1),
         }
         for name, make in models.items():
             t_fit, est = best_time(lambda: make().fit(Xtr, ytr), repeat=repeat)
