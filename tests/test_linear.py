@@ -292,6 +292,31 @@ def test_linear_regression_more_features_than_samples(rng):
     assert est.solver_ == "pseudo_inverse"
 
 
+def test_wide_least_squares_do_not_form_the_d_by_d_gram(rng):
+    # regression: 2 x 100000 X formed X^T X (74.5 GiB) -> MemoryError
+    X, y = rng.standard_normal((2, 100_000)), np.array([1.0, 2.0])
+    assert_allclose(L.LinearRegression().fit(X, y).predict(X), y, atol=1e-9)
+    est = L.RidgeRegression(alpha=0.5).fit(X, y)
+    Xc, yc = X - X.mean(axis=0), y - y.mean()
+    assert_allclose(est.coef_, Xc.T @ np.linalg.solve(Xc @ Xc.T + 0.5 * np.eye(2), yc), rtol=1e-10)
+    # the d > m branch is the same closed form and the same minimum-norm solution as scikit-learn
+    from sklearn.linear_model import LinearRegression as SkLR, Ridge as SkRidge
+    X, y = rng.standard_normal((5, 300)), rng.standard_normal(5)
+    for fi in (True, False):
+        assert_allclose(L.RidgeRegression(alpha=0.7, fit_intercept=fi).fit(X, y).coef_,
+                        SkRidge(alpha=0.7, fit_intercept=fi).fit(X, y).coef_, rtol=1e-9, atol=1e-12)
+        # regression: the centred data's rounding-noise singular value was inverted
+        assert_allclose(L.LinearRegression(fit_intercept=fi).fit(X, y).coef_,
+                        SkLR(fit_intercept=fi).fit(X, y).coef_, rtol=1e-8, atol=1e-10)
+
+
+def test_least_squares_solution_that_overflows_is_refused(rng):
+    # regression: X ~ 1e-310 needs weights ~ 1e310: coef_ = inf, intercept_ = nan, predict NaN
+    X, y = rng.standard_normal((30, 3)) * 1e-310, rng.standard_normal(30)
+    with pytest.raises(ValueError, match="overflows"):
+        L.LinearRegression().fit(X, y)
+
+
 def test_ridge_closed_form_and_limits(rng):
     X = rng.standard_normal((40, 5))
     y = X @ rng.standard_normal(5) + rng.standard_normal(40)

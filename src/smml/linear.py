@@ -144,6 +144,13 @@ def _centered_gram(X, y, fit_intercept):
     return Xc.T @ Xc, Xc.T @ yc, mu, y_mean
 
 
+def _lstsq(X, y):
+    """Minimum-norm least squares (SVD, gelsd); singular values below max(n, d) eps s_max
+    count as zero (the centred data lose one rank to rounding noise that must not be inverted)."""
+    cond = max(X.shape) * np.finfo(np.float64).eps
+    return scipy.linalg.lstsq(X, y, cond=cond, lapack_driver="gelsd", check_finite=False)[0]
+
+
 def _center(X, y, fit_intercept):
     if fit_intercept:
         X_mean = X.mean(axis=0)
@@ -288,7 +295,11 @@ class _LinearRegressorBase(RegressorMixin, SmmlEstimator):
 
     def _set(self, w, X_mean, y_mean):
         self.coef_ = np.asarray(w, dtype=np.float64)
-        self.intercept_ = float(y_mean - X_mean @ self.coef_) if self.fit_intercept else 0.0
+        with np.errstate(all="ignore"):
+            self.intercept_ = float(y_mean - X_mean @ self.coef_) if self.fit_intercept else 0.0
+        if not (np.all(np.isfinite(self.coef_)) and np.isfinite(self.intercept_)):
+            raise ValueError(f"{type(self).__name__}: the solution overflows float64 (the weights "
+                             "are too large to represent); rescale the features or the targets")
 
     def _set_augmented(self, w, d):
         self.coef_ = np.array(w[:d], dtype=np.float64)
@@ -332,6 +343,13 @@ class LinearRegression(_LinearRegressorBase):
     def fit(self, X, y):
         self._validate_params()
         X, y = validate_X_y(self, X, y, dtype="float64", y_numeric=True)
+        if X.shape[1] > X.shape[0]:
+            # d > m: S^T S (d x d) is singular anyway (and may not fit in memory)
+            Xc, yc, X_mean, y_mean = _center(X, y, self.fit_intercept)
+            w = _lstsq(Xc, yc)
+            self.solver_ = "pseudo_inverse"
+            self._set(w, X_mean, y_mean)
+            return self
         A, b, X_mean, y_mean = _centered_gram(X, y, self.fit_intercept)
         try:
             with warnings.catch_warnings():
@@ -340,7 +358,7 @@ class LinearRegression(_LinearRegressorBase):
             self.solver_ = "normal_equations"
         except (np.linalg.LinAlgError, scipy.linalg.LinAlgWarning, ValueError):
             Xc, yc, _, _ = _center(X, y, self.fit_intercept)
-            w = scipy.linalg.lstsq(Xc, yc, lapack_driver="gelsd", check_finite=False)[0]
+            w = _lstsq(Xc, yc)
             self.solver_ = "pseudo_inverse"
         self._set(w, X_mean, y_mean)
         return self
@@ -377,9 +395,16 @@ class RidgeRegression(LinearRegression):
         if self.alpha == 0:
             return LinearRegression.fit(self, X, y)
         X, y = validate_X_y(self, X, y, dtype="float64", y_numeric=True)
-        A, b, X_mean, y_mean = _centered_gram(X, y, self.fit_intercept)
-        A.flat[::A.shape[0] + 1] += self.alpha
-        w = scipy.linalg.solve(A, b, assume_a="pos", check_finite=False)
+        if X.shape[1] > X.shape[0]:
+            # d > m: the same w by (alpha I + S^T S)^-1 S^T = S^T (alpha I + S S^T)^-1 (m x m)
+            Xc, yc, X_mean, y_mean = _center(X, y, self.fit_intercept)
+            K = Xc @ Xc.T
+            K.flat[::K.shape[0] + 1] += self.alpha
+            w = Xc.T @ scipy.linalg.solve(K, yc, assume_a="pos", check_finite=False)
+        else:
+            A, b, X_mean, y_mean = _centered_gram(X, y, self.fit_intercept)
+            A.flat[::A.shape[0] + 1] += self.alpha
+            w = scipy.linalg.solve(A, b, assume_a="pos", check_finite=False)
         self.solver_ = "closed_form"
         self._set(w, X_mean, y_mean)
         return self
