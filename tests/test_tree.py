@@ -543,3 +543,17 @@ def test_fit_encoded_fast_path_equals_fit(rng):
     assert np.array_equal(a.tree_.threshold, b.tree_.threshold)
     with pytest.raises(ValueError, match="categorical"):
         TreeClassifier(categorical_features=[0])._fit_encoded(X, y, np.arange(3), w)
+
+
+def test_very_deep_tree_exports_and_prunes():
+    # alternating labels on a line: every split isolates few points, the tree gets deep
+    X = np.arange(3000.0).reshape(-1, 1)
+    y = (np.arange(3000) // 1) % 2
+    w = np.linspace(1.0, 2.0, 3000) ** 3          # unequal weights: lopsided best splits
+    est = TreeClassifier("gini", splitter="exact").fit(X, y, sample_weight=w)
+    assert np.all(est.predict(X) == y)
+    txt = est.export_text()
+    assert txt.count("class:") == est.get_n_leaves()
+    assert est.export_rules(1).count(" or ") + 1 == int(np.sum(est.predict(X) == 1))
+    est.prune_occam()
+    assert est.get_n_leaves() >= 1

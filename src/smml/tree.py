@@ -480,19 +480,18 @@ class _BaseTree(SmmlEstimator):
         names = self._feature_names(feature_names)
         t = self.tree_
         lines = []
-
-        def rec(v, indent):
+        stack = [(0, 0, None)]          # (node, indent, line to print first); no recursion: deep trees
+        while stack:
+            v, indent, head = stack.pop()
             pad = "|   " * indent
+            if head is not None:
+                lines.append(head)
             if t.children_left[v] < 0:
                 lines.append(f"{pad}|--- {self._leaf_text(v, decimals)}")
-                return
+                continue
             yes, no = self._test_text(v, names, decimals)
-            lines.append(f"{pad}|--- {yes}")
-            rec(t.children_left[v], indent + 1)
-            lines.append(f"{pad}|--- {no}")
-            rec(t.children_right[v], indent + 1)
-
-        rec(0, 0)
+            stack.append((t.children_right[v], indent + 1, f"{pad}|--- {no}"))
+            stack.append((t.children_left[v], indent + 1, f"{pad}|--- {yes}"))
         return "\n".join(lines) + "\n"
 
     def _feature_names(self, feature_names):
@@ -770,17 +769,16 @@ class TreeClassifier(ClassifierMixin, _BaseTree):
         names = self._feature_names(feature_names)
         t = self.tree_
         clauses = []
-
-        def rec(v, path):
+        stack = [(0, [])]               # first child first, as in a recursive walk
+        while stack:
+            v, path = stack.pop()
             if t.children_left[v] < 0:
                 if self._node_label[v] == k:
                     clauses.append(path)
-                return
+                continue
             yes, no = self._test_text(v, names, decimals)
-            rec(t.children_left[v], path + [yes])
-            rec(t.children_right[v], path + [no])
-
-        rec(0, [])
+            stack.append((t.children_right[v], path + [no]))
+            stack.append((t.children_left[v], path + [yes]))
         if not clauses:
             return "False"
         if clauses == [[]]:
