@@ -315,6 +315,15 @@ def test_least_squares_solution_that_overflows_is_refused(rng):
     X, y = rng.standard_normal((30, 3)) * 1e-310, rng.standard_normal(30)
     with pytest.raises(ValueError, match="overflows"):
         L.LinearRegression().fit(X, y)
+    # regression: ridge on 1e155-scale X solved an infinite S^T S (constant predictions)
+    for shape in ((30, 3), (3, 30)):
+        X = rng.standard_normal(shape)
+        with pytest.raises(ValueError, match="overflows"):
+            L.RidgeRegression(alpha=1.0).fit(X * 1e155, rng.standard_normal(shape[0]))
+    # least squares is scale-equivariant: huge features still give the right predictions
+    X, y = rng.standard_normal((30, 3)), rng.standard_normal(30)
+    assert_allclose(L.LinearRegression().fit(X * 1e300, y).predict(X[:5] * 1e300),
+                    L.LinearRegression().fit(X, y).predict(X[:5]), rtol=1e-9)
 
 
 def test_ridge_closed_form_and_limits(rng):

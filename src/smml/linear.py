@@ -398,16 +398,27 @@ class RidgeRegression(LinearRegression):
         if X.shape[1] > X.shape[0]:
             # d > m: the same w by (alpha I + S^T S)^-1 S^T = S^T (alpha I + S S^T)^-1 (m x m)
             Xc, yc, X_mean, y_mean = _center(X, y, self.fit_intercept)
-            K = Xc @ Xc.T
+            with np.errstate(over="ignore", invalid="ignore"):
+                K = Xc @ Xc.T
+            self._check_gram(K, yc)
             K.flat[::K.shape[0] + 1] += self.alpha
             w = Xc.T @ scipy.linalg.solve(K, yc, assume_a="pos", check_finite=False)
         else:
-            A, b, X_mean, y_mean = _centered_gram(X, y, self.fit_intercept)
+            with np.errstate(over="ignore", invalid="ignore"):
+                A, b, X_mean, y_mean = _centered_gram(X, y, self.fit_intercept)
+            self._check_gram(A, b)
             A.flat[::A.shape[0] + 1] += self.alpha
             w = scipy.linalg.solve(A, b, assume_a="pos", check_finite=False)
         self.solver_ = "closed_form"
         self._set(w, X_mean, y_mean)
         return self
+
+
+    def _check_gram(self, A, b):
+        # an overflowing Gram matrix made the (unchecked) solve return garbage weights
+        if not (np.all(np.isfinite(A)) and np.all(np.isfinite(b))):
+            raise ValueError(f"{type(self).__name__}: S^T S overflows float64 (features or targets "
+                             "of magnitude ~1e154 or more); rescale the features")
 
 
 class LMSRegressor(LinearRegression):
