@@ -14,11 +14,10 @@
   of smml's CART trees with ``max_features="sqrt"`` (002 "Random forests").
 """
 import math
-import numbers
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-from sklearn.base import clone, is_classifier
+from sklearn.base import BaseEstimator, clone
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import has_fit_parameter
 
@@ -286,7 +285,7 @@ class AdaBoostClassifier(ClassifierMixin, SmmlEstimator):
     stop_reason_ : "n_estimators", "perfect" or "stuck".
     """
 
-    _parameter_spec = {"estimator": (Options(None), InstanceOf(object)),
+    _parameter_spec = {"estimator": (Options(None), InstanceOf(BaseEstimator)),
                        "n_estimators": Interval(int, 1, None),
                        "n_jobs": N_JOBS, "random_state": RANDOM_STATE}
 
@@ -682,7 +681,7 @@ class _BaggingRegressorMixin:
         return out / len(self.estimators_)
 
 
-_BAGGING_SPEC = {"estimator": (Options(None), InstanceOf(object)),
+_BAGGING_SPEC = {"estimator": (Options(None), InstanceOf(BaseEstimator)),
                  "n_estimators": Interval(int, 1, None),
                  "max_samples": Interval(float, 0.0, None, "neither"),
                  "oob_score": Options(True, False),
