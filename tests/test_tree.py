@@ -557,3 +557,18 @@ def test_very_deep_tree_exports_and_prunes():
     assert est.export_rules(1).count(" or ") + 1 == int(np.sum(est.predict(X) == 1))
     est.prune_occam()
     assert est.get_n_leaves() >= 1
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_binning_kernel_is_searchsorted(dtype, rng):
+    from smml._core import _tree
+    for ne in [0, 1, 2, 3, 7, 254, 255]:
+        X = rng.normal(size=(500, 3)).astype(dtype)
+        E = np.sort(rng.normal(size=(3, max(ne, 1))), axis=1)
+        X[:5, 0] = E[0, 0]                                # values equal to an edge: code <= b
+        E = np.concatenate([E, np.full((3, 2), np.inf)], 1)
+        out = np.zeros((500, 3), np.uint8)
+        _tree.bin_columns(X, E, np.full(3, ne, np.intp), np.zeros(3, np.uint8), out, 2)
+        ref = np.stack([np.searchsorted(E[f, :ne], X[:, f].astype(np.float64), side="left")
+                        for f in range(3)], 1)
+        assert np.array_equal(out, ref)

@@ -1128,26 +1128,28 @@ def path_sums(const floating[:, ::1] X,          # IN (n, d)
                     node = children_right[node]
 
 
+cdef inline intp_t _lower_bound(const double* e, intp_t m, double v) noexcept nogil:
+    """Number of the m >= 1 sorted edges below v, without data-dependent branches."""
+    cdef intp_t base = 0, half
+    while m > 1:
+        half = m >> 1
+        base = base + half if e[base + half] < v else base
+        m = m - half
+    return base + (e[base] < v)
+
+
 def bin_columns(const floating[:, ::1] X,      # IN (n, d)
                 const double[:, ::1] edges,      # IN (d, n_edges_max) ascending, padded with +inf
                 const intp_t[::1] n_edges,       # IN (d,)
                 const uint8_t[::1] skip,         # IN (d,) 1: leave that column of out untouched
                 uint8_t[:, ::1] out,             # OUT (n, d): number of edges < x  (so code <= b  <=>  x <= edges[b])
                 int n_threads):
-    cdef intp_t f, i, lo, hi, mid, n = X.shape[0], d = X.shape[1]
-    cdef double v
+    cdef intp_t f, i, n = X.shape[0], d = X.shape[1]
     with nogil:
         for i in prange(n, num_threads=max(1, n_threads), schedule="static"):
             for f in range(d):
-                if skip[f]:
+                if skip[f] or n_edges[f] == 0:
+                    if not skip[f]:
+                        out[i, f] = 0
                     continue
-                v = X[i, f]
-                lo = 0
-                hi = n_edges[f]
-                while lo < hi:
-                    mid = (lo + hi) >> 1
-                    if edges[f, mid] < v:
-                        lo = mid + 1
-                    else:
-                        hi = mid
-                out[i, f] = <uint8_t>lo
+                out[i, f] = <uint8_t>_lower_bound(&edges[f, 0], n_edges[f], X[i, f])
