@@ -326,6 +326,27 @@ def test_least_squares_solution_that_overflows_is_refused(rng):
                     L.LinearRegression().fit(X, y).predict(X[:5]), rtol=1e-9)
 
 
+@pytest.mark.parametrize("make, y_kind", [(L.OnlineGradientDescent, "cls"),
+                                          (L.OnlineGradientDescentRegressor, "reg")])
+def test_partial_fit_after_set_params_is_checked(rng, make, y_kind):
+    X = rng.standard_normal((30, 3))
+    y = (X[:, 0] > 0).astype(int) if y_kind == "cls" else X[:, 0].copy()
+    kw = {"classes": [0, 1]} if y_kind == "cls" else {}
+    for first, then in ((False, True), (True, False)):
+        # regression: False -> True made the kernel write w[d] past a d-vector (heap corruption)
+        est = make(fit_intercept=first)
+        est.partial_fit(X, y, **kw)
+        est.set_params(fit_intercept=then)
+        with pytest.raises(ValueError, match="fit_intercept was changed"):
+            est.partial_fit(X, y)
+        assert est.fit(X, y).coef_.shape[-1] == 3          # fit restarts cleanly
+    # regression: a later partial_fit ran with an invalid eta
+    est = make().partial_fit(X, y, **kw)
+    est.set_params(eta=-1.0)
+    with pytest.raises(ValueError, match="eta"):
+        est.partial_fit(X, y)
+
+
 def test_ridge_closed_form_and_limits(rng):
     X = rng.standard_normal((40, 5))
     y = X @ rng.standard_normal(5) + rng.standard_normal(40)

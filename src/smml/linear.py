@@ -704,6 +704,10 @@ class _OGDMixin:
     def _stream(self, X, y_f, n_epochs):
         n, d = X.shape
         fi = bool(self.fit_intercept)
+        if self.w_.shape[0] != d + fi:
+            # the kernel writes w[d] when fi: a w_ from another fit_intercept is out of bounds
+            raise ValueError(f"{type(self).__name__}: fit_intercept was changed to {self.fit_intercept!r} "
+                             "since the first call to partial_fit; call fit (or clone) to restart")
         strong = self.sigma is not None
         sched = _k.SCHED_STRONG if strong else _k.SCHED_SQRT
         l2 = float(self.sigma) if strong else 0.0
@@ -786,8 +790,8 @@ class OnlineGradientDescent(_OGDMixin, _BinaryLinearClassifier):
     def partial_fit(self, X, y, classes=None):
         """One pass over (X, y) as the next rounds of the stream; ``classes`` needed on the first call."""
         first = not hasattr(self, "w_")
+        self._check_ogd()           # every call: set_params may have changed eta, radius, ...
         if first:
-            self._check_ogd()
             if classes is None:
                 raise ValueError("classes must be passed on the first call to partial_fit")
             X, y = validate_X_y(self, X, y, dtype="float64", classifier=True)
@@ -841,8 +845,8 @@ class OnlineGradientDescentRegressor(_OGDMixin, _LinearRegressorBase):
 
     def partial_fit(self, X, y):
         """One pass over (X, y) as the next rounds of the stream."""
+        self._check_ogd()           # every call: set_params may have changed eta, radius, ...
         if not hasattr(self, "w_"):
-            self._check_ogd()
             X, y = validate_X_y(self, X, y, dtype="float64", y_numeric=True)
             self._reset(X.shape[1] + int(self.fit_intercept))
         else:
