@@ -347,6 +347,22 @@ def test_partial_fit_after_set_params_is_checked(rng, make, y_kind):
         est.partial_fit(X, y)
 
 
+@pytest.mark.parametrize("scale", [1e-300, 1e-12, 1e12, 1e300])
+def test_linear_programs_are_scale_invariant(rng, scale):
+    # regression: HiGHS drops tiny and infinite-izes huge coefficients: separable data at 1e300
+    # or 1e-300 raised NotSeparableError, and LAD failed with "Model error"
+    X = rng.standard_normal((30, 3))
+    y = X @ [1.0, 2.0, 3.0] + 0.5 + 0.1 * rng.standard_normal(30)
+    lab = X[:, 0] > 0
+    lp = L.LinearProgramClassifier().fit(X * scale, lab)
+    np.testing.assert_array_equal(lp.predict(X * scale), lab)
+    ref = L.LADRegressor().fit(X, y)
+    lad = L.LADRegressor().fit(X * scale, y * scale)
+    assert_allclose(lad.coef_, ref.coef_, rtol=1e-7)
+    assert_allclose(lad.intercept_ / scale, ref.intercept_, rtol=1e-7)
+    assert_allclose(lad.training_absolute_loss_ / scale, ref.training_absolute_loss_, rtol=1e-7)
+
+
 def test_ridge_closed_form_and_limits(rng):
     X = rng.standard_normal((40, 5))
     y = X @ rng.standard_normal(5) + rng.standard_normal(40)
