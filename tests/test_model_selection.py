@@ -397,3 +397,19 @@ def test_nested_cv_bad_arguments(rng):
         nested_cv_estimate(KNN1D(), {"kk": [1]}, X, y, K_outer=3, K_inner=2)
     with pytest.raises(ValueError, match="param_grid"):
         nested_cv_estimate(KNN1D(), {}, X, y, K_outer=3, K_inner=2)
+
+
+def test_numpy_generator_random_state_is_accepted(rng):
+    # regression: a Generator (accepted by every smml estimator) raised "cannot be used to seed"
+    from smml.model_selection import cv_estimate, nested_cv_estimate, tune
+    from smml.neighbors import KNNClassifier
+    X = rng.standard_normal((24, 2))
+    y = (X[:, 0] > 0).astype(int)
+    a = cv_estimate(KNNClassifier(), X, y, K=4, shuffle=True, random_state=np.random.default_rng(5))
+    b = cv_estimate(KNNClassifier(), X, y, K=4, shuffle=True, random_state=np.random.default_rng(5))
+    assert a == b and 0.0 <= a <= 1.0
+    t = tune(KNNClassifier(), {"k": [1, 3]}, X, y, random_state=np.random.default_rng(1))
+    assert t.best_params_["k"] in (1, 3)
+    r = nested_cv_estimate(KNNClassifier(), {"k": [1, 3]}, X, y, K_outer=3, K_inner=2, shuffle=True,
+                           random_state=np.random.default_rng(2))
+    assert 0.0 <= r.estimate <= 1.0

@@ -99,6 +99,8 @@ def _seed_from(random_state):
     """An int or None usable twice with identical results (KFold / train_test_split)."""
     if random_state is None or (isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool)):
         return random_state
+    if isinstance(random_state, np.random.Generator):     # smml's random_state convention accepts these
+        return int(random_state.integers(np.iinfo(np.int32).max))
     return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
 
 
