@@ -421,6 +421,9 @@ def test_overflowing_distances_are_refused_not_garbage(rng, metric, scale):
         est.predict(X[:2] * scale)
     with pytest.raises(ValueError, match="overflow"):
         est.kneighbors(X[:2] * scale)
+    e32 = KNNRegressor(k=3, metric=metric).fit(X.astype(np.float32), y.astype(float))
+    with pytest.raises(ValueError, match="overflow"):
+        e32.predict(X[:2] * scale)       # float64 queries beyond the float32 model's range
     # large but safe: exactly the unscaled answer (the rule is scale invariant)
     if metric == "euclidean":                  # the estimated Mahalanobis metric is scale-free
         want = KNNClassifier(k=3, metric="mahalanobis").fit(X, y).predict(X[:6])

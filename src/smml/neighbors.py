@@ -214,7 +214,9 @@ class _KNNBase(SmmlEstimator):
         with np.errstate(over="ignore"):
             Q0 = np.ascontiguousarray(Xq, dtype=self._dtype)
         if not np.all(np.isfinite(Q0)):
-            raise ValueError(f"{type(self).__name__}: the Mahalanobis transform of X overflows "
+            what = ("the Mahalanobis transform of X" if self._L is not None
+                    else "X (cast to the dtype of the training data)")
+            raise ValueError(f"{type(self).__name__}: {what} overflows "
                              f"{np.dtype(self._dtype).name}; rescale the features")
         self._check_key_range(np.minimum(self._lo, Q0.min(axis=0)),
                               np.maximum(self._hi, Q0.max(axis=0)))
