@@ -273,12 +273,14 @@ def test_thread_count_does_not_change_the_tree(splitter, rng, monkeypatch):
     import smml.tree
     monkeypatch.setattr(smml.tree, "_PAR_WORK", 1)      # every node through the parallel path
     X, y = _data(rng, 25_000, 8, 3, decimals=3)
+    X[:, 7] = rng.integers(0, 12, len(X))               # a categorical column too
+    kw = dict(splitter=splitter, max_depth=12, max_features=5, random_state=3, categorical_features=[7])
     trees = []
     for nj in (1, 2):
-        est = TreeClassifier(splitter=splitter, max_depth=8, max_features=5, random_state=3, n_jobs=nj).fit(X, y)
-        trees.append(est)
+        trees.append(TreeClassifier(n_jobs=nj, **kw).fit(X, y))
     with threadpool_limits(1, user_api="openmp"):
-        trees.append(TreeClassifier(splitter=splitter, max_depth=8, max_features=5, random_state=3).fit(X, y))
+        trees.append(TreeClassifier(**kw).fit(X, y))
+    assert trees[0].tree_.is_categorical.any()
     for t in trees[1:]:
         for f in Tree._FIELDS:
             assert np.array_equal(getattr(trees[0].tree_, f), getattr(t.tree_, f)), f

@@ -92,6 +92,7 @@ cdef struct Builder:
     double* tmp_v            # (n_threads*n)
     double* hist             # (d*max_bins*stride)
     double* scratch          # (d*(2K+2)) per-feature left / right sums
+    intp_t cat_stride        # d*MAXCAT with categorical features, else 1
     double* catkey           # (d*MAXCAT)
     intp_t* catord           # (d*MAXCAT)
     SplitRecord* feat_best   # (d)
@@ -867,8 +868,8 @@ cdef int _grow_deferred(Builder* B, DeferList* defer, int best_first, uint64_t s
     subs = <Builder*>calloc(nd, sizeof(Builder))
     hist_all = <double*>calloc(nt * hsz, sizeof(double))
     scr_all = <double*>malloc(nt * ssz * sizeof(double))
-    key_all = <double*>malloc(nt * d * MAXCAT * sizeof(double))
-    ord_all = <intp_t*>malloc(nt * d * MAXCAT * sizeof(intp_t))
+    key_all = <double*>malloc(nt * B.cat_stride * sizeof(double))
+    ord_all = <intp_t*>malloc(nt * B.cat_stride * sizeof(intp_t))
     fb_all = <SplitRecord*>malloc(nt * d * sizeof(SplitRecord))
     feat_all = <intp_t*>malloc(nt * d * sizeof(intp_t))
     tot_all = <double*>malloc(nt * (K + 2) * sizeof(double))
@@ -887,8 +888,8 @@ cdef int _grow_deferred(Builder* B, DeferList* defer, int best_first, uint64_t s
             subs[s].tmp_v = B.tmp_v + (tid * B.n if B.mode == MODE_EXACT else 0)
             subs[s].hist = hist_all + tid * hsz
             subs[s].scratch = scr_all + tid * ssz
-            subs[s].catkey = key_all + tid * d * MAXCAT
-            subs[s].catord = ord_all + tid * d * MAXCAT
+            subs[s].catkey = key_all + tid * B.cat_stride
+            subs[s].catord = ord_all + tid * B.cat_stride
             subs[s].feat_best = fb_all + tid * d
             subs[s].features = feat_all + tid * d
             subs[s].node_tot = tot_all + tid * (K + 2)
@@ -990,8 +991,12 @@ def build_tree(int mode, int criterion, intp_t n_classes,
     B.tmp_v = <double*>malloc(B.n_threads * n * sizeof(double)) if mode == MODE_EXACT else <double*>malloc(8)
     B.hist = <double*>calloc(d * hist_bins * B.stride, sizeof(double))
     B.scratch = <double*>malloc(d * (2 * K + 2) * sizeof(double))
-    B.catkey = <double*>malloc(d * MAXCAT * sizeof(double))
-    B.catord = <intp_t*>malloc(d * MAXCAT * sizeof(intp_t))
+    B.cat_stride = 1                      # the category-ordering buffers serve categorical features only
+    for j in range(d):
+        if is_cat[j]:
+            B.cat_stride = d * MAXCAT
+    B.catkey = <double*>malloc(B.cat_stride * sizeof(double))
+    B.catord = <intp_t*>malloc(B.cat_stride * sizeof(intp_t))
     B.feat_best = <SplitRecord*>malloc(d * sizeof(SplitRecord))
     B.features = <intp_t*>malloc(d * sizeof(intp_t))
     B.node_tot = <double*>malloc((K + 2) * sizeof(double))
