@@ -343,3 +343,24 @@ def test_cli_tour_quick_uses_collected_entries(monkeypatch):
     assert "majority-quick" in out.getvalue() and "majority-slow" not in out.getvalue()
     assert "80% Hoeffding" in out.getvalue()
     assert "[1/1] majority-quick on wine" in progress.getvalue()
+
+
+def test_encode_classes_rejects_incomparable_labels():
+    from smml._validation import encode_classes
+
+    with pytest.raises(ValueError, match="mutually comparable"):
+        encode_classes(np.array(["a", "b", None], dtype=object))
+    classes, enc = encode_classes(["b", "a", "b"])
+    assert list(classes) == ["a", "b"] and list(enc) == [1, 0, 1]
+
+
+def test_classifier_fit_rejects_incomparable_labels():
+    from smml._validation import validate_X_y
+
+    from sklearn.base import BaseEstimator
+
+    class _Est(BaseEstimator):
+        pass
+
+    with pytest.raises(ValueError, match="mutually comparable"):
+        validate_X_y(_Est(), np.zeros((3, 2)), np.array(["a", "b", None], dtype=object), classifier=True)

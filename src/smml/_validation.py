@@ -43,7 +43,11 @@ def validate_X_y(est, X, y, *, dtype="floating", order="C", y_numeric=False, cla
                          ensure_all_finite=True, y_numeric=y_numeric, multi_output=False,
                          ensure_min_samples=1, ensure_min_features=1)
     if classifier:
-        check_classification_targets(y)
+        try:
+            check_classification_targets(y)
+        except TypeError as exc:
+            raise ValueError(f"class labels must be mutually comparable (all numbers or all strings, "
+                             f"no None): {exc}") from None
     elif y_numeric:
         y = np.ascontiguousarray(y, dtype=np.float64)
     return X, y
@@ -75,7 +79,11 @@ def validate_sample_weight(sample_weight, n_samples, dtype=np.float64):
 
 def encode_classes(y):
     """(classes_, y_encoded): sorted distinct labels and each label's index (intp)."""
-    classes, y_enc = np.unique(np.asarray(y), return_inverse=True)
+    try:
+        classes, y_enc = np.unique(np.asarray(y), return_inverse=True)
+    except TypeError as exc:
+        raise ValueError(f"class labels must be mutually comparable (all numbers or all strings, "
+                         f"no None): {exc}") from None
     return classes, np.ascontiguousarray(y_enc.reshape(-1), dtype=np.intp)
 
 
