@@ -91,7 +91,8 @@ cdef struct Builder:
     int32_t* tmp_i           # (n_threads*n)
     double* tmp_v            # (n_threads*n)
     double* hist             # (d*max_bins*stride)
-    double* scratch          # (d*(2K+2)) per-feature left / right sums
+    double* scratch          # (d*scr_stride) per-feature left / right sums
+    intp_t scr_stride
     intp_t cat_stride        # d*MAXCAT with categorical features, else 1
     double* catkey           # (d*MAXCAT)
     intp_t* catord           # (d*MAXCAT)
@@ -206,7 +207,7 @@ cdef void _scan_exact(Builder* B, intp_t f, intp_t start, intp_t end, SplitRecor
     cdef intp_t K = B.K, n = B.n, p, i, nL, nn = end - start, k
     cdef const double* xs = B.Xs + f * n
     cdef const int32_t* si = B.Si + f * n
-    cdef double* left = B.scratch + f * (2 * K + 2)
+    cdef double* left = B.scratch + f * B.scr_stride
     cdef double* right = left + K
     cdef double WL = 0.0, WT = B.node_tot[K], SL = 0.0, ST = B.node_tot[K + 1], c, wi
     cdef intp_t msl = B.min_samples_leaf
@@ -292,7 +293,7 @@ cdef void _scan_hist(Builder* B, intp_t f, intp_t start, intp_t end, SplitRecord
     """Numeric feature from its histogram: candidate after every non-empty bin."""
     cdef intp_t K = B.K, S = B.stride, b, k, lo, hi, nL = 0, nn = end - start
     cdef double* h = B.hist + f * B.max_bins * S
-    cdef double* left = B.scratch + f * (2 * K + 2)
+    cdef double* left = B.scratch + f * B.scr_stride
     cdef double* right = left + K
     cdef double WL = 0.0, WT = B.node_tot[K], SL = 0.0, ST = B.node_tot[K + 1], c
     cdef double best = INFINITY
@@ -345,7 +346,7 @@ cdef void _scan_cat(Builder* B, intp_t f, intp_t start, intp_t end, SplitRecord*
     """
     cdef intp_t K = B.K, S = B.stride, b, k, lo, hi, m = 0, j, t, nL = 0, nn = end - start, kmaj = 0
     cdef double* h = B.hist + f * B.max_bins * S
-    cdef double* left = B.scratch + f * (2 * K + 2)
+    cdef double* left = B.scratch + f * B.scr_stride
     cdef double* right = left + K
     cdef double* key = B.catkey + f * MAXCAT
     cdef intp_t* order = B.catord + f * MAXCAT
@@ -842,13 +843,18 @@ cdef int _merge(Builder* G, Builder* L, intp_t g) noexcept nogil:
     return 0
 
 
+cdef struct PaddedBuilder:
+    Builder b
+    char pad[128]
+
+
 cdef int _grow_deferred(Builder* B, DeferList* defer, int best_first, uint64_t seed) noexcept nogil:
     """Grow every deferred subtree with its own scratch and node storage (in parallel over
     subtrees, dynamic schedule), then append them to B in list order: the result does not
     depend on the number of threads.  max_features draws come from a generator seeded by
     (seed, subtree index)."""
     cdef intp_t nd = defer.size, s, t, j, d = B.d, K = B.K, nt = B.n_threads
-    cdef intp_t hsz = d * B.max_bins * B.stride, ssz = d * (2 * K + 2)
+    cdef intp_t hsz = d * B.max_bins * B.stride, ssz = d * B.scr_stride
     cdef Builder* subs = NULL
     cdef double* hist_all = NULL
     cdef double* scr_all = NULL
@@ -859,6 +865,7 @@ cdef int _grow_deferred(Builder* B, DeferList* defer, int best_first, uint64_t s
     cdef double* tot_all = NULL
     cdef intp_t* lhh_all = NULL
     cdef uint8_t* gl_all = NULL
+    cdef PaddedBuilder* tb = NULL
     cdef int rc = 0, tid
     cdef uint64_t st
     if nt > nd:
@@ -870,46 +877,50 @@ cdef int _grow_deferred(Builder* B, DeferList* defer, int best_first, uint64_t s
     scr_all = <double*>malloc(nt * ssz * sizeof(double))
     key_all = <double*>malloc(nt * B.cat_stride * sizeof(double))
     ord_all = <intp_t*>malloc(nt * B.cat_stride * sizeof(intp_t))
-    fb_all = <SplitRecord*>malloc(nt * d * sizeof(SplitRecord))
-    feat_all = <intp_t*>malloc(nt * d * sizeof(intp_t))
-    tot_all = <double*>malloc(nt * (K + 2) * sizeof(double))
-    lhh_all = <intp_t*>malloc(nt * 3 * d * sizeof(intp_t))
+    # per-thread blocks padded by 16 elements (>= a cache line): no false sharing between threads
+    fb_all = <SplitRecord*>malloc(nt * (d + 1) * sizeof(SplitRecord))
+    feat_all = <intp_t*>malloc(nt * (d + 16) * sizeof(intp_t))
+    tot_all = <double*>malloc(nt * (K + 18) * sizeof(double))
+    lhh_all = <intp_t*>malloc(nt * (3 * d + 16) * sizeof(intp_t))
+    tb = <PaddedBuilder*>calloc(nt, sizeof(PaddedBuilder))
     gl_all = <uint8_t*>malloc(nt * B.n * sizeof(uint8_t)) if nt > 1 else B.goes_left
     if (gl_all == NULL or subs == NULL or hist_all == NULL or scr_all == NULL or key_all == NULL or ord_all == NULL
-            or fb_all == NULL or feat_all == NULL or tot_all == NULL or lhh_all == NULL):
+            or fb_all == NULL or feat_all == NULL or tot_all == NULL or lhh_all == NULL or tb == NULL):
         rc = -1
     else:
         for s in prange(nd, num_threads=nt, schedule="dynamic"):
             tid = threadid()
-            subs[s] = B[0]
-            subs[s].n_threads = 1
-            subs[s].tmp_i = B.tmp_i + tid * B.n
-            subs[s].goes_left = gl_all + tid * B.n     # per thread: no false sharing
-            subs[s].tmp_v = B.tmp_v + (tid * B.n if B.mode == MODE_EXACT else 0)
-            subs[s].hist = hist_all + tid * hsz
-            subs[s].scratch = scr_all + tid * ssz
-            subs[s].catkey = key_all + tid * B.cat_stride
-            subs[s].catord = ord_all + tid * B.cat_stride
-            subs[s].feat_best = fb_all + tid * d
-            subs[s].features = feat_all + tid * d
-            subs[s].node_tot = tot_all + tid * (K + 2)
-            subs[s].lo = lhh_all + tid * 3 * d
-            subs[s].hi = lhh_all + tid * 3 * d + d
-            subs[s].hlist = lhh_all + tid * 3 * d + 2 * d
+            # grow in this thread's own (padded) Builder, then hand the nodes over to subs[s]
+            tb[tid].b = B[0]
+            tb[tid].b.n_threads = 1
+            tb[tid].b.tmp_i = B.tmp_i + tid * B.n
+            tb[tid].b.goes_left = gl_all + tid * B.n     # per thread: no false sharing
+            tb[tid].b.tmp_v = B.tmp_v + (tid * B.n if B.mode == MODE_EXACT else 0)
+            tb[tid].b.hist = hist_all + tid * hsz
+            tb[tid].b.scratch = scr_all + tid * ssz
+            tb[tid].b.catkey = key_all + tid * B.cat_stride
+            tb[tid].b.catord = ord_all + tid * B.cat_stride
+            tb[tid].b.feat_best = fb_all + tid * (d + 1)
+            tb[tid].b.features = feat_all + tid * (d + 16)
+            tb[tid].b.node_tot = tot_all + tid * (K + 18)
+            tb[tid].b.lo = lhh_all + tid * (3 * d + 16)
+            tb[tid].b.hi = lhh_all + tid * (3 * d + 16) + d
+            tb[tid].b.hlist = lhh_all + tid * (3 * d + 16) + 2 * d
             for j in range(d):
-                subs[s].features[j] = j
+                tb[tid].b.features[j] = j
             st = seed ^ (<uint64_t>(s + 1) * <uint64_t>0x9E3779B97F4A7C15)
-            subs[s].rng = st
-            subs[s].left = NULL; subs[s].right = NULL; subs[s].feature = NULL; subs[s].threshold = NULL
-            subs[s].node_cat = NULL; subs[s].cat_bits = NULL; subs[s].value = NULL; subs[s].impurity = NULL
-            subs[s].n_node_samples = NULL; subs[s].w_node = NULL; subs[s].depth = NULL
-            subs[s].improvement = NULL
-            subs[s].n_nodes = 0
-            subs[s].cap = 0
-            subs[s].failed = 0
-            if _grow(&subs[s], defer.items[s].start, defer.items[s].end, defer.items[s].depth,
-                     best_first, 0, 0, NULL) != 0 or subs[s].failed:
-                subs[s].failed = 1
+            tb[tid].b.rng = st
+            tb[tid].b.left = NULL; tb[tid].b.right = NULL; tb[tid].b.feature = NULL
+            tb[tid].b.threshold = NULL; tb[tid].b.node_cat = NULL; tb[tid].b.cat_bits = NULL
+            tb[tid].b.value = NULL; tb[tid].b.impurity = NULL; tb[tid].b.n_node_samples = NULL
+            tb[tid].b.w_node = NULL; tb[tid].b.depth = NULL; tb[tid].b.improvement = NULL
+            tb[tid].b.n_nodes = 0
+            tb[tid].b.cap = 0
+            tb[tid].b.failed = 0
+            if _grow(&tb[tid].b, defer.items[s].start, defer.items[s].end, defer.items[s].depth,
+                     best_first, 0, 0, NULL) != 0:
+                tb[tid].b.failed = 1
+            subs[s] = tb[tid].b
         for s in range(nd):
             if subs[s].failed or rc != 0:
                 rc = -1
@@ -919,7 +930,7 @@ cdef int _grow_deferred(Builder* B, DeferList* defer, int best_first, uint64_t s
         for s in range(nd):
             _free_nodes(&subs[s])
     free(subs); free(hist_all); free(scr_all); free(key_all); free(ord_all); free(fb_all)
-    free(feat_all); free(tot_all); free(lhh_all)
+    free(feat_all); free(tot_all); free(lhh_all); free(tb)
     if nt > 1:
         free(gl_all)
     return rc
@@ -990,7 +1001,10 @@ def build_tree(int mode, int criterion, intp_t n_classes,
     B.tmp_i = <int32_t*>malloc(B.n_threads * n * sizeof(int32_t))
     B.tmp_v = <double*>malloc(B.n_threads * n * sizeof(double)) if mode == MODE_EXACT else <double*>malloc(8)
     B.hist = <double*>calloc(d * hist_bins * B.stride, sizeof(double))
-    B.scratch = <double*>malloc(d * (2 * K + 2) * sizeof(double))
+    # per-feature running sums, a cache line apart: features scanned on different threads
+    # must not share a line (false sharing)
+    B.scr_stride = ((2 * K + 2 + 7) // 8) * 8 + 8
+    B.scratch = <double*>malloc(d * B.scr_stride * sizeof(double))
     B.cat_stride = 1                      # the category-ordering buffers serve categorical features only
     for j in range(d):
         if is_cat[j]:
