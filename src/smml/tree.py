@@ -718,8 +718,7 @@ class TreeClassifier(ClassifierMixin, _BaseTree):
             for i in range(1, len(a)):
                 seg = conv[i:i + len(b)]
                 np.minimum(seg, a[i] + b, out=seg)
-            conv[1] = min(conv[1], leaf_err[v])
-            conv[1] = leaf_err[v]
+            conv[1] = leaf_err[v]          # one leaf: v itself turned into a leaf
             E[v] = conv
         root = E[0]
         ks = np.arange(1, len(root))
@@ -796,7 +795,8 @@ class TreeRegressor(RegressorMixin, _BaseTree):
 
     Leaves predict the weighted mean target of their training examples; a split is worth the
     decrease of the weighted squared error.  Parameters as :class:`TreeClassifier` (criterion
-    "squared_error"; pruning None or "reduced_error" with the square loss).
+    "squared_error"; pruning None or "reduced_error" with the square loss; ``delta`` is unused,
+    the Occam bound of 000 being for classification).
     """
 
     _criteria = ("squared_error",)
