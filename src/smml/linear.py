@@ -127,8 +127,14 @@ def _centered_gram(X, y, fit_intercept):
     Avoids the n x d centred copy: A = X^T X - n mu mu^T (BLAS syrk on X itself)
     when every column's mean is at most its standard deviation (diag(Xc^T Xc)
     >= diag(X^T X) / 2, so the subtraction loses at most one bit); otherwise the
-    data are centred explicitly.
+    data are centred explicitly. Overflow is not warned about here: the callers
+    check the result is finite and raise a ValueError naming the problem.
     """
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _centered_gram_unchecked(X, y, fit_intercept)
+
+
+def _centered_gram_unchecked(X, y, fit_intercept):
     if not fit_intercept:
         return X.T @ X, X.T @ y, np.zeros(X.shape[1]), 0.0
     n = X.shape[0]
