@@ -228,7 +228,10 @@ def cv_estimate(estimator, X, y, K=5, loss="zero_one", shuffle=False, random_sta
     shuffle, random_state : shuffle S before splitting (KFold's semantics).
     n_jobs : int or None
         Folds trained in parallel by joblib (None: joblib's default, 1 unless in a
-        ``joblib.parallel_config`` context). Results do not depend on it.
+        ``joblib.parallel_config`` context). Results do not depend on it. Threads
+        are preferred: smml's kernels release the GIL, and threads need no
+        pickling or data copies (``joblib.parallel_config(backend="loky")``
+        selects processes, e.g. for pure-Python estimators).
     return_interval, delta : also return the Hoeffding interval of 000,
         "Bounding the risk", with n = m. Each example is tested once, by a
         predictor not trained on it; the interval is the notes' test-set
@@ -244,7 +247,7 @@ def cv_estimate(estimator, X, y, K=5, loss="zero_one", shuffle=False, random_sta
     X, y, m = _check_data(X, y)
     K = _check_K("K", K, m)
     per_fold = _cv_fold_errors(estimator, None, X, y, K, loss_fn, shuffle, _seed_from(random_state),
-                               method, Parallel(n_jobs=n_jobs))
+                               method, Parallel(n_jobs=n_jobs, prefer="threads"))
     estimate = float(np.mean([_fold_error(l) for l in per_fold]))
     if return_interval:
         return estimate, _interval(np.concatenate(per_fold), estimate, m, delta)
@@ -316,7 +319,7 @@ def tune(estimator, param_grid, X, y, dev_size=0.2, dev_set=None, loss="zero_one
                                                     random_state=_seed_from(random_state) if shuffle else None)
         n_dev = len(y_dev)
 
-    dev_losses = Parallel(n_jobs=n_jobs)(
+    dev_losses = Parallel(n_jobs=n_jobs, prefer="threads")(
         delayed(_fit_eval)(estimator, t, X_tr, y_tr, X_dev, y_dev, loss_fn, method) for t in thetas)
     errors = [float(np.mean(l)) for l in dev_losses]
     best = int(np.argmin(errors))  # first minimum in grid order
@@ -411,7 +414,7 @@ def nested_cv_estimate(estimator, param_grid, X, y, K_outer=5, K_inner=5, loss="
     outer_seed = int(rs.randint(np.iinfo(np.int32).max)) if shuffle else None
     inner_seed = int(rs.randint(np.iinfo(np.int32).max)) if shuffle else None
     folds = list(_kfold(K_outer, shuffle, outer_seed).split(np.zeros((m, 1))))
-    out = Parallel(n_jobs=n_jobs)(
+    out = Parallel(n_jobs=n_jobs, prefer="threads")(
         delayed(_nested_outer_fold)(estimator, thetas, X, y, tr, te, int(K_inner), loss_fn, shuffle,
                                     inner_seed, method)
         for tr, te in folds)
