@@ -364,3 +364,45 @@ def test_classifier_fit_rejects_incomparable_labels():
 
     with pytest.raises(ValueError, match="mutually comparable"):
         validate_X_y(_Est(), np.zeros((3, 2)), np.array(["a", "b", None], dtype=object), classifier=True)
+
+
+# ---- the predict-time fast path of validate_X --------------------------------
+
+@pytest.mark.parametrize("dtype,policy", [(np.float64, "floating"), (np.float32, "floating"),
+                                          (np.float64, "float64")])
+def test_fast_path_returns_valid_arrays_unchanged(rng, dtype, policy):
+    X = rng.standard_normal((20, 3))
+    est = Tiny(dtype=policy).fit(X, (X[:, 0] > 0).astype(int))
+    Xq = rng.standard_normal((4, 3)).astype(dtype)
+    out = validate_X(est, Xq, dtype=policy)
+    assert out is Xq                                  # no copy, no conversion
+    np.testing.assert_array_equal(est.predict(Xq), est.predict(Xq.tolist()))
+
+
+def test_fast_path_keeps_every_check(rng):
+    X = rng.standard_normal((20, 3))
+    est = Tiny().fit(X, (X[:, 0] > 0).astype(int))
+    for bad, msg in [(np.array([[np.nan, 0.0, 1.0]]), "NaN"),
+                     (np.array([[np.inf, 0.0, 1.0]]), "infinity"),
+                     (np.array([[-np.inf, 0.0, 1.0]]), "infinity"),
+                     (np.zeros((2, 4)), "features"),
+                     (np.zeros((0, 3)), "0 sample")]:
+        with pytest.raises(ValueError, match=msg):
+            est.predict(bad)
+    # finite values whose sum overflows are valid input, not an error
+    huge = np.full((2, 3), 1e308)
+    assert validate_X(est, huge) is huge
+    # float32 is converted under the float64 policy; F order becomes C order
+    est64 = Tiny(dtype="float64").fit(X, (X[:, 0] > 0).astype(int))
+    assert validate_X(est64, X[:2].astype(np.float32)).dtype == np.float64
+    F = np.asfortranarray(rng.standard_normal((5, 3)))
+    out = validate_X(est, F)
+    assert out.flags.c_contiguous
+    np.testing.assert_array_equal(out, F)
+
+
+def test_fast_path_still_warns_about_missing_feature_names(rng):
+    X = pd.DataFrame(rng.standard_normal((20, 3)), columns=["a", "b", "c"])
+    est = Tiny().fit(X, (X["a"] > 0).astype(int))
+    with pytest.warns(UserWarning, match="feature names"):
+        est.predict(X.to_numpy())
