@@ -574,3 +574,75 @@ def test_binning_kernel_is_searchsorted(dtype, rng):
         ref = np.stack([np.searchsorted(E[f, :ne], X[:, f].astype(np.float64), side="left")
                         for f in range(3)], 1)
         assert np.array_equal(out, ref)
+
+
+# ---- regressions found by fuzzing bad / unusual input --------------------------------------
+
+@pytest.mark.parametrize("offset", [1e6, 1e8, 1e12])
+def test_regressor_target_offset_does_not_hide_the_signal(offset, rng):
+    # the kernel's relative tolerance on sum w y^2 used to stop at the root: y = 1e8 + signal
+    # gave a single leaf (and y = 1e6 + signal a partial tree)
+    X = rng.normal(size=(60, 3))
+    y = np.round(2 * X[:, 0] + X[:, 2], 3)
+    base = TreeRegressor(splitter="exact").fit(X, y)
+    for splitter in ["exact", "hist"]:
+        est = TreeRegressor(splitter=splitter).fit(X, y + offset)
+        assert est.get_n_leaves() == base.get_n_leaves() == 60
+        assert np.allclose(est.predict(X), y + offset, rtol=0, atol=1e-9 * offset)
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e160, 1e300])
+def test_tree_is_invariant_to_weight_and_target_scale(scale, rng):
+    # uniform weights of 1e300 (or 1e-300) overflowed (underflowed) the psi sums: one leaf
+    X = rng.normal(size=(60, 3))
+    y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    yr = X[:, 0] * 2 + X[:, 2]
+    w = np.full(60, scale)
+    for Est, t in [(TreeClassifier, y), (TreeRegressor, yr)]:
+        a = Est(splitter="exact").fit(X, t)
+        b = Est(splitter="exact").fit(X, t, sample_weight=w)
+        assert b.tree_.node_count == a.tree_.node_count > 1
+        assert np.allclose(b.predict(X), a.predict(X), rtol=1e-12, atol=0)
+        assert b.tree_.weighted_n_node_samples[0] == pytest.approx(60 * scale)
+    if scale > 1:                          # targets near the float64 limit (sum y^2 overflowed)
+        est = TreeRegressor(splitter="exact").fit(X, yr * scale)
+        assert est.tree_.node_count == TreeRegressor(splitter="exact").fit(X, yr).tree_.node_count
+        assert np.allclose(est.predict(X) / scale, yr)
+    big = np.array([1e308, -1e308, 1e308, 1.7e308])   # their mean overflowed to inf
+    assert np.array_equal(TreeRegressor().fit(X[:4], big).predict(X[:4]), big)
+
+
+def test_min_impurity_decrease_is_in_target_units_after_rescaling(rng):
+    X = rng.normal(size=(80, 3))
+    y = X[:, 0] * 2 + X[:, 2]
+    a = TreeRegressor(min_impurity_decrease=0.05).fit(X, y)
+    b = TreeRegressor(min_impurity_decrease=0.05 * 1e12).fit(X, y * 1e6 + 3e9)
+    assert 1 < a.tree_.node_count == b.tree_.node_count < TreeRegressor().fit(X, y).tree_.node_count
+
+
+def test_huge_integer_limits_do_not_overflow(rng):
+    X = rng.normal(size=(30, 2))
+    y = (X[:, 0] > 0).astype(int)
+    full = TreeClassifier().fit(X, y).tree_.node_count
+    for kw in [{"max_depth": 2**63}, {"max_leaf_nodes": 2**63}]:
+        assert TreeClassifier(**kw).fit(X, y).tree_.node_count == full
+    for kw in [{"min_samples_split": 2**63}, {"min_samples_leaf": 2**63}]:
+        assert TreeClassifier(**kw).fit(X, y).tree_.node_count == 1
+
+
+def test_export_decimals_and_occam_size_are_checked(rng):
+    X = rng.normal(size=(30, 2))
+    est = TreeClassifier().fit(X, (X[:, 0] > 0).astype(int))
+    for bad in [-1, 1.5, "3"]:
+        with pytest.raises(ValueError, match="decimals"):
+            est.export_text(decimals=bad)
+        with pytest.raises(ValueError, match="decimals"):
+            est.export_rules(decimals=bad)
+    # a deep chain (alternating labels on sorted x) used to exhaust memory in prune_occam's tables
+    n = 12_000
+    Z = np.arange(n, dtype=float)[:, None]
+    chain = TreeClassifier(splitter="exact").fit(Z, np.arange(n) % 2)
+    assert chain.get_depth() == n - 1
+    with pytest.raises(ValueError, match="prune_occam"):
+        chain.prune_occam(0.05)
+    assert np.array_equal(chain.predict(Z), np.arange(n) % 2)

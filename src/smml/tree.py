@@ -72,6 +72,7 @@ _BIN_SUBSAMPLE = 50_000
 _PAR_WORK = 65_536    # nodes with fewer (samples x features) are scanned on one thread
 _DECOMPOSE_MIN = 20_000   # from this many samples on, subtrees below n/16 samples grow independently
 _MAX_CATEGORIES = 256
+_OCCAM_MAX_CELLS = 50_000_000   # prune_occam's tables: at most 400 MB of float64
 
 
 class Tree:
@@ -309,14 +310,48 @@ class _BaseTree(SmmlEstimator):
         else:
             Si = np.zeros((1, 1), np.int32)
             Xs = np.zeros((1, 1))
-        max_depth = -1 if self.max_depth is None else self.max_depth
+        # integer limits past n change nothing: clamp them so any valid value fits the kernel's intp
+        max_depth = -1 if self.max_depth is None else min(self.max_depth, n)
         mf = _check_max_features(self.max_features, d)
+        # Scale-free arithmetic.  The kernel sums w, w y and w y^2 and stops on relative tolerances
+        # (1e-12 of the node's weight / sum w y^2), so huge or tiny weights overflow/underflow and a
+        # target with a large offset (y = 1e8 + signal) loses the signal to cancellation.  The
+        # weights are scaled by a power of two (exact: the same tree) so the largest is in
+        # [0.5, 1); regression targets with a dominating offset are shifted by it (exactly), and all are
+        # scaled by a power of two so |y| < 1.  Node values are mapped back after growth.
+        e_w = int(np.frexp(sw.max())[1])
+        sw = np.ldexp(sw, -e_w)
+        mid = float(self.min_impurity_decrease)
+        if n_classes == 0:
+            lo, hi = float(yreg.min()), float(yreg.max())
+            c0, half = lo / 2.0 + hi / 2.0, hi / 2.0 - lo / 2.0
+            if half > 0.0 and abs(c0) > 16.0 * half:
+                # an offset that dominates the spread: subtract it, rounded to a multiple of
+                # 2**e(half) so that every y - c0 is exact (Sterbenz: y within a factor 2 of c0)
+                e_h = int(np.frexp(half)[1])
+                c0 = float(np.ldexp(np.round(np.ldexp(c0, -e_h)), e_h))
+            else:
+                c0 = 0.0        # small offsets: untouched values keep exact ties exact
+            yc = yreg - c0
+            e_y = int(np.frexp(np.abs(yc).max())[1])
+            yreg = np.ascontiguousarray(np.ldexp(yc, -e_y))
+            with np.errstate(over="ignore", under="ignore"):
+                mid = float(np.ldexp(mid, -2 * e_y))     # min_impurity_decrease is in units of y^2
         out = _tree.build_tree(
             0 if splitter == "exact" else 1, _tree.CRITERIA[self.criterion], n_classes,
             Xs, Si, Xb, edges, is_cat, n_bins, ycls, yreg, sw,
-            max_depth, self.min_samples_split, self.min_samples_leaf, float(self.min_impurity_decrease),
-            0 if self.max_leaf_nodes is None else self.max_leaf_nodes, mf,
+            max_depth, min(self.min_samples_split, n + 1), min(self.min_samples_leaf, n + 1), mid,
+            0 if self.max_leaf_nodes is None else min(self.max_leaf_nodes, 2 * n + 2), mf,
             self.growth == "best", rng_seed, n_threads, _PAR_WORK, _DECOMPOSE_MIN)
+        with np.errstate(over="ignore", under="ignore"):
+            out["weighted_n_node_samples"] = np.ldexp(out["weighted_n_node_samples"], e_w)
+            if n_classes == 0:
+                out["value"] = np.ldexp(out["value"], e_y) + c0
+                out["impurity"] = np.ldexp(out["impurity"], 2 * e_y)
+                out["improvement"] = np.ldexp(out["improvement"], 2 * e_y + e_w)
+            else:
+                out["value"] = np.ldexp(out["value"], e_w)
+                out["improvement"] = np.ldexp(out["improvement"], e_w)
         return Tree(**out)
 
     @staticmethod
@@ -477,6 +512,7 @@ class _BaseTree(SmmlEstimator):
     def export_text(self, feature_names=None, decimals=4):
         """The tree as indented text, one test or leaf per line, with feature names."""
         check_is_fitted(self, "tree_")
+        self._check_decimals(decimals)
         names = self._feature_names(feature_names)
         t = self.tree_
         lines = []
@@ -493,6 +529,11 @@ class _BaseTree(SmmlEstimator):
             stack.append((t.children_right[v], indent + 1, f"{pad}|--- {no}"))
             stack.append((t.children_left[v], indent + 1, f"{pad}|--- {yes}"))
         return "\n".join(lines) + "\n"
+
+    @staticmethod
+    def _check_decimals(decimals):
+        if isinstance(decimals, bool) or not isinstance(decimals, numbers.Integral) or decimals < 0:
+            raise ValueError(f"decimals must be a non-negative integer, got {decimals!r}")
 
     def _feature_names(self, feature_names):
         if feature_names is not None:
@@ -705,6 +746,17 @@ class TreeClassifier(ClassifierMixin, _BaseTree):
         m = int(t.n_node_samples[0])
         d = self.n_features_in_
         leaf_err = t.weighted_n_node_samples - t.value.max(axis=1)
+        # the DP keeps one table per node, as long as the node's number of leaves + 1: its size
+        # is the sum of the nodes' leaf counts (n log n when balanced, ~n^2/2 for a deep chain)
+        n_leaves = np.ones(t.node_count, np.int64)
+        for v in range(t.node_count - 1, -1, -1):
+            if t.children_left[v] >= 0:
+                n_leaves[v] = n_leaves[t.children_left[v]] + n_leaves[t.children_right[v]]
+        cells = int(n_leaves.sum())
+        if cells > _OCCAM_MAX_CELLS:
+            raise ValueError(f"prune_occam: this tree ({t.node_count} nodes, depth {t.max_depth}) needs "
+                             f"{cells:,} dynamic-programming cells (> {_OCCAM_MAX_CELLS:,}); limit its "
+                             f"growth (max_depth, max_leaf_nodes, min_samples_leaf) first")
         E = [None] * t.node_count
         for v in range(t.node_count - 1, -1, -1):
             l, r = t.children_left[v], t.children_right[v]
@@ -765,6 +817,7 @@ class TreeClassifier(ClassifierMixin, _BaseTree):
         if len(match) == 0:
             raise ValueError(f"class_label {class_label!r} is not one of classes_ {list(self.classes_)}")
         k = match[0]
+        self._check_decimals(decimals)
         names = self._feature_names(feature_names)
         t = self.tree_
         clauses = []
