@@ -576,3 +576,64 @@ def _expected_failed(est):
 ], expected_failed_checks=_expected_failed)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+# ---- regressions found by fuzzing bad / unusual input --------------------------------------
+
+@pytest.mark.parametrize("Est", [BaggingClassifier, BaggingRegressor, RandomForestClassifier,
+                                 RandomForestRegressor])
+def test_generator_random_state_is_accepted_and_reproducible(Est):
+    # RANDOM_STATE allows a Generator, but sklearn's check_random_state raised on one
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    y = (X[:, 0] > 0).astype(int) if Est._classifier else X[:, 0]
+    a = Est(n_estimators=3, random_state=np.random.default_rng(5)).fit(X, y)
+    b = Est(n_estimators=3, random_state=np.random.default_rng(5)).fit(X, y)
+    assert all(np.array_equal(s, t) for s, t in zip(a.estimators_samples_, b.estimators_samples_))
+    assert np.array_equal(a.predict(X), b.predict(X))
+
+
+def test_adaboost_generator_random_state():
+    from smml.tree import TreeClassifier
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    est = lambda: AdaBoostClassifier(TreeClassifier(max_depth=1, max_features=1), n_estimators=5,
+                                     random_state=np.random.default_rng(3))
+    assert np.array_equal(est().fit(X, y).estimator_weights_, est().fit(X, y).estimator_weights_)
+
+
+def test_bagging_single_class_bootstrap_falls_back_to_a_constant():
+    # 3-row bootstraps often hold one class; LogisticRegression refuses to fit those
+    from sklearn.linear_model import LogisticRegression
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    y = np.where(X[:, 0] > 0, "pos", "neg")
+    bag = BaggingClassifier(LogisticRegression(), n_estimators=20, max_samples=0.05,
+                            random_state=0).fit(X, y)
+    singles = [t for t, idx in enumerate(bag.estimators_samples_) if len(np.unique(y[idx])) == 1]
+    assert singles                                   # the case did occur
+    for t in singles:
+        only = bag.classes_[np.unique(np.searchsorted(bag.classes_, y[bag.estimators_samples_[t]]))]
+        assert np.array_equal(bag.classes_[bag.estimators_[t].predict(X[:4])], np.repeat(only, 4))
+    assert set(bag.predict(X)) <= {"pos", "neg"}
+    # a failure that is not about one class still propagates
+    with pytest.raises(ValueError):
+        BaggingClassifier(LogisticRegression(C=-1.0), n_estimators=2, random_state=0).fit(X, y)
+
+
+@pytest.mark.parametrize("Est", [BaggingClassifier, RandomForestRegressor])
+def test_absurd_max_samples_is_a_value_error_not_an_allocation(Est):
+    X = np.random.default_rng(0).normal(size=(60, 2))
+    y = (X[:, 0] > 0).astype(int)
+    with pytest.raises(ValueError, match="max_samples"):
+        Est(n_estimators=10, max_samples=1e12).fit(X, y)
+
+
+def test_staged_score_checks_lengths():
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    y = (X[:, 0] > 0).astype(int)
+    ada = AdaBoostClassifier(n_estimators=3).fit(X, y)
+    with pytest.raises(ValueError, match="5 entries but X has 30 rows"):
+        list(ada.staged_score(X, y[:5]))
+    assert len(list(ada.staged_score(X, y))) == len(ada.estimators_)

@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from sklearn.base import BaseEstimator, clone
-from sklearn.utils import check_random_state
+from sklearn.utils import check_random_state as _sk_check_random_state
 from sklearn.utils.validation import has_fit_parameter
 
 from smml._core import _boost
@@ -29,6 +29,17 @@ from smml.base import ClassifierMixin, RegressorMixin, SmmlEstimator
 
 __all__ = ["DecisionStump", "AdaBoostClassifier", "BaggingClassifier", "BaggingRegressor",
            "RandomForestClassifier", "RandomForestRegressor"]
+
+def check_random_state(seed):
+    """scikit-learn's check_random_state, also accepting a numpy Generator (RANDOM_STATE allows
+    one): a RandomState seeded from it, so the same Generator state gives the same ensemble."""
+    if isinstance(seed, np.random.Generator):
+        return np.random.RandomState(int(seed.integers(0, 2**32)))
+    return _sk_check_random_state(seed)
+
+
+#: at most this many bootstrap indices in all (T x alpha m): larger max_samples is an error
+MAX_BOOTSTRAP_DRAWS = 1 << 28
 
 #: an error within this distance of 1/2 counts as 1/2 (003 Algorithm 5: "stuck")
 HALF_TOL = 1e-10
@@ -522,7 +533,11 @@ class AdaBoostClassifier(ClassifierMixin, SmmlEstimator):
 
     def staged_score(self, X, y, sample_weight=None):
         """Accuracy of the combined classifier after each round 1..T."""
-        y = np.asarray(y)
+        y = np.asarray(y).reshape(-1)
+        check_is_fitted(self)
+        n = validate_X(self, X, dtype="floating").shape[0]
+        if y.shape[0] != n:
+            raise ValueError(f"y has {y.shape[0]} entries but X has {n} rows")
         sw = None if sample_weight is None else validate_sample_weight(sample_weight, len(y))
         for pred in self.staged_predict(X):
             yield float(np.average(pred == y, weights=sw))
@@ -539,6 +554,16 @@ def _default_tree(classifier, **params):
         raise ImportError("the default base estimator is smml.tree's tree, which is not available; "
                           "pass estimator=... explicitly") from exc
     return (TreeClassifier if classifier else TreeRegressor)(**params)
+
+
+class _ConstantClassifier:
+    """Bagging's h_i on a single-class bootstrap sample its estimator would not fit."""
+
+    def __init__(self, label, n_features):
+        self.label, self.n_features_in_ = label, n_features
+
+    def predict(self, X):
+        return np.full(np.asarray(X).shape[0], self.label)
 
 
 class _BaseBagging(SmmlEstimator):
@@ -571,6 +596,10 @@ class _BaseBagging(SmmlEstimator):
         sw = None if sample_weight is None else validate_sample_weight(sample_weight, m)
         rng = check_random_state(self.random_state)
         T, k = self.n_estimators, self._n_draw(m)
+        if T * k > MAX_BOOTSTRAP_DRAWS:
+            raise ValueError(f"{type(self).__name__}: n_estimators={T} bootstrap samples of max_samples * m = "
+                             f"{k} examples each ({T * k:,} indices) is more than {MAX_BOOTSTRAP_DRAWS:,}; "
+                             f"max_samples is the fraction alpha of the m={m} training examples")
         self.estimators_samples_ = [rng.randint(0, m, size=k) for _ in range(T)]   # bootstrap S_1..S_T
         seeds = rng.randint(0, 2**31 - 1, size=T)
         proto = [self._make_estimator(int(s)) for s in seeds]
@@ -591,10 +620,19 @@ class _BaseBagging(SmmlEstimator):
         return self
 
     def _fit_member(self, est, X, y, idx, sw):
-        """h_i = A(S_i): fit on the rows of the bootstrap sample, repeats included."""
-        if sw is None:
-            return est.fit(X[idx], y[idx])
-        return est.fit(X[idx], y[idx], sample_weight=sw[idx])
+        """h_i = A(S_i): fit on the rows of the bootstrap sample, repeats included.
+
+        A small bootstrap sample may hold a single class, which many classifiers refuse to fit
+        (e.g. logistic regression); such an h_i is then the constant predictor of that class.
+        """
+        try:
+            if sw is None:
+                return est.fit(X[idx], y[idx])
+            return est.fit(X[idx], y[idx], sample_weight=sw[idx])
+        except Exception:
+            if self._classifier and np.all(y[idx] == y[idx[0]]):
+                return _ConstantClassifier(y[idx[0]], X.shape[1])
+            raise
 
     # one predictor's output on X: class indices (classification) or values
     def _member_predict(self, est, X):
