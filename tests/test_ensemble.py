@@ -637,3 +637,17 @@ def test_staged_score_checks_lengths():
     with pytest.raises(ValueError, match="5 entries but X has 30 rows"):
         list(ada.staged_score(X, y[:5]))
     assert len(list(ada.staged_score(X, y))) == len(ada.estimators_)
+
+
+@pytest.mark.parametrize("Est", [BaggingClassifier, RandomForestClassifier])
+def test_max_samples_float_is_alpha_int_is_a_count(Est):
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 3))
+    y = (X[:, 0] > 0).astype(int)
+    sizes = lambda est: {len(s) for s in est.estimators_samples_}  # noqa: E731
+    assert sizes(Est(n_estimators=3, max_samples=0.5, random_state=0).fit(X, y)) == {20}
+    assert sizes(Est(n_estimators=3, max_samples=7, random_state=0).fit(X, y)) == {7}
+    assert sizes(Est(n_estimators=3, max_samples=1, random_state=0).fit(X, y)) == {1}
+    assert sizes(Est(n_estimators=3, max_samples=1.0, random_state=0).fit(X, y)) == {40}
+    with pytest.raises(ValueError, match="max_samples"):
+        Est(max_samples=0).fit(X, y)

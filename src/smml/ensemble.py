@@ -14,6 +14,7 @@
   of smml's CART trees with ``max_features="sqrt"`` (002 "Random forests").
 """
 import math
+import numbers
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -36,6 +37,16 @@ def check_random_state(seed):
     if isinstance(seed, np.random.Generator):
         return np.random.RandomState(int(seed.integers(0, 2**32)))
     return _sk_check_random_state(seed)
+
+
+def _bootstrap_size(max_samples, m):
+    """Size of each bootstrap sample: a float is the notes' alpha (alpha m examples,
+    at least 1), an integer is a count (scikit-learn's convention), None is m."""
+    if max_samples is None:
+        return m
+    if isinstance(max_samples, numbers.Integral):
+        return int(max_samples)
+    return max(1, int(round(max_samples * m)))
 
 
 #: at most this many bootstrap indices in all (T x alpha m): larger max_samples is an error
@@ -582,7 +593,7 @@ class _BaseBagging(SmmlEstimator):
         raise NotImplementedError
 
     def _n_draw(self, m):
-        return max(1, int(round(self.max_samples * m)))
+        return _bootstrap_size(self.max_samples, m)
 
     def fit(self, X, y, sample_weight=None):
         self._validate_params()
@@ -599,7 +610,7 @@ class _BaseBagging(SmmlEstimator):
         if T * k > MAX_BOOTSTRAP_DRAWS:
             raise ValueError(f"{type(self).__name__}: n_estimators={T} bootstrap samples of max_samples * m = "
                              f"{k} examples each ({T * k:,} indices) is more than {MAX_BOOTSTRAP_DRAWS:,}; "
-                             f"max_samples is the fraction alpha of the m={m} training examples")
+                             f"a float max_samples is the fraction alpha of the m={m} training examples, an int a count")
         self.estimators_samples_ = [rng.randint(0, m, size=k) for _ in range(T)]   # bootstrap S_1..S_T
         seeds = rng.randint(0, 2**31 - 1, size=T)
         proto = [self._make_estimator(int(s)) for s in seeds]
@@ -721,7 +732,7 @@ class _BaggingRegressorMixin:
 
 _BAGGING_SPEC = {"estimator": (Options(None), InstanceOf(BaseEstimator)),
                  "n_estimators": Interval(int, 1, None),
-                 "max_samples": Interval(float, 0.0, None, "neither"),
+                 "max_samples": (Interval(int, 1, None), Interval(float, 0.0, None, "neither")),
                  "oob_score": Options(True, False),
                  "n_jobs": N_JOBS, "random_state": RANDOM_STATE}
 
@@ -730,7 +741,8 @@ class BaggingClassifier(_BaggingClassifierMixin, ClassifierMixin, _BaseBagging):
     """Bagging for classification (002 "Bagging"; 003 section 16).
 
     T = ``n_estimators`` bootstrap samples S_1..S_T of size alpha m
-    (alpha = ``max_samples``; 003 uses alpha = 1) drawn uniformly with
+    (alpha = ``max_samples`` as a float; 003 uses alpha = 1; an integer
+    ``max_samples`` is a count, as in scikit-learn) drawn uniformly with
     replacement; h_i = A(S_i) with A = ``estimator`` (any smml or scikit-learn
     classifier, cloned; default smml's fully grown ``TreeClassifier(n_jobs=1)``,
     the parallelism being over the T fits); the
@@ -811,7 +823,7 @@ class _BaseForest(_BaseBagging):
     """
 
     def _n_draw(self, m):
-        return m if self.max_samples is None else max(1, int(round(self.max_samples * m)))
+        return _bootstrap_size(self.max_samples, m)
 
     def _fit_member(self, est, X, y, idx, sw):
         """The tree on the bootstrap multiset S_i, given as its distinct rows with
@@ -841,7 +853,7 @@ class _BaseForest(_BaseBagging):
 
 
 _FOREST_SPEC = {"n_estimators": Interval(int, 1, None),
-                "max_samples": (Options(None), Interval(float, 0.0, None, "neither")),
+                "max_samples": (Options(None), Interval(int, 1, None), Interval(float, 0.0, None, "neither")),
                 "max_depth": (Options(None), Interval(int, 1, None)),
                 "min_samples_split": Interval(int, 2, None),
                 "min_samples_leaf": Interval(int, 1, None),
@@ -865,8 +877,9 @@ class RandomForestClassifier(_BaggingClassifierMixin, ClassifierMixin, _BaseFore
         Passed to every ``TreeClassifier`` (default: grown until the leaves are pure).
     max_features : default="sqrt"
         Features tried at each node (sqrt(d) by default, 002).
-    max_samples : float or None
-        alpha: each bootstrap sample has alpha m examples; None = m.
+    max_samples : float, int or None
+        A float is alpha: each bootstrap sample has alpha m examples; an int is
+        the number of examples (scikit-learn's convention); None = m.
     oob_score : bool
         Out-of-bag estimate of the risk (``oob_error_``, zero-one loss) and
         ``oob_score_`` = 1 - ``oob_error_``.
