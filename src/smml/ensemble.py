@@ -590,7 +590,12 @@ class _BaseBagging(SmmlEstimator):
     _classifier = False
 
     def _make_estimator(self, seed):
-        raise NotImplementedError
+        """A clone of ``estimator`` (default: smml's fully grown tree, one thread: the
+        parallelism is over the T fits), seeded with ``seed`` when it takes one."""
+        est = clone(self.estimator) if self.estimator is not None else _default_tree(self._classifier, n_jobs=1)
+        if "random_state" in est.get_params(deep=False):
+            est.set_params(random_state=seed)
+        return est
 
     def _n_draw(self, m):
         return _bootstrap_size(self.max_samples, m)
@@ -765,12 +770,6 @@ class BaggingClassifier(_BaggingClassifierMixin, ClassifierMixin, _BaseBagging):
         self.n_jobs = n_jobs
         self.random_state = random_state
 
-    def _make_estimator(self, seed):
-        est = clone(self.estimator) if self.estimator is not None else _default_tree(True, n_jobs=1)
-        if "random_state" in est.get_params(deep=False):
-            est.set_params(random_state=seed)
-        return est
-
 
 class BaggingRegressor(_BaggingRegressorMixin, RegressorMixin, _BaseBagging):
     """Bagging for regression (002 "Random forests": regression returns the mean).
@@ -789,12 +788,6 @@ class BaggingRegressor(_BaggingRegressorMixin, RegressorMixin, _BaseBagging):
         self.oob_score = oob_score
         self.n_jobs = n_jobs
         self.random_state = random_state
-
-    def _make_estimator(self, seed):
-        est = clone(self.estimator) if self.estimator is not None else _default_tree(False, n_jobs=1)
-        if "random_state" in est.get_params(deep=False):
-            est.set_params(random_state=seed)
-        return est
 
 
 def _tree_importances(tree):
