@@ -106,6 +106,78 @@ def test_one_and_two_threads_identical(rng):
         np.testing.assert_array_equal(a.kneighbors(Q)[1], b.kneighbors(Q)[1])
 
 
+def _kernel_inputs(X, Q, dtype, k):
+    est = KNNClassifier(k=k).fit(X.astype(dtype), np.arange(len(X)) % 2)
+    Q0 = np.ascontiguousarray(Q, dtype=dtype)
+    Qc, q_norm = nb._centre(Q0, est._mu, est._dtype)
+    eps = nb._euclidean_error_bound(q_norm, est._radius, X.shape[1], est._dtype)
+    return (Qc, est._Tc, q_norm, est._t_norm, Q0, est._T0, eps)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("kind", ["continuous", "grid", "dups"])
+def test_split_train_kernel_gives_the_serial_candidates(rng, dtype, kind):
+    # the training-split strategy merges per-thread heaps into exactly the serial scan's
+    # heap: same candidate lists (all cap slots), same k' (or -1) for any thread count
+    X, _, Q = _data(kind, rng, m=500, nq=37, d=4)
+    for k in (1, 4, 11):
+        args = _kernel_inputs(X, Q, dtype, k)
+        cap = min(len(X), k + k // 2 + 8)
+        outs = []
+        for kernel, q_chunk, t_chunk, n_threads in [
+                (_knn.knn_gemm, 37, 16, 1), (_knn.knn_gemm_split_train, 37, 16, 1),
+                (_knn.knn_gemm_split_train, 37, 16, 2), (_knn.knn_gemm_split_train, 37, 16, 3),
+                (_knn.knn_gemm_split_train, 37, 16, 64)]:
+            key = np.empty((len(Q), cap)); idx = np.empty((len(Q), cap), dtype=np.intp)
+            cnt = np.empty(len(Q), dtype=np.intp)
+            kernel(*args, k, cap, key, idx, cnt, q_chunk, t_chunk, n_threads)
+            outs.append((key, idx, cnt))
+        for key, idx, cnt in outs[1:]:
+            np.testing.assert_array_equal(cnt, outs[0][2])
+            np.testing.assert_array_equal(idx, outs[0][1])
+            np.testing.assert_array_equal(key, outs[0][0])
+        if kind == "dups":
+            assert np.any(outs[0][2] < 0) or k == 1     # the fallback is exercised too
+
+
+@pytest.mark.parametrize("kind", ["continuous", "grid", "dups"])
+def test_split_train_strategy_gives_identical_results(rng, monkeypatch, kind):
+    X, y, Q = _data(kind, rng, m=400, nq=40, d=5)
+    monkeypatch.setattr(nb, "_SERIAL_WORK", 0)
+    monkeypatch.setattr(nb, "_T_CHUNK", {np.float32: 13, np.float64: 13})
+    for dtype in DTYPES:
+        want = ref.KNNClassifier(k=6).fit(X.astype(dtype), y).predict(Q.astype(dtype))
+        results = []
+        for below, q_chunk in ((0, 256), (1 << 30, 256), (1 << 30, 7)):  # never / always split
+            monkeypatch.setattr(nb, "_SPLIT_TRAIN_BELOW", below)
+            monkeypatch.setattr(nb, "_Q_CHUNK", q_chunk)
+            for n_jobs in (1, 2):
+                clf = KNNClassifier(k=6, n_jobs=n_jobs).fit(X.astype(dtype), y)
+                reg = KNNRegressor(k=6, weights="distance", n_jobs=n_jobs).fit(X.astype(dtype), y * 0.5)
+                results.append((clf.predict(Q.astype(dtype)), *clf.kneighbors(Q.astype(dtype)),
+                                reg.predict(Q.astype(dtype)), clf.predict(Q[:1].astype(dtype))))
+        np.testing.assert_array_equal(results[0][0], want)
+        for r in results[1:]:
+            for a, b in zip(r, results[0]):
+                np.testing.assert_array_equal(a, b)
+
+
+def test_split_train_is_chosen_for_few_queries(rng, monkeypatch):
+    # the strategy switch itself: few queries on 2 threads take the training split
+    X, y, Q = _data("continuous", rng, m=300, nq=10, d=3)
+    calls = []
+    for name in ("knn_gemm", "knn_gemm_split_train"):
+        real = getattr(_knn, name)
+        monkeypatch.setattr(_knn, name, lambda *a, _real=real, _name=name: (calls.append((_name, a[-1])),
+                                                                          _real(*a))[1])
+    monkeypatch.setattr(nb, "_SERIAL_WORK", 0)
+    est = KNNClassifier(k=3, n_jobs=2).fit(X, y)
+    est.predict(Q[:5])
+    est.predict(np.repeat(Q, 20, axis=0))
+    KNNClassifier(k=3, n_jobs=1).fit(X, y).predict(Q[:5])
+    assert calls == [("knn_gemm_split_train", 2), ("knn_gemm", 2), ("knn_gemm", 1)]
+
+
 # ---- the notes' tie rules, by hand ------------------------------------------
 
 def test_one_nn_distance_tie_takes_both_and_vote_tie_gives_default_label():
@@ -494,6 +566,11 @@ def test_kernel_rejects_bad_arguments():
         _knn.knn_direct(X[:1], X, 7, 1, 2, key, idx, cnt, 1)          # unknown metric
     with pytest.raises(ValueError):
         _knn.exact_rows(X, X, np.array([4], dtype=np.intp), 0, np.empty((1, 4)), 1)
+    n = np.zeros(4)
+    with pytest.raises(ValueError):
+        _knn.knn_gemm_split_train(X[:1], X, n[:1], n, X[:1], X, n[:1], 3, 2, key, idx, cnt, 1, 1, 2)
+    with pytest.raises(ValueError):
+        _knn.knn_gemm_split_train(X[:1], X, n[:1], n, X[:1], X, n[:1], 1, 2, key, idx, cnt, 1, 0, 2)
 
 
 # ---- scikit-learn compatibility -----------------------------------------------

@@ -47,6 +47,7 @@ _OUT_BUDGET = 1 << 21           # max (queries x candidates) entries per kernel 
 _FALLBACK_BUDGET = 1 << 22      # max float64 entries of one exact fallback block
 _SERIAL_WORK = 1 << 23       # below this many multiply-adds a call runs on one thread
 _MIN_QUERIES_PER_THREAD = 8   # fewer queries per thread: fewer threads
+_SPLIT_TRAIN_BELOW = 64        # fewer queries per thread (Euclidean): threads share out the training chunks
 _SLACK = 8                      # extra candidates kept beyond 1.5 k
 _MAX_KEY = 1e300                # keys (squared / Manhattan distances) must stay below this
 _GEMM_LIMIT = {np.float32: 1e17, np.float64: 1e150}   # gemm only while centred norms are below
@@ -245,8 +246,8 @@ class _KNNBase(SmmlEstimator):
             stop = min(n, start + block)
             Qb = Q0[start:stop]
             nb = stop - start
-            # a parallel region costs more than it saves on small work or very few queries
-            nt = 1 if nb * m * d < _SERIAL_WORK else min(n_threads, -(-nb // _MIN_QUERIES_PER_THREAD))
+            # a parallel region costs more than it saves on small work
+            nt = 1 if nb * m * d < _SERIAL_WORK else n_threads
             out_key = np.empty((nb, cap), dtype=np.float64)
             out_idx = np.empty((nb, cap), dtype=np.intp)
             cnt = np.empty(nb, dtype=np.intp)
@@ -258,12 +259,18 @@ class _KNNBase(SmmlEstimator):
                 use_gemm = bool(np.sqrt(q_norm.max()) < _GEMM_LIMIT[self._dtype])
             if use_gemm:
                 eps = _euclidean_error_bound(q_norm, self._radius, d, self._dtype)
-                q_chunk = int(min(_Q_CHUNK, max(1, -(-nb // nt)), max(1, _HEAP_BUDGET // cap)))
                 t_chunk = int(_T_CHUNK[self._dtype])
+                # too few queries to feed the threads: split the training chunks among them
+                # instead (the same candidates, see _knn.knn_gemm_split_train)
+                split = nt > 1 and nb < nt * _SPLIT_TRAIN_BELOW
+                q_chunk = int(min(_Q_CHUNK, max(1, nb if split else -(-nb // nt)),
+                                  max(1, _HEAP_BUDGET // cap)))
+                kernel = _knn.knn_gemm_split_train if split else _knn.knn_gemm
                 with blas_single_thread(work=2.0 * nb * m * d):
-                    _knn.knn_gemm(Qc, self._Tc, q_norm, self._t_norm, Qb, self._T0, eps,
-                                  k, cap, out_key, out_idx, cnt, q_chunk, t_chunk, nt)
+                    kernel(Qc, self._Tc, q_norm, self._t_norm, Qb, self._T0, eps,
+                           k, cap, out_key, out_idx, cnt, q_chunk, t_chunk, nt)
             else:
+                nt = min(nt, -(-nb // _MIN_QUERIES_PER_THREAD))
                 _knn.knn_direct(Qb, self._T0, code, k, cap, out_key, out_idx, cnt, nt)
             yield (start, stop) + self._assemble(Qb, k, cap, code, out_key, out_idx, cnt, nt)
 
