@@ -138,6 +138,18 @@ def test_split_train_kernel_gives_the_serial_candidates(rng, dtype, kind):
             np.testing.assert_array_equal(key, outs[0][0])
         if kind == "dups":
             assert np.any(outs[0][2] < 0) or k == 1     # the fallback is exercised too
+        # query chunks of <= 6 rows take gemv (other rounding): the same taken points and k'
+        # (a query flagged -1 under one rounding only is possible in principle: not compared)
+        for kernel, n_threads in ((_knn.knn_gemm, 1), (_knn.knn_gemm_split_train, 2)):
+            key = np.empty((len(Q), cap)); idx = np.empty((len(Q), cap), dtype=np.intp)
+            cnt = np.empty(len(Q), dtype=np.intp)
+            kernel(*args, k, cap, key, idx, cnt, 5, 16, n_threads)
+            both = (cnt >= 0) & (outs[0][2] >= 0)
+            assert both.sum() >= 0.8 * (outs[0][2] >= 0).sum()
+            np.testing.assert_array_equal(cnt[both], outs[0][2][both])
+            taken = (np.arange(cap) < cnt[:, None]) & both[:, None]
+            np.testing.assert_array_equal(idx[taken], outs[0][1][taken])
+            np.testing.assert_array_equal(key[taken], outs[0][0][taken])
 
 
 @pytest.mark.parametrize("kind", ["continuous", "grid", "dups"])

@@ -28,6 +28,11 @@ points and all their ties, and the result is exact. Otherwise the query is
 flagged (-1). Results therefore do not depend on gemm rounding, chunk sizes or
 thread counts.
 
+Threads share out query chunks (:func:`knn_gemm`) or, when there are too few
+queries to feed them, training chunks (:func:`knn_gemm_split_train`: per-thread heaps
+merged on (approximate key, index) into exactly the serial heap). Query chunks of at
+most ``_GEMV_ROWS`` rows use gemv instead of gemm (see :func:`_tile`).
+
 Other metrics (:func:`knn_direct`) compute the exact key of every pair directly
 (no gemm) and use the same heap and the same completion test with eps = 0.
 
