@@ -500,6 +500,46 @@ def test_pegasos_kernel_matches_reference(rng, average, fit_intercept):
     assert_allclose(got, w, rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.parametrize("average", [False, True])
+def test_pegasos_kernel_prefetch_any_split_of_the_steps(rng, average):
+    # the kernel prefetches the rows of the next steps of idx: any cut of the same steps into calls
+    # (shorter and longer than the prefetch distance, and empty) gives bitwise the same result,
+    # which is the reference's; rows of 13 doubles straddle cache lines
+    X, y = noisy(rng, 30, 13)
+    y8 = y.astype(np.int8)
+    steps = rng.integers(0, 30, size=60).astype(np.intp)
+    w_ref = R.pegasos(X, y, steps, 0.2, True, average)
+    results = []
+    for cuts in ([], [0, 1, 1, 4, 11, 12, 21, 60], [7, 15, 16, 59]):
+        v, u, state = np.zeros(14), np.zeros(14), np.array([1.0, 0.0, 0.0])
+        for a, b in zip([0] + cuts, cuts + [60]):
+            assert K.pegasos_steps(X, y8, steps[a:b], v, u, state, 0.2, True, average) == 0
+        assert state[1] == 60
+        results.append((u + state[2] * v) / 60 if average else state[0] * v)
+        assert_allclose(results[-1], w_ref, rtol=1e-10, atol=1e-12)
+    assert_array_equal(results[0], results[1])
+    assert_array_equal(results[0], results[2])
+
+
+@pytest.mark.parametrize("loss", ["hinge", "logistic", "square"])
+def test_ogd_shuffled_stream_matches_reference(loss):
+    # shuffle=True: the kernel walks (and prefetches) a random permutation per epoch; same as the
+    # reference on the same orders (RandomState(random_state).permutation, one per epoch)
+    X, y = noisy(np.random.default_rng(5), 50, 9)
+    est = L.OnlineGradientDescent(loss=loss, eta=0.5, n_epochs=3, shuffle=True, random_state=7).fit(X, y)
+    r = np.random.RandomState(7)
+    order = np.concatenate([r.permutation(50) for _ in range(3)])
+    w, cum = R.ogd(X, y, order, loss, 0.5, None, None)
+    assert_allclose(np.append(est.coef_[0], est.intercept_), w, rtol=1e-10, atol=1e-12)
+    assert_allclose(est.cumulative_loss_, cum, rtol=1e-10)
+    # an empty stretch of steps leaves everything as it was
+    w0, cum0 = np.ones(10), np.array([3.0])
+    assert K.sgd_steps(X, y.astype(float), np.zeros(0, dtype=np.intp), w0, cum0, K.LOSS_HINGE,
+                       K.SCHED_SQRT, 0.5, 0.0, True, 0.0, 0, True) == 0
+    assert_array_equal(w0, np.ones(10))
+    assert cum0[0] == 3.0
+
+
 def test_pegasos_first_step_and_objective(rng):
     X, y = noisy(rng, 20, 2)
     est = L.Pegasos(lam=0.5, n_iter=1, fit_intercept=False, random_state=np.random.default_rng(1)).fit(X, y)
