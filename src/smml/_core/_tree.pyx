@@ -289,15 +289,59 @@ cdef void _build_hist_rows(Builder* B, intp_t j0, intp_t j1, intp_t start, intp_
             h[2 + c] += v
 
 
+cdef struct ScanState:
+    # running left side of a histogram / categorical scan, and the best candidate so far
+    intp_t nL
+    double WL, SL, WT, ST
+    double best
+    intp_t best_idx, best_nl
+
+
+cdef inline bint _add_bin_and_score(Builder* B, const double* hb, intp_t idx, intp_t nn,
+                                    double* left, double* right, ScanState* s) noexcept nogil:
+    """Move histogram bin hb (count, weight, then K class weights or the weighted target
+    sum) to the left side and score the split after it, keeping it as s.best_idx when it is
+    strictly better (first best wins).  Return True when the right side has become smaller
+    than min_samples_leaf (the caller stops its scan)."""
+    cdef intp_t K = B.K, k
+    cdef double c
+    s.nL += <intp_t>hb[0]
+    s.WL += hb[1]
+    if K > 0:
+        for k in range(K):
+            left[k] += hb[2 + k]
+    else:
+        s.SL += hb[2]
+    if s.nL < B.min_samples_leaf:
+        return False
+    if nn - s.nL < B.min_samples_leaf:
+        return True
+    if K > 0:
+        c = _cost_lr(left, B.node_tot, K, s.WL, s.WT - s.WL, B.criterion, right)
+    else:
+        c = _score_reg(s.SL, s.WL, s.ST - s.SL, s.WT - s.WL)
+    if c < s.best:
+        s.best = c
+        s.best_idx = idx
+        s.best_nl = s.nL
+    return False
+
+
 cdef void _scan_hist(Builder* B, intp_t f, intp_t start, intp_t end, SplitRecord* out) noexcept nogil:
     """Numeric feature from its histogram: candidate after every non-empty bin."""
-    cdef intp_t K = B.K, S = B.stride, b, k, lo, hi, nL = 0, nn = end - start
+    cdef intp_t K = B.K, S = B.stride, b, k, lo, hi, nn = end - start
     cdef double* h = B.hist + f * B.max_bins * S
     cdef double* left = B.scratch + f * B.scr_stride
     cdef double* right = left + K
-    cdef double WL = 0.0, WT = B.node_tot[K], SL = 0.0, ST = B.node_tot[K + 1], c
-    cdef double best = INFINITY
-    cdef intp_t best_b = -1, best_nl = 0, msl = B.min_samples_leaf
+    cdef ScanState st
+    st.nL = 0
+    st.WL = 0.0
+    st.SL = 0.0
+    st.WT = B.node_tot[K]
+    st.ST = B.node_tot[K + 1]
+    st.best = INFINITY
+    st.best_idx = -1
+    st.best_nl = 0
     _init_record(out)
     lo = B.lo[f]
     hi = B.hi[f]
@@ -307,33 +351,16 @@ cdef void _scan_hist(Builder* B, intp_t f, intp_t start, intp_t end, SplitRecord
         for b in range(lo, hi):
             if h[b * S] == 0.0:
                 continue
-            nL += <intp_t>h[b * S]
-            WL += h[b * S + 1]
-            if K > 0:
-                for k in range(K):
-                    left[k] += h[b * S + 2 + k]
-            else:
-                SL += h[b * S + 2]
-            if nL < msl:
-                continue
-            if nn - nL < msl:
+            if _add_bin_and_score(B, h + b * S, b, nn, left, right, &st):
                 break
-            if K > 0:
-                c = _cost_lr(left, B.node_tot, K, WL, WT - WL, B.criterion, right)
-            else:
-                c = _score_reg(SL, WL, ST - SL, WT - WL)
-            if c < best:
-                best = c
-                best_b = b
-                best_nl = nL
     memset(h + lo * S, 0, (hi - lo + 1) * S * sizeof(double))
-    if best_b < 0:
+    if st.best_idx < 0:
         return
     out.feature = f
-    out.n_left = best_nl
-    out.bin = best_b
-    out.threshold = B.edges[f * B.max_bins + best_b]
-    out.cost = best
+    out.n_left = st.best_nl
+    out.bin = st.best_idx
+    out.threshold = B.edges[f * B.max_bins + st.best_idx]
+    out.cost = st.best
 
 
 cdef void _scan_cat(Builder* B, intp_t f, intp_t start, intp_t end, SplitRecord* out) noexcept nogil:
@@ -344,15 +371,22 @@ cdef void _scan_cat(Builder* B, intp_t f, intp_t start, intp_t end, SplitRecord*
     multiclass: key = proportion of the node's majority class (a heuristic).
     Ties in the key are ordered by category code.
     """
-    cdef intp_t K = B.K, S = B.stride, b, k, lo, hi, m = 0, j, t, nL = 0, nn = end - start, kmaj = 0
+    cdef intp_t K = B.K, S = B.stride, b, k, lo, hi, m = 0, j, t, nn = end - start, kmaj = 0
     cdef double* h = B.hist + f * B.max_bins * S
     cdef double* left = B.scratch + f * B.scr_stride
     cdef double* right = left + K
     cdef double* key = B.catkey + f * MAXCAT
     cdef intp_t* order = B.catord + f * MAXCAT
-    cdef double WL = 0.0, WT = B.node_tot[K], SL = 0.0, ST = B.node_tot[K + 1], c, kv, wb
-    cdef double best = INFINITY
-    cdef intp_t best_j = -1, best_nl = 0, msl = B.min_samples_leaf
+    cdef double kv, wb
+    cdef ScanState st
+    st.nL = 0
+    st.WL = 0.0
+    st.SL = 0.0
+    st.WT = B.node_tot[K]
+    st.ST = B.node_tot[K + 1]
+    st.best = INFINITY
+    st.best_idx = -1
+    st.best_nl = 0
     _init_record(out)
     lo = B.lo[f]
     hi = B.hi[f]
@@ -383,34 +417,16 @@ cdef void _scan_cat(Builder* B, intp_t f, intp_t start, intp_t end, SplitRecord*
         for k in range(K):
             left[k] = 0.0
         for j in range(m - 1):
-            b = order[j]
-            nL += <intp_t>h[b * S]
-            WL += h[b * S + 1]
-            if K > 0:
-                for k in range(K):
-                    left[k] += h[b * S + 2 + k]
-            else:
-                SL += h[b * S + 2]
-            if nL < msl:
-                continue
-            if nn - nL < msl:
+            if _add_bin_and_score(B, h + order[j] * S, j, nn, left, right, &st):
                 break
-            if K > 0:
-                c = _cost_lr(left, B.node_tot, K, WL, WT - WL, B.criterion, right)
-            else:
-                c = _score_reg(SL, WL, ST - SL, WT - WL)
-            if c < best:
-                best = c
-                best_j = j
-                best_nl = nL
     memset(h + lo * S, 0, (hi - lo + 1) * S * sizeof(double))
-    if best_j < 0:
+    if st.best_idx < 0:
         return
     out.feature = f
-    out.n_left = best_nl
+    out.n_left = st.best_nl
     out.is_cat = 1
-    out.cost = best
-    for j in range(best_j + 1):
+    out.cost = st.best
+    for j in range(st.best_idx + 1):
         b = order[j]
         out.cat_bits[b >> 6] |= (<uint64_t>1) << (b & 63)
 
