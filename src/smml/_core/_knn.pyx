@@ -243,6 +243,51 @@ cdef inline void _heap_push(double *vals, intp_t *idxs, intp_t *size, intp_t cap
     idxs[pos] = i
 
 
+cdef inline void _scan_tile_rows(const floating *tile, const double *tn, intp_t nqb, intp_t ntb,
+                                 intp_t t0, double *hv, intp_t *hi, intp_t *hs, intp_t cap,
+                                 bint by_index) noexcept nogil:
+    """Scan each row i < nqb of a tile (training points t0 .. t0 + ntb - 1) into query i's
+    bounded heap (hv + i * cap, hi + i * cap, size hs[i]); key = tile value + tn.
+
+    by_index False (the tiles of a heap arrive in training order): a point enters when the
+    heap is not full or its key is below the root's.  by_index True (a thread's chunks may
+    come in any order): compare on (key, index), and scan every block holding a key <= the
+    root's (the vectorised test's bound is the next double above the root).
+    """
+    cdef const floating *row
+    cdef double *hvi
+    cdef intp_t *hii
+    cdef intp_t i, j, j0, j1
+    cdef double v, top
+    for i in range(nqb):
+        row = tile + i * ntb
+        hvi = hv + i * cap
+        hii = hi + i * cap
+        if by_index:
+            top = nextafter(hvi[0], INFINITY) if hs[i] == cap else INFINITY
+        else:
+            top = hvi[0] if hs[i] == cap else INFINITY
+        j0 = 0
+        while j0 < ntb:
+            j1 = j0 + _BLOCK
+            if j1 > ntb:
+                j1 = ntb
+            # branch-free (vectorised) test first: most blocks hold no candidate
+            if hs[i] < cap or _any_below(row + j0, tn + j0, j1 - j0, top):
+                for j in range(j0, j1):
+                    v = <double> row[j] + tn[j]
+                    if v != v:
+                        v = INFINITY    # NaN from an overflowing tile: sort it last
+                    if by_index:
+                        if hs[i] < cap or _less(v, t0 + j, hvi[0], hii[0]):
+                            _heap_push(hvi, hii, &hs[i], cap, v, t0 + j)
+                            top = nextafter(hvi[0], INFINITY) if hs[i] == cap else INFINITY
+                    elif v < top or hs[i] < cap:
+                        _heap_push(hvi, hii, &hs[i], cap, v, t0 + j)
+                        top = hvi[0] if hs[i] == cap else INFINITY
+            j0 = j1
+
+
 cdef intp_t _finalize(const floating *q, const floating *T, intp_t d, int metric,
                       const double *hv, const intp_t *hi, intp_t hsize, bint full,
                       double excluded_lower_bound, intp_t k, Pair *buf,
@@ -285,17 +330,12 @@ def knn_gemm(const floating[:, ::1] Q, const floating[:, ::1] T,          # IN  
     Shapes are checked by the caller: Q, Q0 (nq, d); T, T0 (m, d); 1 <= k <= cap <= m.
     """
     cdef intp_t nq = Q.shape[0], m = T.shape[0], d = Q.shape[1]
-    cdef intp_t n_qc, n_tc, qc, tc, q0, q1, nqb, t0, t1, ntb, i, j, j0, j1
+    cdef intp_t n_qc, n_tc, qc, tc, q0, q1, nqb, t0, t1, ntb, i
     cdef floating *tile
     cdef double *hv
     cdef intp_t *hi
     cdef intp_t *hs
     cdef Pair *buf
-    cdef const floating *row
-    cdef const double *tn
-    cdef double *hvi
-    cdef intp_t *hii
-    cdef double v, top
     cdef int failed[1]
     cdef bint full
     if nq == 0:
@@ -339,27 +379,7 @@ def knn_gemm(const floating[:, ::1] Q, const floating[:, ::1] T,          # IN  
                 ntb = t1 - t0
                 # tile = -2 Q[q0:q1] @ T[t0:t1].T
                 _tile(<int> nqb, <int> ntb, <int> d, &Q[q0, 0], &T[t0, 0], tile)
-                tn = &t_norm[t0]
-                for i in range(nqb):
-                    row = tile + i * ntb
-                    hvi = hv + i * cap
-                    hii = hi + i * cap
-                    top = hvi[0] if hs[i] == cap else INFINITY
-                    j0 = 0
-                    while j0 < ntb:
-                        j1 = j0 + _BLOCK
-                        if j1 > ntb:
-                            j1 = ntb
-                        # branch-free (vectorised) test first: most blocks hold no candidate
-                        if hs[i] < cap or _any_below(row + j0, tn + j0, j1 - j0, top):
-                            for j in range(j0, j1):
-                                v = <double> row[j] + tn[j]
-                                if v != v:
-                                    v = INFINITY    # NaN from an overflowing tile: sort it last
-                                if v < top or hs[i] < cap:
-                                    _heap_push(hvi, hii, &hs[i], cap, v, t0 + j)
-                                    top = hvi[0] if hs[i] == cap else INFINITY
-                        j0 = j1
+                _scan_tile_rows(tile, &t_norm[t0], nqb, ntb, t0, hv, hi, hs, cap, False)
             for i in range(nqb):
                 full = hs[i] == cap and cap < m
                 out_cnt[q0 + i] = _finalize(
@@ -398,7 +418,7 @@ def knn_gemm_split_train(const floating[:, ::1] Q, const floating[:, ::1] T,  # 
     outputs as :func:`knn_gemm`; memory per thread: one tile and q_chunk heaps.
     """
     cdef intp_t nq = Q.shape[0], m = T.shape[0], d = Q.shape[1]
-    cdef intp_t n_qc, n_tc, qc, tc, q0, q1, nqb, t0, t1, ntb, i, j, j0, j1, c, th
+    cdef intp_t n_qc, n_tc, qc, tc, q0, q1, nqb, t0, t1, ntb, i, c, th
     cdef int tid
     cdef floating *tiles
     cdef double *hv_all
@@ -409,13 +429,10 @@ def knn_gemm_split_train(const floating[:, ::1] Q, const floating[:, ::1] T,  # 
     cdef double *hv
     cdef intp_t *hi
     cdef intp_t *hs
-    cdef const floating *row
-    cdef const double *tn
     cdef double *hvi
     cdef intp_t *hii
     cdef double *ov
     cdef intp_t *oi
-    cdef double v, top
     cdef bint full
     if nq == 0:
         return
@@ -471,29 +488,8 @@ def knn_gemm_split_train(const floating[:, ::1] Q, const floating[:, ::1] T,  # 
                             t1 = m
                         ntb = t1 - t0
                         _tile(<int> nqb, <int> ntb, <int> d, &Q[q0, 0], &T[t0, 0], tile)
-                        tn = &t_norm[t0]
-                        for i in range(nqb):
-                            row = tile + i * ntb
-                            hvi = hv + i * cap
-                            hii = hi + i * cap
-                            # a thread's chunks may come in any order: compare on (key, index),
-                            # and scan every block holding a key <= the root's (top = next double)
-                            top = nextafter(hvi[0], INFINITY) if hs[i] == cap else INFINITY
-                            j0 = 0
-                            while j0 < ntb:
-                                j1 = j0 + _BLOCK
-                                if j1 > ntb:
-                                    j1 = ntb
-                                if hs[i] < cap or _any_below(row + j0, tn + j0, j1 - j0, top):
-                                    for j in range(j0, j1):
-                                        v = <double> row[j] + tn[j]
-                                        if v != v:
-                                            v = INFINITY
-                                        if hs[i] < cap or _less(v, t0 + j, hvi[0], hii[0]):
-                                            _heap_push(hvi, hii, &hs[i], cap, v, t0 + j)
-                                            top = (nextafter(hvi[0], INFINITY) if hs[i] == cap
-                                                   else INFINITY)
-                                j0 = j1
+                        # a thread's chunks may come in any order: compare on (key, index)
+                        _scan_tile_rows(tile, &t_norm[t0], nqb, ntb, t0, hv, hi, hs, cap, True)
                 # merge every thread's heap into thread 0's, then re-rank exactly
                 with parallel(num_threads=n_threads):
                     tid = omp_get_thread_num()
