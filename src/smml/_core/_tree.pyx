@@ -327,6 +327,18 @@ cdef inline bint _add_bin_and_score(Builder* B, const double* hb, intp_t idx, in
     return False
 
 
+cdef inline void _init_scan(Builder* B, ScanState* st) noexcept nogil:
+    """An empty left side, the node's totals, and no candidate yet."""
+    st.nL = 0
+    st.WL = 0.0
+    st.SL = 0.0
+    st.WT = B.node_tot[B.K]
+    st.ST = B.node_tot[B.K + 1]
+    st.best = INFINITY
+    st.best_idx = -1
+    st.best_nl = 0
+
+
 cdef void _scan_hist(Builder* B, intp_t f, intp_t start, intp_t end, SplitRecord* out) noexcept nogil:
     """Numeric feature from its histogram: candidate after every non-empty bin."""
     cdef intp_t K = B.K, S = B.stride, b, k, lo, hi, nn = end - start
@@ -334,14 +346,7 @@ cdef void _scan_hist(Builder* B, intp_t f, intp_t start, intp_t end, SplitRecord
     cdef double* left = B.scratch + f * B.scr_stride
     cdef double* right = left + K
     cdef ScanState st
-    st.nL = 0
-    st.WL = 0.0
-    st.SL = 0.0
-    st.WT = B.node_tot[K]
-    st.ST = B.node_tot[K + 1]
-    st.best = INFINITY
-    st.best_idx = -1
-    st.best_nl = 0
+    _init_scan(B, &st)
     _init_record(out)
     lo = B.lo[f]
     hi = B.hi[f]
@@ -379,14 +384,7 @@ cdef void _scan_cat(Builder* B, intp_t f, intp_t start, intp_t end, SplitRecord*
     cdef intp_t* order = B.catord + f * MAXCAT
     cdef double kv, wb
     cdef ScanState st
-    st.nL = 0
-    st.WL = 0.0
-    st.SL = 0.0
-    st.WT = B.node_tot[K]
-    st.ST = B.node_tot[K + 1]
-    st.best = INFINITY
-    st.best_idx = -1
-    st.best_nl = 0
+    _init_scan(B, &st)
     _init_record(out)
     lo = B.lo[f]
     hi = B.hi[f]
