@@ -6,6 +6,8 @@ are appended per family (trees, linear learners, ensembles) below.
 import math
 import numbers
 
+import numpy as np
+
 __all__ = ["hoeffding_epsilon", "hoeffding_interval", "hoeffding_test_size", "erm_finite_class_bound"]
 
 
@@ -84,8 +86,6 @@ __all__ += ["perceptron_convergence_bound", "perceptron_mistake_bound", "pegasos
 
 
 def _linear_data(X, y, u):
-    import numpy as np
-
     X = np.asarray(X, dtype=float)
     y = np.asarray(y, dtype=float)
     u = np.asarray(u, dtype=float)
@@ -109,8 +109,6 @@ def perceptron_convergence_bound(X, y, u):
     max-margin u (hard SVM) to get the theorem's value exactly. X must hold
     the features the Perceptron sees (with the constant 1 if it fits an intercept).
     """
-    import numpy as np
-
     X, y, u = _linear_data(X, y, u)
     gamma = float(np.min(y * (X @ u)))
     if not gamma > 0:
@@ -125,8 +123,6 @@ def perceptron_mistake_bound(X, y, u):
     loss h_t(u) = [1 - y_t u.x_t]_+ and X = max_t ||x_t||. Holds on any
     sequence, separable or not; with a margin-1 separator it is (||u|| X)^2.
     """
-    import numpy as np
-
     X, y, u = _linear_data(X, y, u)
     H = float(np.sum(np.maximum(0.0, 1.0 - y * (X @ u))))
     R = float(np.sqrt(np.max(np.einsum("ij,ij->i", X, X))))
@@ -188,8 +184,6 @@ __all__ += ["adaboost_training_error_bound", "adaboost_rounds_for_zero_error", "
 
 
 def _edges(edges):
-    import numpy as np
-
     g = np.asarray(edges, dtype=float).reshape(-1)
     if g.size == 0 or not np.all(np.isfinite(g)) or np.any(np.abs(g) > 0.5):
         raise ValueError("edges gamma_i = 1/2 - epsilon_i must be a non-empty sequence of numbers in [-1/2, 1/2]")
@@ -205,8 +199,6 @@ def adaboost_training_error_bound(edges):
     exp(-2 sum_i gamma_i^2) (003 section 16: l_S(f) <= e^{-2 T gamma^2} when every
     gamma_i >= gamma). Returns both, the first <= the second.
     """
-    import numpy as np
-
     g = _edges(edges)
     g2 = np.minimum(g * g, 0.25)
     return float(np.prod(np.sqrt(1.0 - 4.0 * g2))), float(np.exp(-2.0 * g2.sum()))

@@ -182,6 +182,15 @@ class _BinaryLinearClassifier(ClassifierMixin, SmmlEstimator):
         positive = self.decision_function(X) > 0
         return self.classes_[positive.astype(np.intp)]
 
+    def _pm(self, y):
+        """Labels y mapped to +1 (classes_[1]) / -1 (classes_[0]); others are an error."""
+        check_is_fitted(self)
+        y = np.asarray(y)
+        pos = y == self.classes_[1]
+        if not np.all(pos | (y == self.classes_[0])):
+            raise ValueError(f"y contains labels outside classes_ {self.classes_.tolist()}")
+        return np.where(pos, 1.0, -1.0)
+
 
 # ---- Perceptron -------------------------------------------------------------------
 
@@ -370,7 +379,6 @@ class LinearRegression(_LinearRegressorBase):
         return self
 
 
-
 class RidgeRegression(LinearRegression):
     """Ridge regression, the closed form w = (alpha I + S^T S)^{-1} S^T y of 000, "Ridge Regression".
 
@@ -410,15 +418,13 @@ class RidgeRegression(LinearRegression):
             K.flat[::K.shape[0] + 1] += self.alpha
             w = Xc.T @ scipy.linalg.solve(K, yc, assume_a="pos", check_finite=False)
         else:
-            with np.errstate(over="ignore", invalid="ignore"):
-                A, b, X_mean, y_mean = _centered_gram(X, y, self.fit_intercept)
+            A, b, X_mean, y_mean = _centered_gram(X, y, self.fit_intercept)
             self._check_gram(A, b)
             A.flat[::A.shape[0] + 1] += self.alpha
             w = scipy.linalg.solve(A, b, assume_a="pos", check_finite=False)
         self.solver_ = "closed_form"
         self._set(w, X_mean, y_mean)
         return self
-
 
     def _check_gram(self, A, b):
         # an overflowing Gram matrix made the (unchecked) solve return garbage weights
@@ -611,14 +617,6 @@ class LogisticRegression(_BinaryLinearClassifier):
         w = self.coef_.ravel()
         return float(np.mean(logistic(y_pm, self.decision_function(X))) + 0.5 * self.lam * (w @ w))
 
-    def _pm(self, y):
-        check_is_fitted(self)
-        y = np.asarray(y)
-        pos = y == self.classes_[1]
-        if not np.all(pos | (y == self.classes_[0])):
-            raise ValueError(f"y contains labels outside classes_ {self.classes_.tolist()}")
-        return np.where(pos, 1.0, -1.0)
-
 
 # ---- Pegasos ----------------------------------------------------------------------------
 
@@ -681,7 +679,7 @@ class Pegasos(_BinaryLinearClassifier):
     def objective(self, X, y):
         """F(w) = lam/2 ||w||^2 + mean hinge loss of the fitted w on (X, y) (003, section 12)."""
         from smml.losses import hinge
-        y_pm = LogisticRegression._pm(self, y)
+        y_pm = self._pm(y)
         w = np.append(self.coef_.ravel(), self.intercept_ if self.fit_intercept else [])
         return float(0.5 * self.lam * (w @ w) + np.mean(hinge(y_pm, self.decision_function(X))))
 
@@ -694,10 +692,6 @@ _LOSS_CODES = {"hinge": _k.LOSS_HINGE, "logistic": _k.LOSS_LOGISTIC, "square": _
 class _OGDMixin:
     """Projected OGD of 003, section 10, shared by the classifier and the regressor."""
 
-    def _check_ogd(self):
-        self._validate_params()
-        if self.radius is not None and not self.radius > 0:
-            raise ValueError(f"radius must be None or > 0, got {self.radius!r}")
 
     def _reset(self, p):
         if hasattr(self, "eta_"):
@@ -786,7 +780,7 @@ class OnlineGradientDescent(_OGDMixin, _BinaryLinearClassifier):
         self.n_jobs = n_jobs
 
     def fit(self, X, y):
-        self._check_ogd()
+        self._validate_params()
         X, y = validate_X_y(self, X, y, dtype="float64", classifier=True)
         self.classes_, y_pm, _ = _binary_labels(self, y)
         self._reset(X.shape[1] + int(self.fit_intercept))
@@ -796,7 +790,7 @@ class OnlineGradientDescent(_OGDMixin, _BinaryLinearClassifier):
     def partial_fit(self, X, y, classes=None):
         """One pass over (X, y) as the next rounds of the stream; ``classes`` needed on the first call."""
         first = not hasattr(self, "w_")
-        self._check_ogd()           # every call: set_params may have changed eta, radius, ...
+        self._validate_params()           # every call: set_params may have changed eta, radius, ...
         if first:
             if classes is None:
                 raise ValueError("classes must be passed on the first call to partial_fit")
@@ -812,7 +806,7 @@ class OnlineGradientDescent(_OGDMixin, _BinaryLinearClassifier):
             y = np.asarray(y)
             if y.ndim != 1 or len(y) != X.shape[0]:
                 raise ValueError(f"y must be 1-d with {X.shape[0]} entries, got shape {np.shape(y)}")
-        y_pm = LogisticRegression._pm(self, y)
+        y_pm = self._pm(y)
         self._stream(X, y_pm, 1)
         return self
 
@@ -843,7 +837,7 @@ class OnlineGradientDescentRegressor(_OGDMixin, _LinearRegressorBase):
         self.n_jobs = n_jobs
 
     def fit(self, X, y):
-        self._check_ogd()
+        self._validate_params()
         X, y = validate_X_y(self, X, y, dtype="float64", y_numeric=True)
         self._reset(X.shape[1] + int(self.fit_intercept))
         self._stream(X, y, self.n_epochs)
@@ -851,7 +845,7 @@ class OnlineGradientDescentRegressor(_OGDMixin, _LinearRegressorBase):
 
     def partial_fit(self, X, y):
         """One pass over (X, y) as the next rounds of the stream."""
-        self._check_ogd()           # every call: set_params may have changed eta, radius, ...
+        self._validate_params()           # every call: set_params may have changed eta, radius, ...
         if not hasattr(self, "w_"):
             X, y = validate_X_y(self, X, y, dtype="float64", y_numeric=True)
             self._reset(X.shape[1] + int(self.fit_intercept))

@@ -127,21 +127,17 @@ def _predict(est, X, method):
     return out
 
 
-def _fit_and_losses(estimator, params, X, y, train, test, loss_fn, method):
-    """Train a clone of A_theta on the training part and return its losses on the testing part."""
-    est = clone(estimator)
-    if params:
-        est.set_params(**params)
-    est.fit(_safe_indexing(X, train), _safe_indexing(y, train))
-    y_test = _safe_indexing(y, test)
-    return _losses(loss_fn, y_test, _predict(est, _safe_indexing(X, test), method))
-
-
 def _fit_eval(estimator, params, X_tr, y_tr, X_te, y_te, loss_fn, method):
     """Train a clone of A_theta on (X_tr, y_tr); its losses on (X_te, y_te)."""
-    est = clone(estimator).set_params(**params)
+    est = clone(estimator).set_params(**(params or {}))
     est.fit(X_tr, y_tr)
     return _losses(loss_fn, y_te, _predict(est, X_te, method))
+
+
+def _fit_and_losses(estimator, params, X, y, train, test, loss_fn, method):
+    """:func:`_fit_eval` on the training part (train) and the testing part (test) of a fold."""
+    return _fit_eval(estimator, params, _safe_indexing(X, train), _safe_indexing(y, train),
+                     _safe_indexing(X, test), _safe_indexing(y, test), loss_fn, method)
 
 
 def _concat(a, b):
@@ -197,11 +193,12 @@ def empirical_risk(estimator, X, y, loss="zero_one", method="predict", return_in
 
 # ---- K-fold CV estimate -------------------------------------------------------
 
-def _cv_fold_errors(estimator, params, X, y, K, loss_fn, shuffle, random_state, method, parallel):
+def _cv_fold_losses(estimator, params, X, y, K, loss_fn, shuffle, random_state, method, parallel):
+    """The losses of h_i = A_theta(S_{-i}) on S_i, one array per fold, and the CV estimate."""
     folds = list(_kfold(K, shuffle, random_state).split(np.zeros((len(y), 1))))
     per_fold = parallel(delayed(_fit_and_losses)(estimator, params, X, y, tr, te, loss_fn, method)
                         for tr, te in folds)
-    return per_fold
+    return per_fold, float(np.mean([_fold_error(l) for l in per_fold]))
 
 
 def cv_estimate(estimator, X, y, K=5, loss="zero_one", shuffle=False, random_state=None, n_jobs=None,
@@ -246,9 +243,8 @@ def cv_estimate(estimator, X, y, K=5, loss="zero_one", shuffle=False, random_sta
     _check_n_jobs(n_jobs)
     X, y, m = _check_data(X, y)
     K = _check_K("K", K, m)
-    per_fold = _cv_fold_errors(estimator, None, X, y, K, loss_fn, shuffle, _seed_from(random_state),
-                               method, Parallel(n_jobs=n_jobs, prefer="threads"))
-    estimate = float(np.mean([_fold_error(l) for l in per_fold]))
+    per_fold, estimate = _cv_fold_losses(estimator, None, X, y, K, loss_fn, shuffle, _seed_from(random_state),
+                                         method, Parallel(n_jobs=n_jobs, prefer="threads"))
     if return_interval:
         return estimate, _interval(np.concatenate(per_fold), estimate, m, delta)
     return estimate
@@ -363,11 +359,8 @@ def _nested_outer_fold(estimator, thetas, X, y, train, test, K_inner, loss_fn, s
     X_tr, y_tr = _safe_indexing(X, train), _safe_indexing(y, train)
     serial = Parallel(n_jobs=None)
     # line 4: run CV on S_{-i} for each theta of Theta_0
-    cv = []
-    for theta in thetas:
-        per_fold = _cv_fold_errors(estimator, theta, X_tr, y_tr, K_inner, loss_fn, shuffle, inner_seed,
-                                   method, serial)
-        cv.append(float(np.mean([_fold_error(l) for l in per_fold])))
+    cv = [_cv_fold_losses(estimator, theta, X_tr, y_tr, K_inner, loss_fn, shuffle, inner_seed,
+                          method, serial)[1] for theta in thetas]
     best = int(np.argmin(cv))  # theta_i: first minimiser in grid order
     # lines 5-6: retrain A_{theta_i} on S_{-i}, error on S_i
     losses = _fit_and_losses(estimator, thetas[best], X, y, train, test, loss_fn, method)
