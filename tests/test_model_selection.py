@@ -413,3 +413,22 @@ def test_numpy_generator_random_state_is_accepted(rng):
     r = nested_cv_estimate(KNNClassifier(), {"k": [1, 3]}, X, y, K_outer=3, K_inner=2, shuffle=True,
                            random_state=np.random.default_rng(2))
     assert 0.0 <= r.estimate <= 1.0
+
+
+def test_bad_delta_is_refused_before_any_fit():
+    calls = []
+
+    class Counting(Vote):
+        def fit(self, X, y):
+            calls.append(1)
+            return super().fit(X, y)
+
+    X = np.arange(20.0).reshape(10, 2)
+    y = np.array([0, 1] * 5)
+    for call in (lambda: cv_estimate(Counting(), X, y, K=2, return_interval=True, delta=2.0),
+                 lambda: nested_cv_estimate(Counting(), {"flip": [False]}, X, y, K_outer=2, K_inner=2,
+                                            return_interval=True, delta=0.0),
+                 lambda: tune(Counting(), {"flip": [False]}, X, y, return_interval=True, delta=-1.0)):
+        with pytest.raises(ValueError, match="delta"):
+            call()
+    assert calls == []

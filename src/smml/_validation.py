@@ -15,12 +15,13 @@ memoryviews and never write into X.
 import numbers
 
 import numpy as np
+from sklearn.utils import check_random_state as _sk_check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 __all__ = [
     "validate_X", "validate_X_y", "validate_sample_weight", "encode_classes",
-    "check_is_fitted", "Interval", "Options", "validate_params",
+    "check_is_fitted", "check_random_state", "Interval", "Options", "validate_params",
 ]
 
 _DTYPES = {"floating": [np.float64, np.float32], "float64": np.float64}
@@ -113,6 +114,18 @@ def encode_classes(y):
         raise ValueError(f"class labels must be mutually comparable (all numbers or all strings, "
                          f"no None): {exc}") from None
     return classes, np.ascontiguousarray(y_enc.reshape(-1), dtype=np.intp)
+
+
+def check_random_state(random_state):
+    """A ``numpy.random.RandomState`` from any value :data:`RANDOM_STATE` accepts.
+
+    scikit-learn's ``check_random_state`` plus a numpy ``Generator``, which seeds a
+    new RandomState from its own stream: the same Generator state gives the same
+    draws, and the caller's Generator advances, as it would if used directly.
+    """
+    if isinstance(random_state, np.random.Generator):
+        return np.random.RandomState(int(random_state.integers(0, 2**32)))
+    return _sk_check_random_state(random_state)
 
 
 # ---- hyper-parameter validation ---------------------------------------------

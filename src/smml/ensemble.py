@@ -19,25 +19,17 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from sklearn.base import BaseEstimator, clone
-from sklearn.utils import check_random_state as _sk_check_random_state
 from sklearn.utils.validation import has_fit_parameter
 
 from smml._core import _boost
 from smml._tour import TourEntry
 from smml._validation import (N_JOBS, RANDOM_STATE, InstanceOf, Interval, Options, check_is_fitted,
-                              encode_classes, validate_sample_weight, validate_X, validate_X_y)
+                              check_random_state, encode_classes, validate_sample_weight, validate_X,
+                              validate_X_y)
 from smml.base import ClassifierMixin, RegressorMixin, SmmlEstimator
 
 __all__ = ["DecisionStump", "AdaBoostClassifier", "BaggingClassifier", "BaggingRegressor",
            "RandomForestClassifier", "RandomForestRegressor"]
-
-def check_random_state(seed):
-    """scikit-learn's check_random_state, also accepting a numpy Generator (RANDOM_STATE allows
-    one): a RandomState seeded from it, so the same Generator state gives the same ensemble."""
-    if isinstance(seed, np.random.Generator):
-        return np.random.RandomState(int(seed.integers(0, 2**32)))
-    return _sk_check_random_state(seed)
-
 
 def _bootstrap_size(max_samples, m):
     """Size of each bootstrap sample: a float is the notes' alpha (alpha m examples,

@@ -27,22 +27,19 @@ Every sequential learner draws the order of the examples in Python from
 (``smml._core._linear``); ``smml.reference.linear`` holds the plain-Python
 twins that the tests compare with on the same order.
 """
-import math
-import numbers
 import warnings
 
 import numpy as np
 import scipy.linalg
 import scipy.optimize
 import scipy.sparse
-from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import type_of_target
 
 from smml._core import _linear as _k
 from smml._threads import blas_single_thread
 from smml._tour import TourEntry
 from smml._validation import (N_JOBS, RANDOM_STATE, Interval, Options, check_is_fitted,
-                              encode_classes, validate_X, validate_X_y)
+                              check_random_state, encode_classes, validate_X, validate_X_y)
 from smml.base import ClassifierMixin, RegressorMixin, SmmlEstimator
 
 __all__ = ["Perceptron", "LinearRegression", "RidgeRegression", "LMSRegressor",
@@ -65,7 +62,10 @@ class NotSeparableError(ValueError):
 # ---- helpers ------------------------------------------------------------------------
 
 def _check_rng(random_state):
-    """A numpy Generator or RandomState from None / int / either (the random_state convention)."""
+    """The random source of the sequential learners: a Generator is used as it is (so a
+    caller can replay the exact example order from the same Generator, as the tests
+    against ``smml.reference`` do); anything else goes through the shared
+    :func:`smml._validation.check_random_state`."""
     if isinstance(random_state, np.random.Generator):
         return random_state
     return check_random_state(random_state)

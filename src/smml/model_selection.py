@@ -23,10 +23,11 @@ import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import clone
 from sklearn.model_selection import KFold, ParameterGrid, train_test_split
-from sklearn.utils import check_random_state, indexable
+from sklearn.utils import indexable
 from sklearn.utils import _safe_indexing
 
-from smml.bounds import hoeffding_interval
+from smml._validation import check_random_state
+from smml.bounds import _check_delta, hoeffding_interval
 from smml.losses import get_loss
 
 __all__ = ["empirical_risk", "cv_estimate", "tune", "nested_cv_estimate", "TuneResult",
@@ -99,8 +100,6 @@ def _seed_from(random_state):
     """An int or None usable twice with identical results (KFold / train_test_split)."""
     if random_state is None or (isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool)):
         return random_state
-    if isinstance(random_state, np.random.Generator):     # smml's random_state convention accepts these
-        return int(random_state.integers(np.iinfo(np.int32).max))
     return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
 
 
@@ -183,6 +182,8 @@ def empirical_risk(estimator, X, y, loss="zero_one", method="predict", return_in
     risk : float, or (risk, (low, high)) with ``return_interval``.
     """
     loss_fn = get_loss(loss)
+    if return_interval:
+        _check_delta(delta)        # before any fitting, not after it
     X, y, n = _check_data(X, y)
     losses = _losses(loss_fn, y, _predict(estimator, X, method))
     risk = float(np.mean(losses))
@@ -240,6 +241,8 @@ def cv_estimate(estimator, X, y, K=5, loss="zero_one", shuffle=False, random_sta
     estimate : float, or (estimate, (low, high)) with ``return_interval``.
     """
     loss_fn = get_loss(loss)
+    if return_interval:
+        _check_delta(delta)        # before any fitting, not after it
     _check_n_jobs(n_jobs)
     X, y, m = _check_data(X, y)
     K = _check_K("K", K, m)
@@ -296,6 +299,8 @@ def tune(estimator, param_grid, X, y, dev_size=0.2, dev_set=None, loss="zero_one
     TuneResult
     """
     loss_fn = get_loss(loss)
+    if return_interval:
+        _check_delta(delta)        # before any fitting, not after it
     _check_n_jobs(n_jobs)
     thetas = _check_grid(param_grid)
     _check_params_exist(estimator, thetas)
@@ -392,6 +397,8 @@ def nested_cv_estimate(estimator, param_grid, X, y, K_outer=5, K_inner=5, loss="
     NestedCVResult
     """
     loss_fn = get_loss(loss)
+    if return_interval:
+        _check_delta(delta)        # before any fitting, not after it
     _check_n_jobs(n_jobs)
     thetas = _check_grid(param_grid)
     _check_params_exist(estimator, thetas)
