@@ -205,11 +205,10 @@ def validate_params(est, spec):
     Raises ``ValueError`` naming the estimator, the parameter, its value and
     what it must be.
     """
-    params = est.get_params(deep=False)
     for name, constraints in spec.items():
         if not isinstance(constraints, (tuple, list)):
             constraints = (constraints,)
-        value = params[name]
+        value = getattr(est, name)   # the spec names __init__ parameters (get_params costs ~25 us)
         if not any(c.is_satisfied_by(value) for c in constraints):
             allowed = " or ".join(str(c) for c in constraints)
             raise ValueError(

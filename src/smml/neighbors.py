@@ -24,7 +24,6 @@ re-ranks the candidates on their exact distances, with a rigorous bound on the
 gemm rounding deciding whether the candidate list provably holds every tied
 point (otherwise that query is scanned exactly); see ``smml._core._knn``.
 """
-import numbers
 
 import numpy as np
 
@@ -147,16 +146,24 @@ class _KNNBase(SmmlEstimator):
             self.VI_ = M / (scale * scale)
         return Qm * np.sqrt(np.clip(w, 0.0, None)), scale
 
-    def _checked_k(self, m):
-        """``self.k`` as a Python int in [1, m] (re-checked at predict: set_params may change it)."""
-        k = self.k
-        if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
-            raise ValueError(f"{type(self).__name__}: parameter k={k!r} is invalid; it must be an "
-                             "integer in [1, inf]")
-        if k > m:
+    def _checked_k(self, m, k=None):
+        """k (default ``self.k``, validated with the other parameters) as an int in [1, m]
+        (no upper limit when m is None)."""
+        if k is None:
+            k = self.k
+        elif not Interval(int, 1, None).is_satisfied_by(k):
+            raise ValueError(f"k must be a positive integer, got {k!r}")
+        if m is not None and k > m:
             raise ValueError(f"k={k} is larger than the number of training points, n_samples={m} "
                              "(000: k cannot be taken larger than the size of the training set)")
         return int(k)
+
+    def _fitted_queries(self, X):
+        """(queries, k) for a predict-time call. The parameters are validated again:
+        ``set_params`` after fit may have changed ``k`` or ``weights``."""
+        check_is_fitted(self, "n_samples_fit_")
+        self._validate_params()
+        return self._queries(X), self._checked_k(self.n_samples_fit_)
 
     def _check_key_range(self, lo, hi):
         """Reject data whose distances overflow float64 (the keys are summed in float64).
@@ -314,9 +321,6 @@ class _KNNBase(SmmlEstimator):
         """002, 'Weighted nearest neighbors' (None for uniform weights)."""
         if isinstance(self.weights, str) and self.weights == "uniform":
             return None
-        if not (callable(self.weights) or (isinstance(self.weights, str) and self.weights == "distance")):
-            raise ValueError(f"{type(self).__name__}: parameter weights={self.weights!r} is invalid; "
-                             "it must be 'uniform', 'distance' or a callable")
         dist = self._distance(keys)
         if callable(self.weights):
             w = np.asarray(self.weights(dist), dtype=np.float64)
@@ -349,11 +353,9 @@ class _KNNBase(SmmlEstimator):
         indices : ndarray (n_queries, k), intp
         """
         check_is_fitted(self, "n_samples_fit_")
-        k = self._checked_k(self.n_samples_fit_) if k is None else k
-        if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
-            raise ValueError(f"k must be a positive integer, got {k!r}")
-        k = int(k)
+        self._validate_params()
         m = self.n_samples_fit_
+        k = self._checked_k(m) if k is None else self._checked_k(None, k)
         self_query = X is None
         kk = k + 1 if self_query else k
         if kk > m:
@@ -445,19 +447,17 @@ class KNNClassifier(ClassifierMixin, _KNNBase):
 
     def predict(self, X):
         """The notes' k-NN prediction for each row of X."""
-        check_is_fitted(self, "n_samples_fit_")
-        Q0 = self._queries(X)
+        Q0, k = self._fitted_queries(X)
         pred = np.empty(Q0.shape[0], dtype=np.intp)
-        for start, stop, counts, indptr, idx, keys in self._search(Q0, self._checked_k(self.n_samples_fit_), self._n_threads()):
+        for start, stop, counts, indptr, idx, keys in self._search(Q0, k, self._n_threads()):
             pred[start:stop] = self._decide(self._votes(counts, idx, keys, stop - start))
         return self.classes_[pred]
 
     def predict_proba(self, X):
         """(Weighted) fraction of the taken points in each class, columns as ``classes_``."""
-        check_is_fitted(self, "n_samples_fit_")
-        Q0 = self._queries(X)
+        Q0, k = self._fitted_queries(X)
         proba = np.empty((Q0.shape[0], self.classes_.size), dtype=np.float64)
-        for start, stop, counts, indptr, idx, keys in self._search(Q0, self._checked_k(self.n_samples_fit_), self._n_threads()):
+        for start, stop, counts, indptr, idx, keys in self._search(Q0, k, self._n_threads()):
             votes = self._votes(counts, idx, keys, stop - start)
             total = votes.sum(axis=1, keepdims=True)
             with np.errstate(invalid="ignore", divide="ignore"):
@@ -489,10 +489,9 @@ class KNNRegressor(RegressorMixin, _KNNBase):
 
     def predict(self, X):
         """The (weighted) mean label of the taken points, for each row of X."""
-        check_is_fitted(self, "n_samples_fit_")
-        Q0 = self._queries(X)
+        Q0, k = self._fitted_queries(X)
         pred = np.empty(Q0.shape[0], dtype=np.float64)
-        for start, stop, counts, indptr, idx, keys in self._search(Q0, self._checked_k(self.n_samples_fit_), self._n_threads()):
+        for start, stop, counts, indptr, idx, keys in self._search(Q0, k, self._n_threads()):
             nb = stop - start
             rows = np.repeat(np.arange(nb), counts)
             yv = self._y[idx]
