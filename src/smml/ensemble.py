@@ -31,6 +31,14 @@ from smml.base import ClassifierMixin, RegressorMixin, SmmlEstimator
 __all__ = ["DecisionStump", "AdaBoostClassifier", "BaggingClassifier", "BaggingRegressor",
            "RandomForestClassifier", "RandomForestRegressor"]
 
+def _seeded_clone(estimator, seed):
+    """A clone of ``estimator`` whose ``random_state`` (if it has one) is ``seed``."""
+    est = clone(estimator)
+    if "random_state" in est.get_params(deep=False):
+        est.set_params(random_state=int(seed))
+    return est
+
+
 def _bootstrap_size(max_samples, m):
     """Size of each bootstrap sample: a float is the notes' alpha (alpha m examples,
     at least 1), an integer is a count (scikit-learn's convention), None is m."""
@@ -371,10 +379,7 @@ class AdaBoostClassifier(ClassifierMixin, SmmlEstimator):
         return rng.randint(0, 2**31 - 1, size=T)
 
     def _new_learner(self, seed):
-        est = clone(self.estimator)
-        if "random_state" in est.get_params(deep=False):
-            est.set_params(random_state=int(seed))
-        return est
+        return _seeded_clone(self.estimator, seed)
 
     def _fit_binary_generic(self, X, yk, p1):
         y = np.where(yk == 1, 1, -1)
@@ -430,9 +435,7 @@ class AdaBoostClassifier(ClassifierMixin, SmmlEstimator):
         learner = self.estimator if self.estimator is not None else DecisionStump(n_jobs=self.n_jobs)
         rng = np.arange(X.shape[0])
         for seed in self._seeds(self.n_estimators):
-            est = clone(learner)
-            if "random_state" in est.get_params(deep=False):
-                est.set_params(random_state=int(seed))
+            est = _seeded_clone(learner, seed)
             est.fit(X, yk, sample_weight=P)
             h = np.asarray(est.predict(X)).astype(np.intp)
             wrong = h != yk
@@ -584,10 +587,8 @@ class _BaseBagging(SmmlEstimator):
     def _make_estimator(self, seed):
         """A clone of ``estimator`` (default: smml's fully grown tree, one thread: the
         parallelism is over the T fits), seeded with ``seed`` when it takes one."""
-        est = clone(self.estimator) if self.estimator is not None else _default_tree(self._classifier, n_jobs=1)
-        if "random_state" in est.get_params(deep=False):
-            est.set_params(random_state=seed)
-        return est
+        return _seeded_clone(self.estimator if self.estimator is not None
+                             else _default_tree(self._classifier, n_jobs=1), seed)
 
     def _n_draw(self, m):
         return _bootstrap_size(self.max_samples, m)
@@ -807,9 +808,6 @@ class _BaseForest(_BaseBagging):
     ``random_state``, so the forest is the same whatever the thread count.
     """
 
-    def _n_draw(self, m):
-        return _bootstrap_size(self.max_samples, m)
-
     def _fit_member(self, est, X, y, idx, sw):
         """The tree on the bootstrap multiset S_i, given as its distinct rows with
         sample_weight = multiplicity (as scikit-learn's forests do): the weighted
@@ -821,6 +819,10 @@ class _BaseForest(_BaseBagging):
         w = counts[rows].astype(np.float64)
         if sw is not None:
             w *= sw[rows]
+        if self._classifier:
+            # X, y and the weights were validated once in fit: the tree's fast path skips
+            # re-validating them per tree (y holds the codes 0..K-1 of classes_)
+            return est._fit_encoded(X[rows], y[rows], np.arange(len(self.classes_)), w)
         return est.fit(X[rows], y[rows], sample_weight=w)
 
     def _make_estimator(self, seed):
