@@ -264,7 +264,7 @@ class _BaseTree(SmmlEstimator):
         return X
 
     # ---- fit ----------------------------------------------------------------
-    def _prepare(self, X, y, sample_weight, classifier):
+    def _prepare(self, X, y, classifier):
         Xe = self._encode_categorical(X, fit=True)
         X, y = validate_X_y(self, Xe, y, dtype="floating", classifier=classifier, y_numeric=not classifier)
         return X, y
@@ -478,7 +478,13 @@ class _BaseTree(SmmlEstimator):
         Modifies the fitted tree in place and returns self.
         """
         X_val = self._validate_predict(X_val)
-        err_leaf = self._validation_leaf_errors(X_val, y_val)
+        self._prune_by_errors(self._validation_leaf_errors(X_val, y_val))
+        return self
+
+    def _prune_by_errors(self, err_leaf):
+        """002's bottom-up rule on the validation error each node would make as a leaf:
+        children before parents, a node becomes a leaf when that error is at most its
+        subtree's (up to rounding)."""
         t = self.tree_
         sub = err_leaf.copy()
         to_leaf = np.zeros(t.node_count, bool)
@@ -494,7 +500,15 @@ class _BaseTree(SmmlEstimator):
                 sub[v] = s
         self.tree_ = t._subtree(to_leaf)
         self._after_tree_change()
-        return self
+
+    def _holdout(self, n, seed):
+        """(training rows, validation rows) for pruning='reduced_error'."""
+        perm = np.random.default_rng(seed).permutation(n)
+        n_val = int(round(self.validation_fraction * n))
+        if n_val < 1 or n - n_val < 1:
+            raise ValueError(f"pruning='reduced_error' needs at least 2 samples to hold out "
+                             f"validation_fraction={self.validation_fraction} of them; got {n}")
+        return np.sort(perm[n_val:]), np.sort(perm[:n_val])
 
     def _route_sums(self, X, T):
         t = self.tree_
@@ -504,9 +518,6 @@ class _BaseTree(SmmlEstimator):
         return out
 
     def _after_tree_change(self):
-        pass
-
-    def _set_params_fitted(self):
         pass
 
     def export_text(self, feature_names=None, decimals=4):
@@ -623,16 +634,16 @@ class TreeClassifier(ClassifierMixin, _BaseTree):
     def fit(self, X, y, sample_weight=None):
         """Grow the tree on (X, y) with optional non-negative ``sample_weight``."""
         self._validate_params()
-        X, y = self._prepare(X, y, sample_weight, classifier=True)
+        X, y = self._prepare(X, y, classifier=True)
         sw = validate_sample_weight(sample_weight, X.shape[0])
         self.classes_, yenc = encode_classes(y)
         self.n_classes_ = len(self.classes_)
         seed = self._seed()
         if self.pruning == "reduced_error":
-            tr, va = self._holdout(X.shape[0], yenc, seed)
+            tr, va = self._holdout(X.shape[0], seed)
             self.tree_ = self._fit_arrays(X[tr], yenc[tr], np.zeros(1), self.n_classes_, sw[tr], seed)
             self._after_tree_change()
-            self._prune_reduced_error_encoded(X[va], yenc[va])
+            self._prune_by_errors(self._errors_encoded(X[va], yenc[va]))
         else:
             self.tree_ = self._fit_arrays(X, yenc, np.zeros(1), self.n_classes_, sw, seed)
             self._after_tree_change()
@@ -661,15 +672,6 @@ class TreeClassifier(ClassifierMixin, _BaseTree):
                                       self._seed())
         self._after_tree_change()
         return self
-
-    def _holdout(self, n, yenc, seed):
-        rng = np.random.default_rng(seed)
-        perm = rng.permutation(n)
-        n_val = int(round(self.validation_fraction * n))
-        if n_val < 1 or n - n_val < 1:
-            raise ValueError(f"pruning='reduced_error' needs at least 2 samples to hold out "
-                             f"validation_fraction={self.validation_fraction} of them; got {n}")
-        return np.sort(perm[n_val:]), np.sort(perm[:n_val])
 
     def _after_tree_change(self):
         # leaf labels of 000: the most frequent label; ties -> the class that sorts last
@@ -709,23 +711,6 @@ class TreeClassifier(ClassifierMixin, _BaseTree):
         S = self._route_sums(X_val, T)
         return S[:, K] - S[np.arange(S.shape[0]), self._node_label]
 
-    def _prune_reduced_error_encoded(self, X_val, yenc):
-        err_leaf = self._errors_encoded(X_val, yenc)
-        t = self.tree_
-        sub = err_leaf.copy()
-        to_leaf = np.zeros(t.node_count, bool)
-        for v in range(t.node_count - 1, -1, -1):
-            l, r = t.children_left[v], t.children_right[v]
-            if l < 0:
-                continue
-            s = sub[l] + sub[r]
-            if err_leaf[v] <= s:
-                to_leaf[v] = True
-                sub[v] = err_leaf[v]
-            else:
-                sub[v] = s
-        self.tree_ = t._subtree(to_leaf)
-        self._after_tree_change()
 
     def prune_occam(self, delta=0.05):
         """Occam-bound selection among the pruned subtrees (000 "A more refined bound").
@@ -879,19 +864,14 @@ class TreeRegressor(RegressorMixin, _BaseTree):
     def fit(self, X, y, sample_weight=None):
         """Grow the tree on (X, y) with optional non-negative ``sample_weight``."""
         self._validate_params()
-        X, y = self._prepare(X, y, sample_weight, classifier=False)
+        X, y = self._prepare(X, y, classifier=False)
         sw = validate_sample_weight(sample_weight, X.shape[0])
         seed = self._seed()
         dummy = np.zeros(1, np.intp)
         if self.pruning == "reduced_error":
-            n = X.shape[0]
-            perm = np.random.default_rng(seed).permutation(n)
-            n_val = int(round(self.validation_fraction * n))
-            if n_val < 1 or n - n_val < 1:
-                raise ValueError(f"pruning='reduced_error' needs at least 2 samples; got {n}")
-            tr, va = np.sort(perm[n_val:]), np.sort(perm[:n_val])
+            tr, va = self._holdout(X.shape[0], seed)
             self.tree_ = self._fit_arrays(X[tr], dummy, y[tr], 0, sw[tr], seed)
-            self._prune_with(X[va], y[va])
+            self._prune_by_errors(self._validation_leaf_errors(X[va], y[va]))
         else:
             self.tree_ = self._fit_arrays(X, dummy, y, 0, sw, seed)
         return self
