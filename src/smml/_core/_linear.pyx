@@ -325,7 +325,7 @@ cdef void _logistic_chunk(const float64_t[:, ::1] X, const float64_t[::1] y,
                           bint fit_intercept, float64_t *slab, int *bad) noexcept nogil:
     # slab: [grad_0..grad_{d-1}, grad_b, loss]
     cdef intp_t d = X.shape[1], i, j
-    cdef double z, m, e, g, l
+    cdef double z, g, l
     for j in range(d + 2):
         slab[j] = 0.0
     for i in range(start, stop):
@@ -335,15 +335,7 @@ cdef void _logistic_chunk(const float64_t[:, ::1] X, const float64_t[::1] y,
         if not isfinite(z):
             bad[0] = 1
             return
-        m = y[i] * z
-        if m > 0.0:
-            e = exp(-m)
-            g = -y[i] * e / (1.0 + e)
-            l = log1p(e)
-        else:
-            e = exp(m)
-            g = -y[i] / (1.0 + e)
-            l = -m + log1p(e)
+        l = _loss_and_slope(1, z, y[i], &g)      # 1: the logistic loss ln(1 + e^{-y z})
         slab[d + 1] += l
         if g != 0.0:
             _axpy(<int>d, g, &X[i, 0], 1, slab, 1)
