@@ -111,3 +111,16 @@ def test_row_norms_identical_with_1_and_2_threads(dtype, rng):
     with threadpool_limits(limits=1, user_api="openmp"):
         np.testing.assert_array_equal(row_norms_sq(X, effective_n_threads(None)), two)
     assert row_norms_sq(X[:0], 2).shape == (0,)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("trans_a", [False, True])
+def test_gemv_row_major(dtype, trans_a, rng):
+    A = rng.standard_normal((7, 5)).astype(dtype)
+    x = rng.standard_normal(7 if trans_a else 5).astype(dtype)
+    y = rng.standard_normal(5 if trans_a else 7).astype(dtype)
+    expected = -2.0 * (A.T if trans_a else A) @ x + 0.5 * y
+    _blas.gemv_memview(trans_a, -2.0, A, x, 0.5, y)
+    np.testing.assert_allclose(y, expected, **TOL[dtype])
+    with pytest.raises(ValueError, match="incompatible"):
+        _blas.gemv_memview(trans_a, 1.0, A, y, 0.0, x)

@@ -1,4 +1,5 @@
-"""Row-major BLAS wrappers over scipy.linalg.cython_blas (float32 / float64).
+"""Row-major BLAS wrappers over scipy.linalg.cython_blas (float32 / float64): dot, axpy,
+scal, gemv, gemm.
 
 BLAS is column-major. A row-major C = op(A) op(B) is the column-major
 C^T = op(B)^T op(A)^T, so _gemm swaps the operands and passes the same
@@ -6,7 +7,7 @@ transpose flags. scipy's signatures take non-const pointers; the casts are safe
 because BLAS never writes to its inputs (scipy#14262).
 """
 from scipy.linalg.cython_blas cimport (
-    ddot, sdot, daxpy, saxpy, dscal, sscal, dgemm, sgemm)
+    ddot, sdot, daxpy, saxpy, dscal, sscal, dgemv, sgemv, dgemm, sgemm)
 
 from smml._core._typedefs cimport floating
 
@@ -32,6 +33,18 @@ cdef void _scal(int n, floating alpha, floating *x, int incx) noexcept nogil:
         dscal(&n, &alpha, x, &incx)
     else:
         sscal(&n, &alpha, x, &incx)
+
+
+cdef void _gemv(bint trans_a, int m, int n, floating alpha, const floating *A, int lda,
+                const floating *x, int incx, floating beta, floating *y, int incy) noexcept nogil:
+    # row-major A (m x n) is the column-major A^T (n x m): swap the transpose flag
+    cdef char t = b'N' if trans_a else b'T'
+    if m == 0 or n == 0:
+        return
+    if floating is double:
+        dgemv(&t, &n, &m, &alpha, <double *> A, &lda, <double *> x, &incx, &beta, y, &incy)
+    else:
+        sgemv(&t, &n, &m, &alpha, <float *> A, &lda, <float *> x, &incx, &beta, y, &incy)
 
 
 cdef void _gemm(bint trans_a, bint trans_b, int m, int n, int k,
@@ -63,6 +76,18 @@ def axpy_memview(double alpha, const floating[::1] x, floating[::1] y):
 
 def scal_memview(double alpha, floating[::1] x):
     _scal(<int> x.shape[0], <floating> alpha, &x[0], 1)
+
+
+def gemv_memview(bint trans_a, double alpha, const floating[:, ::1] A, const floating[::1] x,
+                 double beta, floating[::1] y):
+    """y = alpha op(A) x + beta y on C-contiguous arrays (shapes checked)."""
+    cdef int m = <int> A.shape[0], n = <int> A.shape[1], lda = <int> A.shape[1]
+    if x.shape[0] != (m if trans_a else n) or y.shape[0] != (n if trans_a else m):
+        raise ValueError("gemv_memview: incompatible shapes")
+    if m == 0 or n == 0:
+        raise ValueError("gemv_memview: empty matrix")
+    with nogil:
+        _gemv(trans_a, m, n, <floating> alpha, &A[0, 0], lda, &x[0], 1, <floating> beta, &y[0], 1)
 
 
 def gemm_memview(bint trans_a, bint trans_b, double alpha,

@@ -44,9 +44,8 @@ from libc.math cimport fabs, nextafter, INFINITY
 from cython.parallel cimport prange, parallel
 
 from smml._core._typedefs cimport floating, intp_t
-from smml._core._blas cimport _gemm
+from smml._core._blas cimport _gemm, _gemv
 from smml._core._openmp cimport omp_get_thread_num
-from scipy.linalg.cython_blas cimport dgemv, sgemv
 
 cdef enum:
     SQEUCLIDEAN = 0
@@ -183,19 +182,12 @@ cdef inline void _tile(int nqb, int ntb, int d, const floating *Qr, const floati
     reads the training chunk without packing it (measured 2-4 times faster than gemm's
     packed product for so few rows); the chunk stays in cache between the rows.
     """
-    cdef char trans = b'T'
-    cdef int inc = 1
     cdef floating alpha = -2.0, beta = 0.0
     cdef int r
     if nqb <= _GEMV_ROWS:
-        # row-major T (ntb x d) is column-major (d x ntb): tile row r = (T as d x ntb)^T q_r
+        # tile row r = -2 T q_r, T row-major (ntb x d)
         for r in range(nqb):
-            if floating is double:
-                dgemv(&trans, &d, &ntb, &alpha, <double *> Tr, &d, <double *> Qr + r * d, &inc,
-                      &beta, tile + r * ntb, &inc)
-            else:
-                sgemv(&trans, &d, &ntb, &alpha, <float *> Tr, &d, <float *> Qr + r * d, &inc,
-                      &beta, tile + r * ntb, &inc)
+            _gemv(False, ntb, d, alpha, Tr, d, Qr + r * d, 1, beta, tile + r * ntb, 1)
     else:
         _gemm(False, True, nqb, ntb, d, alpha, Qr, d, Tr, d, beta, tile, ntb)
 
