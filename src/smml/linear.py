@@ -182,6 +182,10 @@ class _BinaryLinearClassifier(ClassifierMixin, SmmlEstimator):
         positive = self.decision_function(X) > 0
         return self.classes_[positive.astype(np.intp)]
 
+    def _set_augmented(self, w, d):
+        """coef_ (1, d) and intercept_ (1,) from the augmented weight vector w."""
+        self.coef_, self.intercept_ = _split_w(w, d, self.fit_intercept)
+
     def _pm(self, y):
         """Labels y mapped to +1 (classes_[1]) / -1 (classes_[0]); others are an error."""
         check_is_fitted(self)
@@ -719,8 +723,9 @@ class _OGDMixin:
             eta = self.eta_ = float(self.eta)
         radius = 0.0 if self.radius is None else float(self.radius)
         cum = np.array([self.cumulative_loss_])
+        in_order = np.arange(n, dtype=np.intp)
         for epoch in range(n_epochs):
-            order = (self._rng.permutation(n) if self.shuffle else np.arange(n)).astype(np.intp)
+            order = self._rng.permutation(n).astype(np.intp, copy=False) if self.shuffle else in_order
             st = _k.sgd_steps(X, y_f, order, self.w_, cum, _LOSS_CODES[self.loss], sched,
                               eta, l2, True, radius, self.t_, fi)
             if st:
@@ -728,10 +733,7 @@ class _OGDMixin:
                 _raise_divergence(self, f"after step {self.t_}", "lower eta or set a radius")
             self.t_ += n
         self.cumulative_loss_ = float(cum[0])
-        if isinstance(self, RegressorMixin):
-            self._set_augmented(self.w_, d)
-        else:
-            self.coef_, self.intercept_ = _split_w(self.w_, d, fi)
+        self._set_augmented(self.w_, d)
         self.n_steps_ = self.t_
 
     @property

@@ -260,9 +260,6 @@ def exponential(y, y_pred):
 LOSSES = {"zero_one": zero_one, "absolute": absolute, "square": square, "logarithmic": logarithmic,
           "hinge": hinge, "logistic": logistic, "exponential": exponential}
 
-#: losses whose values always lie in [0, 1] (a Hoeffding interval applies)
-BOUNDED_01 = frozenset({"zero_one"})
-
 
 def get_loss(loss):
     """A loss function from a name in :data:`LOSSES` or a callable ``loss(y, y_pred)``."""
