@@ -21,7 +21,7 @@ from libc.string cimport memset, memcpy
 from libc.math cimport log2, sqrt, INFINITY, fabs
 from cython.parallel cimport prange, threadid
 
-from smml._core._typedefs cimport float64_t, float32_t, intp_t, int32_t, uint8_t, uint64_t, floating
+from smml._core._typedefs cimport intp_t, int32_t, uint8_t, uint64_t, floating
 
 import numpy as np
 
@@ -601,13 +601,10 @@ cdef void _evaluate(Builder* B, intp_t node, intp_t start, intp_t end, intp_t de
 
 cdef void _partition(Builder* B, SplitRecord* s, intp_t start, intp_t end) noexcept nogil:
     """Route the node's samples: first child first, stable, in place."""
-    cdef intp_t p, i, q, r, f = s.feature, n = B.n, b, j, d = B.d, nr, nl
+    cdef intp_t p, i, q, r, f = s.feature, n = B.n, b, j, d = B.d
     cdef const uint8_t* xb
     cdef int32_t* ti
-    cdef double* tv
     cdef int32_t* si
-    cdef double* xs
-    cdef int tid
     # 1. goes_left per sample
     if s.is_cat:
         xb = B.Xb + f
