@@ -14,7 +14,8 @@ from smml import bounds
 from smml._core import _boost
 import smml.ensemble as ens
 from smml.ensemble import (AdaBoostClassifier, BaggingClassifier, BaggingRegressor, DecisionStump,
-                           RandomForestClassifier, RandomForestRegressor, _sort_features, _thresholds)
+                           RandomForestClassifier, RandomForestRegressor)
+from smml.ensemble._adaboost import _sort_features, _thresholds
 from smml.tree import TreeClassifier, TreeRegressor
 from smml.reference import ensemble as ref
 
@@ -280,7 +281,7 @@ def test_rescaled_weights_equal_multiplicative_updates(rng, monkeypatch):
     # resync from the margins every round (P_1 exp(-y F) / sum) = the multiplicative updates
     X, y = _binary(rng, m=150, noise=1.5)
     a = AdaBoostClassifier(n_estimators=60).fit(X, y)
-    monkeypatch.setattr(ens, "RESYNC_BELOW", 1.0)
+    monkeypatch.setattr(ens._adaboost, "RESYNC_BELOW", 1.0)
     b = AdaBoostClassifier(n_estimators=60).fit(X, y)
     np.testing.assert_array_equal(a.stump_feature_, b.stump_feature_)
     np.testing.assert_allclose(a.estimator_weights_, b.estimator_weights_, rtol=1e-9)
@@ -318,7 +319,7 @@ def test_labels_of_any_type_and_staged(rng):
 
 
 def test_threads_identical_in_the_parallel_path(rng, monkeypatch):
-    monkeypatch.setattr(ens, "PARALLEL_MIN_WORK", 0)          # force OpenMP on small data
+    monkeypatch.setattr(ens._adaboost, "PARALLEL_MIN_WORK", 0)          # force OpenMP on small data
     X, y = _binary(rng, m=500, d=9)
     one = AdaBoostClassifier(n_estimators=40, n_jobs=1).fit(X, y)
     two = AdaBoostClassifier(n_estimators=40, n_jobs=2).fit(X, y)
@@ -505,7 +506,7 @@ def test_forest_importances_by_hand():
     t = f.estimators_[0]
     internal = t.tree_.children_left >= 0
     manual = np.bincount(t.tree_.feature[internal], weights=t.tree_.improvement[internal], minlength=4)
-    np.testing.assert_allclose(ens._tree_importances(t), manual / manual.sum())
+    np.testing.assert_allclose(ens._forest._tree_importances(t), manual / manual.sum())
 
 
 def test_forest_deterministic_whatever_the_threads():

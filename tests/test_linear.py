@@ -664,9 +664,3 @@ def test_bounds_values_and_inputs():
         with pytest.raises(ValueError):
             bad()
 
-
-def test_tour_entries_fit():
-    from smml._tour import collect_entries, load
-    names = {e.name for e in L.TOUR}
-    assert {"Perceptron", "LogisticRegression", "Pegasos", "RidgeRegression"} <= names
-    assert any(e.name == "Perceptron" for e in collect_entries())

@@ -406,3 +406,26 @@ def test_fast_path_still_warns_about_missing_feature_names(rng):
     est = Tiny().fit(X, (X["a"] > 0).astype(int))
     with pytest.warns(UserWarning, match="feature names"):
         est.predict(X.to_numpy())
+
+
+def test_tour_registry_makes_fresh_estimators_of_the_named_family():
+    from sklearn.base import is_classifier, is_regressor
+    names = [e.name for e in _tour.collect_entries()]
+    assert len(names) == len(set(names))
+    for e in _tour.collect_entries():
+        a, b = e.make(), e.make()
+        assert a is not b and type(a).__module__.startswith("smml.")
+        assert type(a).__name__ == e.name.split("(")[0]
+        for ds in e.datasets:
+            assert ds in _tour.CLASSIFICATION + _tour.REGRESSION
+            assert (is_regressor(a) if ds in _tour.REGRESSION else is_classifier(a)), (e.name, ds)
+        if e.reference is not None:
+            assert type(e.reference()).__module__.startswith("smml.reference")
+
+
+def test_estimator_modules_do_not_import_the_tour():
+    import subprocess
+    import sys
+    code = ("import sys, smml.neighbors, smml.tree, smml.linear, smml.ensemble; "
+            "sys.exit(int('smml._tour' in sys.modules))")
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0

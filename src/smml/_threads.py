@@ -19,7 +19,7 @@ import os
 
 from smml._core._openmp_helpers import omp_max_threads, openmp_enabled
 
-__all__ = ["effective_n_threads", "openmp_enabled", "blas_single_thread"]
+__all__ = ["effective_n_threads", "threads_for", "openmp_enabled", "blas_single_thread"]
 
 
 @functools.lru_cache(maxsize=1)
@@ -49,6 +49,19 @@ def effective_n_threads(n_jobs=None):
     if n_jobs < 0:
         return max(1, _all_threads() + 1 + int(n_jobs))
     return int(n_jobs)
+
+
+def threads_for(n_threads, work, grain):
+    """How many of ``n_threads`` threads to start for ``work`` units of work.
+
+    ``grain`` is the least work worth a thread of its own (each family names
+    its grain once, in its own units: rows, rows x features, flops...): below
+    ``2 * grain`` one thread runs alone, and never more threads than whole
+    grains of work. This is the one "too small to parallelise" rule of smml.
+    """
+    if n_threads <= 1 or work < 2 * grain:
+        return 1
+    return int(max(1, min(n_threads, work // grain)))
 
 
 @functools.lru_cache(maxsize=1)

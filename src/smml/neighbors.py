@@ -29,7 +29,6 @@ import numpy as np
 
 from smml._core import _knn
 from smml._threads import blas_single_thread
-from smml._tour import TourEntry
 from smml._validation import (
     Callable, InstanceOf, N_JOBS, Interval, Options, check_is_fitted, encode_classes,
     validate_X, validate_X_y,
@@ -506,19 +505,3 @@ class KNNRegressor(RegressorMixin, _KNNBase):
                     raise ValueError("the weights of all taken neighbours of a query are zero")
                 pred[start:stop] = np.bincount(rows, weights=w * yv, minlength=nb) / den
         return pred
-
-
-def _ref_classifier(k):
-    from smml.reference.neighbors import KNNClassifier as Ref
-    return lambda: Ref(k=k)
-
-
-TOUR = [
-    TourEntry("KNNClassifier(k=1)", lambda: KNNClassifier(k=1), ("breast_cancer", "iris", "wine"),
-              reference=_ref_classifier(1)),
-    TourEntry("KNNClassifier(k=5)", lambda: KNNClassifier(k=5), ("breast_cancer", "iris", "wine"),
-              reference=_ref_classifier(5)),
-    TourEntry("KNNRegressor(k=5)", lambda: KNNRegressor(k=5), ("diabetes",),
-              reference=lambda: __import__("smml.reference.neighbors", fromlist=["KNNRegressor"])
-              .KNNRegressor(k=5)),
-]

@@ -54,13 +54,11 @@ depends on the thread count.  The whole growth runs without the GIL.
 """
 import math
 import numbers
-import os
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from smml._core import _tree
-from smml._tour import TourEntry
 from smml._validation import (Interval, Options, InstanceOf, N_JOBS, RANDOM_STATE, check_is_fitted,
                               encode_classes, validate_sample_weight, validate_X, validate_X_y)
 from smml.base import ClassifierMixin, RegressorMixin, SmmlEstimator
@@ -910,25 +908,3 @@ class TreeRegressor(RegressorMixin, _BaseTree):
 
     def _leaf_text(self, v, decimals):
         return f"value: {self.tree_.value[v, 0]:.{decimals}g}"
-
-
-def _ref_clf():
-    from smml.reference.tree import TreeClassifier as RefTree
-
-    return RefTree(max_depth=3)
-
-
-def _ref_reg():
-    from smml.reference.tree import TreeRegressor as RefTree
-
-    return RefTree(max_depth=3)
-
-
-TOUR = [
-    TourEntry("TreeClassifier(max_depth=3)", lambda: TreeClassifier(max_depth=3, random_state=0),
-              ["breast_cancer", "iris", "wine"], reference=_ref_clf, scale=False),
-    TourEntry("TreeClassifier(pruning='occam')", lambda: TreeClassifier(pruning="occam", random_state=0),
-              ["breast_cancer", "iris", "wine"], scale=False),
-    TourEntry("TreeRegressor(max_depth=3)", lambda: TreeRegressor(max_depth=3, random_state=0),
-              ["diabetes"], reference=_ref_reg, scale=False),
-]

@@ -1,0 +1,147 @@
+"""Random forests: bagging of smml's CART trees (002 "Random forests")."""
+
+import numpy as np
+
+from smml._validation import (N_JOBS, RANDOM_STATE, Interval, Options, check_is_fitted)
+from smml.base import ClassifierMixin, RegressorMixin
+from smml.ensemble._bagging import (_BaggingClassifierMixin, _BaggingRegressorMixin, _BaseBagging,
+                                    _default_tree)
+
+
+def _tree_importances(tree):
+    """Normalised decrease of the training objective per feature (sum over the nodes testing it)."""
+    t = tree.tree_
+    imp = np.zeros(tree.n_features_in_)
+    internal = t.children_left >= 0
+    np.add.at(imp, t.feature[internal], t.improvement[internal])
+    s = imp.sum()
+    return imp / s if s > 0 else imp
+
+
+class _BaseForest(_BaseBagging):
+    """Random forest = bagging of smml's CART trees with a random subset of features per node.
+
+    002 "Random forests": train many trees, each on a bootstrap sample of
+    alpha m examples drawn with replacement (``max_samples`` = alpha, default
+    1: m draws), each node trying a random subset of ``max_features``
+    features (default sqrt(d)); classification by majority vote (ties: the
+    smallest class), regression by the mean. Each tree gets its bootstrap
+    multiset as distinct rows weighted by their multiplicity (see
+    ``_fit_member``). The trees are grown in a thread
+    pool of ``n_jobs`` threads whose tree kernels release the GIL; all
+    bootstrap indices and tree seeds are drawn up front from
+    ``random_state``, so the forest is the same whatever the thread count.
+    """
+
+    def _fit_member(self, est, X, y, idx, sw):
+        """The tree on the bootstrap multiset S_i, given as its distinct rows with
+        sample_weight = multiplicity (as scikit-learn's forests do): the weighted
+        impurities, leaf values and exact thresholds are those of the repeated rows,
+        and each tree handles ~63% of the rows. (``min_samples_split`` and
+        ``min_samples_leaf`` then count distinct rows.)"""
+        counts = np.bincount(idx, minlength=X.shape[0])
+        rows = np.flatnonzero(counts)
+        w = counts[rows].astype(np.float64)
+        if sw is not None:
+            w *= sw[rows]
+        if self._classifier:
+            # X, y and the weights were validated once in fit: the tree's fast path skips
+            # re-validating them per tree (y holds the codes 0..K-1 of classes_)
+            return est._fit_encoded(X[rows], y[rows], np.arange(len(self.classes_)), w)
+        return est.fit(X[rows], y[rows], sample_weight=w)
+
+    def _make_estimator(self, seed):
+        return _default_tree(self._classifier, criterion=self.criterion, max_depth=self.max_depth,
+                             min_samples_split=self.min_samples_split,
+                             min_samples_leaf=self.min_samples_leaf, max_features=self.max_features,
+                             splitter=self.splitter, random_state=seed, n_jobs=1)
+
+    @property
+    def feature_importances_(self):
+        """Mean over the trees of each tree's normalised total decrease of the training
+        objective (sum_leaves N psi) made by the splits on each feature (scikit-learn's MDI)."""
+        check_is_fitted(self)
+        return np.mean([_tree_importances(t) for t in self.estimators_], axis=0)
+
+
+_FOREST_SPEC = {"n_estimators": Interval(int, 1, None),
+                "max_samples": (Options(None), Interval(int, 1, None), Interval(float, 0.0, None, "neither")),
+                "max_depth": (Options(None), Interval(int, 1, None)),
+                "min_samples_split": Interval(int, 2, None),
+                "min_samples_leaf": Interval(int, 1, None),
+                "max_features": (Options(None, "sqrt", "log2"), Interval(int, 1, None),
+                                 Interval(float, 0.0, 1.0, "right")),
+                "splitter": Options("auto", "exact", "hist"),
+                "oob_score": Options(True, False),
+                "n_jobs": N_JOBS, "random_state": RANDOM_STATE}
+
+
+class RandomForestClassifier(_BaggingClassifierMixin, ClassifierMixin, _BaseForest):
+    """Random forest classifier (002 "Random forests"): majority vote of bagged CART trees.
+
+    Parameters
+    ----------
+    n_estimators : int, default=100
+        T, the number of trees.
+    criterion : str, default="gini"
+        The trees' psi (``smml.tree.TreeClassifier``).
+    max_depth, min_samples_split, min_samples_leaf, splitter :
+        Passed to every ``TreeClassifier`` (default: grown until the leaves are pure).
+    max_features : default="sqrt"
+        Features tried at each node (sqrt(d) by default, 002).
+    max_samples : float, int or None
+        A float is alpha: each bootstrap sample has alpha m examples; an int is
+        the number of examples (scikit-learn's convention); None = m.
+    oob_score : bool
+        Out-of-bag estimate of the risk (``oob_error_``, zero-one loss) and
+        ``oob_score_`` = 1 - ``oob_error_``.
+    n_jobs, random_state : threads of the pool; seed of the bootstrap samples and trees.
+
+    Attributes
+    ----------
+    estimators_, estimators_samples_, classes_, feature_importances_, oob_score_, oob_error_.
+    """
+
+    _parameter_spec = dict(_FOREST_SPEC, criterion=Options("gini", "entropy", "error", "sqrt"))
+
+    def __init__(self, n_estimators=100, criterion="gini", max_depth=None, min_samples_split=2,
+                 min_samples_leaf=1, max_features="sqrt", max_samples=None, splitter="auto",
+                 oob_score=False, n_jobs=None, random_state=None):
+        self.n_estimators = n_estimators
+        self.criterion = criterion
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.max_features = max_features
+        self.max_samples = max_samples
+        self.splitter = splitter
+        self.oob_score = oob_score
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+
+class RandomForestRegressor(_BaggingRegressorMixin, RegressorMixin, _BaseForest):
+    """Random forest regressor (002 "Random forests": regression returns the mean).
+
+    As :class:`RandomForestClassifier` with ``smml.tree.TreeRegressor`` trees
+    (squared error) averaged; ``max_features`` defaults to 1.0 (all features,
+    as scikit-learn's regressor; pass "sqrt" for 002's default);
+    ``oob_error_`` is the out-of-bag square loss and ``oob_score_`` its R^2.
+    """
+
+    _parameter_spec = dict(_FOREST_SPEC, criterion=Options("squared_error"))
+
+    def __init__(self, n_estimators=100, criterion="squared_error", max_depth=None, min_samples_split=2,
+                 min_samples_leaf=1, max_features=1.0, max_samples=None, splitter="auto",
+                 oob_score=False, n_jobs=None, random_state=None):
+        self.n_estimators = n_estimators
+        self.criterion = criterion
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.max_features = max_features
+        self.max_samples = max_samples
+        self.splitter = splitter
+        self.oob_score = oob_score
+        self.n_jobs = n_jobs
+        self.random_state = random_state

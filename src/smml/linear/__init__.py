@@ -1,0 +1,41 @@
+"""Linear predictors of the notes: Perceptron, least squares, ridge, LMS,
+logistic regression, Pegasos, projected online gradient descent and the two
+linear programs.
+
+Sources: 000, "Linear predictors" ("Hyperplanes", "Training linear
+classifiers", "Linear regression", "Ridge Regression"); 001 (LMS / Widrow-Hoff,
+normal equations, logistic regression); 002, "Linear predictors" (linear
+programs, pseudo-inverse, ridge, logistic regression, absolute-loss LP);
+003, sections 9, 10, 12 and 15.
+
+Intercept: ``fit_intercept=True`` adds the constant feature of 000
+"Hyperplanes" (x' = (x_1, ..., x_d, 1)), so every learner that works on the
+augmented vector (Perceptron, Pegasos, OGD, the LP classifier) treats the
+intercept as one more weight: it is updated, projected and - for Pegasos and
+the strongly convex OGD - penalised like the others. The constant column is
+never materialised; the kernels keep its weight at ``w[d]``. The exceptions,
+documented in each class, are the least-squares family (ridge leaves the
+intercept unpenalised, as scikit-learn does) and logistic regression (intercept
+unpenalised, as the issue and scikit-learn do).
+
+Labels: binary classifiers map ``classes_[0]`` to -1 and ``classes_[1]`` to +1
+and predict with sgn(w.x) where sgn(0) = -1 (000, "Linear predictors"), i.e.
+a score of exactly 0 gives ``classes_[0]``.
+
+Every sequential learner draws the order of the examples in Python from
+``random_state`` and runs a compiled nogil kernel on it
+(``smml._core._linear``); ``smml.reference.linear`` holds the plain-Python
+twins that the tests compare with on the same order.
+"""
+from smml.linear._base import DivergenceError, NotSeparableError
+from smml.linear._least_squares import LinearRegression, LMSRegressor, RidgeRegression
+from smml.linear._logistic import LogisticRegression
+from smml.linear._lp import LADRegressor, LinearProgramClassifier
+from smml.linear._ogd import OnlineGradientDescent, OnlineGradientDescentRegressor
+from smml.linear._pegasos import Pegasos
+from smml.linear._perceptron import Perceptron
+
+__all__ = ["Perceptron", "LinearRegression", "RidgeRegression", "LMSRegressor",
+           "LogisticRegression", "Pegasos", "OnlineGradientDescent",
+           "OnlineGradientDescentRegressor", "LinearProgramClassifier", "LADRegressor",
+           "DivergenceError", "NotSeparableError"]

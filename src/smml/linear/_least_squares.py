@@ -1,0 +1,193 @@
+"""Least squares, ridge and LMS (000 "Linear regression", "Ridge Regression"; 001; 002)."""
+import warnings
+
+import numpy as np
+import scipy.linalg
+import scipy.optimize
+import scipy.sparse
+
+from smml._core import _linear as _k
+from smml._validation import (N_JOBS, RANDOM_STATE, Interval, Options, validate_X_y)
+
+from smml.linear._base import (_BOOL, _center, _centered_gram, _check_rng, _lstsq, _raise_divergence,
+                               _small_change, _LinearRegressorBase)
+
+class LinearRegression(_LinearRegressorBase):
+    """Least squares: the ERM of the square loss (000, "Linear regression"; 001, normal equations).
+
+    Solves the normal equations (S^T S) w = S^T y with a LAPACK Cholesky solve
+    (never an explicit inverse). When S^T S is singular or numerically so
+    (LAPACK reports it not positive definite or ill-conditioned), uses the
+    pseudo-inverse of 002 ("Singular value decomposition"): w = (S^T S)^+ S^T y,
+    computed as the minimum-norm least-squares solution ``scipy.linalg.lstsq``
+    (SVD, LAPACK gelsd) - the same vector, without forming S^T S.
+
+    With ``fit_intercept`` the constant feature is added; its weight is the
+    intercept. It is computed by centring X and y (the least-squares solution
+    with a constant column equals the centred solution, intercept
+    = mean(y) - mean(X).w).
+
+    Attributes: ``coef_`` (d,), ``intercept_`` (float), ``solver_``
+    ("normal_equations" or "pseudo_inverse").
+    """
+
+    _parameter_spec = {"fit_intercept": _BOOL, "n_jobs": N_JOBS}
+
+    def __init__(self, fit_intercept=True, n_jobs=None):
+        self.fit_intercept = fit_intercept
+        self.n_jobs = n_jobs
+
+    def fit(self, X, y):
+        self._validate_params()
+        X, y = validate_X_y(self, X, y, dtype="float64", y_numeric=True)
+        if X.shape[1] > X.shape[0]:
+            # d > m: S^T S (d x d) is singular anyway (and may not fit in memory)
+            Xc, yc, X_mean, y_mean = _center(X, y, self.fit_intercept)
+            w = _lstsq(Xc, yc)
+            self.solver_ = "pseudo_inverse"
+            self._set(w, X_mean, y_mean)
+            return self
+        A, b, X_mean, y_mean = _centered_gram(X, y, self.fit_intercept)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", scipy.linalg.LinAlgWarning)
+                w = scipy.linalg.solve(A, b, assume_a="pos", check_finite=False)
+            self.solver_ = "normal_equations"
+        except (np.linalg.LinAlgError, scipy.linalg.LinAlgWarning, ValueError):
+            Xc, yc, _, _ = _center(X, y, self.fit_intercept)
+            w = _lstsq(Xc, yc)
+            self.solver_ = "pseudo_inverse"
+        self._set(w, X_mean, y_mean)
+        return self
+
+
+class RidgeRegression(LinearRegression):
+    """Ridge regression, the closed form w = (alpha I + S^T S)^{-1} S^T y of 000, "Ridge Regression".
+
+    Minimises ||S w - y||^2 + alpha ||w||^2 (sum of squares, 000's form). The
+    system is solved by Cholesky (LAPACK); alpha > 0 makes it positive definite.
+
+    alpha: the same alpha as scikit-learn's ``Ridge(alpha)``; 002 writes the
+    objective as (1/n) sum (y_i - w.x_i)^2 + lambda ||w||^2, whose minimiser
+    solves (X^T X + n lambda I) w = X^T y: alpha = n lambda.
+
+    Intercept: with ``fit_intercept`` the constant feature is added but its
+    weight is NOT penalised (as in scikit-learn): X and y are centred, the
+    closed form is applied to the centred data and intercept = mean(y) -
+    mean(X).w. To penalise it as in the plain augmented form of 000, add a
+    column of ones yourself and pass ``fit_intercept=False``.
+    ``alpha=0`` is allowed and gives :class:`LinearRegression`.
+    """
+
+    _parameter_spec = {"alpha": Interval(float, 0, None), "fit_intercept": _BOOL, "n_jobs": N_JOBS}
+
+    def __init__(self, alpha=1.0, fit_intercept=True, n_jobs=None):
+        self.alpha = alpha
+        self.fit_intercept = fit_intercept
+        self.n_jobs = n_jobs
+
+    def fit(self, X, y):
+        self._validate_params()
+        if self.alpha == 0:
+            return LinearRegression.fit(self, X, y)
+        X, y = validate_X_y(self, X, y, dtype="float64", y_numeric=True)
+        if X.shape[1] > X.shape[0]:
+            # d > m: the same w by (alpha I + S^T S)^-1 S^T = S^T (alpha I + S S^T)^-1 (m x m)
+            Xc, yc, X_mean, y_mean = _center(X, y, self.fit_intercept)
+            with np.errstate(over="ignore", invalid="ignore"):
+                K = Xc @ Xc.T
+            self._check_gram(K, yc)
+            K.flat[::K.shape[0] + 1] += self.alpha
+            w = Xc.T @ scipy.linalg.solve(K, yc, assume_a="pos", check_finite=False)
+        else:
+            A, b, X_mean, y_mean = _centered_gram(X, y, self.fit_intercept)
+            self._check_gram(A, b)
+            A.flat[::A.shape[0] + 1] += self.alpha
+            w = scipy.linalg.solve(A, b, assume_a="pos", check_finite=False)
+        self.solver_ = "closed_form"
+        self._set(w, X_mean, y_mean)
+        return self
+
+    def _check_gram(self, A, b):
+        # an overflowing Gram matrix made the (unchecked) solve return garbage weights
+        if not (np.all(np.isfinite(A)) and np.all(np.isfinite(b))):
+            raise ValueError(f"{type(self).__name__}: S^T S overflows float64 (features or targets "
+                             "of magnitude ~1e154 or more); rescale the features")
+
+
+class LMSRegressor(LinearRegression):
+    """LMS / Widrow-Hoff rule of 001, "Least Mean Squares (LMS) Algorithm".
+
+    ``mode="batch"``: theta <- theta + lr sum_i (y_i - theta.x_i) x_i (the sum,
+    as 001 writes it) per iteration; ``mode="stochastic"``: for each example
+    in turn theta <- theta + lr (y_i - theta.x_i) x_i, epochs in order or (with
+    ``shuffle``) in a random order per epoch ("it is typical to shuffle").
+    Starts from theta = 0. Stops after ``max_epochs`` passes or when a pass
+    changes theta by at most ``tol * max(1, ||theta||)`` (``converged_``).
+
+    ``learning_rate="auto"`` (a choice; 001 leaves it to the user): batch,
+    1 / ||S||_F^2 (<= 1 / lambda_max(S^T S), so the iteration converges);
+    stochastic, 1 / max_i ||x_i||^2. A learning rate that makes the iterates
+    overflow raises :class:`DivergenceError`. The intercept is the weight of
+    the constant feature, learnt like the others.
+    """
+
+    _parameter_spec = {"mode": Options("batch", "stochastic"),
+                       "learning_rate": (Options("auto"), Interval(float, 0, None, "neither")),
+                       "max_epochs": Interval(int, 1, None), "tol": Interval(float, 0, None),
+                       "shuffle": _BOOL, "fit_intercept": _BOOL, "random_state": RANDOM_STATE,
+                       "n_jobs": N_JOBS}
+
+    def __init__(self, mode="batch", learning_rate="auto", max_epochs=1000, tol=1e-6, shuffle=False,
+                 fit_intercept=True, random_state=None, n_jobs=None):
+        self.mode = mode
+        self.learning_rate = learning_rate
+        self.max_epochs = max_epochs
+        self.tol = tol
+        self.shuffle = shuffle
+        self.fit_intercept = fit_intercept
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    def _lr(self, X):
+        if self.learning_rate != "auto":
+            return float(self.learning_rate)
+        sq = np.einsum("ij,ij->i", X, X) + float(self.fit_intercept)
+        total = sq.sum() if self.mode == "batch" else sq.max()
+        return 1.0 / total if total > 0 else 1.0
+
+    def fit(self, X, y):
+        self._validate_params()
+        X, y = validate_X_y(self, X, y, dtype="float64", y_numeric=True)
+        n, d = X.shape
+        fi = bool(self.fit_intercept)
+        lr = self._lr(X)
+        self.learning_rate_ = lr
+        w = np.zeros(d + fi)
+        rng = _check_rng(self.random_state)
+        order = np.arange(n, dtype=np.intp)
+        self.converged_ = False
+        self.n_epochs_ = 0
+        for epoch in range(self.max_epochs):
+            prev = w.copy()
+            if self.mode == "batch":
+                with np.errstate(all="ignore"):
+                    r = y - (X @ w[:d] + (w[d] if fi else 0.0))
+                    w[:d] += lr * (X.T @ r)
+                    if fi:
+                        w[d] += lr * r.sum()
+                status = not np.all(np.isfinite(w))
+            else:
+                if self.shuffle:
+                    order = rng.permutation(n).astype(np.intp, copy=False)
+                status = _k.lms_epoch(X, y, order, w, lr, fi)
+            self.n_epochs_ += 1
+            if status:
+                _raise_divergence(self, f"in epoch {self.n_epochs_} (learning_rate={lr:g})",
+                                  "lower learning_rate (the batch rule converges for learning_rate "
+                                  "< 2 / lambda_max(S^T S)) or use learning_rate='auto'")
+            if _small_change(w, prev, self.tol):
+                self.converged_ = True
+                break
+        self._set_augmented(w, d)
+        return self

@@ -1,0 +1,178 @@
+"""Projected online gradient descent (003 section 10)."""
+
+import numpy as np
+
+from smml._core import _linear as _k
+from smml._validation import (N_JOBS, RANDOM_STATE, Interval, Options, validate_X, validate_X_y)
+
+from smml.linear._base import (_BOOL, _binary_labels, _check_rng, _raise_divergence, _BinaryLinearClassifier,
+                               _LinearRegressorBase)
+
+_LOSS_CODES = {"hinge": _k.LOSS_HINGE, "logistic": _k.LOSS_LOGISTIC, "square": _k.LOSS_SQUARE}
+
+
+class _OGDMixin:
+    """Projected OGD of 003, section 10, shared by the classifier and the regressor."""
+
+
+    def _reset(self, p):
+        if hasattr(self, "eta_"):
+            del self.eta_
+        self.w_ = np.zeros(p)
+        self.t_ = 0
+        self.cumulative_loss_ = 0.0
+        self._rng = _check_rng(self.random_state)
+
+    def _stream(self, X, y_f, n_epochs):
+        n, d = X.shape
+        fi = bool(self.fit_intercept)
+        if self.w_.shape[0] != d + fi:
+            # the kernel writes w[d] when fi: a w_ from another fit_intercept is out of bounds
+            raise ValueError(f"{type(self).__name__}: fit_intercept was changed to {self.fit_intercept!r} "
+                             "since the first call to partial_fit; call fit (or clone) to restart")
+        strong = self.sigma is not None
+        sched = _k.SCHED_STRONG if strong else _k.SCHED_SQRT
+        l2 = float(self.sigma) if strong else 0.0
+        if self.eta == "auto":
+            if not hasattr(self, "eta_"):
+                self.eta_ = 1.0 / (2.0 * (float(np.max(np.einsum("ij,ij->i", X, X))) + float(fi)) or 1.0)
+            eta = self.eta_
+        else:
+            eta = self.eta_ = float(self.eta)
+        radius = 0.0 if self.radius is None else float(self.radius)
+        cum = np.array([self.cumulative_loss_])
+        in_order = np.arange(n, dtype=np.intp)
+        for epoch in range(n_epochs):
+            order = self._rng.permutation(n).astype(np.intp, copy=False) if self.shuffle else in_order
+            st = _k.sgd_steps(X, y_f, order, self.w_, cum, _LOSS_CODES[self.loss], sched,
+                              eta, l2, True, radius, self.t_, fi)
+            if st:
+                self.cumulative_loss_ = float(cum[0])
+                _raise_divergence(self, f"after step {self.t_}", "lower eta or set a radius")
+            self.t_ += n
+        self.cumulative_loss_ = float(cum[0])
+        self._set_augmented(self.w_, d)
+        self.n_steps_ = self.t_
+
+    @property
+    def average_loss_(self):
+        """cumulative_loss_ / n_steps_: the left side of 003's regret bounds."""
+        return self.cumulative_loss_ / max(1, self.n_steps_)
+
+
+_OGD_SPEC = {"eta": Interval(float, 0, None, "neither"), "radius": (Options(None), Interval(float, 0, None, "neither")),
+             "sigma": (Options(None), Interval(float, 0, None, "neither")), "n_epochs": Interval(int, 1, None),
+             "shuffle": _BOOL, "fit_intercept": _BOOL, "random_state": RANDOM_STATE, "n_jobs": N_JOBS}
+
+
+class OnlineGradientDescent(_OGDMixin, _BinaryLinearClassifier):
+    """Projected online gradient descent (003, section 10) as a binary classifier.
+
+    w_1 = 0; for t = 1, 2, ...: w'_{t+1} = w_t - eta_t grad l_t(w_t) and
+    w_{t+1} = argmin_{||w|| <= U} ||w - w'_{t+1}|| (a rescaling onto the ball of
+    radius U = ``radius``; ``None`` = no projection, U = infinity), with
+    eta_t = eta / sqrt(t). ``sigma`` (> 0) selects the strongly convex variant:
+    each loss becomes the sigma-strongly convex l_t(w) + sigma/2 ||w||^2 and
+    eta_t = 1/(sigma t).
+
+    l_t(w) = loss(y_t, w.x_t) for ``loss`` in "hinge" [1 - y z]_+, "logistic"
+    ln(1 + e^{-y z}) and "square" (y - z)^2 (``smml.losses``), y in {-1, +1}.
+    The stream is the training set in order (or shuffled per epoch), ``n_epochs``
+    times; ``partial_fit`` continues the stream (t keeps counting).
+
+    Attributes: ``cumulative_loss_`` = sum_t l_t(w_t) (loss suffered before each
+    update), ``n_steps_`` = T, ``average_loss_``; compare with
+    :func:`smml.bounds.ogd_regret_bound` / :func:`smml.bounds.ogd_strongly_convex_regret_bound`.
+    """
+
+    _parameter_spec = {"loss": Options("hinge", "logistic", "square"), **_OGD_SPEC}
+
+    def __init__(self, loss="hinge", eta=1.0, radius=None, sigma=None, n_epochs=5, shuffle=False,
+                 fit_intercept=True, random_state=None, n_jobs=None):
+        self.loss = loss
+        self.eta = eta
+        self.radius = radius
+        self.sigma = sigma
+        self.n_epochs = n_epochs
+        self.shuffle = shuffle
+        self.fit_intercept = fit_intercept
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    def fit(self, X, y):
+        self._validate_params()
+        X, y = validate_X_y(self, X, y, dtype="float64", classifier=True)
+        self.classes_, y_pm, _ = _binary_labels(self, y)
+        self._reset(X.shape[1] + int(self.fit_intercept))
+        self._stream(X, y_pm, self.n_epochs)
+        return self
+
+    def partial_fit(self, X, y, classes=None):
+        """One pass over (X, y) as the next rounds of the stream; ``classes`` needed on the first call."""
+        first = not hasattr(self, "w_")
+        self._validate_params()           # every call: set_params may have changed eta, radius, ...
+        if first:
+            if classes is None:
+                raise ValueError("classes must be passed on the first call to partial_fit")
+            X, y = validate_X_y(self, X, y, dtype="float64", classifier=True)
+            classes = np.unique(np.asarray(classes))
+            if len(classes) != 2:
+                raise ValueError("Only binary classification is supported: classes must hold 2 labels, "
+                                 f"got {classes.tolist()}")
+            self.classes_ = classes
+            self._reset(X.shape[1] + int(self.fit_intercept))
+        else:
+            X = validate_X(self, X, reset=False, dtype="float64")
+            y = np.asarray(y)
+            if y.ndim != 1 or len(y) != X.shape[0]:
+                raise ValueError(f"y must be 1-d with {X.shape[0]} entries, got shape {np.shape(y)}")
+        y_pm = self._pm(y)
+        self._stream(X, y_pm, 1)
+        return self
+
+
+class OnlineGradientDescentRegressor(_OGDMixin, _LinearRegressorBase):
+    """Projected online gradient descent (003, section 10) for regression with the square loss.
+
+    Same algorithm as :class:`OnlineGradientDescent` with l_t(w) = (y_t - w.x_t)^2.
+    ``eta="auto"`` (a choice: the square loss has unbounded gradients, so a
+    fixed default eta overflows on unscaled data) sets eta = 1 / (2 max_t ||x'_t||^2)
+    from the first batch seen (x' with the constant feature): each step is
+    then a contraction on the example it uses. ``eta_`` is the value used.
+    """
+
+    _parameter_spec = {"loss": Options("square"), **_OGD_SPEC,
+                       "eta": (Options("auto"), Interval(float, 0, None, "neither"))}
+
+    def __init__(self, loss="square", eta="auto", radius=None, sigma=None, n_epochs=5, shuffle=False,
+                 fit_intercept=True, random_state=None, n_jobs=None):
+        self.loss = loss
+        self.eta = eta
+        self.radius = radius
+        self.sigma = sigma
+        self.n_epochs = n_epochs
+        self.shuffle = shuffle
+        self.fit_intercept = fit_intercept
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    def fit(self, X, y):
+        self._validate_params()
+        X, y = validate_X_y(self, X, y, dtype="float64", y_numeric=True)
+        self._reset(X.shape[1] + int(self.fit_intercept))
+        self._stream(X, y, self.n_epochs)
+        return self
+
+    def partial_fit(self, X, y):
+        """One pass over (X, y) as the next rounds of the stream."""
+        self._validate_params()           # every call: set_params may have changed eta, radius, ...
+        if not hasattr(self, "w_"):
+            X, y = validate_X_y(self, X, y, dtype="float64", y_numeric=True)
+            self._reset(X.shape[1] + int(self.fit_intercept))
+        else:
+            X = validate_X(self, X, reset=False, dtype="float64")
+            y = np.ascontiguousarray(y, dtype=np.float64)
+            if y.ndim != 1 or len(y) != X.shape[0] or not np.all(np.isfinite(y)):
+                raise ValueError(f"y must be 1-d, finite, with {X.shape[0]} entries")
+        self._stream(X, y, 1)
+        return self
