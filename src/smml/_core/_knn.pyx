@@ -31,7 +31,7 @@ thread counts.
 Threads share out query chunks (:func:`knn_gemm`) or, when there are too few
 queries to feed them, training chunks (:func:`knn_gemm_split_train`: per-thread heaps
 merged on (approximate key, index) into exactly the serial heap). Query chunks of at
-most ``_GEMV_ROWS`` rows use gemv instead of gemm (see :func:`_tile`).
+most ``GEMV_ROWS`` rows use gemv instead of gemm (see ``smml._core._distances.neg2_dot_tile``).
 
 Other metrics (:func:`knn_direct`) compute the exact key of every pair directly
 (no gemm) and use the same heap and the same completion test with eps = 0.
@@ -40,57 +40,15 @@ Memory: per thread one tile (q_chunk x t_chunk) plus q_chunk heaps of ``cap``
 entries; never n_queries x n_train.
 """
 from libc.stdlib cimport malloc, free, qsort
-from libc.math cimport fabs, nextafter, INFINITY
+from libc.math cimport nextafter, INFINITY
 from cython.parallel cimport prange, parallel
 
 from smml._core._typedefs cimport floating, intp_t
-from smml._core._blas cimport _gemm, _gemv
 from smml._core._openmp cimport omp_get_thread_num
-
-cdef enum:
-    SQEUCLIDEAN = 0
-    MANHATTAN = 1
-    HAMMING = 2
+from smml._core._distances cimport (SQEUCLIDEAN, MANHATTAN, HAMMING, GEMV_ROWS, Pair, cmp_pair,
+                                    exact_key, neg2_dot_tile, pair_less, heap_push)
 
 METRIC_CODES = {"sqeuclidean": SQEUCLIDEAN, "manhattan": MANHATTAN, "hamming": HAMMING}
-
-ctypedef struct Pair:
-    double key
-    intp_t idx
-
-
-cdef int _cmp_pair(const void *a, const void *b) noexcept nogil:
-    cdef const Pair *p = <const Pair *> a
-    cdef const Pair *q = <const Pair *> b
-    if p.key < q.key:
-        return -1
-    if p.key > q.key:
-        return 1
-    if p.idx < q.idx:
-        return -1
-    if p.idx > q.idx:
-        return 1
-    return 0
-
-
-cdef inline double _exact(const floating *a, const floating *b, intp_t d,
-                          int metric) noexcept nogil:
-    """The notes' distance (squared for Euclidean), summed in float64 in feature order."""
-    cdef double s = 0.0, t
-    cdef intp_t f
-    if metric == SQEUCLIDEAN:
-        for f in range(d):
-            t = <double> a[f] - <double> b[f]
-            s = s + t * t
-    elif metric == MANHATTAN:
-        for f in range(d):
-            s = s + fabs(<double> a[f] - <double> b[f])
-    else:
-        for f in range(d):
-            if a[f] != b[f]:
-                s = s + 1.0
-    return s
-
 
 cdef enum:
     _BLOCK = 64     # scan granularity of the candidate test
@@ -170,71 +128,6 @@ cdef inline bint _any_below(const floating *row, const double *tn, intp_t n,
         return smml_any_below_f(row, tn, n, top)
 
 
-cdef enum:
-    _GEMV_ROWS = 6  # query chunks of at most this many rows: one gemv per row
-
-
-cdef inline void _tile(int nqb, int ntb, int d, const floating *Qr, const floating *Tr,
-                       floating *tile) noexcept nogil:
-    """tile (nqb x ntb) = -2 Q[q0:q1] @ T[t0:t1].T (row-major).
-
-    A chunk of at most ``_GEMV_ROWS`` query rows goes through one gemv per row, which
-    reads the training chunk without packing it (measured 2-4 times faster than gemm's
-    packed product for so few rows); the chunk stays in cache between the rows.
-    """
-    cdef floating alpha = -2.0, beta = 0.0
-    cdef int r
-    if nqb <= _GEMV_ROWS:
-        # tile row r = -2 T q_r, T row-major (ntb x d)
-        for r in range(nqb):
-            _gemv(False, ntb, d, alpha, Tr, d, Qr + r * d, 1, beta, tile + r * ntb, 1)
-    else:
-        _gemm(False, True, nqb, ntb, d, alpha, Qr, d, Tr, d, beta, tile, ntb)
-
-
-cdef inline bint _less(double a, intp_t ia, double b, intp_t ib) noexcept nogil:
-    return a < b or (a == b and ia < ib)
-
-
-cdef inline void _heap_push(double *vals, intp_t *idxs, intp_t *size, intp_t cap,
-                            double v, intp_t i) noexcept nogil:
-    """Max-heap on (value, index) of at most ``cap`` entries.
-
-    The caller has checked that (v, i) belongs in the heap (heap not full, or
-    (v, i) smaller than the root).
-    """
-    cdef intp_t pos, parent, child
-    if size[0] < cap:
-        pos = size[0]
-        size[0] += 1
-        while pos > 0:
-            parent = (pos - 1) >> 1
-            if _less(vals[parent], idxs[parent], v, i):
-                vals[pos] = vals[parent]
-                idxs[pos] = idxs[parent]
-                pos = parent
-            else:
-                break
-        vals[pos] = v
-        idxs[pos] = i
-        return
-    pos = 0
-    while True:
-        child = 2 * pos + 1
-        if child >= cap:
-            break
-        if child + 1 < cap and _less(vals[child], idxs[child], vals[child + 1], idxs[child + 1]):
-            child += 1
-        if _less(v, i, vals[child], idxs[child]):
-            vals[pos] = vals[child]
-            idxs[pos] = idxs[child]
-            pos = child
-        else:
-            break
-    vals[pos] = v
-    idxs[pos] = i
-
-
 cdef inline void _scan_tile_rows(const floating *tile, const double *tn, intp_t nqb, intp_t ntb,
                                  intp_t t0, double *hv, intp_t *hi, intp_t *hs, intp_t cap,
                                  bint by_index) noexcept nogil:
@@ -271,11 +164,11 @@ cdef inline void _scan_tile_rows(const floating *tile, const double *tn, intp_t 
                     if v != v:
                         v = INFINITY    # NaN from an overflowing tile: sort it last
                     if by_index:
-                        if hs[i] < cap or _less(v, t0 + j, hvi[0], hii[0]):
-                            _heap_push(hvi, hii, &hs[i], cap, v, t0 + j)
+                        if hs[i] < cap or pair_less(v, t0 + j, hvi[0], hii[0]):
+                            heap_push(hvi, hii, &hs[i], cap, v, t0 + j)
                             top = nextafter(hvi[0], INFINITY) if hs[i] == cap else INFINITY
                     elif v < top or hs[i] < cap:
-                        _heap_push(hvi, hii, &hs[i], cap, v, t0 + j)
+                        heap_push(hvi, hii, &hs[i], cap, v, t0 + j)
                         top = hvi[0] if hs[i] == cap else INFINITY
             j0 = j1
 
@@ -292,8 +185,8 @@ cdef intp_t _finalize(const floating *q, const floating *T, intp_t d, int metric
         return -1
     for c in range(hsize):
         buf[c].idx = hi[c]
-        buf[c].key = _exact(q, T + hi[c] * d, d, metric)
-    qsort(buf, hsize, sizeof(Pair), _cmp_pair)
+        buf[c].key = exact_key(q, T + hi[c] * d, d, metric)
+    qsort(buf, hsize, sizeof(Pair), cmp_pair)
     for c in range(hsize):
         out_key[c] = buf[c].key
         out_idx[c] = buf[c].idx
@@ -370,7 +263,7 @@ def knn_gemm(const floating[:, ::1] Q, const floating[:, ::1] T,          # IN  
                     t1 = m
                 ntb = t1 - t0
                 # tile = -2 Q[q0:q1] @ T[t0:t1].T
-                _tile(<int> nqb, <int> ntb, <int> d, &Q[q0, 0], &T[t0, 0], tile)
+                neg2_dot_tile(<int> nqb, <int> ntb, <int> d, &Q[q0, 0], &T[t0, 0], tile)
                 _scan_tile_rows(tile, &t_norm[t0], nqb, ntb, t0, hv, hi, hs, cap, False)
             for i in range(nqb):
                 full = hs[i] == cap and cap < m
@@ -479,7 +372,7 @@ def knn_gemm_split_train(const floating[:, ::1] Q, const floating[:, ::1] T,  # 
                         if t1 > m:
                             t1 = m
                         ntb = t1 - t0
-                        _tile(<int> nqb, <int> ntb, <int> d, &Q[q0, 0], &T[t0, 0], tile)
+                        neg2_dot_tile(<int> nqb, <int> ntb, <int> d, &Q[q0, 0], &T[t0, 0], tile)
                         # a thread's chunks may come in any order: compare on (key, index)
                         _scan_tile_rows(tile, &t_norm[t0], nqb, ntb, t0, hv, hi, hs, cap, True)
                 # merge every thread's heap into thread 0's, then re-rank exactly
@@ -492,8 +385,8 @@ def knn_gemm_split_train(const floating[:, ::1] Q, const floating[:, ::1] T,  # 
                             ov = hv_all + (th * q_chunk + i) * cap
                             oi = hi_all + (th * q_chunk + i) * cap
                             for c in range(hs_all[th * q_chunk + i]):
-                                if hs_all[i] < cap or _less(ov[c], oi[c], hvi[0], hii[0]):
-                                    _heap_push(hvi, hii, &hs_all[i], cap, ov[c], oi[c])
+                                if hs_all[i] < cap or pair_less(ov[c], oi[c], hvi[0], hii[0]):
+                                    heap_push(hvi, hii, &hs_all[i], cap, ov[c], oi[c])
                         full = hs_all[i] == cap and cap < m
                         out_cnt[q0 + i] = _finalize(
                             &Q0[q0 + i, 0], &T0[0, 0], d, SQEUCLIDEAN,
@@ -547,9 +440,9 @@ def knn_direct(const floating[:, ::1] Q0, const floating[:, ::1] T0,      # IN  
             hs = 0
             top = INFINITY
             for j in range(m):
-                v = _exact(&Q0[i, 0], &T0[j, 0], d, metric)
+                v = exact_key(&Q0[i, 0], &T0[j, 0], d, metric)
                 if v < top or hs < cap:     # an infinite key still fills a non-full heap
-                    _heap_push(hv, hi, &hs, cap, v, j)
+                    heap_push(hv, hi, &hs, cap, v, j)
                     top = hv[0] if hs == cap else INFINITY
             full = hs == cap and cap < m
             out_cnt[i] = _finalize(&Q0[i, 0], &T0[0, 0], d, metric, hv, hi, hs, full,
@@ -584,4 +477,4 @@ def exact_rows(const floating[:, ::1] Q0, const floating[:, ::1] T0,      # IN  
     with nogil:
         for r in prange(nr, schedule="static", num_threads=n_threads):
             for j in range(m):
-                out[r, j] = _exact(&Q0[rows[r], 0], &T0[j, 0], d, metric)
+                out[r, j] = exact_key(&Q0[rows[r], 0], &T0[j, 0], d, metric)
