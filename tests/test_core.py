@@ -124,3 +124,33 @@ def test_gemv_row_major(dtype, trans_a, rng):
     np.testing.assert_allclose(y, expected, **TOL[dtype])
     with pytest.raises(ValueError, match="incompatible"):
         _blas.gemv_memview(trans_a, 1.0, A, y, 0.0, x)
+
+
+# ---- the one small-work threading rule ---------------------------------------
+
+def test_threads_for_rule_and_its_kernel_twin():
+    from smml._core._openmp_helpers import _threads_for
+    from smml._threads import threads_for
+
+    assert threads_for(8, 1999, 1000) == 1          # below 2 grains: one thread
+    assert threads_for(8, 2000, 1000) == 2
+    assert threads_for(8, 5999, 1000) == 5          # never more threads than whole grains
+    assert threads_for(4, 10**9, 1000) == 4
+    assert threads_for(1, 10**9, 1000) == 1
+    for nt in (1, 2, 3, 8):
+        for grain in (1, 7, 1000, 32_768):
+            for work in (0, 1, grain, 2 * grain - 1, 2 * grain, 3 * grain + 1, 100 * grain, 2**40):
+                assert _threads_for(nt, work, grain) == threads_for(nt, work, grain), (nt, work, grain)
+
+
+def test_threads_for_asks_for_the_thread_count_only_for_enough_work():
+    from smml._threads import threads_for
+
+    calls = []
+
+    def n_threads():
+        calls.append(1)
+        return 3
+
+    assert threads_for(n_threads, 10, 1000) == 1 and calls == []
+    assert threads_for(n_threads, 10**6, 1000) == 3 and calls == [1]

@@ -193,8 +193,30 @@ def test_epsilon_one_half_stops():
     a = AdaBoostClassifier(n_estimators=10).fit(X, y)
     assert a.stop_reason_ == "stuck" and len(a.estimators_) == 0
     np.testing.assert_array_equal(a.decision_function(X), 0.0)
-    np.testing.assert_array_equal(a.predict(X), 1)                      # sign(0) = +1 -> classes_[1]
+    np.testing.assert_array_equal(a.predict(X), 0)                      # sgn(0) = -1 -> classes_[0] (000)
     assert list(a.staged_predict(X)) == []
+
+
+@pytest.mark.parametrize("generic", [False, True])
+def test_zero_margin_predicts_classes_0(rng, generic):
+    # 000's sgn: sgn(z) = 1 if z > 0 and -1 otherwise; F(x) = 0 must give classes_[0] in predict,
+    # staged_predict and score, on the compiled stumps and on a generic weak learner
+    X, y = _binary(rng)
+    labels = np.array(["neg", "pos"])[y]
+    a = AdaBoostClassifier(DecisionStump() if generic else None, n_estimators=2).fit(X, labels)
+    assert len(a.estimators_) == 2
+    a.estimator_weights_ = np.array([0.75, 0.75])       # equal weights: F = 0 where h_1 = -h_2
+    # h_i(X) in {-1, +1}: the stumps are trained on labels -1 / +1 (classes_ [-1, 1])
+    h = [np.asarray(e.classes_[e._predict_index(X)]) for e in a.estimators_]
+    tie = h[0] == -h[1]
+    assert tie.any() and (~tie).any()
+    F = a.decision_function(X)
+    np.testing.assert_array_equal(F[tie], 0.0)
+    pred = a.predict(X)
+    np.testing.assert_array_equal(pred[tie], "neg")
+    np.testing.assert_array_equal(pred[~tie], np.where(F[~tie] > 0, "pos", "neg"))
+    np.testing.assert_array_equal(list(a.staged_predict(X))[-1], pred)
+    assert a.score(X, labels) == np.mean(pred == labels)
 
 
 def test_constant_features_one_round_then_stuck():
@@ -310,7 +332,7 @@ def test_labels_of_any_type_and_staged(rng):
     a = AdaBoostClassifier(n_estimators=12).fit(X, labels)
     assert list(a.classes_) == ["cat", "dog"]
     pred = a.predict(X)
-    np.testing.assert_array_equal(pred, np.where(a.decision_function(X) >= 0, "dog", "cat"))
+    np.testing.assert_array_equal(pred, np.where(a.decision_function(X) > 0, "dog", "cat"))
     staged = list(a.staged_predict(X))
     assert len(staged) == 12
     np.testing.assert_array_equal(staged[-1], pred)
@@ -319,7 +341,7 @@ def test_labels_of_any_type_and_staged(rng):
 
 
 def test_threads_identical_in_the_parallel_path(rng, monkeypatch):
-    monkeypatch.setattr(ens._adaboost, "PARALLEL_MIN_WORK", 0)          # force OpenMP on small data
+    monkeypatch.setattr(ens._adaboost, "GRAIN", 1)          # force OpenMP on small data
     X, y = _binary(rng, m=500, d=9)
     one = AdaBoostClassifier(n_estimators=40, n_jobs=1).fit(X, y)
     two = AdaBoostClassifier(n_estimators=40, n_jobs=2).fit(X, y)
@@ -652,3 +674,32 @@ def test_max_samples_float_is_alpha_int_is_a_count(Est):
     assert sizes(Est(n_estimators=3, max_samples=1.0, random_state=0).fit(X, y)) == {40}
     with pytest.raises(ValueError, match="max_samples"):
         Est(max_samples=0).fit(X, y)
+
+
+def test_forest_regressor_trees_are_the_trees_fit_on_the_bootstrap_multiset(rng):
+    # the regressor's trees go through the tree's validate-once fast path, as the classifier's
+    X, y = make_regression(300, 6, noise=5.0, random_state=int(rng.integers(100)))
+    f = RandomForestRegressor(n_estimators=4, max_features="sqrt", random_state=2).fit(X, y)
+    for t, s in zip(f.estimators_, f.estimators_samples_):
+        counts = np.bincount(s, minlength=len(y))
+        rows = np.flatnonzero(counts)
+        fresh = TreeRegressor(max_features="sqrt", random_state=t.random_state, n_jobs=1).fit(
+            X[rows], y[rows], sample_weight=counts[rows].astype(float))
+        assert fresh.tree_.nodes.tobytes() == t.tree_.nodes.tobytes()
+        assert np.array_equal(fresh.tree_.value, t.tree_.value)
+
+
+def test_zero_weight_examples_are_absent(rng):
+    X, y = _binary(rng, m=80)
+    w = rng.random(80) + 0.1
+    w[::7] = 0.0
+    keep = w > 0
+    for est in (AdaBoostClassifier(n_estimators=8), DecisionStump()):
+        a = est.fit(X, y, sample_weight=w)
+        b = type(est)(**est.get_params()).fit(X[keep], y[keep], sample_weight=w[keep])
+        np.testing.assert_array_equal(a.predict(X), b.predict(X))
+        if isinstance(est, AdaBoostClassifier):
+            np.testing.assert_array_equal(a.stump_threshold_, b.stump_threshold_)
+            np.testing.assert_array_equal(a.estimator_weights_, b.estimator_weights_)
+        else:
+            assert (a.feature_, a.threshold_) == (b.feature_, b.threshold_)

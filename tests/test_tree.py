@@ -1,5 +1,6 @@
 """Tests for smml.tree: the notes' definitions (000 "Tree Predictors", "Risk analysis for tree
 predictors"; 002 "Tree-based classifiers"), the plain-Python reference, scikit-learn's checks."""
+import copy
 import math
 import pickle
 from itertools import product
@@ -271,7 +272,7 @@ def test_sample_weight_equals_repetition(rng):
 @pytest.mark.parametrize("splitter", ["exact", "hist"])
 def test_thread_count_does_not_change_the_tree(splitter, rng, monkeypatch):
     import smml.tree
-    monkeypatch.setattr(smml.tree, "_PAR_WORK", 1)      # every node through the parallel path
+    monkeypatch.setattr(smml.tree, "_GRAIN", 1)         # every node through the parallel path
     X, y = _data(rng, 25_000, 8, 3, decimals=3)
     X[:, 7] = rng.integers(0, 12, len(X))               # a categorical column too
     kw = dict(splitter=splitter, max_depth=12, max_features=5, random_state=3, categorical_features=[7])
@@ -421,32 +422,69 @@ def test_best_first_trees_are_nested(rng):
 
 # ---- pruning and the bounds --------------------------------------------------------------
 
-def test_reduced_error_pruning(rng):
-    X, y = _data(rng, 400, 4, 2)
-    Xv, yv = _data(rng, 200, 4, 2)
-    est = TreeClassifier().fit(X, y)
-    before_nodes, before_err = est.tree_.node_count, np.mean(est.predict(Xv) != yv)
-    est.prune_reduced_error(Xv, yv)
-    after_err = np.mean(est.predict(Xv) != yv)
-    assert est.tree_.node_count < before_nodes
-    assert after_err <= before_err
-    # no internal node left whose replacement by a leaf would not increase the validation error
+def _internal_node_errors(est, Xv, yv):
+    """(leaf error, error of the current subtree) of every internal node on (Xv, yv)."""
     leaf_err = est._validation_leaf_errors(est._validate_predict(Xv), yv)
     t = est.tree_
     sub = leaf_err.copy()
+    out = []
     for v in range(t.node_count - 1, -1, -1):
         if t.children_left[v] >= 0:
             sub[v] = sub[t.children_left[v]] + sub[t.children_right[v]]
-            assert leaf_err[v] > sub[v]
+            out.append((leaf_err[v], sub[v]))
+    return out
+
+
+def test_reduced_error_pruning(rng):
+    X, y = _data(rng, 400, 4, 2)
+    Xv, yv = _data(rng, 200, 4, 2)
+    full = TreeClassifier().fit(X, y)
+    before_nodes, before_err = full.tree_.node_count, np.mean(full.predict(Xv) != yv)
+    # 002's words (the default): prune when the validation accuracy does not change
+    est = copy.deepcopy(full).prune_reduced_error(Xv, yv)
+    assert est.tree_.node_count < before_nodes
+    assert np.mean(est.predict(Xv) != yv) == before_err          # every prune kept the accuracy
+    assert all(leaf != sub for leaf, sub in _internal_node_errors(est, Xv, yv))
+    # rule="no_worse" (Quinlan): also prunes when the validation error goes down
+    # (not always a smaller tree: a parent whose pruned children beat its leaf is kept)
+    nw = copy.deepcopy(full).prune_reduced_error(Xv, yv, rule="no_worse")
+    assert nw.tree_.node_count < before_nodes
+    assert np.mean(nw.predict(Xv) != yv) <= before_err
+    assert all(leaf > sub for leaf, sub in _internal_node_errors(nw, Xv, yv))
+    with pytest.raises(ValueError, match="rule"):
+        copy.deepcopy(full).prune_reduced_error(Xv, yv, rule="smaller")
     # through the constructor, and for regression
     p = TreeClassifier(pruning="reduced_error", random_state=0).fit(X, y)
-    assert p.tree_.node_count < before_nodes
+    q = TreeClassifier(pruning="reduced_error_no_worse", random_state=0).fit(X, y)
+    assert p.tree_.node_count < before_nodes and q.tree_.node_count < before_nodes
     yr = X[:, 0] + rng.normal(size=400)
     r = TreeRegressor().fit(X, yr)
     n0 = r.tree_.node_count
     r.prune_reduced_error(Xv, Xv[:, 0])
     assert r.tree_.node_count < n0
     assert TreeRegressor(pruning="reduced_error", random_state=0).fit(X, yr).tree_.node_count < n0
+    r2 = TreeRegressor().fit(X, yr).prune_reduced_error(Xv, Xv[:, 0], rule="no_worse")
+    assert r2.tree_.node_count < n0
+    assert TreeRegressor(pruning="reduced_error_no_worse", random_state=0).fit(X, yr).tree_.node_count < n0
+
+
+@pytest.mark.parametrize("xv, yv, kept_unchanged, kept_no_worse", [
+    ([[0.0], [3.0]], ["a", "b"], True, True),      # subtree 0 mistakes, root leaf (b) 1: keep
+    ([[0.0], [3.0]], ["b", "b"], True, False),     # subtree 1, leaf 0: only "no_worse" prunes
+    ([[1.0], [0.5]], ["a", "b"], False, False),    # subtree 1, leaf 1: unchanged, both prune
+    ([[5.0]], ["b"], False, False),                # 0 and 0 (nothing reaches the left leaf): both prune
+])
+def test_reduced_error_pruning_by_hand(xv, yv, kept_unchanged, kept_no_worse):
+    # x = 0 1 2 3, y = a a b b: the root x <= 1.5 and two pure leaves; the root as a leaf predicts
+    # b (a tie in training goes to the class that sorts last, 000)
+    X, y = np.array([[0.0], [1.0], [2.0], [3.0]]), ["a", "a", "b", "b"]
+    for rule, kept in (("unchanged", kept_unchanged), ("no_worse", kept_no_worse)):
+        est = TreeClassifier().fit(X, y)
+        assert est.tree_.node_count == 3
+        est.prune_reduced_error(np.array(xv), yv, rule=rule)
+        assert est.tree_.node_count == (3 if kept else 1), rule
+        if not kept:
+            assert est.predict(X).tolist() == ["b"] * 4
 
 
 def _all_pruned_subtrees(t, v=0):
@@ -475,6 +513,36 @@ def test_occam_pruning_minimises_the_bound(rng):
     # a big m makes the penalty small: the whole tree is kept if it has the smallest error
     big = TreeClassifier(pruning="occam", delta=0.5).fit(np.repeat(X, 50, 0), np.repeat(y, 50))
     assert big.tree_.node_count > 1
+
+
+def test_occam_pruning_on_binary_attributes_by_hand():
+    # d = 2 binary attributes, m = 20: (x1, x2) = (0,0) x5 all 0; (0,1) x5: four 0, one 1;
+    # (1,0) x5 all 1; (1,1) x5: three 1, two 0. Grown with gini: x1 at the root, then x2 on both
+    # sides (each split lowers gini), N = 7 nodes, training error 3/20.
+    # 000: |sigma(h)| = (N + 1) ceil(log2(d + 3)) + 2 floor(log2 N) + 1 with ceil(log2 5) = 3:
+    #   N = 1: 2*3 + 0 + 1 = 7;  N = 3: 4*3 + 2 + 1 = 15;  N = 5: 6*3 + 4 + 1 = 23;  N = 7: 8*3 + 4 + 1 = 29.
+    # errors: one leaf (majority 0: 11 zeros, 9 ones) 9/20; the x1 stump 3/20 (1 + 2 mistakes); every
+    # larger subtree also 3/20. bound = error + sqrt((|sigma| + ln 40) / 40):
+    #   N=1: 0.45 + 0.5169; N=3: 0.15 + 0.6835 = 0.8335 (the minimum); N=5: 0.15 + 0.8168; N=7: 0.15 + 0.9040.
+    assert [tree_code_length(n, 2) for n in (1, 3, 5, 7)] == [7, 15, 23, 29]
+    cells = [((0, 0), [0] * 5), ((0, 1), [0] * 4 + [1]), ((1, 0), [1] * 5), ((1, 1), [1] * 3 + [0] * 2)]
+    X = np.array([x for x, ys in cells for _ in ys], dtype=float)
+    y = np.array([v for _, ys in cells for v in ys])
+    est = TreeClassifier("gini").fit(X, y)
+    assert est.tree_.node_count == 7 and np.mean(est.predict(X) != y) == 3 / 20
+    assert list(est.tree_.threshold[est.tree_.children_left >= 0]) == [0.5, 0.5, 0.5]   # the attributes
+    est.prune_occam(0.05)
+    assert est.tree_.node_count == 3 and est.tree_.feature[0] == 0
+    assert est.occam_bound_ == pytest.approx(0.15 + math.sqrt((15 + math.log(40)) / 40), rel=1e-15)
+    np.testing.assert_array_equal(est.predict(X), X[:, 0].astype(int))
+    # with the thresholds paid for: n_attributes = 10 tests to choose from, ceil(log2 13) = 4 bits a node:
+    #   N = 1: 2*4 + 1 = 9, N = 3: 4*4 + 2 + 1 = 19 -> 0.45 + sqrt(12.69/40) = 1.013 vs 0.15 + sqrt(22.69/40) = 0.903
+    est2 = TreeClassifier("gini").fit(X, y).prune_occam(0.05, n_attributes=10)
+    assert est2.tree_.node_count == 3
+    assert est2.occam_bound_ == pytest.approx(0.15 + math.sqrt((19 + math.log(40)) / 40), rel=1e-15)
+    for bad in (0, -1, 2.5, True):
+        with pytest.raises(ValueError, match="n_attributes"):
+            TreeClassifier().fit(X, y).prune_occam(0.05, n_attributes=bad)
 
 
 def test_tree_bounds():
@@ -527,10 +595,22 @@ def test_against_sklearn_on_distinct_values(rng):
 # ---- scikit-learn's estimator checks -------------------------------------------------------
 
 EXPECTED_FAILED = {}
+_REP_HOLDOUT = ("reduced-error pruning holds out a random validation_fraction of the rows: a row of weight k "
+                "and k copies of it are split differently, so a weight is not the same as copies")
 
 
-@parametrize_with_checks([TreeClassifier(random_state=0), TreeRegressor(random_state=0)],
-                         expected_failed_checks=lambda est: EXPECTED_FAILED)
+def _expected_failed(est):
+    if est.pruning in ("reduced_error", "reduced_error_no_worse"):
+        return {"check_sample_weight_equivalence_on_dense_data": _REP_HOLDOUT}
+    return EXPECTED_FAILED
+
+
+@parametrize_with_checks([TreeClassifier(random_state=0), TreeRegressor(random_state=0),
+                          TreeClassifier(pruning="reduced_error", random_state=0),
+                          TreeClassifier(pruning="reduced_error_no_worse", random_state=0),
+                          TreeClassifier(pruning="occam", random_state=0),
+                          TreeRegressor(pruning="reduced_error", random_state=0)],
+                         expected_failed_checks=_expected_failed)
 def test_sklearn_checks(estimator, check):
     check(estimator)
 
@@ -565,14 +645,14 @@ def test_very_deep_tree_exports_and_prunes():
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_binning_kernel_is_searchsorted(dtype, rng):
-    from smml._core import _tree
+    from smml._core import _binning
     for ne in [0, 1, 2, 3, 7, 254, 255]:
         X = rng.normal(size=(500, 3)).astype(dtype)
         E = np.sort(rng.normal(size=(3, max(ne, 1))), axis=1)
         X[:5, 0] = E[0, 0]                                # values equal to an edge: code <= b
         E = np.concatenate([E, np.full((3, 2), np.inf)], 1)
         out = np.zeros((500, 3), np.uint8)
-        _tree.bin_columns(X, E, np.full(3, ne, np.intp), np.zeros(3, np.uint8), out, 2)
+        _binning.bin_columns(X, E, np.full(3, ne, np.intp), np.zeros(3, np.uint8), out, 2)
         ref = np.stack([np.searchsorted(E[f, :ne], X[:, f].astype(np.float64), side="left")
                         for f in range(3)], 1)
         assert np.array_equal(out, ref)
@@ -648,3 +728,126 @@ def test_export_decimals_and_occam_size_are_checked(rng):
     with pytest.raises(ValueError, match="prune_occam"):
         chain.prune_occam(0.05)
     assert np.array_equal(chain.predict(Z), np.arange(n) % 2)
+
+
+# ---- the node record, its storage and the parallel growth ---------------------------------
+
+def test_node_dtype_is_the_packed_c_record():
+    from smml._core import _tree
+
+    dt = Tree.NODE_DTYPE
+    assert dt.itemsize == _tree.NODE_SIZE            # sizeof(Node) in C
+    # packed: every field starts where the previous one ends, no padding
+    offsets = [dt.fields[name][1] for name in dt.names]
+    sizes = [dt.fields[name][0].itemsize for name in dt.names]
+    assert offsets == list(np.cumsum([0] + sizes[:-1])) and sum(sizes) == dt.itemsize
+    # prediction reads the test from the first bytes of the record
+    assert dt.names[:4] == ("threshold", "feature", "children_left", "is_categorical")
+    for name in ("impurity", "weighted_n_node_samples", "improvement", "n_node_samples", "depth"):
+        assert name in dt.names
+
+
+def test_tree_attributes_are_views_of_one_structured_array(rng):
+    X, y = _data(rng, 300, 4, 3)
+    t = TreeClassifier(max_depth=5).fit(X, y).tree_
+    assert t.nodes.dtype == Tree.NODE_DTYPE and t.nodes.ndim == 1
+    for name in Tree.NODE_DTYPE.names:
+        assert np.shares_memory(getattr(t, name), t.nodes)
+        assert np.array_equal(getattr(t, name), t.nodes[name])
+    internal = t.children_left >= 0
+    assert np.array_equal(t.children_right[internal], t.children_left[internal] + 1)
+    assert np.all(t.children_right[~internal] == -1)
+    assert t.value.shape == (t.node_count, 3) and t.category_bits.shape == (t.node_count, 4)
+
+
+def test_tree_pickles_as_one_structured_array(rng):
+    X, y = _data(rng, 400, 4, 2)
+    X[:, 3] = rng.integers(0, 5, 400)
+    est = TreeClassifier(categorical_features=[3], random_state=0).fit(X, y)
+    t = est.tree_
+    t2 = pickle.loads(pickle.dumps(t))
+    assert t2.nodes.dtype == Tree.NODE_DTYPE
+    assert t2.nodes.tobytes() == t.nodes.tobytes()
+    assert np.array_equal(t2.value, t.value) and np.array_equal(t2.category_bits, t.category_bits)
+    assert "_bytes" not in t.__getstate__() and "_right" not in t.__getstate__()   # records pickled once
+    est2 = pickle.loads(pickle.dumps(est))
+    assert np.array_equal(est2.apply(X), est.apply(X))
+    assert np.array_equal(est2.predict_proba(X), est.predict_proba(X))
+
+
+def test_tree_rejects_malformed_node_records(rng):
+    X, y = _data(rng, 200, 3, 2)
+    t = TreeClassifier(max_depth=3).fit(X, y).tree_
+    assert t.node_count > 3
+    with pytest.raises(ValueError, match="dtype"):
+        Tree(t.nodes.astype([(n, "<f8") for n in Tree.NODE_DTYPE.names]), t.value, t.category_bits)
+    with pytest.raises(ValueError, match="one row per node"):
+        Tree(t.nodes, t.value[:-1], t.category_bits)
+    for bad_child in (0, t.node_count - 1, t.node_count + 5, -7):   # backwards, no room for a sibling, out of range
+        nodes = t.nodes.copy()
+        nodes["children_left"][0] = bad_child
+        with pytest.raises(ValueError, match="children_left"):
+            Tree(nodes, t.value, t.category_bits)
+
+
+@pytest.mark.parametrize("splitter", ["exact", "hist"])
+def test_deferred_subtrees_grow_the_same_on_one_and_two_threads(splitter, monkeypatch):
+    # large enough for the independent subtrees to grow on two threads (n x d >= 8 grains), each
+    # thread with its own scratch: the tree is the same bit for bit as on one thread
+    import smml.tree
+    n, d = 24_000, 12
+    assert n >= smml.tree._DECOMPOSE_MIN and n * d >= 8 * smml.tree._GRAIN
+    rng = np.random.default_rng(0)                      # one seed: large fits
+    X = rng.normal(size=(n, d)).round(3)
+    yr = X[:, 0] * X[:, 1] + np.sin(3 * X[:, 2]) + 0.3 * rng.normal(size=n)
+    yc = (yr > 0).astype(int) + (X[:, 3] > 1)
+    w = rng.random(n) + 0.5
+    grown = []
+    for est in (TreeRegressor(splitter=splitter, max_features=7, random_state=1),
+                TreeClassifier("entropy", splitter=splitter, max_features=7, random_state=1)):
+        target = yr if isinstance(est, TreeRegressor) else yc
+        a = est.set_params(n_jobs=1).fit(X, target, sample_weight=w).tree_
+        b = est.set_params(n_jobs=2).fit(X, target, sample_weight=w).tree_
+        for f in Tree._FIELDS:
+            assert np.array_equal(getattr(a, f), getattr(b, f)), f
+        grown.append(a)
+    # the subtrees were grown apart: without the decomposition the nodes are numbered otherwise
+    monkeypatch.setattr(smml.tree, "_DECOMPOSE_MIN", 10**9)
+    c = TreeRegressor(splitter=splitter, max_features=7, random_state=1).fit(X, yr, sample_weight=w).tree_
+    assert not np.array_equal(grown[0].feature, c.feature)
+
+
+def test_sort_columns(rng):
+    from smml.tree import sort_columns
+    X = rng.integers(0, 50, size=(3000, 7)).astype(np.float32)   # many ties
+    skip = np.zeros(7, bool)
+    skip[[1, 5]] = True
+    for stable in (False, True):
+        one = sort_columns(X, 1, stable=stable, skip=skip)
+        two = sort_columns(X, 2, stable=stable, skip=skip)
+        for a, b in zip(one, two):
+            assert np.array_equal(a, b)
+        Xs, Si = one
+        assert Xs.dtype == np.float64 and Si.dtype == np.int32 and Xs.shape == (7, 3000)
+        for j in range(7):
+            if skip[j]:
+                assert not Xs[j].any() and not Si[j].any()
+                continue
+            assert np.array_equal(np.sort(Si[j]), np.arange(3000))
+            assert np.array_equal(Xs[j], X[Si[j], j])
+            assert np.all(np.diff(Xs[j]) >= 0)
+            if stable:
+                assert np.array_equal(Si[j], np.argsort(X[:, j], kind="stable"))
+
+
+def test_binning_kernel_writes_any_layout(rng):
+    from smml._core import _binning
+    X = rng.normal(size=(300, 4))
+    E = np.sort(rng.normal(size=(4, 9)), axis=1)
+    ne = np.full(4, 9, np.intp)
+    skip = np.zeros(4, np.uint8)
+    row = np.zeros((300, 4), np.uint8)
+    col = np.zeros((4, 300), np.uint8)            # column-major codes, as second-order boosting wants
+    _binning.bin_columns(X, E, ne, skip, row, 2)
+    _binning.bin_columns(X, E, ne, skip, col.T, 2)
+    assert np.array_equal(row, col.T) and row.max() == 9

@@ -19,7 +19,7 @@ import os
 
 from smml._core._openmp_helpers import omp_max_threads, openmp_enabled
 
-__all__ = ["effective_n_threads", "threads_for", "openmp_enabled", "blas_single_thread"]
+__all__ = ["effective_n_threads", "threads_for", "openmp_enabled", "blas_single_thread", "blas_threads"]
 
 
 @functools.lru_cache(maxsize=1)
@@ -58,8 +58,16 @@ def threads_for(n_threads, work, grain):
     its grain once, in its own units: rows, rows x features, flops...): below
     ``2 * grain`` one thread runs alone, and never more threads than whole
     grains of work. This is the one "too small to parallelise" rule of smml.
+
+    ``n_threads`` may be a callable returning the count (e.g. an estimator's
+    ``_n_threads``): it is then called only when the work is worth several
+    threads, so small calls (predict on a few rows) do not pay for the query.
     """
-    if n_threads <= 1 or work < 2 * grain:
+    if work < 2 * grain:
+        return 1
+    if callable(n_threads):
+        n_threads = n_threads()
+    if n_threads <= 1:
         return 1
     return int(max(1, min(n_threads, work // grain)))
 
@@ -79,14 +87,25 @@ class _NoLimit:
         return False
 
 
-def blas_single_thread(work=None, threshold=1 << 22):
+#: flops worth a BLAS thread of their own: BLAS libraries run products below 2 grains on one
+#: thread anyway
+BLAS_GRAIN = 1 << 21
+
+
+def blas_single_thread(work=None):
     """Context manager pinning BLAS to one thread while our OpenMP threads call it.
 
     A kernel that calls BLAS from inside a ``prange`` must not let BLAS spawn its
     own threads too (oversubscription). Limiting costs tens of microseconds, so
-    for small calls (``work`` flops below ``threshold``) nothing is limited: BLAS
-    libraries run such small products on one thread anyway.
+    for small calls (``work`` flops that BLAS would run on one thread anyway,
+    ``threads_for(2, work, BLAS_GRAIN) == 1``) nothing is limited.
     """
-    if work is not None and work < threshold:
+    if work is not None and threads_for(2, work, BLAS_GRAIN) == 1:
         return _NoLimit()
     return _controller().limit(limits=1, user_api="blas")
+
+
+def blas_threads(n_threads):
+    """Context manager limiting BLAS / LAPACK to ``n_threads`` threads (an estimator's
+    ``n_jobs`` for a LAPACK call it makes directly, e.g. a Cholesky factorisation)."""
+    return _controller().limit(limits=max(1, int(n_threads)), user_api="blas")

@@ -58,61 +58,100 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from smml._core import _tree
+from smml._core import _binning, _predict, _tree
+from smml._threads import threads_for
 from smml._validation import (Interval, Options, InstanceOf, N_JOBS, RANDOM_STATE, check_is_fitted,
-                              encode_classes, validate_sample_weight, validate_X, validate_X_y)
+                              drop_zero_weight, encode_classes, validate_sample_weight, validate_X,
+                              validate_X_y)
 from smml.base import ClassifierMixin, RegressorMixin, SmmlEstimator
 
-__all__ = ["TreeClassifier", "TreeRegressor", "Tree"]
+__all__ = ["TreeClassifier", "TreeRegressor", "Tree", "sort_columns", "bin_edges", "bin_features"]
 
 _AUTO_HIST_MIN_SAMPLES = 20_000
 _BIN_SUBSAMPLE = 50_000
-_PAR_WORK = 65_536    # nodes with fewer (samples x features) are scanned on one thread
 _DECOMPOSE_MIN = 20_000   # from this many samples on, subtrees below n/16 samples grow independently
 _MAX_CATEGORIES = 256
+_MAX_SAMPLES = 2**30 - 1        # node ids (< 2n) are int32 in the node records
 _OCCAM_MAX_CELLS = 50_000_000   # prune_occam's tables: at most 400 MB of float64
+_REP_RULES = ("unchanged", "no_worse")   # prune_reduced_error's rules (002's words, Quinlan's)
+_REP_PRUNING = {"reduced_error": "unchanged", "reduced_error_no_worse": "no_worse"}
+
+# Threading grains (smml._threads.threads_for): the least work worth a thread of its own.
+#: samples x features: a node's split search and partition run on several threads from 2 grains
+#: on; the independent subtrees on several threads from 8 grains of the tree's whole n x d
+_GRAIN = 32_768
+#: values sorted: the column sorts and the bin edges run in a thread pool from 2 grains on
+_SORT_GRAIN = 100_000
+#: rows routed through a tree (prediction)
+_PREDICT_GRAIN = 1_024
 
 
 class Tree:
-    """A fitted tree as plain numpy node arrays (node 0 is the root; -1 marks leaves).
+    """A fitted tree: one numpy array of node records and two side arrays (node 0 is the root).
 
-    ``children_left[v]`` is the first child (test true), ``children_right[v]`` the second;
-    ``feature``/``threshold`` give the test ``x[feature] <= threshold`` unless
-    ``is_categorical[v]``, when the test is ``x[feature] in S`` with S the categories whose
-    bit is set in ``category_bits[v]`` (4 x 64 bits).  ``value`` holds the weighted class
-    counts (classifier) or the mean target (regressor) of the training examples routed to
-    each node; ``impurity`` is psi at the node; ``improvement`` the decrease of the training
-    objective made by the node's split.
+    ``nodes`` has the dtype ``Tree.NODE_DTYPE``: the growth kernel's ``Node`` record
+    (``smml/_core/_tree.pxd``), which prediction reads as it is.  Each of its fields is also an
+    attribute (``tree.feature`` is ``tree.nodes["feature"]``): ``threshold``, ``feature``,
+    ``children_left`` (-1 marks leaves), ``is_categorical``, ``impurity`` (psi at the node),
+    ``weighted_n_node_samples``, ``improvement`` (the decrease of the training objective made by
+    the node's split), ``n_node_samples``, ``depth``.  ``children_left[v]`` is the first child
+    (test true); the second child is stored right after it, ``children_right[v] =
+    children_left[v] + 1``.  The test is ``x[feature] <= threshold`` unless ``is_categorical[v]``,
+    when it is ``x[feature] in S`` with S the categories whose bit is set in
+    ``category_bits[v]`` (4 x 64 bits).  ``value`` (n_nodes, V) holds the weighted class counts
+    (classifier) or the mean target (regressor) of the training examples routed to each node.
     """
 
-    _FIELDS = ("children_left", "children_right", "feature", "threshold", "is_categorical",
-               "category_bits", "value", "impurity", "n_node_samples", "weighted_n_node_samples",
-               "depth", "improvement")
+    NODE_DTYPE = _tree.NODE_DTYPE
+    _FIELDS = NODE_DTYPE.names + ("children_right", "value", "category_bits")
 
-    def __init__(self, **arrays):
-        for k in self._FIELDS:
-            setattr(self, k, arrays[k])
+    def __init__(self, nodes, value, category_bits):
+        nodes = np.ascontiguousarray(nodes)
+        if nodes.dtype != self.NODE_DTYPE or nodes.ndim != 1 or len(nodes) == 0:
+            raise ValueError(f"tree nodes must be a non-empty 1-d array of dtype {self.NODE_DTYPE}")
+        m = len(nodes)
+        category_bits = np.ascontiguousarray(category_bits, dtype=np.uint64)
+        if len(value) != m or category_bits.shape != (m, _tree.CATEGORY_WORDS):
+            raise ValueError("tree nodes, value and category_bits must have one row per node")
+        left = nodes["children_left"]
+        internal = np.flatnonzero(left >= 0)
+        if np.any(left[internal] <= internal) or np.any(left[internal] >= m - 1) or np.any(left < -1):
+            # prediction walks the records without bounds checks: children follow their parent
+            raise ValueError("tree nodes: children_left must be -1 or a node after its parent with its "
+                             "sibling right after it")
+        self.nodes = nodes
+        self.value = value
+        self.category_bits = category_bits
+        self._derive()
 
-    def _packed(self):
-        """The nodes as 24-byte records for the prediction loop (cached)."""
-        pk = getattr(self, "_pk", None)
-        if pk is None:
-            m = self.node_count
-            internal = self.children_left >= 0
-            if not np.array_equal(self.children_right[internal], self.children_left[internal] + 1):
-                raise ValueError("tree_: the second child of a node must follow the first one")
-            rec = np.empty(m, dtype=_tree.PNODE_DTYPE)
-            rec["threshold"] = self.threshold
-            rec["feature"] = np.maximum(self.feature, 0)
-            rec["left"] = self.children_left
-            rec["right"] = self.children_right
-            rec["is_cat"] = np.where(self.is_categorical, np.arange(m), -1)
-            pk = self._pk = rec.view(np.uint8)
-        return pk
+    def _derive(self):
+        self._bytes = self.nodes.view(np.uint8)
+        left = self.nodes["children_left"]
+        right = np.where(left >= 0, left + 1, -1).astype(np.intp)
+        right.flags.writeable = False
+        self._right = right
+
+    def _records(self):
+        """The node records as bytes, for the prediction kernels (smml._core._predict)."""
+        return self._bytes
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        del state["_bytes"], state["_right"]         # derived from nodes: rebuilt on load
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._derive()
+
+    @property
+    def children_right(self):
+        """Second child of each node (-1 at leaves): children_left + 1 (read-only)."""
+        return self._right
 
     @property
     def node_count(self):
-        return int(self.children_left.shape[0])
+        return int(self.nodes.shape[0])
 
     @property
     def n_leaves(self):
@@ -124,27 +163,148 @@ class Tree:
 
     def _subtree(self, keep_leaf):
         """Copy with the nodes in ``keep_leaf`` turned into leaves, unreachable nodes dropped
-        (nodes renumbered in creation order)."""
-        left, right = self.children_left.copy(), self.children_right.copy()
+        (nodes renumbered in creation order: siblings stay adjacent)."""
+        left = self.children_left.copy()
         left[keep_leaf] = -1
-        right[keep_leaf] = -1
         reach = np.zeros(self.node_count, bool)
         reach[0] = True
         for v in range(self.node_count):           # parents precede children
             if reach[v] and left[v] >= 0:
-                reach[left[v]] = reach[right[v]] = True
+                reach[left[v]] = reach[left[v] + 1] = True
         new_id = np.cumsum(reach) - 1
-        arrays = {k: getattr(self, k)[reach].copy() for k in self._FIELDS}
-        l, r = left[reach], right[reach]
-        arrays["children_left"] = np.where(l >= 0, new_id[np.maximum(l, 0)], -1).astype(np.intp)
-        arrays["children_right"] = np.where(r >= 0, new_id[np.maximum(r, 0)], -1).astype(np.intp)
-        leaf = arrays["children_left"] < 0
-        arrays["feature"][leaf] = -1
-        arrays["threshold"][leaf] = 0.0
-        arrays["is_categorical"][leaf] = False
-        arrays["category_bits"][leaf] = 0
-        arrays["improvement"][leaf] = 0.0
-        return Tree(**arrays)
+        nodes = self.nodes[reach]
+        bits = self.category_bits[reach]
+        l = left[reach]
+        nodes["children_left"] = np.where(l >= 0, new_id[np.maximum(l, 0)], -1)
+        _tree.make_leaves(nodes.view(np.uint8), bits, np.flatnonzero(l < 0))
+        return Tree(nodes, self.value[reach], bits)
+
+
+def _node_field(name):
+    def field(self):
+        return self.nodes[name]
+
+    return property(field, doc=f"``nodes[{name!r}]``")
+
+
+for _name in Tree.NODE_DTYPE.names:
+    setattr(Tree, _name, _node_field(_name))
+
+
+def _for_column_blocks(work, d, n_threads):
+    """work(lo, hi) on n_threads blocks of the d columns, in a thread pool when n_threads > 1
+    (numpy's sorts release the GIL)."""
+    n_threads = max(1, min(n_threads, d))
+    if n_threads == 1:
+        work(0, d)
+        return
+    cuts = np.linspace(0, d, n_threads + 1).astype(int)
+    with ThreadPoolExecutor(n_threads) as pool:
+        list(pool.map(work, cuts[:-1], cuts[1:]))
+
+
+def sort_columns(X, n_threads=1, stable=False, skip=None):
+    """Each column of X sorted once: ``(values, order)``, both (d, n), float64 and int32.
+
+    ``order[j]`` lists the rows by increasing ``X[:, j]`` (ties: numpy's default sort, or by
+    row with ``stable=True``), ``values[j] = X[order[j], j]`` in float64.  Columns with
+    ``skip[j]`` are not sorted (zeros).  Threads: ``threads_for(n_threads, n * d, _SORT_GRAIN)``,
+    one column per task; the result does not depend on them.
+    """
+    n, d = X.shape
+    Xs = np.empty((d, n), np.float64)
+    Si = np.empty((d, n), np.int32)
+    kind = "stable" if stable else None
+    keep = np.ones(d, bool) if skip is None else ~np.asarray(skip, bool)
+    Xs[~keep] = 0.0
+    Si[~keep] = 0
+
+    def work(j):
+        col = np.ascontiguousarray(X[:, j], dtype=np.float64)
+        o = np.argsort(col, kind=kind)
+        Si[j] = o
+        np.take(col, o, out=Xs[j])
+
+    # one column per task, handed out as threads free up (blocks fixed in advance leave a
+    # thread idle when the machine runs one core slower)
+    cols = np.flatnonzero(keep).tolist()
+    nt = min(len(cols), threads_for(n_threads, n * d, _SORT_GRAIN))
+    if nt > 1:
+        with ThreadPoolExecutor(nt) as pool:
+            list(pool.map(work, cols))
+    else:
+        for j in cols:
+            work(j)
+    return Xs, Si
+
+
+def bin_edges(X, max_bins, seed, n_threads=1, skip=None):
+    """Quantile bin edges per column (at most max_bins bins): a list of d ascending arrays.
+
+    With at most max_bins distinct values the edges are the midpoints between them (the
+    histogram search then equals the exact one); otherwise midpoints at the quantiles of (a
+    subsample of ``_BIN_SUBSAMPLE`` rows drawn with ``seed`` of) the column.  A midpoint that
+    rounds outside [a, b) is a.  Columns with ``skip[j]`` get no edges.  Codes: ``bin_columns``.
+    """
+    n, d = X.shape
+    if n > _BIN_SUBSAMPLE:
+        sub = np.random.default_rng(seed).choice(n, _BIN_SUBSAMPLE, replace=False)
+        sub.sort()
+        Xsub = X[sub]
+    else:
+        Xsub = X
+    edges = [np.zeros(0)] * d
+
+    def work(lo, hi):
+        for j in range(lo, hi):
+            if skip is not None and skip[j]:
+                continue
+            v = np.unique(np.asarray(Xsub[:, j], dtype=np.float64))
+            if len(v) <= max_bins:
+                a, b = v[:-1], v[1:]
+                mid = a / 2.0 + b / 2.0
+                bad = (mid >= b) | (mid < a)
+                mid[bad] = a[bad]
+                edges[j] = mid
+            else:
+                idx = (np.arange(1, max_bins) * (len(v) - 1)) // max_bins
+                mid = v[idx] / 2.0 + v[idx + 1] / 2.0
+                bad = (mid >= v[idx + 1]) | (mid < v[idx])
+                mid[bad] = v[idx][bad]
+                edges[j] = np.unique(mid)
+
+    _for_column_blocks(work, d, threads_for(n_threads, Xsub.size, _SORT_GRAIN))
+    return edges
+
+
+def bin_features(X, max_bins, seed, n_threads, is_cat, n_cats):
+    """``(codes, edges)``: the (n, d) uint8 codes of X and the (d, n_bins_max) threshold of each
+    code, ``code <= b  <=>  x <= edges[j, b]`` (padded with +inf), from :func:`bin_edges`.
+
+    ``max_bins=None``: numerical columns are not binned (code 0).  Categorical columns
+    (``is_cat[j]``, ``n_cats[j]`` categories) hold their category codes 0..255 (no unknowns in
+    training data) and have no edges.  The histogram kernels of the trees and of boosting read these.
+    """
+    n, d = X.shape
+    is_cat = np.asarray(is_cat, np.uint8)
+    n_bins = np.ones(d, np.intp)
+    for j, c in n_cats.items():
+        n_bins[j] = max(1, c)
+    if max_bins is not None:
+        edges_list = bin_edges(X, max_bins, seed, n_threads, skip=is_cat)
+        for j in range(d):
+            if not is_cat[j]:
+                n_bins[j] = len(edges_list[j]) + 1
+    edges = np.full((d, max(int(n_bins.max()), 1)), np.inf)
+    Xb = np.zeros((n, d), np.uint8)
+    if max_bins is not None:
+        for j in range(d):
+            if not is_cat[j]:
+                edges[j, :len(edges_list[j])] = edges_list[j]
+        _binning.bin_columns(X, edges, (n_bins - 1).astype(np.intp), is_cat, Xb, n_threads)
+    for j in n_cats:
+        Xb[:, j] = X[:, j].astype(np.intp).astype(np.uint8)
+    return Xb, edges
 
 
 def _check_max_features(mf, d):
@@ -267,14 +427,36 @@ class _BaseTree(SmmlEstimator):
         X, y = validate_X_y(self, Xe, y, dtype="floating", classifier=classifier, y_numeric=not classifier)
         return X, y
 
+    def _fit_encoded(self, X, y, classes, sample_weight):
+        """Fast path for smml's ensembles, which validate once and fit many trees.
+
+        ``X``: finite float64/float32 C-contiguous (n, d) array, numerical features only;
+        ``y``: classifier: intp array of indices into ``classes`` (sorted, all present or not);
+        regressor: finite float64 targets (``classes`` is None); ``sample_weight``:
+        non-negative float64 (n,) array with a positive sum.  No checks are made here beyond
+        the hyper-parameters: the caller guarantees the rest.
+        """
+        self._validate_params()
+        if self.categorical_features or self.pruning is not None:
+            raise ValueError("_fit_encoded supports neither categorical_features nor pruning")
+        self._cat_idx = []
+        self.categories_ = {}
+        self.n_features_in_ = X.shape[1]
+        ycls, yreg, n_classes = self._encoded_targets(y, classes)
+        self.tree_ = self._fit_arrays(X, ycls, yreg, n_classes,
+                                      np.ascontiguousarray(sample_weight, dtype=np.float64), self._seed())
+        self._after_tree_change()
+        return self
+
     def _fit_arrays(self, X, ycls, yreg, n_classes, sw, rng_seed):
-        if not np.all(sw > 0):
-            # a zero weight means "absent": drop those rows so they create no thresholds
-            keep = sw > 0
-            X, sw = X[keep], sw[keep]
-            ycls = ycls[keep] if n_classes > 0 else ycls
-            yreg = yreg[keep] if n_classes == 0 else yreg
+        if n_classes > 0:
+            sw, X, ycls = drop_zero_weight(sw, X, ycls)
+        else:
+            sw, X, yreg = drop_zero_weight(sw, X, yreg)
         n, d = X.shape
+        if n > _MAX_SAMPLES:
+            raise ValueError(f"smml.tree grows trees on at most {_MAX_SAMPLES:,} samples (of positive weight), "
+                             f"got {n:,}")
         is_cat = np.zeros(d, np.uint8)
         is_cat[self._cat_idx] = 1
         splitter = self.splitter
@@ -282,29 +464,14 @@ class _BaseTree(SmmlEstimator):
             splitter = "hist" if n >= _AUTO_HIST_MIN_SAMPLES else "exact"
         self.splitter_ = splitter
         n_threads = self._n_threads()
-        n_bins = np.ones(d, np.intp)
-        for j in self._cat_idx:
-            n_bins[j] = max(1, len(self.categories_[j]))
-        need_codes = splitter == "hist" or bool(self._cat_idx)
-        if splitter == "hist":
-            edges_list = self._bin_edges(X, is_cat, rng_seed)
-            for j in range(d):
-                if not is_cat[j]:
-                    n_bins[j] = len(edges_list[j]) + 1
-        hist_bins = int(n_bins[np.flatnonzero(is_cat)].max()) if self._cat_idx else 1
-        if splitter == "hist":
-            hist_bins = int(n_bins.max())
-        edges = np.full((d, max(hist_bins, 1)), np.inf)
-        Xb = np.zeros((n, d) if need_codes else (1, 1), np.uint8)
-        if splitter == "hist":
-            for j in range(d):
-                if not is_cat[j]:
-                    edges[j, :len(edges_list[j])] = edges_list[j]
-            _tree.bin_columns(X, edges, (n_bins - 1).astype(np.intp), is_cat, Xb, n_threads)
-        for j in self._cat_idx:
-            Xb[:, j] = X[:, j].astype(np.intp).astype(np.uint8)   # codes 0..255 (training has no unknowns)
+        if splitter == "hist" or self._cat_idx:
+            n_cats = {j: len(self.categories_[j]) for j in self._cat_idx}
+            Xb, edges = bin_features(X, self.max_bins if splitter == "hist" else None, rng_seed, n_threads,
+                                     is_cat, n_cats)
+        else:
+            Xb, edges = np.zeros((1, 1), np.uint8), np.full((d, 1), np.inf)
         if splitter == "exact":
-            Xs, Si = self._sorted_columns(X, is_cat, n_threads)
+            Xs, Si = sort_columns(X, n_threads, skip=is_cat)
         else:
             Si = np.zeros((1, 1), np.int32)
             Xs = np.zeros((1, 1))
@@ -335,96 +502,22 @@ class _BaseTree(SmmlEstimator):
             yreg = np.ascontiguousarray(np.ldexp(yc, -e_y))
             with np.errstate(over="ignore", under="ignore"):
                 mid = float(np.ldexp(mid, -2 * e_y))     # min_impurity_decrease is in units of y^2
-        out = _tree.build_tree(
+        nodes, value, bits = _tree.build_tree(
             0 if splitter == "exact" else 1, _tree.CRITERIA[self.criterion], n_classes,
-            Xs, Si, Xb, edges, is_cat, n_bins, ycls, yreg, sw,
+            Xs, Si, Xb, edges, is_cat, ycls, yreg, sw,
             max_depth, min(self.min_samples_split, n + 1), min(self.min_samples_leaf, n + 1), mid,
             0 if self.max_leaf_nodes is None else min(self.max_leaf_nodes, 2 * n + 2), mf,
-            self.growth == "best", rng_seed, n_threads, _PAR_WORK, _DECOMPOSE_MIN)
+            self.growth == "best", rng_seed, n_threads, _GRAIN, _DECOMPOSE_MIN)
         with np.errstate(over="ignore", under="ignore"):
-            out["weighted_n_node_samples"] = np.ldexp(out["weighted_n_node_samples"], e_w)
+            nodes["weighted_n_node_samples"] = np.ldexp(nodes["weighted_n_node_samples"], e_w)
             if n_classes == 0:
-                out["value"] = np.ldexp(out["value"], e_y) + c0
-                out["impurity"] = np.ldexp(out["impurity"], 2 * e_y)
-                out["improvement"] = np.ldexp(out["improvement"], 2 * e_y + e_w)
+                value = np.ldexp(value, e_y) + c0
+                nodes["impurity"] = np.ldexp(nodes["impurity"], 2 * e_y)
+                nodes["improvement"] = np.ldexp(nodes["improvement"], 2 * e_y + e_w)
             else:
-                out["value"] = np.ldexp(out["value"], e_w)
-                out["improvement"] = np.ldexp(out["improvement"], e_w)
-        return Tree(**out)
-
-    @staticmethod
-    def _sorted_columns(X, is_cat, n_threads):
-        """Each numerical column sorted once (values and sample indices), 000's scan order."""
-        n, d = X.shape
-        if n * d < 200_000 and not is_cat.any():
-            # small problems (forests, boosting): one vectorised call, less Python overhead
-            o = np.argsort(X, axis=0)
-            Xs = np.ascontiguousarray(np.take_along_axis(X, o, axis=0).T, dtype=np.float64)
-            return Xs, np.ascontiguousarray(o.T, dtype=np.int32)
-        Si = np.empty((d, n), np.int32)
-        Xs = np.empty((d, n), np.float64)
-
-        def work(j):
-            if is_cat[j]:
-                Si[j] = 0
-                Xs[j] = 0.0
-                return
-            col = np.ascontiguousarray(X[:, j], dtype=np.float64)
-            o = np.argsort(col)
-            Si[j] = o
-            np.take(col, o, out=Xs[j])
-
-        if n_threads > 1 and n * d >= 200_000:
-            with ThreadPoolExecutor(n_threads) as ex:
-                list(ex.map(work, range(d)))
-        else:
-            for j in range(d):
-                work(j)
-        return Xs, Si
-
-    def _bin_edges(self, X, is_cat, seed):
-        """Quantile bin edges per numerical feature (at most max_bins bins).
-
-        With at most max_bins distinct values the edges are the midpoints between them
-        (the histogram search then equals the exact one); otherwise midpoints at the
-        quantiles of (a subsample of) the column.
-        """
-        n, d = X.shape
-        if n > _BIN_SUBSAMPLE:
-            sub = np.random.default_rng(seed).choice(n, _BIN_SUBSAMPLE, replace=False)
-            sub.sort()
-            Xsub = X[sub]
-        else:
-            Xsub = X
-        mb = self.max_bins
-        edges = [None] * d
-
-        def work(j):
-            if is_cat[j]:
-                edges[j] = np.zeros(0)
-                return
-            v = np.unique(np.asarray(Xsub[:, j], dtype=np.float64))
-            if len(v) <= mb:
-                a, b = v[:-1], v[1:]
-                mid = a / 2.0 + b / 2.0
-                bad = (mid >= b) | (mid < a)
-                mid[bad] = a[bad]
-                edges[j] = mid
-            else:
-                idx = (np.arange(1, mb) * (len(v) - 1)) // mb
-                mid = v[idx] / 2.0 + v[idx + 1] / 2.0
-                bad = (mid >= v[idx + 1]) | (mid < v[idx])
-                mid[bad] = v[idx][bad]
-                edges[j] = np.unique(mid)
-
-        nt = self._n_threads()
-        if nt > 1 and Xsub.size >= 200_000:
-            with ThreadPoolExecutor(nt) as ex:
-                list(ex.map(work, range(d)))
-        else:
-            for j in range(d):
-                work(j)
-        return edges
+                value = np.ldexp(value, e_w)
+                nodes["improvement"] = np.ldexp(nodes["improvement"], e_w)
+        return Tree(nodes, value, bits)
 
     def _seed(self):
         rs = self.random_state
@@ -454,8 +547,8 @@ class _BaseTree(SmmlEstimator):
     def _apply(self, X):
         t = self.tree_
         out = np.empty(X.shape[0], np.intp)
-        _tree.apply_tree(X, t._packed(), t.category_bits, out,
-                         self._n_threads() if X.shape[0] >= 2048 else 1)
+        _predict.apply_tree(X, t._records(), t.category_bits, out,
+                            threads_for(self._n_threads, X.shape[0], _PREDICT_GRAIN))
         return out
 
     def get_depth(self):
@@ -467,31 +560,45 @@ class _BaseTree(SmmlEstimator):
         return self.tree_.n_leaves
 
     # ---- pruning ------------------------------------------------------------
-    def prune_reduced_error(self, X_val, y_val):
+    def prune_reduced_error(self, X_val, y_val, rule="unchanged"):
         """Reduced-error pruning on a validation set (002 "When to stop?").
 
-        Starting at the leaves (children before parents), an internal node is replaced by a
-        leaf predicting its training label when that does not increase the error on the
-        validation examples routed to it (zero-one loss; square loss for regression).
-        Modifies the fitted tree in place and returns self.
+        002: "starting at the leaves, each node replaced by its most common class; if
+        prediction accuracy does not change, ditch the node" (errors computed on a validation
+        set).  Children before parents, an internal node is replaced by a leaf predicting its
+        training label when the validation error of that leaf, compared with the error of the
+        node's current (already pruned) subtree on the validation examples routed to it, is
+
+        - ``rule="unchanged"`` (default, the notes' words): equal, i.e. the accuracy does not
+          change;
+        - ``rule="no_worse"``: not larger, i.e. the accuracy does not decrease (Quinlan's
+          original rule, which also prunes when pruning lowers the validation error).
+
+        Zero-one loss (weighted counts of mistakes), square loss for regression; "equal" up to
+        rounding (1e-12 relative: the counts of a classifier are exact).  Modifies the fitted
+        tree in place and returns self.
         """
+        if rule not in _REP_RULES:
+            raise ValueError(f"rule must be one of {_REP_RULES}, got {rule!r}")
         X_val = self._validate_predict(X_val)
-        self._prune_by_errors(self._validation_leaf_errors(X_val, y_val))
+        self._prune_by_errors(self._validation_leaf_errors(X_val, y_val), rule)
         return self
 
-    def _prune_by_errors(self, err_leaf):
+    def _prune_by_errors(self, err_leaf, rule):
         """002's bottom-up rule on the validation error each node would make as a leaf:
-        children before parents, a node becomes a leaf when that error is at most its
-        subtree's (up to rounding)."""
+        children before parents, a node becomes a leaf when that error equals its current
+        subtree's (``rule="unchanged"``) or is at most it (``"no_worse"``), up to rounding."""
         t = self.tree_
         sub = err_leaf.copy()
         to_leaf = np.zeros(t.node_count, bool)
+        unchanged = rule == "unchanged"
         for v in range(t.node_count - 1, -1, -1):
             l, r = t.children_left[v], t.children_right[v]
             if l < 0:
                 continue
             s = sub[l] + sub[r]
-            if err_leaf[v] <= s + 1e-12 * max(1.0, abs(s)):
+            tol = 1e-12 * max(1.0, abs(s))
+            if (abs(err_leaf[v] - s) <= tol) if unchanged else (err_leaf[v] <= s + tol):
                 to_leaf[v] = True
                 sub[v] = err_leaf[v]
             else:
@@ -500,19 +607,18 @@ class _BaseTree(SmmlEstimator):
         self._after_tree_change()
 
     def _holdout(self, n, seed):
-        """(training rows, validation rows) for pruning='reduced_error'."""
+        """(training rows, validation rows) for the reduced-error prunings."""
         perm = np.random.default_rng(seed).permutation(n)
         n_val = int(round(self.validation_fraction * n))
         if n_val < 1 or n - n_val < 1:
-            raise ValueError(f"pruning='reduced_error' needs at least 2 samples to hold out "
-                             f"validation_fraction={self.validation_fraction} of them; got {n}")
+            raise ValueError(f"pruning={self.pruning!r} needs at least 2 samples to hold out "
+                             f"validation_fraction={self.validation_fraction} of them; got n_samples = {n}")
         return np.sort(perm[n_val:]), np.sort(perm[:n_val])
 
     def _route_sums(self, X, T):
         t = self.tree_
         out = np.zeros((t.node_count, T.shape[1]))
-        _tree.path_sums(X, np.ascontiguousarray(T, dtype=np.float64), t.children_left, t.children_right,
-                        t.feature, t.threshold, t.is_categorical.view(np.uint8), t.category_bits, out)
+        _predict.path_sums(X, np.ascontiguousarray(T, dtype=np.float64), t._records(), t.category_bits, out)
         return out
 
     def _after_tree_change(self):
@@ -588,10 +694,12 @@ class TreeClassifier(ClassifierMixin, _BaseTree):
     categorical_features : list of column indices or names, or a boolean mask, default=None
         Columns holding categories (any orderable values, e.g. strings in a DataFrame; at most
         256 per column).
-    pruning : {None, "reduced_error", "occam"}
+    pruning : {None, "reduced_error", "reduced_error_no_worse", "occam"}
         "reduced_error": grow on ``1 - validation_fraction`` of the data, then
-        :meth:`prune_reduced_error` on the rest (002).  "occam": :meth:`prune_occam` with
-        ``delta`` (000 "A more refined bound").
+        :meth:`prune_reduced_error` on the rest with 002's rule (prune when the validation
+        accuracy does not change); "reduced_error_no_worse": the same with ``rule="no_worse"``
+        (prune when it does not decrease).  "occam": :meth:`prune_occam` with ``delta``
+        (000 "A more refined bound").
     random_state : None, int or Generator
         Seeds max_features sampling, hist-binning subsamples and the validation split.
     n_jobs : int or None
@@ -606,7 +714,7 @@ class TreeClassifier(ClassifierMixin, _BaseTree):
     """
 
     _criteria = ("gini", "entropy", "error", "sqrt")
-    _prunings = (None, "reduced_error", "occam")
+    _prunings = (None, "reduced_error", "reduced_error_no_worse", "occam")
 
     def __init__(self, criterion="gini", *, splitter="auto", growth="best", max_depth=None,
                  min_samples_split=2, min_samples_leaf=1, min_impurity_decrease=0.0,
@@ -637,11 +745,11 @@ class TreeClassifier(ClassifierMixin, _BaseTree):
         self.classes_, yenc = encode_classes(y)
         self.n_classes_ = len(self.classes_)
         seed = self._seed()
-        if self.pruning == "reduced_error":
+        if self.pruning in _REP_PRUNING:
             tr, va = self._holdout(X.shape[0], seed)
             self.tree_ = self._fit_arrays(X[tr], yenc[tr], np.zeros(1), self.n_classes_, sw[tr], seed)
             self._after_tree_change()
-            self._prune_by_errors(self._errors_encoded(X[va], yenc[va]))
+            self._prune_by_errors(self._errors_encoded(X[va], yenc[va]), _REP_PRUNING[self.pruning])
         else:
             self.tree_ = self._fit_arrays(X, yenc, np.zeros(1), self.n_classes_, sw, seed)
             self._after_tree_change()
@@ -649,27 +757,10 @@ class TreeClassifier(ClassifierMixin, _BaseTree):
                 self.prune_occam(self.delta)
         return self
 
-    def _fit_encoded(self, X, y_encoded, classes, sample_weight):
-        """Fast path for smml's ensembles, which validate once and fit many trees.
-
-        ``X``: finite float64/float32 C-contiguous (n, d) array, numerical features only;
-        ``y_encoded``: intp array of indices into ``classes`` (sorted, all present or not);
-        ``sample_weight``: non-negative float64 (n,) array with a positive sum.  No checks are
-        made here beyond the hyper-parameters: the caller guarantees the rest.
-        """
-        self._validate_params()
-        if self.categorical_features or self.pruning is not None:
-            raise ValueError("_fit_encoded supports neither categorical_features nor pruning")
-        self._cat_idx = []
-        self.categories_ = {}
-        self.n_features_in_ = X.shape[1]
+    def _encoded_targets(self, y_encoded, classes):
         self.classes_ = np.asarray(classes)
         self.n_classes_ = len(self.classes_)
-        self.tree_ = self._fit_arrays(X, np.ascontiguousarray(y_encoded, dtype=np.intp), np.zeros(1),
-                                      self.n_classes_, np.ascontiguousarray(sample_weight, dtype=np.float64),
-                                      self._seed())
-        self._after_tree_change()
-        return self
+        return np.ascontiguousarray(y_encoded, dtype=np.intp), np.zeros(1), self.n_classes_
 
     def _after_tree_change(self):
         # leaf labels of 000: the most frequent label; ties -> the class that sorts last
@@ -710,16 +801,31 @@ class TreeClassifier(ClassifierMixin, _BaseTree):
         return S[:, K] - S[np.arange(S.shape[0]), self._node_label]
 
 
-    def prune_occam(self, delta=0.05):
+    def prune_occam(self, delta=0.05, n_attributes=None):
         """Occam-bound selection among the pruned subtrees (000 "A more refined bound").
 
         Among all subtrees obtained by turning internal nodes into leaves, keep the one
         minimising ``training error + sqrt((|sigma(h)| + ln(2/delta)) / (2m))`` with
         ``|sigma(h)| = (N_h + 1) ceil(log2(d + 3)) + 2 floor(log2 N_h) + 1`` (N_h nodes,
-        d features, m training examples; the training error is the weighted fraction of
+        d attributes, m training examples; the training error is the weighted fraction of
         misclassified training examples).  The minimum is exact: a dynamic programme gives,
         for every number of leaves, the smallest training error of a pruned subtree with that
         many leaves (ties: the smaller tree).  Sets ``occam_bound_``; returns self.
+
+        How the tests enter the code length.  000 derives |sigma(h)| for trees on d *binary*
+        attributes, where an internal node is named by the index of the attribute it tests
+        (ceil(log2(d + 3)) bits per node).  smml's tests are ``x_j <= threshold`` (and
+        ``x_j in S`` for categories), so a test is a feature *and* a threshold.  By default
+        ``d = n_attributes = n_features_in_``: each feature counts as one attribute and the
+        threshold is not encoded.  That is exactly 000's code when every feature is binary
+        (0/1 values: the only split is ``x_j <= 0.5``, the attribute itself).  With numerical
+        features it treats each learned test as a fixed binary attribute, so the bound is the
+        notes' bound for the binarised features, not a bound that pays for choosing the
+        thresholds.  To pay for them, pass ``n_attributes`` = the number of distinct tests a
+        node may choose from, e.g. sum_j (distinct values of feature j - 1) (every candidate
+        threshold, or category subset, a binary attribute): each node then costs
+        ceil(log2(n_attributes + 3)) bits.  (The candidate thresholds still come from the
+        training inputs, though not from their labels.)
         """
         from smml.bounds import occam_tree_bound
 
@@ -727,7 +833,13 @@ class TreeClassifier(ClassifierMixin, _BaseTree):
         t = self.tree_
         W = t.weighted_n_node_samples[0]
         m = int(t.n_node_samples[0])
-        d = self.n_features_in_
+        if n_attributes is None:
+            d = self.n_features_in_
+        elif isinstance(n_attributes, (bool, np.bool_)) or not isinstance(n_attributes, numbers.Integral) \
+                or n_attributes < 1:
+            raise ValueError(f"n_attributes must be a positive integer, got {n_attributes!r}")
+        else:
+            d = int(n_attributes)
         leaf_err = t.weighted_n_node_samples - t.value.max(axis=1)
         # the DP keeps one table per node, as long as the node's number of leaves + 1: its size
         # is the sum of the nodes' leaf counts (n log n when balanced, ~n^2/2 for a deep chain)
@@ -831,12 +943,14 @@ class TreeRegressor(RegressorMixin, _BaseTree):
 
     Leaves predict the weighted mean target of their training examples; a split is worth the
     decrease of the weighted squared error.  Parameters as :class:`TreeClassifier` (criterion
-    "squared_error"; pruning None or "reduced_error" with the square loss; ``delta`` is unused,
+    "squared_error"; pruning None, "reduced_error" or "reduced_error_no_worse" with the square loss
+    (on real-valued targets an exactly unchanged validation error is rare, so the notes' rule
+    mostly prunes subtrees that no validation example reaches); ``delta`` is unused,
     the Occam bound of 000 being for classification).
     """
 
     _criteria = ("squared_error",)
-    _prunings = (None, "reduced_error")
+    _prunings = (None, "reduced_error", "reduced_error_no_worse")
 
     def __init__(self, criterion="squared_error", *, splitter="auto", growth="best", max_depth=None,
                  min_samples_split=2, min_samples_leaf=1, min_impurity_decrease=0.0,
@@ -866,13 +980,16 @@ class TreeRegressor(RegressorMixin, _BaseTree):
         sw = validate_sample_weight(sample_weight, X.shape[0])
         seed = self._seed()
         dummy = np.zeros(1, np.intp)
-        if self.pruning == "reduced_error":
+        if self.pruning in _REP_PRUNING:
             tr, va = self._holdout(X.shape[0], seed)
             self.tree_ = self._fit_arrays(X[tr], dummy, y[tr], 0, sw[tr], seed)
-            self._prune_by_errors(self._validation_leaf_errors(X[va], y[va]))
+            self._prune_by_errors(self._validation_leaf_errors(X[va], y[va]), _REP_PRUNING[self.pruning])
         else:
             self.tree_ = self._fit_arrays(X, dummy, y, 0, sw, seed)
         return self
+
+    def _encoded_targets(self, y, classes):
+        return np.zeros(1, np.intp), np.ascontiguousarray(y, dtype=np.float64), 0
 
     def predict(self, X):
         X = self._validate_predict(X)
@@ -888,23 +1005,6 @@ class TreeRegressor(RegressorMixin, _BaseTree):
         S = self._route_sums(X_val, T)
         v = self.tree_.value[:, 0]
         return np.maximum(S[:, 2] - 2 * v * S[:, 1] + v * v * S[:, 0], 0.0)
-
-    def _prune_with(self, X_val, y_val):
-        err_leaf = self._validation_leaf_errors(X_val, y_val)
-        t = self.tree_
-        sub = err_leaf.copy()
-        to_leaf = np.zeros(t.node_count, bool)
-        for v in range(t.node_count - 1, -1, -1):
-            l, r = t.children_left[v], t.children_right[v]
-            if l < 0:
-                continue
-            s = sub[l] + sub[r]
-            if err_leaf[v] <= s + 1e-12 * max(1.0, abs(s)):
-                to_leaf[v] = True
-                sub[v] = err_leaf[v]
-            else:
-                sub[v] = s
-        self.tree_ = t._subtree(to_leaf)
 
     def _leaf_text(self, v, decimals):
         return f"value: {self.tree_.value[v, 0]:.{decimals}g}"

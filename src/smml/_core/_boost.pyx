@@ -198,7 +198,7 @@ def boost_stumps(const int32_t[:, ::1] order, const uint8_t[:, ::1] boundary,
     IN: order, boundary (d, n); y in {-1, +1}; p1 = P_1 (sums to 1), log_p1.
     IN/OUT: margin F(x_t) (zeros on entry), w (on exit P_{T+1}), h (scratch).
     OUT per round i: stump (feature, position, polarity), epsilon_i, w_i and
-    the P_1-weighted training error of sign(F_i) (sign(0) = +1).
+    the P_1-weighted training error of sgn(F_i) (000's sgn: sgn(0) = -1).
 
     P_{i+1}(t) = P_i(t) exp(-w_i y_t h_i(x_t)) / Z_i literally (two factors
     e^{-w_i}, e^{+w_i}; Z_i the actual sum). When a positive weight falls below
@@ -265,7 +265,7 @@ def boost_stumps(const int32_t[:, ::1] order, const uint8_t[:, ::1] boundary,
                 total = 0.0
                 for i in range(n):
                     margin[i] = margin[i] + alpha * h[i]
-                    hv = 1 if margin[i] >= 0.0 else -1
+                    hv = 1 if margin[i] > 0.0 else -1          # sgn(0) = -1 (000)
                     if hv != y[i]:
                         tr = tr + p1[i]
                     w[i] = w[i] * (down if h[i] == y[i] else up)

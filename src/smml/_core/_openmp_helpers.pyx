@@ -2,7 +2,7 @@
 from cython.parallel cimport parallel
 
 from smml._core._openmp cimport (
-    SMML_OPENMP_ENABLED, omp_get_max_threads, omp_get_num_threads)
+    SMML_OPENMP_ENABLED, omp_get_max_threads, omp_get_num_threads, threads_for)
 
 
 def openmp_enabled():
@@ -24,3 +24,9 @@ def threads_in_parallel_region(int n_threads):
     with nogil, parallel(num_threads=n_threads):
         seen[0] = omp_get_num_threads()
     return seen[0]
+
+
+def _threads_for(int n_threads, long long work, long long grain):
+    """The kernels' threads_for (smml._core._openmp), exposed for the test that it is
+    smml._threads.threads_for."""
+    return threads_for(n_threads, work, grain)

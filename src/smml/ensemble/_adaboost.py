@@ -1,17 +1,18 @@
 """AdaBoost (002 "Adaboost"; 003 section 16) and its default weak learner, the decision stump."""
 import math
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import has_fit_parameter
 
 from smml._core import _boost
+from smml._progress import VERBOSE, progress
+from smml._threads import threads_for
 from smml._validation import (N_JOBS, RANDOM_STATE, InstanceOf, Interval, Options, check_is_fitted,
-                              check_random_state, encode_classes, validate_sample_weight, validate_X,
-                              validate_X_y)
+                              check_random_state, drop_zero_weight, encode_classes, validate_sample_weight,
+                              validate_X, validate_X_y)
 from smml.base import ClassifierMixin, SmmlEstimator
 from smml.ensemble._base import _seeded_clone
+from smml.tree import sort_columns
 
 
 #: an error within this distance of 1/2 counts as 1/2 (003 Algorithm 5: "stuck")
@@ -25,58 +26,23 @@ RESYNC_BELOW = 1e-200
 # ---------------------------------------------------------------------------
 
 def _sort_features(X, n_threads=1):
-    """Per-feature sort orders (d, n) int32, stable, and the threshold boundaries.
-
-    ``boundary[j, p]`` is 1 iff the p-th and (p+1)-th smallest values of feature
-    j differ, i.e. a threshold may be put between them. With n_threads > 1 the
-    features are sorted in a thread pool (numpy's sort releases the GIL); the
-    result is the same.
-    """
+    """Per-feature sort orders (d, n) int32, stable, the sorted values (d, n) float64 and the
+    threshold boundaries: ``boundary[j, p]`` is 1 iff the p-th and (p+1)-th smallest values of
+    feature j differ, i.e. a threshold may be put between them.  ``smml.tree.sort_columns``
+    sorts (on up to n_threads threads, the same result)."""
     n, d = X.shape
     if n >= 2**31 - 1:
         raise ValueError(f"the stump kernel indexes samples with int32: {n} samples is too many")
-    XT = np.ascontiguousarray(X.T)
-    order = np.empty((d, n), dtype=np.int32)
-    xs = np.empty_like(XT)
+    xs, order = sort_columns(X, n_threads, stable=True)
     boundary = np.zeros((d, n), dtype=np.uint8)
-
-    def work(lo_hi):
-        lo, hi = lo_hi
-        o = np.argsort(XT[lo:hi], axis=1, kind="stable")
-        order[lo:hi] = o
-        xs[lo:hi] = np.take_along_axis(XT[lo:hi], o, axis=1)
-        boundary[lo:hi, :-1] = xs[lo:hi, :-1] < xs[lo:hi, 1:]
-
-    n_threads = max(1, min(n_threads, d))
-    if n_threads > 1:
-        cuts = np.linspace(0, d, n_threads + 1).astype(int)
-        with ThreadPoolExecutor(max_workers=n_threads) as pool:
-            list(pool.map(work, zip(cuts[:-1], cuts[1:])))
-    else:
-        work((0, d))
+    np.less(xs[:, :-1], xs[:, 1:], out=boundary[:, :-1], casting="unsafe")
     return order, boundary, xs
 
 
-#: below this many (sample, feature) pairs per round the stump search runs on one thread:
-#: a round then takes well under a millisecond and an OpenMP barrier costs more than it saves
-#: (results do not depend on the thread count either way)
-PARALLEL_MIN_WORK = 1 << 20
-
-
-def _threads_for(n_threads, work):
-    return n_threads if work >= PARALLEL_MIN_WORK else 1
-
-
-def _drop_zero_weight(X, y, w):
-    """Examples of weight 0 are not in the weighted training set: drop them.
-
-    (They would otherwise add threshold candidates, so a zero weight would not
-    be the same as removing the example.)
-    """
-    keep = w > 0
-    if keep.all():
-        return X, y, w
-    return np.ascontiguousarray(X[keep]), y[keep], w[keep]
+#: (sample, feature) pairs worth one thread of the stump search (smml._threads.threads_for):
+#: a round on fewer than 2 grains takes well under a millisecond and an OpenMP barrier
+#: costs more than it saves (results do not depend on the thread count either way)
+GRAIN = 1 << 19
 
 
 def _thresholds(xs, feature, pos):
@@ -170,13 +136,13 @@ class DecisionStump(ClassifierMixin, SmmlEstimator):
         X, y = validate_X_y(self, X, y, dtype="floating", classifier=True)
         self.classes_, yk = encode_classes(y)
         w = validate_sample_weight(sample_weight, X.shape[0])
-        X, yk, w = _drop_zero_weight(X, yk, w)
-        order, boundary, xs = _sort_features(X)
+        w, X, yk = drop_zero_weight(w, X, yk)
+        order, boundary, xs = _sort_features(X, self._n_threads())
         K = len(self.classes_)
         if K <= 2:
             ypm = np.where(yk == 1, 1.0, -1.0)
             f, p, pol, err = _boost.best_stump(order, boundary, w, ypm,
-                                               _threads_for(self._n_threads(), X.size))
+                                               threads_for(self._n_threads(), X.size, GRAIN))
             left, right = (0, 1) if pol > 0 else (1, 0)
             if K == 1:
                 left = right = 0
@@ -210,7 +176,8 @@ class AdaBoostClassifier(ClassifierMixin, SmmlEstimator):
     P_i; epsilon_i is its P_i-weighted training error;
     w_i = 1/2 ln((1 - epsilon_i) / epsilon_i);
     P_{i+1}(t) proportional to P_i(t) exp(-w_i y_t h_i(x_t)); the output is
-    f = sign(sum_i w_i h_i) with sign(0) = +1 (a tie goes to ``classes_[1]``).
+    f = sgn(sum_i w_i h_i) with 000's sgn: sgn(z) = 1 if z > 0 and -1 otherwise (a zero
+    margin goes to ``classes_[0]``, as in smml's linear classifiers).
 
     Special cases of 003's Algorithm 5 (step 3):
 
@@ -227,7 +194,7 @@ class AdaBoostClassifier(ClassifierMixin, SmmlEstimator):
       h_i is used with its predictions flipped; boosting goes on.
 
     If the first round stops as stuck the ensemble is empty: F = 0 and every
-    prediction is ``classes_[1]`` by the sign(0) rule.
+    prediction is ``classes_[0]`` by the sgn(0) = -1 rule.
 
     The default weak learner (``estimator=None``) is :class:`DecisionStump`
     run inside the compiled loop ``smml._core._boost.boost_stumps`` (sort
@@ -254,6 +221,11 @@ class AdaBoostClassifier(ClassifierMixin, SmmlEstimator):
         OpenMP threads of the stump kernel.
     random_state : int, RandomState, Generator or None
         Seeds the weak learners that have a ``random_state`` (drawn up front).
+    verbose : bool, int or "auto", default=0
+        A progress bar of the rounds on stderr: 0 silent, 1 always, "auto" when
+        stderr is a terminal (``smml._progress``). With the default stumps all
+        rounds run in one compiled call, so the bar fills when it returns; with
+        another weak learner it moves round by round.
 
     Attributes
     ----------
@@ -271,13 +243,14 @@ class AdaBoostClassifier(ClassifierMixin, SmmlEstimator):
 
     _parameter_spec = {"estimator": (Options(None), InstanceOf(BaseEstimator)),
                        "n_estimators": Interval(int, 1, None),
-                       "n_jobs": N_JOBS, "random_state": RANDOM_STATE}
+                       "n_jobs": N_JOBS, "random_state": RANDOM_STATE, "verbose": VERBOSE}
 
-    def __init__(self, estimator=None, n_estimators=50, n_jobs=None, random_state=None):
+    def __init__(self, estimator=None, n_estimators=50, n_jobs=None, random_state=None, verbose=0):
         self.estimator = estimator
         self.n_estimators = n_estimators
         self.n_jobs = n_jobs
         self.random_state = random_state
+        self.verbose = verbose
 
     # -- fitting -----------------------------------------------------------
     def fit(self, X, y, sample_weight=None):
@@ -292,7 +265,7 @@ class AdaBoostClassifier(ClassifierMixin, SmmlEstimator):
             raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes in the data, "
                              f"got only one class: {self.classes_[0]!r}")
         sw = validate_sample_weight(sample_weight, X.shape[0])
-        X, yk, sw = _drop_zero_weight(X, yk, sw)
+        sw, X, yk = drop_zero_weight(sw, X, yk)
         p1 = sw / sw.sum()
         self._stumps = self.estimator is None
         if K == 2 and self._stumps:
@@ -306,7 +279,7 @@ class AdaBoostClassifier(ClassifierMixin, SmmlEstimator):
 
     def _fit_stumps(self, X, yk, p1):
         n, T = X.shape[0], self.n_estimators
-        order, boundary, xs = _sort_features(X, _threads_for(self._n_threads(), X.size))
+        order, boundary, xs = _sort_features(X, self._n_threads())
         y = np.where(yk == 1, 1.0, -1.0)
         with np.errstate(divide="ignore"):
             log_p1 = np.log(p1)
@@ -315,9 +288,13 @@ class AdaBoostClassifier(ClassifierMixin, SmmlEstimator):
         h = np.empty(n, dtype=np.int8)
         feat, pos, pol = (np.zeros(T, dtype=np.intp) for _ in range(3))
         err, wt, tr = (np.zeros(T) for _ in range(3))
+        bar = self._rounds_bar(range(T))
         rounds, status = _boost.boost_stumps(order, boundary, y, p1, log_p1, margin, w, h,
                                              feat, pos, pol, err, wt, tr, HALF_TOL,
-                                             _threads_for(self._n_threads(), n * X.shape[1]), RESYNC_BELOW)
+                                             threads_for(self._n_threads(), n * X.shape[1], GRAIN), RESYNC_BELOW)
+        if bar is not None:
+            bar.update(rounds)
+            bar.close()
         feat, pos, pol = feat[:rounds], pos[:rounds], pol[:rounds]
         self.stump_feature_ = feat
         self.stump_threshold_ = _thresholds(xs, feat, pos)
@@ -340,6 +317,30 @@ class AdaBoostClassifier(ClassifierMixin, SmmlEstimator):
         rng = check_random_state(self.random_state)
         return rng.randint(0, 2**31 - 1, size=T)
 
+    def _rounds_bar(self, iterable):
+        """A tqdm bar over the rounds when ``verbose`` asks for one, else None."""
+        bar = progress(iterable, total=self.n_estimators, desc=f"{type(self).__name__} rounds",
+                       verbose=self.verbose, unit="round")
+        return None if bar is iterable else bar
+
+    def _rounds(self):
+        """The seeds of the rounds, iterated under a progress bar when ``verbose`` asks (closed
+        when boosting stops early)."""
+        seeds = self._seeds(self.n_estimators)
+        bar = self._rounds_bar(None)
+        if bar is None:
+            yield from seeds
+            return
+        started = 0
+        try:
+            for seed in seeds:
+                started += 1
+                yield seed
+                bar.update(1)                  # the loop asked for the next seed: the round is done
+        finally:                               # boosting stopped (or failed) in round `started`
+            bar.update(started - bar.n)
+            bar.close()
+
     def _new_learner(self, seed):
         return _seeded_clone(self.estimator, seed)
 
@@ -351,7 +352,7 @@ class AdaBoostClassifier(ClassifierMixin, SmmlEstimator):
         P = p1.copy()
         ests, wts, errs, trs = [], [], [], []
         status = 0
-        for seed in self._seeds(self.n_estimators):
+        for seed in self._rounds():
             est = self._new_learner(seed).fit(X, y, sample_weight=P)        # 1) h_i on S weighted by P_i
             h = np.asarray(est.predict(X))
             if not np.all((h == 1) | (h == -1)):
@@ -375,7 +376,7 @@ class AdaBoostClassifier(ClassifierMixin, SmmlEstimator):
             ests.append(est)
             wts.append(alpha)
             errs.append(eps)
-            trs.append(float(p1[np.where(F >= 0, 1, -1) != y].sum()))
+            trs.append(float(p1[np.where(F > 0, 1, -1) != y].sum()))     # sgn(0) = -1
             if status == 1:
                 break
         self.estimators_ = ests
@@ -396,7 +397,7 @@ class AdaBoostClassifier(ClassifierMixin, SmmlEstimator):
         status = 0
         learner = self.estimator if self.estimator is not None else DecisionStump(n_jobs=self.n_jobs)
         rng = np.arange(X.shape[0])
-        for seed in self._seeds(self.n_estimators):
+        for seed in self._rounds():
             est = _seeded_clone(learner, seed)
             est.fit(X, yk, sample_weight=P)
             h = np.asarray(est.predict(X)).astype(np.intp)
@@ -458,7 +459,8 @@ class AdaBoostClassifier(ClassifierMixin, SmmlEstimator):
             _boost.stump_decision(X, np.ascontiguousarray(self.stump_feature_, dtype=np.intp),
                                   self.stump_threshold_,
                                   self.estimator_weights_ * self.stump_polarity_, out,
-                                  _threads_for(self._n_threads(), X.shape[0] * len(self.stump_feature_) * 16))
+                                  threads_for(self._n_threads, X.shape[0] * len(self.stump_feature_) * 16,
+                                              GRAIN))
             return out
         scores = None
         for scores in self._staged_scores(X):
@@ -482,11 +484,11 @@ class AdaBoostClassifier(ClassifierMixin, SmmlEstimator):
 
     def _to_labels(self, S):
         if len(self.classes_) == 2:
-            return self.classes_[(S >= 0).astype(np.intp)]      # sign(0) = +1
+            return self.classes_[(S > 0).astype(np.intp)]       # sgn(0) = -1 (000): classes_[0]
         return self.classes_[np.argmax(S, axis=1)]
 
     def predict(self, X):
-        """f(x) = sign(sum_i w_i h_i(x)), sign(0) = +1 (``classes_[1]``); SAMME: argmax of the scores."""
+        """f(x) = sgn(sum_i w_i h_i(x)), sgn(0) = -1 (``classes_[0]``, 000); SAMME: argmax of the scores."""
         return self._to_labels(self.decision_function(X))
 
     def staged_decision_function(self, X):

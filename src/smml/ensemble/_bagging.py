@@ -6,11 +6,14 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import has_fit_parameter
 
+from smml._progress import VERBOSE, progress
+from smml._threads import threads_for
 from smml._validation import (N_JOBS, RANDOM_STATE, InstanceOf, Interval, Options, check_is_fitted,
                               check_random_state, encode_classes, validate_sample_weight, validate_X,
                               validate_X_y)
 from smml.base import ClassifierMixin, RegressorMixin, SmmlEstimator
 from smml.ensemble._base import _seeded_clone
+from smml.tree import TreeClassifier, TreeRegressor
 
 
 def _bootstrap_size(max_samples, m):
@@ -26,12 +29,11 @@ def _bootstrap_size(max_samples, m):
 #: at most this many bootstrap indices in all (T x alpha m): larger max_samples is an error
 MAX_BOOTSTRAP_DRAWS = 1 << 28
 
+#: (rows x members) worth one thread of the members' predictions (smml._threads.threads_for)
+PREDICT_GRAIN = 10_000
+
+
 def _default_tree(classifier, **params):
-    try:
-        from smml.tree import TreeClassifier, TreeRegressor
-    except ImportError as exc:  # pragma: no cover - depends on smml.tree being built
-        raise ImportError("the default base estimator is smml.tree's tree, which is not available; "
-                          "pass estimator=... explicitly") from exc
     return (TreeClassifier if classifier else TreeRegressor)(**params)
 
 
@@ -92,11 +94,13 @@ class _BaseBagging(SmmlEstimator):
             return self._fit_member(proto[t], X, yt, self.estimators_samples_[t], sw)
 
         n_threads = min(self._n_threads(), T)
+        desc = f"{type(self).__name__} fits"
         if n_threads > 1:
             with ThreadPoolExecutor(max_workers=n_threads) as pool:
-                self.estimators_ = list(pool.map(fit_one, range(T)))
+                self.estimators_ = list(progress(pool.map(fit_one, range(T)), total=T, desc=desc,
+                                                 verbose=self.verbose))
         else:
-            self.estimators_ = [fit_one(t) for t in range(T)]
+            self.estimators_ = [fit_one(t) for t in progress(range(T), desc=desc, verbose=self.verbose)]
         if self.oob_score:
             self._set_oob(X, yt, m)
         return self
@@ -122,8 +126,9 @@ class _BaseBagging(SmmlEstimator):
         return p.astype(np.intp) if self._classifier else p.astype(np.float64)
 
     def _member_outputs(self, X):
-        n_threads = min(self._n_threads(), len(self.estimators_))
-        if n_threads > 1 and X.shape[0] * len(self.estimators_) > 20000:
+        T = len(self.estimators_)
+        n_threads = threads_for(lambda: min(self._n_threads(), T), X.shape[0] * T, PREDICT_GRAIN)
+        if n_threads > 1:
             with ThreadPoolExecutor(max_workers=n_threads) as pool:
                 return list(pool.map(lambda e: self._member_predict(e, X), self.estimators_))
         return [self._member_predict(e, X) for e in self.estimators_]
@@ -205,7 +210,7 @@ _BAGGING_SPEC = {"estimator": (Options(None), InstanceOf(BaseEstimator)),
                  "n_estimators": Interval(int, 1, None),
                  "max_samples": (Interval(int, 1, None), Interval(float, 0.0, None, "neither")),
                  "oob_score": Options(True, False),
-                 "n_jobs": N_JOBS, "random_state": RANDOM_STATE}
+                 "n_jobs": N_JOBS, "random_state": RANDOM_STATE, "verbose": VERBOSE}
 
 
 class BaggingClassifier(_BaggingClassifierMixin, ClassifierMixin, _BaseBagging):
@@ -222,19 +227,21 @@ class BaggingClassifier(_BaggingClassifierMixin, ClassifierMixin, _BaseBagging):
     training example is classified by the majority vote of the predictors
     whose bootstrap sample missed it (``oob_error_``: zero-one loss;
     ``oob_score_`` = 1 - ``oob_error_``, over the examples that were out of
-    bag at least once, a fraction ``oob_coverage_``).
+    bag at least once, a fraction ``oob_coverage_``). ``verbose=1`` shows a
+    progress bar of the T fits on stderr.
     """
 
     _parameter_spec = _BAGGING_SPEC
 
     def __init__(self, estimator=None, n_estimators=10, max_samples=1.0, oob_score=False,
-                 n_jobs=None, random_state=None):
+                 n_jobs=None, random_state=None, verbose=0):
         self.estimator = estimator
         self.n_estimators = n_estimators
         self.max_samples = max_samples
         self.oob_score = oob_score
         self.n_jobs = n_jobs
         self.random_state = random_state
+        self.verbose = verbose
 
 
 class BaggingRegressor(_BaggingRegressorMixin, RegressorMixin, _BaseBagging):
@@ -247,10 +254,11 @@ class BaggingRegressor(_BaggingRegressorMixin, RegressorMixin, _BaseBagging):
     _parameter_spec = _BAGGING_SPEC
 
     def __init__(self, estimator=None, n_estimators=10, max_samples=1.0, oob_score=False,
-                 n_jobs=None, random_state=None):
+                 n_jobs=None, random_state=None, verbose=0):
         self.estimator = estimator
         self.n_estimators = n_estimators
         self.max_samples = max_samples
         self.oob_score = oob_score
         self.n_jobs = n_jobs
         self.random_state = random_state
+        self.verbose = verbose

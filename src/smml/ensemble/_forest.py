@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from smml._progress import VERBOSE
 from smml._validation import (N_JOBS, RANDOM_STATE, Interval, Options, check_is_fitted)
 from smml.base import ClassifierMixin, RegressorMixin
 from smml.ensemble._bagging import (_BaggingClassifierMixin, _BaggingRegressorMixin, _BaseBagging,
@@ -44,11 +45,10 @@ class _BaseForest(_BaseBagging):
         w = counts[rows].astype(np.float64)
         if sw is not None:
             w *= sw[rows]
-        if self._classifier:
-            # X, y and the weights were validated once in fit: the tree's fast path skips
-            # re-validating them per tree (y holds the codes 0..K-1 of classes_)
-            return est._fit_encoded(X[rows], y[rows], np.arange(len(self.classes_)), w)
-        return est.fit(X[rows], y[rows], sample_weight=w)
+        # X, y and the weights were validated once in fit: the tree's fast path skips
+        # re-validating them per tree (classification: y holds the codes 0..K-1 of classes_)
+        classes = np.arange(len(self.classes_)) if self._classifier else None
+        return est._fit_encoded(X[rows], y[rows], classes, w)
 
     def _make_estimator(self, seed):
         return _default_tree(self._classifier, criterion=self.criterion, max_depth=self.max_depth,
@@ -73,7 +73,7 @@ _FOREST_SPEC = {"n_estimators": Interval(int, 1, None),
                                  Interval(float, 0.0, 1.0, "right")),
                 "splitter": Options("auto", "exact", "hist"),
                 "oob_score": Options(True, False),
-                "n_jobs": N_JOBS, "random_state": RANDOM_STATE}
+                "n_jobs": N_JOBS, "random_state": RANDOM_STATE, "verbose": VERBOSE}
 
 
 class RandomForestClassifier(_BaggingClassifierMixin, ClassifierMixin, _BaseForest):
@@ -96,6 +96,9 @@ class RandomForestClassifier(_BaggingClassifierMixin, ClassifierMixin, _BaseFore
         Out-of-bag estimate of the risk (``oob_error_``, zero-one loss) and
         ``oob_score_`` = 1 - ``oob_error_``.
     n_jobs, random_state : threads of the pool; seed of the bootstrap samples and trees.
+    verbose : bool, int or "auto", default=0
+        A progress bar of the tree fits on stderr (1), none (0), or one only
+        when stderr is a terminal ("auto").
 
     Attributes
     ----------
@@ -106,7 +109,7 @@ class RandomForestClassifier(_BaggingClassifierMixin, ClassifierMixin, _BaseFore
 
     def __init__(self, n_estimators=100, criterion="gini", max_depth=None, min_samples_split=2,
                  min_samples_leaf=1, max_features="sqrt", max_samples=None, splitter="auto",
-                 oob_score=False, n_jobs=None, random_state=None):
+                 oob_score=False, n_jobs=None, random_state=None, verbose=0):
         self.n_estimators = n_estimators
         self.criterion = criterion
         self.max_depth = max_depth
@@ -118,6 +121,7 @@ class RandomForestClassifier(_BaggingClassifierMixin, ClassifierMixin, _BaseFore
         self.oob_score = oob_score
         self.n_jobs = n_jobs
         self.random_state = random_state
+        self.verbose = verbose
 
 
 class RandomForestRegressor(_BaggingRegressorMixin, RegressorMixin, _BaseForest):
@@ -133,7 +137,7 @@ class RandomForestRegressor(_BaggingRegressorMixin, RegressorMixin, _BaseForest)
 
     def __init__(self, n_estimators=100, criterion="squared_error", max_depth=None, min_samples_split=2,
                  min_samples_leaf=1, max_features=1.0, max_samples=None, splitter="auto",
-                 oob_score=False, n_jobs=None, random_state=None):
+                 oob_score=False, n_jobs=None, random_state=None, verbose=0):
         self.n_estimators = n_estimators
         self.criterion = criterion
         self.max_depth = max_depth
@@ -145,3 +149,4 @@ class RandomForestRegressor(_BaggingRegressorMixin, RegressorMixin, _BaseForest)
         self.oob_score = oob_score
         self.n_jobs = n_jobs
         self.random_state = random_state
+        self.verbose = verbose

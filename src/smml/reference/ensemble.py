@@ -89,7 +89,7 @@ class AdaBoostStumps:
 
     P_1 uniform; epsilon_i the P_i-weighted error of the best stump;
     w_i = 1/2 ln((1 - eps)/eps); P_{i+1}(t) = P_i(t) exp(-w_i y_t h_i(x_t)) / Z_i;
-    f = sign(sum w_i h_i), sign(0) = +1. eps = 0: the stump decides alone
+    f = sgn(sum w_i h_i), sgn(0) = -1 (000). eps = 0: the stump decides alone
     (weight 1 + sum of earlier |w|) and boosting stops; eps = 1/2: stop.
     """
 
@@ -139,4 +139,4 @@ class AdaBoostStumps:
     def predict(self, X):
         import numpy as np
 
-        return np.array([self.classes_[-1] if F >= 0 else self.classes_[0] for F in self.decision_function(X)])
+        return np.array([self.classes_[-1] if F > 0 else self.classes_[0] for F in self.decision_function(X)])

@@ -1,0 +1,126 @@
+# Prediction: route rows through a tree's node records (_tree.pxd), the ones the
+# growth kernel wrote and smml.tree.Tree holds (no second node format).
+#
+# 000 "Tree Predictors": start at the root; at an internal node go to the child
+# its test picks, until a leaf.  The second child of a node is stored right
+# after the first, so the child is children_left + (test false), without a
+# branch on the outcome.  Rows are routed BLOCK at a time, one level per pass
+# over the block: the block's node loads are independent, so their cache misses
+# overlap instead of waiting one after another (deep trees do not fit in cache).
+from cython.parallel cimport prange
+
+from smml._core._typedefs cimport intp_t, uint8_t, uint64_t, floating
+from smml._core._split cimport MAXCAT, NWORDS
+from smml._core._tree cimport Node
+
+cdef enum:
+    BLOCK = 8               # rows routed together
+
+
+cdef inline intp_t _child(const floating* x, const Node* nd, intp_t node, const uint64_t* bits) noexcept nogil:
+    """The child of internal node `node` (record nd) that row x goes to."""
+    cdef double v = x[nd.feature]
+    cdef intp_t c
+    cdef int go_right
+    if nd.is_categorical:
+        # categories are codes 0..255; unknown categories (-1 or >= 256) go to the second child
+        c = <intp_t>v
+        go_right = not (0 <= c < MAXCAT and (bits[node * NWORDS + (c >> 6)] >> (c & 63)) & 1)
+    else:
+        go_right = not (v <= nd.threshold)
+    return nd.children_left + go_right
+
+
+cdef inline void _route_block(const floating* X, intp_t ld, intp_t nr, const Node* nodes,
+                              const uint64_t* bits, intp_t root, intp_t* out) noexcept nogil:
+    """Leaf of each of the nr <= BLOCK rows X[r * ld : r * ld + d], from node `root`."""
+    cdef intp_t node[BLOCK]
+    cdef intp_t r
+    cdef const Node* nd
+    cdef bint busy = True
+    for r in range(nr):
+        node[r] = root
+    while busy:
+        busy = False
+        for r in range(nr):
+            nd = nodes + node[r]
+            if nd.children_left >= 0:
+                busy = True
+                node[r] = _child(X + r * ld, nd, node[r], bits)
+    for r in range(nr):
+        out[r] = node[r]
+
+
+# The records come as their bytes (smml.tree.Tree._records(): the tree's own array, checked
+# there once; a typed Node[::1] memoryview would re-check the record format on every call,
+# ~2 us, and pipelines predict a few rows at a time).
+
+def apply_tree(const floating[:, ::1] X,             # IN (n, d)
+               const uint8_t[::1] records,           # IN the tree's Node records, as bytes
+               const uint64_t[:, ::1] category_bits, # IN (n_nodes, NWORDS)
+               intp_t[::1] out,                      # OUT (n,) leaf index per row
+               int n_threads):
+    cdef intp_t b, i0, n = X.shape[0], d = X.shape[1], nblk = (n + BLOCK - 1) // BLOCK
+    cdef const Node* nd = <const Node*>&records[0]
+    cdef const uint64_t* bits = &category_bits[0, 0]
+    if n == 0:
+        return
+    with nogil:
+        for b in prange(nblk, num_threads=max(1, n_threads), schedule="static"):
+            i0 = b * BLOCK
+            _route_block(&X[i0, 0], d, min(<intp_t>BLOCK, n - i0), nd, bits, 0, &out[i0])
+
+
+def sum_trees(const floating[:, ::1] X,             # IN (n, d)
+              const uint8_t[::1] records,           # IN the Node records of several trees, concatenated,
+                                                    #    children_left as indices into the whole array
+              const uint64_t[:, ::1] category_bits, # IN (n_nodes, NWORDS)
+              const double[::1] value,              # IN (n_nodes,) value of each node
+              const intp_t[::1] roots,              # IN (n_trees,) root of each tree
+              const intp_t[::1] column,             # IN (n_trees,) column of out each tree adds to
+              double[:, ::1] out,                   # IN/OUT (n, k): out[i, column[t]] += value[leaf of row i in t]
+              int n_threads):
+    """An ensemble's sum of tree values (boosting): per block of rows, tree after tree, in
+    tree order (the same sum for any thread count)."""
+    cdef intp_t b, i0, n = X.shape[0], d = X.shape[1], nblk = (n + BLOCK - 1) // BLOCK
+    cdef intp_t nt = roots.shape[0]
+    cdef const Node* nd = <const Node*>&records[0]
+    cdef const uint64_t* bits = &category_bits[0, 0]
+    if n == 0 or nt == 0:
+        return
+    with nogil:
+        for b in prange(nblk, num_threads=max(1, n_threads), schedule="static"):
+            i0 = b * BLOCK
+            _sum_block(&X[i0, 0], d, min(<intp_t>BLOCK, n - i0), nd, bits, &value[0], &roots[0],
+                       &column[0], nt, &out[i0, 0], out.shape[1])
+
+
+cdef inline void _sum_block(const floating* X, intp_t ld, intp_t nr, const Node* nodes, const uint64_t* bits,
+                            const double* value, const intp_t* roots, const intp_t* column, intp_t nt,
+                            double* out, intp_t ldo) noexcept nogil:
+    cdef intp_t leaf[BLOCK]
+    cdef intp_t t, r
+    for t in range(nt):
+        _route_block(X, ld, nr, nodes, bits, roots[t], leaf)
+        for r in range(nr):
+            out[r * ldo + column[t]] += value[leaf[r]]
+
+
+def path_sums(const floating[:, ::1] X,          # IN (n, d)
+              const double[:, ::1] T,             # IN (n, k) per-row quantities to add along the path
+              const uint8_t[::1] records,         # IN the tree's Node records, as bytes
+              const uint64_t[:, ::1] category_bits,
+              double[:, ::1] out):                # OUT (n_nodes, k) sums over the rows routed through each node
+    """Serial (a plain sum per node, deterministic)."""
+    cdef intp_t i, j, node, n = X.shape[0], k = T.shape[1]
+    cdef const Node* nodes = <const Node*>&records[0]
+    cdef const uint64_t* bits = &category_bits[0, 0]
+    with nogil:
+        for i in range(n):
+            node = 0
+            while True:
+                for j in range(k):
+                    out[node, j] += T[i, j]
+                if nodes[node].children_left < 0:
+                    break
+                node = _child(&X[i, 0], &nodes[node], node, bits)
