@@ -23,6 +23,24 @@ def best_time(fn, repeat=3, min_time=0.0):
     return best, out
 
 
+def interleaved_best(fns, repeat, cpu=False):
+    """Best time of each of ``fns`` over ``repeat`` rounds, the calls interleaved round by
+    round: this machine shifts between speed modes over seconds, and timing one
+    implementation's block after another's lets a shift decide the ratio. Returns
+    (best wall times, each fn's last result), or with ``cpu=True`` (best wall times, best
+    process CPU times (all threads), results)."""
+    best = [float("inf")] * len(fns)
+    best_cpu = [float("inf")] * len(fns)
+    out = [None] * len(fns)
+    for _ in range(repeat):
+        for i, fn in enumerate(fns):
+            c0 = time.process_time()
+            t, out[i] = best_time(fn, repeat=1)
+            best_cpu[i] = min(best_cpu[i], time.process_time() - c0)
+            best[i] = min(best[i], t)
+    return (best, best_cpu, out) if cpu else (best, out)
+
+
 def per_call_time(fn, n_calls=200):
     """Mean seconds per call of a cheap ``fn`` (per-call overhead benches)."""
     fn()

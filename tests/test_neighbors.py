@@ -4,7 +4,7 @@ import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import smml.neighbors as nb
-from smml._core import _knn
+from smml._core import _kdtree, _knn
 from smml.neighbors import KNNClassifier, KNNRegressor
 from smml.reference import neighbors as ref
 
@@ -45,12 +45,14 @@ def _both(cls_smml, cls_ref, X, y, Q, dtype, **kw):
 @pytest.mark.parametrize("kind", ["continuous", "grid", "dups"])
 @pytest.mark.parametrize("metric", ["euclidean", "manhattan", "hamming"])
 @pytest.mark.parametrize("n_jobs", [1, 2])
-def test_classifier_equals_reference_exactly(rng, dtype, kind, metric, n_jobs):
+@pytest.mark.parametrize("algorithm", ["brute", "tree"])
+def test_classifier_equals_reference_exactly(rng, dtype, kind, metric, n_jobs, algorithm):
     X, y, Q = _data(kind, rng)
     for k in (1, 4, X.shape[0]):
         for weights in ("uniform", "distance"):
             est, r, Qd = _both(KNNClassifier, ref.KNNClassifier, X, y, Q, dtype,
                                k=k, metric=metric, weights=weights, n_jobs=n_jobs)
+            est.set_params(algorithm=algorithm).fit(X.astype(dtype), y)
             np.testing.assert_array_equal(est.predict(Qd), r.predict(Qd))
             np.testing.assert_array_equal(est.predict_proba(Qd), r.predict_proba(Qd))
             D, I = est.kneighbors(Qd, k=min(k, 5))
@@ -62,7 +64,8 @@ def test_classifier_equals_reference_exactly(rng, dtype, kind, metric, n_jobs):
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("kind", ["continuous", "grid", "dups"])
 @pytest.mark.parametrize("n_jobs", [1, 2])
-def test_regressor_equals_reference_exactly(rng, dtype, kind, n_jobs):
+@pytest.mark.parametrize("algorithm", ["brute", "tree"])
+def test_regressor_equals_reference_exactly(rng, dtype, kind, n_jobs, algorithm):
     X, _, Q = _data(kind, rng)
     y = rng.normal(size=X.shape[0]) * 10
     for metric in ("euclidean", "manhattan"):
@@ -70,6 +73,7 @@ def test_regressor_equals_reference_exactly(rng, dtype, kind, n_jobs):
             for weights in ("uniform", "distance"):
                 est, r, Qd = _both(KNNRegressor, ref.KNNRegressor, X, y, Q, dtype,
                                    k=k, metric=metric, weights=weights, n_jobs=n_jobs)
+                est.set_params(algorithm=algorithm).fit(X.astype(dtype), y)
                 np.testing.assert_array_equal(est.predict(Qd), r.predict(Qd))
 
 
@@ -89,29 +93,32 @@ def test_results_do_not_depend_on_chunking_or_batching(rng, monkeypatch):
             monkeypatch.setattr(nb, "_T_CHUNK", {np.float32: tc, np.float64: tc})
             monkeypatch.setattr(nb, "_OUT_BUDGET", out_budget)
             monkeypatch.setattr(nb, "_FALLBACK_BUDGET", 500)
-            monkeypatch.setattr(nb, "_SERIAL_WORK", 0)
+            monkeypatch.setattr(nb, "_GRAIN", 1)
             for n_jobs in (1, 2):
-                got = KNNClassifier(k=5, n_jobs=n_jobs).fit(X.astype(dtype), y).predict(Q.astype(dtype))
+                got = KNNClassifier(k=5, n_jobs=n_jobs, algorithm="brute").fit(X.astype(dtype), y).predict(Q.astype(dtype))
                 np.testing.assert_array_equal(got, want)
 
 
-def test_one_and_two_threads_identical(rng):
+@pytest.mark.parametrize("algorithm", ["brute", "tree"])
+def test_one_and_two_threads_identical(rng, algorithm):
     X = rng.integers(0, 4, size=(3000, 5)).astype(np.float64)
     y = rng.integers(0, 4, size=3000)
     Q = rng.integers(0, 4, size=(700, 5)).astype(np.float64)
     for Est, yy in ((KNNClassifier, y), (KNNRegressor, y * 1.5)):
-        a = Est(k=9, weights="distance", n_jobs=1).fit(X, yy)
-        b = Est(k=9, weights="distance", n_jobs=2).fit(X, yy)
+        a = Est(k=9, weights="distance", n_jobs=1, algorithm=algorithm).fit(X, yy)
+        b = Est(k=9, weights="distance", n_jobs=2, algorithm=algorithm).fit(X, yy)
         np.testing.assert_array_equal(a.predict(Q), b.predict(Q))
         np.testing.assert_array_equal(a.kneighbors(Q)[1], b.kneighbors(Q)[1])
 
 
 def _kernel_inputs(X, Q, dtype, k):
-    est = KNNClassifier(k=k).fit(X.astype(dtype), np.arange(len(X)) % 2)
+    # the plain tiles (float64 norms added in the scan; the estimator uses augmented rows)
+    est = KNNClassifier(k=k, algorithm="brute").fit(X.astype(dtype), np.arange(len(X)) % 2)
     Q0 = np.ascontiguousarray(Q, dtype=dtype)
     Qc, q_norm = nb._centre(Q0, est._mu, est._dtype)
+    Tc, t_norm = nb._centre(est._T0, est._mu, est._dtype)
     eps = nb._euclidean_error_bound(q_norm, est._radius, X.shape[1], est._dtype)
-    return (Qc, est._Tc, q_norm, est._t_norm, Q0, est._T0, eps)
+    return (Qc, Tc, q_norm, t_norm, Q0, est._T0, eps)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -155,7 +162,7 @@ def test_split_train_kernel_gives_the_serial_candidates(rng, dtype, kind):
 @pytest.mark.parametrize("kind", ["continuous", "grid", "dups"])
 def test_split_train_strategy_gives_identical_results(rng, monkeypatch, kind):
     X, y, Q = _data(kind, rng, m=400, nq=40, d=5)
-    monkeypatch.setattr(nb, "_SERIAL_WORK", 0)
+    monkeypatch.setattr(nb, "_GRAIN", 1)
     monkeypatch.setattr(nb, "_T_CHUNK", {np.float32: 13, np.float64: 13})
     for dtype in DTYPES:
         want = ref.KNNClassifier(k=6).fit(X.astype(dtype), y).predict(Q.astype(dtype))
@@ -164,8 +171,9 @@ def test_split_train_strategy_gives_identical_results(rng, monkeypatch, kind):
             monkeypatch.setattr(nb, "_SPLIT_TRAIN_BELOW", below)
             monkeypatch.setattr(nb, "_Q_CHUNK", q_chunk)
             for n_jobs in (1, 2):
-                clf = KNNClassifier(k=6, n_jobs=n_jobs).fit(X.astype(dtype), y)
-                reg = KNNRegressor(k=6, weights="distance", n_jobs=n_jobs).fit(X.astype(dtype), y * 0.5)
+                clf = KNNClassifier(k=6, n_jobs=n_jobs, algorithm="brute").fit(X.astype(dtype), y)
+                reg = KNNRegressor(k=6, weights="distance", n_jobs=n_jobs,
+                                   algorithm="brute").fit(X.astype(dtype), y * 0.5)
                 results.append((clf.predict(Q.astype(dtype)), *clf.kneighbors(Q.astype(dtype)),
                                 reg.predict(Q.astype(dtype)), clf.predict(Q[:1].astype(dtype))))
         np.testing.assert_array_equal(results[0][0], want)
@@ -182,12 +190,222 @@ def test_split_train_is_chosen_for_few_queries(rng, monkeypatch):
         real = getattr(_knn, name)
         monkeypatch.setattr(_knn, name, lambda *a, _real=real, _name=name: (calls.append((_name, a[-1])),
                                                                           _real(*a))[1])
-    monkeypatch.setattr(nb, "_SERIAL_WORK", 0)
-    est = KNNClassifier(k=3, n_jobs=2).fit(X, y)
+    monkeypatch.setattr(nb, "_GRAIN", 1)
+    est = KNNClassifier(k=3, n_jobs=2, algorithm="brute").fit(X, y)
     est.predict(Q[:5])
     est.predict(np.repeat(Q, 20, axis=0))
-    KNNClassifier(k=3, n_jobs=1).fit(X, y).predict(Q[:5])
+    KNNClassifier(k=3, n_jobs=1, algorithm="brute").fit(X, y).predict(Q[:5])
     assert calls == [("knn_gemm_split_train", 2), ("knn_gemm", 2), ("knn_gemm", 1)]
+
+
+# ---- the kd-tree: exactly the brute path's candidates -------------------------------
+
+def _taken_lists(est, Q):
+    """[(counts, indices, keys)] of every block of the estimator's search (all k' points)."""
+    k = est._checked_k(est.n_samples_fit_)
+    out = [(t.counts, *t.csr()[1:]) for _, _, t in est._search(est._queries(Q), k, est._n_threads())]
+    return [np.concatenate(parts) for parts in zip(*out)]
+
+
+def _tie_data(kind, rng, d):
+    if kind == "grid":                   # integer grid: ties everywhere, queries on splitting planes
+        X = rng.integers(0, 4, size=(700, d)).astype(float)
+        Q = np.vstack([rng.integers(-1, 5, size=(60, d)), X[:20]]).astype(float)
+    elif kind == "dups":                 # 40 copies of 10 rows (far from the origin) and a few others
+        base = 1e3 + rng.normal(size=(10, d))
+        X = np.vstack([np.repeat(base, 40, axis=0), 1e3 + rng.normal(size=(30, d))])
+        Q = np.vstack([base, (base[:5] + base[5:]) / 2, 1e3 + rng.normal(size=(10, d))])
+    elif kind == "decimal":              # non-representable decimals: rounding in every subtraction
+        X = rng.integers(0, 30, size=(600, d)) * 0.1
+        Q = rng.integers(-5, 35, size=(60, d)) * 0.1
+    else:
+        X = rng.normal(size=(800, d))
+        Q = rng.normal(size=(50, d))
+    return X, Q
+
+
+@pytest.mark.parametrize("kind", ["grid", "dups", "decimal", "continuous"])
+@pytest.mark.parametrize("metric", ["euclidean", "manhattan", "mahalanobis", "hamming"])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_tree_and_brute_take_identical_points(rng, monkeypatch, kind, metric, dtype):
+    # every k' list (not just k points) and every key, bit for bit, on tie-heavy data,
+    # with tiny leaves (ties spread over many leaves) and the default ones, the queries
+    # searched in their own order and in tree order
+    d = 2 if kind != "continuous" else 3
+    X, Q = _tie_data(kind, rng, d)
+    X, Q = X.astype(dtype), Q.astype(dtype)
+    y = rng.integers(0, 3, size=len(X))
+    for leaf, order_min in ((2, 1), (16, 1 << 30), (None, 1)):
+        monkeypatch.setattr(nb, "_LEAF_SIZE", leaf)
+        monkeypatch.setattr(nb, "_ORDER_MIN", order_min)
+        for k in (1, 5, 41, len(X)):
+            for n_jobs in (1, 2):
+                kw = dict(k=k, metric=metric, n_jobs=n_jobs)
+                tree = KNNClassifier(algorithm="tree", **kw).fit(X, y)
+                brute = KNNClassifier(algorithm="brute", **kw).fit(X, y)
+                assert tree.algorithm_ == "tree" and brute.algorithm_ == "brute"
+                for a, b in zip(_taken_lists(tree, Q), _taken_lists(brute, Q)):
+                    np.testing.assert_array_equal(a, b)
+                np.testing.assert_array_equal(tree.predict(Q), brute.predict(Q))
+        if kind == "grid" and metric == "euclidean":
+            counts = _taken_lists(KNNClassifier(k=5, algorithm="tree").fit(X, y), Q)[0]
+            assert counts.max() > 5 + 5 // 2 + 8      # ties beyond the first cap: asked again
+
+
+def test_tree_against_reference_on_a_circle_of_ties(monkeypatch):
+    # 12 lattice points at distance 5 from the origin, spread over leaves of 2 points;
+    # 4 points at distance 2 and one at fl(sqrt(2) * sqrt(2)) = 2 + 4e-16 (not tied):
+    # k = 1 takes the 4, k = 5 five, k = 6 all 17 (k' = 17)
+    circle = [(3, 4), (4, 3), (-3, 4), (-4, 3), (3, -4), (4, -3), (-3, -4), (-4, -3),
+              (5, 0), (-5, 0), (0, 5), (0, -5)]
+    inner = [(2, 0), (-2, 0), (0, 2), (0, -2), (2 ** 0.5 * 2 ** 0.5, 0)]
+    X = np.array(circle + inner + [(6, 0), (0, 6), (7, 7)], dtype=float)
+    y = np.arange(len(X)) % 2
+    monkeypatch.setattr(nb, "_LEAF_SIZE", 2)
+    for k, want in ((6, 17), (5, 5), (1, 4), (17, 17), (18, 19)):
+        est = KNNClassifier(k=k, algorithm="tree").fit(X, y)
+        counts, idx, keys = _taken_lists(est, [[0.0, 0.0]])
+        r = ref.KNNClassifier(k=k).fit(X, y).taken([0.0, 0.0])
+        assert counts[0] == want == len(r)
+        assert idx.tolist() == [t for _, t in r] and keys.tolist() == [v for v, _ in r]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_box_bound_is_a_lower_bound_in_floating_point(rng, dtype):
+    # points inside a box, the box's corners on the points themselves (tight boxes), queries
+    # everywhere: the bound never exceeds the exact key computed by the brute path
+    for trial in range(60):
+        d = int(rng.integers(1, 6))
+        scale = 10.0 ** rng.integers(-8, 9)
+        P = (rng.integers(-50, 50, size=(30, d)) * 0.1 * scale + rng.normal(size=d) * scale).astype(dtype)
+        lo, hi = P.min(axis=0), P.max(axis=0)
+        Q = np.vstack([(rng.normal(size=(20, d)) * 4 * scale).astype(dtype), P[:5],
+                       np.nextafter(lo, -np.inf).astype(dtype)[None], lo[None]])
+        for code in (0, 1, 2):
+            D = np.empty((len(Q), len(P)))
+            _knn.exact_rows(Q, P, np.arange(len(Q)), code, D, 1)
+            for i, q in enumerate(Q):
+                b = _kdtree.box_bound_of(np.ascontiguousarray(q), lo, hi, code)
+                assert b <= D[i].min(), (trial, code, b, D[i].min())
+
+
+def test_tree_memory_and_selection_rule(rng):
+    X = rng.normal(size=(1000, 3))
+    y = rng.integers(0, 2, size=1000)
+    est = KNNClassifier(k=3).fit(X, y)
+    assert est.algorithm_ == "tree"
+    Tt, perm, start, end, _, _ = est._tree
+    assert sorted(perm.tolist()) == list(range(1000))
+    np.testing.assert_array_equal(Tt, X[perm])                    # tree order copy
+    leaf = nb._leaf_size(3)
+    assert (end - start)[len(start) // 2:].max() <= leaf           # leaves
+    assert len(start) < 4 * 1000 / leaf                            # O(m / leaf_size) nodes
+    assert not hasattr(est, "_Tc")                                 # no brute-force copy
+    for metric, d, m, want in (("euclidean", 6, 50, "tree"), ("euclidean", 8, 50, "both"),
+                               ("euclidean", 8, 1 << 16, "tree"), ("euclidean", 11, 50, "brute"),
+                               ("manhattan", 2, 50, "tree"), ("hamming", 2, 50, "brute"),
+                               ("mahalanobis", 3, 50, "tree")):
+        assert nb._pick_rule(metric, d, m) == want
+        if m == 50:
+            got = KNNClassifier(metric=metric).fit(rng.normal(size=(m, d)), np.arange(m) % 2).algorithm_
+            assert got == want
+
+
+def test_both_structures_pick_per_call(rng, monkeypatch):
+    # algorithm_ == "both": calls of at most _FEW_QUERIES queries take the tree, larger ones brute
+    X, y, Q = _data("grid", rng, m=300, nq=100, d=8)
+    est = KNNClassifier(k=4).fit(X, y)
+    assert est.algorithm_ == "both" and est._tree is not None and est._gemm
+    calls = []
+    for mod, name in ((_kdtree, "knn"), (_knn, "knn_gemm"), (_knn, "knn_gemm_split_train")):
+        real = getattr(mod, name)
+        monkeypatch.setattr(mod, name, lambda *a, _r=real, _n=name: (calls.append(_n), _r(*a))[1])
+    want = ref.KNNClassifier(k=4).fit(X, y).predict(Q)
+    np.testing.assert_array_equal(est.predict(Q[:nb._FEW_QUERIES]), want[:nb._FEW_QUERIES])
+    assert set(calls) == {"knn"}
+    calls.clear()
+    np.testing.assert_array_equal(est.predict(Q), want)
+    assert "knn" not in calls and calls
+
+
+def test_float32_filter_of_float64_data_changes_nothing(rng, monkeypatch):
+    # float64 brute force filters candidates through a float32 gemm and re-ranks exactly:
+    # the same points as the float64 gemm, also on data where the filter cannot separate them
+    for kind in ("continuous", "grid", "dups"):
+        X, y, Q = _data(kind, rng, m=500, nq=60, d=12)
+        a = KNNClassifier(k=7, algorithm="brute").fit(X, y)
+        assert a._gemm_dtype == np.float32
+        monkeypatch.setattr(nb, "_F32_FILTER", None)
+        b = KNNClassifier(k=7, algorithm="brute").fit(X, y)
+        monkeypatch.undo()
+        assert b._gemm_dtype == np.float64
+        for u, v in zip(_taken_lists(a, Q), _taken_lists(b, Q)):
+            np.testing.assert_array_equal(u, v)
+    # tiny data: no float32 filter (its rounding could be subnormal)
+    assert KNNClassifier(algorithm="brute").fit(X * 1e-35, y)._gemm_dtype == np.float64
+
+
+# ---- radius_neighbors ----------------------------------------------------------------
+
+def _radius_by_definition(X, Q, r, metric):
+    X, Q = X.astype(np.float64), Q.astype(np.float64)
+    diff = Q[:, None, :] - X[None]
+    if metric == "euclidean":
+        dist = np.sqrt((diff * diff).sum(-1))    # summed in feature order for d <= 2
+    elif metric == "manhattan":
+        dist = np.abs(diff).sum(-1)
+    else:
+        dist = (diff != 0).sum(-1).astype(float)
+    out = []
+    for row in dist:
+        i = np.flatnonzero(row <= r)
+        out.append(i[np.lexsort((i, row[i]))])
+    return out
+
+
+@pytest.mark.parametrize("metric", ["euclidean", "manhattan", "hamming"])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_radius_neighbors_both_paths_match_the_definition(rng, metric, dtype):
+    X = rng.integers(0, 5, size=(400, 2)).astype(dtype)
+    Q = rng.integers(-1, 6, size=(40, 2)).astype(dtype)
+    y = np.arange(400) % 2
+    for r in (0.0, 1.0, 2 ** 0.5, 2.5, 5.0, np.inf):
+        want = _radius_by_definition(X, Q, r, metric)
+        for algorithm in ("brute", "tree"):
+            for n_jobs in (1, 2):
+                est = KNNClassifier(metric=metric, algorithm=algorithm, n_jobs=n_jobs).fit(X, y)
+                D, I = est.radius_neighbors(Q, r)
+                assert len(I) == len(Q) and I.dtype == object
+                for w, i, dd in zip(want, I, D):
+                    np.testing.assert_array_equal(i, w)
+                    assert np.all(dd <= r) and np.all(np.diff(dd) >= 0)
+    # the point itself is left out when X is None (its duplicates stay)
+    est = KNNClassifier(metric=metric).fit(X, y)
+    I = est.radius_neighbors(r=1.0, return_distance=False)
+    full = est.radius_neighbors(X, 1.0, return_distance=False)
+    for i, (a, b) in enumerate(zip(I, full)):
+        assert i not in a and sorted(a.tolist() + [i]) == sorted(b.tolist())
+
+
+def test_radius_threshold_is_the_reported_distance(rng):
+    # distance exactly 5 (3-4-5) is within r = 5; r just below 5 excludes it; sqrt(2)
+    # rounds: the point at squared distance 2 is within r = fl(sqrt(2)) on both paths
+    X = np.array([[3.0, 4.0], [1.0, 1.0], [6.0, 0.0]])
+    for algorithm in ("brute", "tree"):
+        est = KNNRegressor(algorithm=algorithm).fit(X, [0.0, 1.0, 2.0])
+        D, I = est.radius_neighbors([[0.0, 0.0]], 5.0)
+        assert I[0].tolist() == [1, 0] and D[0].tolist() == [np.sqrt(2.0), 5.0]
+        assert est.radius_neighbors([[0.0, 0.0]], np.nextafter(5.0, 0), return_distance=False)[0].tolist() == [1]
+        assert est.radius_neighbors([[0.0, 0.0]], np.sqrt(2.0), return_distance=False)[0].tolist() == [1]
+        assert est.radius_neighbors([[0.0, 0.0]], np.nextafter(np.sqrt(2.0), 0),
+                                    return_distance=False)[0].tolist() == []
+        for bad in (-1.0, np.nan, "1", None, True):
+            with pytest.raises(ValueError, match="non-negative real"):
+                est.radius_neighbors([[0.0, 0.0]], bad)
+    for r in (0.0, 1e-300, 0.3, 1.0, 2.0, 1e10, 1e150):
+        K = nb._sqrt_threshold(r)
+        assert np.sqrt(K) <= r < np.sqrt(np.nextafter(K, np.inf))
+    assert nb._sqrt_threshold(1e200) == np.inf
 
 
 # ---- the notes' tie rules, by hand ------------------------------------------
@@ -459,6 +677,7 @@ def test_layouts_labels_and_dtypes(rng):
     (lambda: KNNClassifier(weights="inverse"), ([[0.0], [1.0]], [0, 1]), None, "parameter weights"),
     (lambda: KNNClassifier(n_jobs=0), ([[0.0], [1.0]], [0, 1]), None, "n_jobs"),
     (lambda: KNNClassifier(metric_params=[1]), ([[0.0], [1.0]], [0, 1]), None, "metric_params"),
+    (lambda: KNNClassifier(algorithm="kd_tree"), ([[0.0], [1.0]], [0, 1]), None, "parameter algorithm"),
     (lambda: KNNClassifier(), ([[0.0], [np.nan]], [0, 1]), None, "NaN"),
     (lambda: KNNClassifier(), ([[0.0], [np.inf]], [0, 1]), None, "infinity"),
     (lambda: KNNClassifier(), (np.empty((0, 2)), []), None, "0 sample"),
@@ -583,6 +802,26 @@ def test_kernel_rejects_bad_arguments():
         _knn.knn_gemm_split_train(X[:1], X, n[:1], n, X[:1], X, n[:1], 3, 2, key, idx, cnt, 1, 1, 2)
     with pytest.raises(ValueError):
         _knn.knn_gemm_split_train(X[:1], X, n[:1], n, X[:1], X, n[:1], 1, 2, key, idx, cnt, 1, 0, 2)
+    tree = nb._build_tree(X, 2, 1)
+    with pytest.raises(ValueError):
+        _kdtree.knn(X[:1], *tree, 0, 5, 2, key, idx, cnt, 1)                  # k > m
+    with pytest.raises(ValueError):
+        _kdtree.knn(X[:1], *tree, 9, 1, 2, key, idx, cnt, 1)                  # unknown metric
+    with pytest.raises(ValueError):
+        _kdtree.knn(X[:1, :1].copy(), *tree, 0, 1, 2, key, idx, cnt, 1)       # width
+    with pytest.raises(ValueError):
+        _kdtree.knn(X[:1], *tree[:4], tree[4][:2], tree[5], 0, 1, 2, key, idx, cnt, 1)
+    with pytest.raises(ValueError):
+        _kdtree.radius(X[:1], *tree, 0, 1.0, np.zeros(5, dtype=np.intp), idx[0], key[0], False, 1)
+    with pytest.raises(ValueError):
+        _kdtree.knn(X[:1], *tree, 0, 1, 2, key, idx, cnt, 1, np.array([1]))    # order out of range
+    with pytest.raises(ValueError):
+        _kdtree.query_order(X, tree[4], tree[5], 0, np.empty(3, dtype=np.intp), 1)
+    with pytest.raises(ValueError):
+        _kdtree.build(X.copy(), np.arange(4), 3, *[np.empty(15, np.intp)] * 2,
+                      np.empty((15, 2)), np.empty((15, 2)), 1)                 # empty leaves
+    with pytest.raises(ValueError):
+        _knn.vote_uniform(idx, np.array([3]), np.zeros(4, np.intp), 2, 0, np.empty(1, np.intp), 1)
 
 
 # ---- scikit-learn compatibility -----------------------------------------------
@@ -591,7 +830,8 @@ def test_kernel_rejects_bad_arguments():
 EXPECTED_FAILED = {}
 
 
-@parametrize_with_checks([KNNClassifier(), KNNRegressor(), KNNClassifier(k=3, weights="distance")],
+@parametrize_with_checks([KNNClassifier(), KNNRegressor(), KNNClassifier(k=3, weights="distance"),
+                          KNNClassifier(algorithm="brute"), KNNRegressor(k=2, algorithm="tree")],
                          expected_failed_checks=lambda est: EXPECTED_FAILED)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
@@ -632,12 +872,13 @@ def test_one_nn_risk_is_within_the_bound_on_a_lipschitz_problem(rng):
     assert np.mean(risks) <= one_nn_risk_bound(0.25, 1.0, 1, m)
 
 
-def test_extra_memory_is_bounded_by_chunks_not_queries_times_train(rng):
+@pytest.mark.parametrize("algorithm", ["brute", "tree"])
+def test_extra_memory_is_bounded_by_chunks_not_queries_times_train(rng, algorithm):
     import tracemalloc
     X = rng.normal(size=(20_000, 4))
     y = rng.integers(0, 2, size=20_000)
     Q = rng.normal(size=(5_000, 4))      # 10^8 pairs: 800 MB as a float64 distance matrix
-    est = KNNClassifier(k=5).fit(X, y)
+    est = KNNClassifier(k=5, algorithm=algorithm).fit(X, y)
     tracemalloc.start()
     try:
         est.predict(Q)

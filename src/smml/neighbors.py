@@ -18,17 +18,24 @@
 
 Distances are compared on values computed exactly as defined (by direct
 subtraction, summed in float64 in feature order; Euclidean and Mahalanobis on
-the squared distance), so duplicated rows really tie. The Euclidean search runs
-through BLAS gemm (``||x||^2 - 2 x.y + ||y||^2``) on centred data and then
-re-ranks the candidates on their exact distances, with a rigorous bound on the
-gemm rounding deciding whether the candidate list provably holds every tied
-point (otherwise that query is scanned exactly); see ``smml._core._knn``.
+the squared distance), so duplicated rows really tie. Two search paths give the
+same points, bit for bit (``algorithm``):
+
+- brute force: the Euclidean search runs through BLAS gemm (``||x||^2 - 2 x.y +
+  ||y||^2``, in float32 for float64 data while the data's scale allows) on
+  centred data and then re-ranks the candidates on their exact distances, with a
+  rigorous bound on the gemm rounding deciding whether the candidate list
+  provably holds every tied point (otherwise that query is scanned exactly); see
+  ``smml._core._knn``;
+- an exact kd-tree (``smml._core._kdtree``) whose node bounds are lower bounds
+  of the exact keys in floating point and which keeps every point tied with the
+  k-th.
 """
 
 import numpy as np
 
-from smml._core import _knn
-from smml._threads import blas_single_thread
+from smml._core import _kdtree, _knn
+from smml._threads import blas_single_thread, threads_for
 from smml._validation import (
     Callable, InstanceOf, N_JOBS, Interval, Options, check_is_fitted, encode_classes,
     validate_X, validate_X_y,
@@ -38,49 +45,190 @@ from smml.base import ClassifierMixin, RegressorMixin, SmmlEstimator
 __all__ = ["KNNClassifier", "KNNRegressor"]
 
 # Kernel chunking (module-level so that tests can check that results do not depend on it).
-_Q_CHUNK = 256                  # queries per gemm tile (at most)
-_T_CHUNK = {np.float32: 2048, np.float64: 1024}   # training points per gemm tile
+_Q_CHUNK = 1024                 # queries per gemm tile (at most)
+_T_CHUNK = {np.float32: 256, np.float64: 512}   # training points per gemm tile (the tile stays in L2)
 _HEAP_BUDGET = 1 << 20          # max (queries x candidates) heap entries per thread
 _OUT_BUDGET = 1 << 21           # max (queries x candidates) entries per kernel call
 _FALLBACK_BUDGET = 1 << 22      # max float64 entries of one exact fallback block
-_SERIAL_WORK = 1 << 23       # below this many multiply-adds a call runs on one thread
+_GRAIN = 1 << 22             # multiply-adds worth one thread (threads_for)
 _MIN_QUERIES_PER_THREAD = 8   # fewer queries per thread: fewer threads
 _SPLIT_TRAIN_BELOW = 64        # fewer queries per thread (Euclidean): threads share out the training chunks
 _SLACK = 8                      # extra candidates kept beyond 1.5 k
 _MAX_KEY = 1e300                # keys (squared / Manhattan distances) must stay below this
 _GEMM_LIMIT = {np.float32: 1e17, np.float64: 1e150}   # gemm only while centred norms are below
+# float64 data: the candidate filter runs in float32 gemm (twice the flops per cycle) while
+# the centred training norms are within this range (no float32 overflow, no subnormal
+# rounding large against the error bound); candidates are re-ranked on exact float64 keys.
+_F32_FILTER = (1e-30, 1e17)
+_NO_NORMS = np.empty(0, dtype=np.float64)   # the gemm kernels' t_norm for augmented rows
+_LEAF_SIZE = None               # kd-tree: max points per leaf; None: _leaf_size(d) (measured)
+_TREE_GRAIN = 64                # kd-tree: queries worth a thread of their own
+_ORDER_MIN = 256                # kd-tree: from this many queries, search them in tree order
+_BUILD_GRAIN = 1 << 15          # kd-tree build: training points worth a thread of their own
+_VOTE_GRAIN = 1 << 16           # compiled vote: queries worth a thread of their own (~10 ns each)
+# algorithm="auto" (measured: bench/README.md, 'The algorithm="auto" rule'): the kd-tree up to
+# _TREE_ALWAYS_D features; up to _TREE_MAX_D the tree when m >= 2^(d + _TREE_LOG2_M_OVER_D),
+# else both structures (the tree for calls of at most _FEW_QUERIES queries); brute force
+# beyond, and always for Hamming (a box bound is almost always 0 there).
+_TREE_ALWAYS_D = {"euclidean": 6, "mahalanobis": 6, "manhattan": 6}
+_TREE_MAX_D = {"euclidean": 10, "mahalanobis": 10, "manhattan": 8}
+_TREE_LOG2_M_OVER_D = 8
+_FEW_QUERIES = 64
+
+
+def _euclidean_error_coef(d, dtype):
+    """c such that c S^2 rigorously bounds |gemm-approximated - exactly-computed| squared
+    distance (see :func:`_euclidean_error_bound`; also used by smml.cluster)."""
+    u = 2.0 ** -24 if dtype == np.float32 else 2.0 ** -53
+    u64 = 2.0 ** -53
+    return (2 * d + 8) * (u + u64) * 1.1
 
 
 def _euclidean_error_bound(q_norm, radius, d, dtype):
     """A rigorous bound on |gemm-approximated - exactly-computed| squared distance.
 
     Centred data x~ = fl(x - mu), y~ (rounded to ``dtype``, unit roundoff u; float64's
-    is u64) and S = ||x~|| + max ||y~||. The error terms, each a multiple of S^2:
-    centring 2u (||x~ - y~||^2 vs ||x - y||^2); the dot product in ``dtype``,
-    2 gamma_d ||x~|| ||y~|| <= (d/2) u; the float64 norms and the two float64 additions
-    (d + 2) u64; the float64 "exact" sum itself (d + 2) u64. In all about
-    (d/2 + 2) u + (2d + 4) u64; we use (2d + 8)(u + u64) * 1.1, i.e. at least 1.7 times
-    more (4 times more for float32).
+    is u64) and S = ||x~|| + max ||y~||. The gemm runs on the augmented rows [x~, -1/2]
+    and [y~, fl(||y~||^2)] (see ``_centre``), so the tile, times -2, holds ||y~||^2 -
+    2 x~.y~ and the key adds ||x~||^2 in float64. The error terms, each a multiple of S^2:
+    centring 2u (||x~ - y~||^2 vs ||x - y||^2); ||y~||^2 rounded to ``dtype``, u; the
+    dot product of d + 1 terms in ``dtype``, 2 gamma_(d+1) (||x~|| ||y~|| + ||y~||^2 / 2)
+    <= 2 (d + 1) u (1/4 + 1/2) = 1.5 (d + 1) u (to first order); the float64 norm of x~
+    and the float64 addition (d + 1) u64; the float64 "exact" sum itself (d + 2) u64. In
+    all about (1.5 d + 4.5) u + (2d + 3) u64; we use (2d + 8)(u + u64) * 1.1, i.e. at
+    least 1.45 times more. (The plain tile ||x~||^2 - 2 x~.y~ + ||y~||^2 with float64
+    norms, which ``_knn.knn_gemm`` also accepts, needs less: (d/2 + 2) u + (2d + 4) u64.)
     """
-    u = 2.0 ** -24 if dtype == np.float32 else 2.0 ** -53
-    u64 = 2.0 ** -53
-    c = (2 * d + 8) * (u + u64) * 1.1
     s = np.sqrt(q_norm) + radius
-    return c * s * s + 1e-300
+    return _euclidean_error_coef(d, dtype) * s * s + 1e-300
 
 
-def _centre(A, mu, dtype):
-    """(A - mu) rounded to ``dtype``, and the float64 squared norms of the rounded rows."""
-    out = np.empty(A.shape, dtype=dtype)
-    norms = np.empty(A.shape[0], dtype=np.float64)
-    step = max(1, (1 << 20) // max(1, A.shape[1]))
-    for s in range(0, A.shape[0], step):
+def _centre(A, mu, dtype, augment=None):
+    """(A - mu) rounded to ``dtype``, and the float64 squared norms of the rounded rows.
+
+    ``augment`` "norm" (training rows) or "half" (queries) appends a column: the row's
+    squared norm rounded to ``dtype``, or -1/2; the gemm of the two augmented matrices
+    times -2 is then ||t||^2 - 2 q.t (``_knn.knn_gemm`` with no ``t_norm``)."""
+    n, d = A.shape
+    out = np.empty((n, d + (augment is not None)), dtype=dtype)
+    norms = np.empty(n, dtype=np.float64)
+    step = max(1, (1 << 20) // max(1, d))
+    for s in range(0, n, step):
         block = np.subtract(A[s:s + step], mu, dtype=np.float64)
-        out[s:s + step] = block
+        out[s:s + step, :d] = block
         if dtype != np.float64:
-            block = out[s:s + step].astype(np.float64)
+            block = out[s:s + step, :d].astype(np.float64)
         norms[s:s + step] = np.einsum("ij,ij->i", block, block)
+    if augment == "norm":
+        out[:, d] = norms
+    elif augment == "half":
+        out[:, d] = -0.5
     return out, norms
+
+
+def _build_tree(T0, leaf_size, n_threads):
+    """The kd-tree of ``smml._core._kdtree`` over the rows of T0: (Tt, perm, start, end, lo, hi).
+
+    Depth: the least with ceil(m / 2^depth) <= leaf_size, so every leaf holds
+    floor(m / 2^depth) >= 1 or ceil(m / 2^depth) <= leaf_size points. Extra memory: a
+    reordered copy of T0, m indices and 2^(depth+1) - 1 < 4 m / leaf_size nodes of
+    2 indices and 2 d-vectors.
+    """
+    m, d = T0.shape
+    depth = 0
+    while -(-m // (1 << depth)) > leaf_size:
+        depth += 1
+    n_nodes = (2 << depth) - 1
+    Tt = np.array(T0, order="C", copy=True)
+    perm = np.arange(m, dtype=np.intp)
+    start = np.empty(n_nodes, dtype=np.intp)
+    end = np.empty(n_nodes, dtype=np.intp)
+    lo = np.empty((n_nodes, d), dtype=T0.dtype)
+    hi = np.empty((n_nodes, d), dtype=T0.dtype)
+    _kdtree.build(Tt, perm, depth, start, end, lo, hi, threads_for(n_threads, m, _BUILD_GRAIN))
+    return Tt, perm, start, end, lo, hi
+
+
+def _leaf_size(d):
+    """Points per kd-tree leaf: 8 d within [32, 128] (measured: 32 is best at d = 2-3, 64
+    at d = 8, where more pruning costs more box bounds than it saves)."""
+    return int(min(128, max(32, 8 * d)))
+
+
+def _flat_tree(T0):
+    """A depth-0 'tree' over T0 in its own order: the radius search's brute-force scan."""
+    m = T0.shape[0]
+    return (T0, np.arange(m, dtype=np.intp), np.array([0], dtype=np.intp),
+            np.array([m], dtype=np.intp), T0.min(axis=0, keepdims=True), T0.max(axis=0, keepdims=True))
+
+
+def _csr(counts, key, idx, extra_rows=None, extra_key=None, extra_idx=None):
+    """CSR (indptr, indices, keys) of the first ``counts[i]`` entries of row i of the padded
+    (key, idx) arrays, taken from (extra_key, extra_idx) for the rows ``extra_rows``."""
+    nb = counts.shape[0]
+    indptr = np.zeros(nb + 1, dtype=np.intp)
+    np.cumsum(counts, out=indptr[1:])
+    indices = np.empty(indptr[-1], dtype=np.intp)
+    keys = np.empty(indptr[-1], dtype=np.float64)
+    use = counts.copy()
+    if extra_rows is not None:
+        use[extra_rows] = 0
+    r, c = np.nonzero(np.arange(key.shape[1]) < use[:, None])
+    pos = indptr[r] + c
+    indices[pos] = idx[r, c]
+    keys[pos] = key[r, c]
+    if extra_rows is not None and extra_rows.size:
+        r, c = np.nonzero(np.arange(extra_key.shape[1]) < counts[extra_rows][:, None])
+        pos = indptr[extra_rows[r]] + c
+        indices[pos] = extra_idx[r, c]
+        keys[pos] = extra_key[r, c]
+    return indptr, indices, keys
+
+
+def _pick_rule(metric, d, m):
+    """algorithm="auto" for ``metric`` on m training points of d features: "tree", "brute"
+    or "both" (both built; each call takes the tree for at most ``_FEW_QUERIES`` queries,
+    brute force for more). Measured on this machine (bench/README.md): the tree wins by
+    far at low d, for every m and number of queries; in the middle it wins when m is large
+    against 2^d, and on few-row calls (a few leaves against all m rows); beyond, brute
+    force. Mahalanobis is Euclidean on the whitened data (the same exact keys)."""
+    if d <= _TREE_ALWAYS_D.get(metric, 0):
+        return "tree"
+    if d <= _TREE_MAX_D.get(metric, 0):
+        return "tree" if m >= 2 ** (d + _TREE_LOG2_M_OVER_D) else "both"
+    return "brute"
+
+
+class _Taken:
+    """The taken points (the notes' k' closest) of a block of queries.
+
+    ``counts[i]`` = k' of query i. When every query's points fit the kernel's padded rows,
+    ``key`` / ``idx`` are those (n_queries, width) rows (sorted by (key, index), padded
+    with inf / -1) and the compiled vote can read them; otherwise they are None. ``csr()``
+    gives (indptr, indices, keys) in every case.
+    """
+
+    def __init__(self, counts, key=None, idx=None, csr=None):
+        self.counts, self.key, self.idx, self._csr = counts, key, idx, csr
+
+    def csr(self):
+        if self._csr is None:
+            self._csr = _csr(self.counts, self.key, self.idx)
+        return self._csr
+
+
+def _sqrt_threshold(r):
+    """The largest double K with fl(sqrt(K)) <= r: fl(sqrt(key)) <= r  <=>  key <= K
+    (sqrt is correctly rounded, hence monotone). Keys stay below ``_MAX_KEY`` = 1e300, whose
+    root is 1e150: any r above that takes every point (K = inf)."""
+    if r > 1e151:
+        return np.inf
+    K = r * r
+    while K > 0 and np.sqrt(K) > r:
+        K = np.nextafter(K, -np.inf)
+    while np.sqrt(np.nextafter(K, np.inf)) <= r:
+        K = np.nextafter(K, np.inf)
+    return float(K)
 
 
 class _KNNBase(SmmlEstimator):
@@ -89,14 +237,17 @@ class _KNNBase(SmmlEstimator):
         "metric": Options("euclidean", "manhattan", "mahalanobis", "hamming"),
         "weights": (Options("uniform", "distance"), Callable()),
         "metric_params": (Options(None), InstanceOf(dict)),
+        "algorithm": Options("auto", "brute", "tree"),
         "n_jobs": N_JOBS,
     }
 
-    def __init__(self, k=1, metric="euclidean", weights="uniform", metric_params=None, n_jobs=None):
+    def __init__(self, k=1, metric="euclidean", weights="uniform", metric_params=None,
+                 algorithm="auto", n_jobs=None):
         self.k = k
         self.metric = metric
         self.weights = weights
         self.metric_params = metric_params
+        self.algorithm = algorithm
         self.n_jobs = n_jobs
 
     # ---- fit -------------------------------------------------------------
@@ -200,16 +351,35 @@ class _KNNBase(SmmlEstimator):
         self._hi = self._T0.max(axis=0).astype(np.float64)
         self._check_key_range(self._lo, self._hi)
         self.n_samples_fit_ = m
+        self.algorithm_ = self._pick_algorithm(m, X.shape[1])
+        self._tree = None
+        self._flat = None
         self._gemm = False
-        if self._metric in ("euclidean", "mahalanobis"):
+        if self.algorithm_ in ("tree", "both"):
+            self._tree = _build_tree(self._T0, _LEAF_SIZE or _leaf_size(X.shape[1]),
+                                     self._n_threads())
+        if self.algorithm_ in ("brute", "both") and self._metric in ("euclidean", "mahalanobis"):
             self._mu = self._T0.mean(axis=0, dtype=np.float64)
-            self._Tc, self._t_norm = _centre(self._T0, self._mu, self._dtype)
-            self._radius = float(np.sqrt(self._t_norm.max()))
-            limit = _GEMM_LIMIT[self._dtype]
+            self._gemm_dtype = self._dtype
+            if self._dtype == np.float64 and _F32_FILTER is not None:
+                with np.errstate(over="ignore"):
+                    self._Tc, t_norm = _centre(self._T0, self._mu, np.float32, "norm")
+                radius = float(np.sqrt(t_norm.max()))
+                if _F32_FILTER[0] < radius < _F32_FILTER[1]:
+                    self._gemm_dtype = np.float32
+            if self._gemm_dtype != np.float32 or self._dtype == np.float32:
+                self._Tc, t_norm = _centre(self._T0, self._mu, self._dtype, "norm")
+            self._radius = float(np.sqrt(t_norm.max()))
+            limit = _GEMM_LIMIT[self._gemm_dtype]
             self._gemm = bool(np.isfinite(self._radius) and self._radius < limit)
             if not self._gemm:
-                del self._Tc, self._t_norm
+                del self._Tc
         return self
+
+    def _pick_algorithm(self, m, d):
+        if self.algorithm != "auto":
+            return self.algorithm
+        return _pick_rule(self._metric, d, m)
 
     # ---- search ------------------------------------------------------------
 
@@ -237,35 +407,39 @@ class _KNNBase(SmmlEstimator):
         return np.sqrt(key) if self._metric in ("euclidean", "mahalanobis") else key
 
     def _search(self, Q0, k, n_threads):
-        """Yield (start, stop, counts, indptr, indices, keys) per block of queries.
+        """Yield (start, stop, taken) per block of queries (a :class:`_Taken`).
 
         For query i of the block its taken points (the notes' k' closest) are
-        ``indices[indptr[i]:indptr[i+1]]``, sorted by (exact key, index), with
-        their exact keys (squared distance for euclidean/mahalanobis).
+        ``indices[indptr[i]:indptr[i+1]]`` of ``taken.csr()``, sorted by (exact key,
+        index), with their exact keys (squared distance for euclidean/mahalanobis).
         """
         m, d = self._T0.shape
         n = Q0.shape[0]
         cap = min(m, k + k // 2 + _SLACK)
         block = max(1, _OUT_BUDGET // cap)
         code = self._metric_code()
+        use_tree = self._tree is not None and (self.algorithm_ == "tree" or n <= _FEW_QUERIES)
         for start in range(0, n, block):
             stop = min(n, start + block)
             Qb = Q0[start:stop]
             nb = stop - start
+            if use_tree:
+                yield start, stop, self._tree_search(Qb, k, cap, code, n_threads)
+                continue
             # a parallel region costs more than it saves on small work
-            nt = 1 if nb * m * d < _SERIAL_WORK else n_threads
+            nt = threads_for(n_threads, nb * m * d, _GRAIN)
             out_key = np.empty((nb, cap), dtype=np.float64)
             out_idx = np.empty((nb, cap), dtype=np.intp)
             cnt = np.empty(nb, dtype=np.intp)
             use_gemm = self._gemm
             if use_gemm:
                 with np.errstate(over="ignore"):
-                    Qc, q_norm = _centre(Qb, self._mu, self._dtype)
+                    Qc, q_norm = _centre(Qb, self._mu, self._gemm_dtype, "half")
                 # far queries could overflow the gemm tile (float32): exact scan instead
-                use_gemm = bool(np.sqrt(q_norm.max()) < _GEMM_LIMIT[self._dtype])
+                use_gemm = bool(np.sqrt(q_norm.max()) < _GEMM_LIMIT[self._gemm_dtype])
             if use_gemm:
-                eps = _euclidean_error_bound(q_norm, self._radius, d, self._dtype)
-                t_chunk = int(_T_CHUNK[self._dtype])
+                eps = _euclidean_error_bound(q_norm, self._radius, d, self._gemm_dtype)
+                t_chunk = int(_T_CHUNK[self._gemm_dtype])
                 # too few queries to feed the threads: split the training chunks among them
                 # instead (the same candidates, see _knn.knn_gemm_split_train)
                 split = nt > 1 and nb < nt * _SPLIT_TRAIN_BELOW
@@ -273,20 +447,47 @@ class _KNNBase(SmmlEstimator):
                                   max(1, _HEAP_BUDGET // cap)))
                 kernel = _knn.knn_gemm_split_train if split else _knn.knn_gemm
                 with blas_single_thread(work=2.0 * nb * m * d):
-                    kernel(Qc, self._Tc, q_norm, self._t_norm, Qb, self._T0, eps,
+                    kernel(Qc, self._Tc, q_norm, _NO_NORMS, Qb, self._T0, eps,
                            k, cap, out_key, out_idx, cnt, q_chunk, t_chunk, nt)
             else:
                 nt = min(nt, -(-nb // _MIN_QUERIES_PER_THREAD))
                 _knn.knn_direct(Qb, self._T0, code, k, cap, out_key, out_idx, cnt, nt)
-            yield (start, stop) + self._assemble(Qb, k, cap, code, out_key, out_idx, cnt, nt)
+            yield start, stop, self._assemble(Qb, k, cap, code, out_key, out_idx, cnt, nt)
+
+    def _tree_search(self, Qb, k, cap, code, n_threads):
+        """The taken points (a :class:`_Taken`) through the kd-tree."""
+        nb = Qb.shape[0]
+        nt = threads_for(n_threads, nb, _TREE_GRAIN)
+        out_key = np.empty((nb, cap), dtype=np.float64)
+        out_idx = np.empty((nb, cap), dtype=np.intp)
+        cnt = np.empty(nb, dtype=np.intp)
+        order = None
+        if nb >= _ORDER_MIN:       # search the queries leaf by leaf: the same results, fewer cache misses
+            order = np.empty(nb, dtype=np.intp)
+            _kdtree.query_order(Qb, self._tree[4], self._tree[5], code, order, nt)
+        _kdtree.knn(Qb, *self._tree, code, k, cap, out_key, out_idx, cnt, nt, order)
+        over = np.flatnonzero(cnt > cap)
+        if not over.size:
+            return _Taken(cnt, out_key, out_idx)
+        # more ties than cap: ask again for those queries with room for all of them
+        cap2 = int(cnt[over].max())
+        Qo = np.ascontiguousarray(Qb[over])
+        key2 = np.empty((over.size, cap2), dtype=np.float64)
+        idx2 = np.empty((over.size, cap2), dtype=np.intp)
+        cnt2 = np.empty(over.size, dtype=np.intp)
+        _kdtree.knn(Qo, *self._tree, code, k, cap2, key2, idx2, cnt2,
+                    threads_for(n_threads, over.size, _TREE_GRAIN))
+        return _Taken(cnt, csr=_csr(cnt, out_key, out_idx, over, key2, idx2))
 
     def _assemble(self, Qb, k, cap, code, out_key, out_idx, cnt, n_threads):
-        """CSR of the taken points from the kernel's candidates, scanning flagged queries exactly."""
+        """The taken points (a :class:`_Taken`) from the kernel's candidates, scanning
+        flagged queries exactly."""
         m = self._T0.shape[0]
-        nb = Qb.shape[0]
         flagged = np.flatnonzero(cnt < 0)
         counts = cnt.copy()
-        extra = []
+        if not flagged.size:
+            return _Taken(counts, out_key, out_idx)
+        found = []
         step = max(1, _FALLBACK_BUDGET // m)
         for s in range(0, flagged.size, step):
             rows = np.ascontiguousarray(flagged[s:s + step])
@@ -300,21 +501,14 @@ class _KNNBase(SmmlEstimator):
             per_row = np.bincount(r, minlength=rows.size)
             counts[rows] = per_row
             offsets = np.concatenate(([0], np.cumsum(per_row)[:-1]))
-            extra.append((rows, r, np.arange(r.size) - offsets[r], c, v))
-        indptr = np.zeros(nb + 1, dtype=np.intp)
-        np.cumsum(counts, out=indptr[1:])
-        indices = np.empty(indptr[-1], dtype=np.intp)
-        keys = np.empty(indptr[-1], dtype=np.float64)
-        ok = np.where(cnt < 0, 0, cnt)
-        r, c = np.nonzero(np.arange(cap) < ok[:, None])
-        pos = indptr[r] + c
-        indices[pos] = out_idx[r, c]
-        keys[pos] = out_key[r, c]
-        for rows, r, rank, c, v in extra:
-            pos = indptr[rows[r]] + rank
-            indices[pos] = c
-            keys[pos] = v
-        return counts, indptr, indices, keys
+            found.append((s + r, np.arange(r.size) - offsets[r], c, v))
+        width = int(counts[flagged].max())
+        extra_key = np.empty((flagged.size, width), dtype=np.float64)
+        extra_idx = np.empty((flagged.size, width), dtype=np.intp)
+        for r, rank, c, v in found:
+            extra_key[r, rank] = v
+            extra_idx[r, rank] = c
+        return _Taken(counts, csr=_csr(counts, out_key, out_idx, flagged, extra_key, extra_idx))
 
     def _neighbour_weights(self, keys, rows, nb):
         """002, 'Weighted nearest neighbors' (None for uniform weights)."""
@@ -364,7 +558,12 @@ class _KNNBase(SmmlEstimator):
         n = Q0.shape[0]
         D = np.empty((n, kk), dtype=np.float64)
         I = np.empty((n, kk), dtype=np.intp)
-        for start, stop, counts, indptr, idx, keys in self._search(Q0, kk, self._n_threads()):
+        for start, stop, taken in self._search(Q0, kk, self._n_threads()):
+            if taken.idx is not None:
+                I[start:stop] = taken.idx[:, :kk]
+                D[start:stop] = taken.key[:, :kk]
+                continue
+            indptr, idx, keys = taken.csr()
             pos = indptr[:-1, None] + np.arange(kk)
             I[start:stop] = idx[pos]
             D[start:stop] = keys[pos]
@@ -377,6 +576,75 @@ class _KNNBase(SmmlEstimator):
             D = D[keep].reshape(n, k)
         return (D, I) if return_distance else I
 
+
+    def _radius_key(self, r):
+        """The key threshold of ``radius_neighbors``: a point is within r when the distance
+        this estimator reports for it (``kneighbors``' value: fl(sqrt(key)) for Euclidean
+        and Mahalanobis, the key itself otherwise) is <= r; for the square root that is
+        key <= K(r), the largest double with fl(sqrt(K)) <= r (see ``_sqrt_threshold``)."""
+        if isinstance(r, bool) or not isinstance(r, (int, float, np.integer, np.floating)) \
+                or not r >= 0:
+            raise ValueError(f"r must be a non-negative real number, got {r!r}")
+        r = float(r)
+        return _sqrt_threshold(r) if self._metric in ("euclidean", "mahalanobis") else r
+
+    def radius_neighbors(self, X=None, r=None, return_distance=True):
+        """Every training point within distance r of each query, sorted by (distance, index).
+
+        Both algorithms compare the same exact keys (``smml._core._distances.exact_key``)
+        with the same threshold: a point is returned when the distance ``kneighbors``
+        would report for it is <= r (Euclidean / Mahalanobis: fl(sqrt(squared distance))
+        <= r, decided as squared distance <= the largest double whose square root rounds
+        to <= r; Manhattan and Hamming: distance <= r). The tree prunes a node only when
+        its lower bound exceeds that threshold.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_queries, n_features), or None
+            None queries the training points, each excluding itself (as ``kneighbors``).
+        r : float >= 0 (``inf`` returns every point)
+        return_distance : bool
+
+        Returns
+        -------
+        distances : ndarray of n_queries float64 arrays (only if return_distance)
+        indices : ndarray of n_queries intp arrays
+        """
+        check_is_fitted(self, "n_samples_fit_")
+        self._validate_params()
+        thr = self._radius_key(r)
+        self_query = X is None
+        Q0 = self._T0 if self_query else self._queries(X)
+        n = Q0.shape[0]
+        if self._tree is not None:
+            tree = self._tree
+            nt = threads_for(self._n_threads(), n, _TREE_GRAIN)
+        else:
+            if self._flat is None:
+                self._flat = _flat_tree(self._T0)
+            tree = self._flat
+            nt = threads_for(self._n_threads(), n * self._T0.size, _GRAIN)
+        code = self._metric_code()
+        indptr = np.zeros(n + 1, dtype=np.intp)
+        none_i, none_k = np.empty(0, dtype=np.intp), np.empty(0, dtype=np.float64)
+        _kdtree.radius(Q0, *tree, code, thr, indptr, none_i, none_k, False, nt)
+        np.cumsum(indptr, out=indptr)
+        idx = np.empty(indptr[-1], dtype=np.intp)
+        keys = np.empty(indptr[-1], dtype=np.float64)
+        _kdtree.radius(Q0, *tree, code, thr, indptr, idx, keys, True, nt)
+        if self_query:     # drop each point itself (key 0 <= thr: it is always there)
+            keep = idx != np.repeat(np.arange(n), np.diff(indptr))
+            counts = np.diff(indptr) - 1
+            idx, keys = idx[keep], keys[keep]
+            indptr = np.zeros(n + 1, dtype=np.intp)
+            np.cumsum(counts, out=indptr[1:])
+        ind = np.empty(n, dtype=object)
+        ind[:] = np.split(idx, indptr[1:-1])
+        if not return_distance:
+            return ind
+        dist = np.empty(n, dtype=object)
+        dist[:] = np.split(self._distance(keys), indptr[1:-1])
+        return dist, ind
 
 _DOC_PARAMS = """
     Parameters
@@ -399,6 +667,19 @@ _DOC_PARAMS = """
         queries and returns their non-negative weights (same shape).
     metric_params : dict or None
         For metric="mahalanobis": ``{"VI": inverse covariance}`` or ``{"V": covariance}``.
+    algorithm : {"auto", "brute", "tree"}, default="auto"
+        How the neighbours are found; the result is the same, bit for bit, whichever is
+        used (both compare the same exact keys, see ``smml._core._kdtree``).
+        "brute" scans every training point (the Euclidean / Mahalanobis distances through
+        a gemm candidate filter, re-ranked exactly). "tree" searches an exact kd-tree built
+        at fit (leaves of at most 8 d points, within [32, 128]; extra memory: a reordered
+        copy of the training data, m indices and fewer than m / 8 nodes of 2 indices and 2
+        d-vectors, i.e. O(m d)).
+        "auto" picks by metric, dimension d, training size m and number of queries, from
+        measurements on a 2-core x86-64 machine (bench/README.md): the tree for
+        Euclidean, Mahalanobis and Manhattan up to d = 6; for d = 7..10 the tree when
+        m >= 2^(d+8), otherwise both (the tree for calls of at most 64 queries, brute
+        force for more); brute force beyond d = 10 (Manhattan: 8) and always for Hamming.
     n_jobs : int or None
         OpenMP threads (None or -1: all usable cores). Results do not depend on it.
 """
@@ -419,6 +700,7 @@ class KNNClassifier(ClassifierMixin, _KNNBase):
     classes_ : ndarray, the sorted labels
     default_label_ : the label predicted on vote ties
     n_samples_fit_ : int
+    algorithm_ : {"tree", "brute", "both"}, the structures built at fit (see ``algorithm``)
     VI_ : ndarray, the inverse covariance used (metric="mahalanobis" only)
     """
 
@@ -431,8 +713,10 @@ class KNNClassifier(ClassifierMixin, _KNNBase):
         self.default_label_ = self.classes_[self._default]
         return self._fit(X, y)
 
-    def _votes(self, counts, idx, keys, nb):
+    def _votes(self, taken, nb):
         nc = self.classes_.size
+        counts = taken.counts
+        _, idx, keys = taken.csr()
         rows = np.repeat(np.arange(nb), counts)
         w = self._neighbour_weights(keys, rows, nb)
         return np.bincount(rows * nc + self._y[idx], weights=w, minlength=nb * nc).reshape(nb, nc)
@@ -448,16 +732,25 @@ class KNNClassifier(ClassifierMixin, _KNNBase):
         """The notes' k-NN prediction for each row of X."""
         Q0, k = self._fitted_queries(X)
         pred = np.empty(Q0.shape[0], dtype=np.intp)
-        for start, stop, counts, indptr, idx, keys in self._search(Q0, k, self._n_threads()):
-            pred[start:stop] = self._decide(self._votes(counts, idx, keys, stop - start))
+        uniform = isinstance(self.weights, str) and self.weights == "uniform"
+        n_threads = self._n_threads()
+        for start, stop, taken in self._search(Q0, k, n_threads):
+            if uniform and taken.idx is not None:      # the compiled vote (same rule as _decide)
+                _knn.vote_uniform(taken.idx, taken.counts, self._y, self.classes_.size,
+                                  self._default, pred[start:stop],
+                                  threads_for(n_threads, stop - start, _VOTE_GRAIN))
+                if np.any(pred[start:stop] < 0):
+                    raise MemoryError("k-NN vote: could not allocate the per-thread counts")
+            else:
+                pred[start:stop] = self._decide(self._votes(taken, stop - start))
         return self.classes_[pred]
 
     def predict_proba(self, X):
         """(Weighted) fraction of the taken points in each class, columns as ``classes_``."""
         Q0, k = self._fitted_queries(X)
         proba = np.empty((Q0.shape[0], self.classes_.size), dtype=np.float64)
-        for start, stop, counts, indptr, idx, keys in self._search(Q0, k, self._n_threads()):
-            votes = self._votes(counts, idx, keys, stop - start)
+        for start, stop, taken in self._search(Q0, k, self._n_threads()):
+            votes = self._votes(taken, stop - start)
             total = votes.sum(axis=1, keepdims=True)
             with np.errstate(invalid="ignore", divide="ignore"):
                 p = votes / total
@@ -477,6 +770,7 @@ class KNNRegressor(RegressorMixin, _KNNBase):
     Attributes
     ----------
     n_samples_fit_ : int
+    algorithm_ : {"tree", "brute", "both"}, the structures built at fit (see ``algorithm``)
     VI_ : ndarray, the inverse covariance used (metric="mahalanobis" only)
     """
 
@@ -490,8 +784,10 @@ class KNNRegressor(RegressorMixin, _KNNBase):
         """The (weighted) mean label of the taken points, for each row of X."""
         Q0, k = self._fitted_queries(X)
         pred = np.empty(Q0.shape[0], dtype=np.float64)
-        for start, stop, counts, indptr, idx, keys in self._search(Q0, k, self._n_threads()):
+        for start, stop, taken in self._search(Q0, k, self._n_threads()):
             nb = stop - start
+            counts = taken.counts
+            _, idx, keys = taken.csr()
             rows = np.repeat(np.arange(nb), counts)
             yv = self._y[idx]
             order = np.lexsort((yv, keys, rows))

@@ -40,7 +40,7 @@ Memory: per thread one tile (q_chunk x t_chunk) plus q_chunk heaps of ``cap``
 entries; never n_queries x n_train.
 """
 from libc.stdlib cimport malloc, free, qsort
-from libc.math cimport nextafter, INFINITY
+from libc.math cimport nextafter, nextafterf, INFINITY
 from cython.parallel cimport prange, parallel
 
 from smml._core._typedefs cimport floating, intp_t
@@ -52,6 +52,12 @@ METRIC_CODES = {"sqeuclidean": SQEUCLIDEAN, "manhattan": MANHATTAN, "hamming": H
 
 cdef enum:
     _BLOCK = 64     # scan granularity of the candidate test
+
+# The dtype of the original data (exact keys), independent of the gemm's dtype: float64
+# data may be filtered through a float32 gemm (see smml.neighbors, _gemm_dtype).
+ctypedef fused data_t:
+    float
+    double
 
 
 cdef extern from *:
@@ -103,7 +109,55 @@ cdef extern from *:
         for (; j < n; j++) any |= ((double) r[j] + t[j]) < top;
         return any != 0;
     }
+    /* The same test when the tile already holds the whole key (augmented gemm, no norms):
+       any r[j] < top; floats compared 4 at a time against a float bound >= the double one. */
+    typedef float smml_v4f __attribute__((vector_size(16)));
+    typedef int smml_v4i __attribute__((vector_size(16)));
+    static inline int smml_any_below0_d(const double *r, Py_ssize_t n, double top) {
+        smml_v2l acc0 = {0, 0}, acc1 = {0, 0};
+        smml_v2d vt = {top, top};
+        Py_ssize_t j = 0;
+        long long any;
+        for (; j + 4 <= n; j += 4) {
+            smml_v2d a0, a1;
+            memcpy(&a0, r + j, sizeof a0);
+            memcpy(&a1, r + j + 2, sizeof a1);
+            acc0 |= (smml_v2l)(a0 < vt);
+            acc1 |= (smml_v2l)(a1 < vt);
+        }
+        acc0 |= acc1;
+        any = acc0[0] | acc0[1];
+        for (; j < n; j++) any |= r[j] < top;
+        return any != 0;
+    }
+    static inline int smml_any_below0_f(const float *r, Py_ssize_t n, float top) {
+        smml_v4i acc0 = {0, 0, 0, 0}, acc1 = {0, 0, 0, 0};
+        smml_v4f vt = {top, top, top, top};
+        Py_ssize_t j = 0;
+        int any;
+        for (; j + 8 <= n; j += 8) {
+            smml_v4f a0, a1;
+            memcpy(&a0, r + j, sizeof a0);
+            memcpy(&a1, r + j + 4, sizeof a1);
+            acc0 |= (smml_v4i)(a0 < vt);
+            acc1 |= (smml_v4i)(a1 < vt);
+        }
+        acc0 |= acc1;
+        any = acc0[0] | acc0[1] | acc0[2] | acc0[3];
+        for (; j < n; j++) any |= r[j] < top;
+        return any != 0;
+    }
     #else
+    static inline int smml_any_below0_d(const double *r, Py_ssize_t n, double top) {
+        int any = 0; Py_ssize_t j;
+        for (j = 0; j < n; j++) any |= r[j] < top;
+        return any;
+    }
+    static inline int smml_any_below0_f(const float *r, Py_ssize_t n, float top) {
+        int any = 0; Py_ssize_t j;
+        for (j = 0; j < n; j++) any |= r[j] < top;
+        return any;
+    }
     static inline int smml_any_below_d(const double *r, const double *t, Py_ssize_t n, double top) {
         int any = 0; Py_ssize_t j;
         for (j = 0; j < n; j++) any |= (r[j] + t[j]) < top;
@@ -118,10 +172,21 @@ cdef extern from *:
     """
     int smml_any_below_d(const double *r, const double *t, intp_t n, double top) noexcept nogil
     int smml_any_below_f(const float *r, const double *t, intp_t n, double top) noexcept nogil
+    int smml_any_below0_d(const double *r, intp_t n, double top) noexcept nogil
+    int smml_any_below0_f(const float *r, intp_t n, float top) noexcept nogil
 
 
 cdef inline bint _any_below(const floating *row, const double *tn, intp_t n,
                             double top) noexcept nogil:
+    """Is any row[j] (+ tn[j]; tn NULL: the row holds the whole key) below top?"""
+    cdef float topf
+    if tn == NULL:
+        if floating is double:
+            return smml_any_below0_d(row, n, top)
+        topf = <float> top              # a float >= top: r < top implies r < topf
+        if <double> topf < top:
+            topf = nextafterf(topf, INFINITY)
+        return smml_any_below0_f(row, n, topf)
     if floating is double:
         return smml_any_below_d(row, tn, n, top)
     else:
@@ -132,7 +197,8 @@ cdef inline void _scan_tile_rows(const floating *tile, const double *tn, intp_t 
                                  intp_t t0, double *hv, intp_t *hi, intp_t *hs, intp_t cap,
                                  bint by_index) noexcept nogil:
     """Scan each row i < nqb of a tile (training points t0 .. t0 + ntb - 1) into query i's
-    bounded heap (hv + i * cap, hi + i * cap, size hs[i]); key = tile value + tn.
+    bounded heap (hv + i * cap, hi + i * cap, size hs[i]); key = tile value + tn (tn NULL:
+    the tile value itself, from the augmented gemm of ``smml.neighbors``).
 
     by_index False (the tiles of a heap arrive in training order): a point enters when the
     heap is not full or its key is below the root's.  by_index True (a thread's chunks may
@@ -158,9 +224,11 @@ cdef inline void _scan_tile_rows(const floating *tile, const double *tn, intp_t 
             if j1 > ntb:
                 j1 = ntb
             # branch-free (vectorised) test first: most blocks hold no candidate
-            if hs[i] < cap or _any_below(row + j0, tn + j0, j1 - j0, top):
+            if hs[i] < cap or _any_below(row + j0, (tn + j0) if tn != NULL else NULL, j1 - j0, top):
                 for j in range(j0, j1):
-                    v = <double> row[j] + tn[j]
+                    v = <double> row[j]
+                    if tn != NULL:
+                        v = v + tn[j]
                     if v != v:
                         v = INFINITY    # NaN from an overflowing tile: sort it last
                     if by_index:
@@ -173,7 +241,7 @@ cdef inline void _scan_tile_rows(const floating *tile, const double *tn, intp_t 
             j0 = j1
 
 
-cdef intp_t _finalize(const floating *q, const floating *T, intp_t d, int metric,
+cdef intp_t _finalize(const data_t *q, const data_t *T, intp_t d, int metric,
                       const double *hv, const intp_t *hi, intp_t hsize, bint full,
                       double excluded_lower_bound, intp_t k, Pair *buf,
                       double *out_key, intp_t *out_idx, intp_t cap) noexcept nogil:
@@ -204,7 +272,7 @@ cdef intp_t _finalize(const floating *q, const floating *T, intp_t d, int metric
 
 def knn_gemm(const floating[:, ::1] Q, const floating[:, ::1] T,          # IN  centred data (gemm)
              const double[::1] q_norm, const double[::1] t_norm,          # IN  their squared norms
-             const floating[:, ::1] Q0, const floating[:, ::1] T0,        # IN  original data (exact keys)
+             const data_t[:, ::1] Q0, const data_t[:, ::1] T0,            # IN  original data (exact keys)
              const double[::1] eps,                                       # IN  error bound per query
              intp_t k, intp_t cap,
              double[:, ::1] out_key, intp_t[:, ::1] out_idx,              # OUT (n_queries, cap)
@@ -212,9 +280,11 @@ def knn_gemm(const floating[:, ::1] Q, const floating[:, ::1] T,          # IN  
              intp_t q_chunk, intp_t t_chunk, int n_threads):
     """Euclidean k-NN candidates through chunked gemm (see the module doc).
 
-    Shapes are checked by the caller: Q, Q0 (nq, d); T, T0 (m, d); 1 <= k <= cap <= m.
+    Q, T: (nq, d) / (m, d) centred data with t_norm their squared norms, or (nq, d + 1) /
+    (m, d + 1) *augmented* centred data [q~, -1/2] / [t~, ||t~||^2] with t_norm empty (the
+    tile then holds ||t~||^2 - 2 q~.t~ itself); Q0, T0 (nq, d) / (m, d); 1 <= k <= cap <= m.
     """
-    cdef intp_t nq = Q.shape[0], m = T.shape[0], d = Q.shape[1]
+    cdef intp_t nq = Q.shape[0], m = T.shape[0], d = Q0.shape[1], dg = Q.shape[1]
     cdef intp_t n_qc, n_tc, qc, tc, q0, q1, nqb, t0, t1, ntb, i
     cdef floating *tile
     cdef double *hv
@@ -223,10 +293,17 @@ def knn_gemm(const floating[:, ::1] Q, const floating[:, ::1] T,          # IN  
     cdef Pair *buf
     cdef int failed[1]
     cdef bint full
+    cdef const double *tnp
     if nq == 0:
         return
     if q_chunk < 1 or t_chunk < 1 or k < 1 or cap < k or cap > m:
         raise ValueError("knn_gemm: bad chunk sizes or k/cap")
+    if T.shape[1] != dg or T0.shape[1] != d or T0.shape[0] != m or Q0.shape[0] != nq \
+            or (dg != d and dg != d + 1):
+        raise ValueError("knn_gemm: bad shapes")
+    if t_norm.shape[0] != m and t_norm.shape[0] != 0:
+        raise ValueError("knn_gemm: t_norm must have m entries (or none: augmented data)")
+    tnp = &t_norm[0] if t_norm.shape[0] > 0 else NULL
     n_qc = (nq + q_chunk - 1) // q_chunk
     n_tc = (m + t_chunk - 1) // t_chunk
     if n_threads > n_qc:
@@ -263,8 +340,9 @@ def knn_gemm(const floating[:, ::1] Q, const floating[:, ::1] T,          # IN  
                     t1 = m
                 ntb = t1 - t0
                 # tile = -2 Q[q0:q1] @ T[t0:t1].T
-                neg2_dot_tile(<int> nqb, <int> ntb, <int> d, &Q[q0, 0], &T[t0, 0], tile)
-                _scan_tile_rows(tile, &t_norm[t0], nqb, ntb, t0, hv, hi, hs, cap, False)
+                neg2_dot_tile(<int> nqb, <int> ntb, <int> dg, &Q[q0, 0], &T[t0, 0], tile)
+                _scan_tile_rows(tile, (tnp + t0) if tnp != NULL else NULL,
+                                nqb, ntb, t0, hv, hi, hs, cap, False)
             for i in range(nqb):
                 full = hs[i] == cap and cap < m
                 out_cnt[q0 + i] = _finalize(
@@ -283,7 +361,7 @@ def knn_gemm(const floating[:, ::1] Q, const floating[:, ::1] T,          # IN  
 
 def knn_gemm_split_train(const floating[:, ::1] Q, const floating[:, ::1] T,  # IN  centred data
                          const double[::1] q_norm, const double[::1] t_norm,      # IN  squared norms
-                         const floating[:, ::1] Q0, const floating[:, ::1] T0,    # IN  original data
+                         const data_t[:, ::1] Q0, const data_t[:, ::1] T0,        # IN  original data
                          const double[::1] eps,                                   # IN  error bound
                          intp_t k, intp_t cap,
                          double[:, ::1] out_key, intp_t[:, ::1] out_idx,          # OUT (n_queries, cap)
@@ -302,7 +380,7 @@ def knn_gemm_split_train(const floating[:, ::1] Q, const floating[:, ::1] T,  # 
     re-ranking (:func:`_finalize`), whatever the thread count. Same arguments and
     outputs as :func:`knn_gemm`; memory per thread: one tile and q_chunk heaps.
     """
-    cdef intp_t nq = Q.shape[0], m = T.shape[0], d = Q.shape[1]
+    cdef intp_t nq = Q.shape[0], m = T.shape[0], d = Q0.shape[1], dg = Q.shape[1]
     cdef intp_t n_qc, n_tc, qc, tc, q0, q1, nqb, t0, t1, ntb, i, c, th
     cdef int tid
     cdef floating *tiles
@@ -319,10 +397,17 @@ def knn_gemm_split_train(const floating[:, ::1] Q, const floating[:, ::1] T,  # 
     cdef double *ov
     cdef intp_t *oi
     cdef bint full
+    cdef const double *tnp
     if nq == 0:
         return
     if q_chunk < 1 or t_chunk < 1 or k < 1 or cap < k or cap > m:
         raise ValueError("knn_gemm_split_train: bad chunk sizes or k/cap")
+    if T.shape[1] != dg or T0.shape[1] != d or T0.shape[0] != m or Q0.shape[0] != nq \
+            or (dg != d and dg != d + 1):
+        raise ValueError("knn_gemm_split_train: bad shapes")
+    if t_norm.shape[0] != m and t_norm.shape[0] != 0:
+        raise ValueError("knn_gemm_split_train: t_norm must have m entries (or none: augmented data)")
+    tnp = &t_norm[0] if t_norm.shape[0] > 0 else NULL
     if q_chunk > nq:
         q_chunk = nq
     n_qc = (nq + q_chunk - 1) // q_chunk
@@ -372,9 +457,10 @@ def knn_gemm_split_train(const floating[:, ::1] Q, const floating[:, ::1] T,  # 
                         if t1 > m:
                             t1 = m
                         ntb = t1 - t0
-                        neg2_dot_tile(<int> nqb, <int> ntb, <int> d, &Q[q0, 0], &T[t0, 0], tile)
+                        neg2_dot_tile(<int> nqb, <int> ntb, <int> dg, &Q[q0, 0], &T[t0, 0], tile)
                         # a thread's chunks may come in any order: compare on (key, index)
-                        _scan_tile_rows(tile, &t_norm[t0], nqb, ntb, t0, hv, hi, hs, cap, True)
+                        _scan_tile_rows(tile, (tnp + t0) if tnp != NULL else NULL,
+                                        nqb, ntb, t0, hv, hi, hs, cap, True)
                 # merge every thread's heap into thread 0's, then re-rank exactly
                 with parallel(num_threads=n_threads):
                     tid = omp_get_thread_num()
@@ -478,3 +564,43 @@ def exact_rows(const floating[:, ::1] Q0, const floating[:, ::1] T0,      # IN  
         for r in prange(nr, schedule="static", num_threads=n_threads):
             for j in range(m):
                 out[r, j] = exact_key(&Q0[rows[r], 0], &T0[j, 0], d, metric)
+
+
+def vote_uniform(const intp_t[:, ::1] idx, const intp_t[::1] cnt,    # IN  taken points (padded rows)
+                 const intp_t[::1] y, intp_t n_classes, intp_t default,  # IN  encoded labels
+                 intp_t[::1] pred,                                     # OUT class code per query
+                 int n_threads):
+    """000's majority vote over the first ``cnt[i]`` points of row i (all of them <= idx's
+    width): the class with the most votes, or ``default`` when several tie for the most."""
+    cdef intp_t nq = idx.shape[0], i, c, best, nbest
+    cdef intp_t *votes
+    if cnt.shape[0] != nq or pred.shape[0] != nq or n_classes < 1:
+        raise ValueError("vote_uniform: bad shapes")
+    for i in range(nq):
+        if cnt[i] < 0 or cnt[i] > idx.shape[1]:
+            raise ValueError("vote_uniform: a count exceeds the row width")
+    if nq == 0:
+        return
+    if n_threads < 1:
+        n_threads = 1
+    votes = NULL
+    with nogil, parallel(num_threads=n_threads):
+        votes = <intp_t *> malloc(n_classes * sizeof(intp_t))
+        for i in prange(nq, schedule="static"):
+            if votes == NULL:
+                pred[i] = -1
+                continue
+            for c in range(n_classes):
+                votes[c] = 0
+            for c in range(cnt[i]):
+                votes[y[idx[i, c]]] += 1
+            best = 0
+            nbest = 1
+            for c in range(1, n_classes):
+                if votes[c] > votes[best]:
+                    best = c
+                    nbest = 1
+                elif votes[c] == votes[best]:
+                    nbest = nbest + 1
+            pred[i] = best if nbest == 1 else default
+        free(votes)

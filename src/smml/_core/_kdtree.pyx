@@ -1,0 +1,604 @@
+"""An exact kd-tree for k-NN with the notes' distance-tie rule (000, 'The Nearest Neighbour algorithm').
+
+Layout (built by :func:`build`, all arrays allocated by the caller):
+
+- a complete binary tree of depth ``depth`` in implicit numbering (node ``n`` has
+  children ``2n + 1`` and ``2n + 2``; the leaves are ``2^depth - 1 .. 2^(depth+1) - 2``);
+  a node's points are the rows ``start[n] .. end[n] - 1`` of ``Tt``, a copy of the
+  training data reordered so that every leaf's points are contiguous (tree order), and
+  ``perm[i]`` is the original training index of row ``i`` of ``Tt``;
+- a node is split at the middle of its rows (``mid = start + (end - start) // 2``) along
+  the feature of largest spread, by a 3-way quickselect, so every leaf holds
+  ``floor(m / 2^depth)`` or ``ceil(m / 2^depth)`` points;
+- every node keeps the tight bounding box ``lo[n], hi[n]`` of its points.
+
+Memory: ``Tt`` (m x d, the data's dtype), ``perm`` (m), and per node two intp and two
+d-vectors of the data's dtype: with ``2^(depth+1) - 1 <= 4 m / leaf_size`` nodes, at most
+``m (d + 1)`` + ``(4 m / leaf_size)(2 + 2 d)`` numbers, i.e. O(m d).
+
+Exactness. A point's key is :func:`smml._core._distances.exact_key` (the same function
+as the brute path: direct subtraction in float64, feature by feature in order), summed
+through ``exact_key_upto``, which stops early only once the partial sum exceeds the
+current k-th key (the point is then not needed; a needed key is bit for bit the same). A node's
+lower bound is computed by :func:`box_bound` with per-feature terms ``lo_f - q_f`` /
+``q_f - hi_f`` (0 inside the box), each rounded to float64 by one subtraction, squared
+(or taken as is for Manhattan) and summed in feature order, never updated
+incrementally. For a point p in the box, ``|p_f - q_f| >= lo_f - q_f >= 0`` (or the
+mirror case) exactly, and rounding to nearest is monotone, so every rounded term is <=
+the point's rounded term (``fl(q_f - p_f)`` is ``-fl(p_f - q_f)``), its square too, and
+each rounded partial sum too (``fl(a + b)`` is monotone in a and b): the bound is <= the
+exact key of every point in the box, *in floating point*. (setup.py compiles with
+``-ffp-contract=off``, so neither sum is fused into an FMA.)
+
+Search (:func:`knn`). Depth-first, nearer child first, with an explicit stack. A node
+or a pushed subtree is pruned only when its bound is *strictly* greater than the current
+k-th key ``tau`` (the root of a max-heap of the k best (key, index) pairs seen so far;
+infinite until k points are seen). ``tau`` only decreases and never falls below the true
+k-th key ``D_k``, so a pruned point has key > D_k and is never needed. Every point with
+key == tau that is not in the heap is kept in a *tie list* (a point arriving with key ==
+tau, or a root evicted by a smaller key when the new root has the same key); the tie list
+is emptied whenever tau decreases. At the end the heap holds the k smallest points and
+the tie list every other point with key == D_k, so heap + ties are exactly the k' points
+of the notes' rule, whatever the tree's shape, the leaf size or the thread count. The
+kernel writes the first ``cap`` of them, sorted by (key, index), and ``k'`` itself (which
+may exceed ``cap``: the caller then asks again with a larger cap).
+
+:func:`radius` returns every point with key <= a threshold (prune: bound > threshold),
+sorted by (key, index); a depth-0 tree over the data in its own order (perm = identity)
+is the brute-force scan.
+"""
+from libc.stdlib cimport malloc, realloc, free, qsort
+from libc.math cimport INFINITY
+from cython.parallel cimport prange, parallel
+
+from smml._core._typedefs cimport floating, intp_t
+from smml._core._distances cimport (SQEUCLIDEAN, MANHATTAN, HAMMING, Pair, cmp_pair,
+                                    exact_key_upto, heap_push, heap_sort)
+
+
+# ---- build ------------------------------------------------------------------------
+
+cdef inline void _swap_rows(floating *T, intp_t *perm, intp_t i, intp_t j, intp_t d) noexcept nogil:
+    cdef intp_t f, t
+    cdef floating v
+    for f in range(d):
+        v = T[i * d + f]
+        T[i * d + f] = T[j * d + f]
+        T[j * d + f] = v
+    t = perm[i]
+    perm[i] = perm[j]
+    perm[j] = t
+
+
+cdef void _select(floating *T, intp_t *perm, intp_t d, intp_t dim,
+                  intp_t lo, intp_t hi, intp_t nth) noexcept nogil:
+    """Reorder rows lo .. hi - 1 so that feature ``dim`` is <= at rows < nth and >= at
+    rows > nth than at row nth (quickselect, Hoare partition, median-of-3 pivot: equal
+    values are split evenly, so duplicates cannot make it quadratic)."""
+    cdef intp_t i, j, mid
+    cdef floating a, b, c, pivot
+    hi -= 1
+    while hi > lo:
+        mid = lo + (hi - lo) // 2
+        a = T[lo * d + dim]
+        b = T[mid * d + dim]
+        c = T[hi * d + dim]
+        if a < b:
+            pivot = b if b < c else (c if a < c else a)
+        else:
+            pivot = a if a < c else (c if b < c else b)
+        i = lo
+        j = hi
+        while i <= j:
+            while T[i * d + dim] < pivot:
+                i += 1
+            while T[j * d + dim] > pivot:
+                j -= 1
+            if i <= j:
+                _swap_rows(T, perm, i, j, d)
+                i += 1
+                j -= 1
+        # rows lo .. j are <= pivot, rows i .. hi are >= pivot, rows j+1 .. i-1 == pivot
+        if nth <= j:
+            hi = j
+        elif nth >= i:
+            lo = i
+        else:
+            return
+
+
+cdef void _leaf_box(const floating *T, intp_t d, intp_t s, intp_t e,
+                    floating *lo, floating *hi) noexcept nogil:
+    cdef intp_t i, f
+    cdef floating v
+    for f in range(d):
+        lo[f] = T[s * d + f]
+        hi[f] = T[s * d + f]
+    for i in range(s + 1, e):
+        for f in range(d):
+            v = T[i * d + f]
+            if v < lo[f]:
+                lo[f] = v
+            if v > hi[f]:
+                hi[f] = v
+
+
+def build(floating[:, ::1] Tt, intp_t[::1] perm, intp_t depth,               # IN/OUT data copy, perm
+          intp_t[::1] start, intp_t[::1] end,                                # OUT node ranges
+          floating[:, ::1] lo, floating[:, ::1] hi,                          # OUT node boxes
+          int n_threads):
+    """Build the tree in place (see the module doc). ``Tt`` holds a copy of the training
+    data and ``perm`` = 0 .. m-1 on entry; both are reordered into tree order. Node arrays
+    have 2^(depth+1) - 1 rows; the caller picks depth so that no leaf is empty."""
+    cdef intp_t m = Tt.shape[0], d = Tt.shape[1]
+    cdef intp_t n_nodes = (<intp_t> 2 << depth) - 1
+    cdef intp_t level, first, last, n, s, e, mid, f, best_f, l, r
+    cdef floating *T
+    cdef floating *lon
+    cdef floating *hin
+    cdef double spread, best
+    if m == 0 or d == 0:
+        raise ValueError("build: empty data")
+    if perm.shape[0] != m or start.shape[0] != n_nodes or end.shape[0] != n_nodes \
+            or lo.shape[0] != n_nodes or hi.shape[0] != n_nodes or lo.shape[1] != d \
+            or hi.shape[1] != d or depth < 0 or (m >> depth) < 1:
+        raise ValueError("build: bad shapes or depth")
+    if n_threads < 1:
+        n_threads = 1
+    T = &Tt[0, 0]
+    start[0] = 0
+    end[0] = m
+    with nogil:
+        for level in range(depth):
+            first = (<intp_t> 1 << level) - 1
+            last = (<intp_t> 2 << level) - 1
+            for n in prange(first, last, schedule="dynamic", num_threads=n_threads):
+                s = start[n]
+                e = end[n]
+                # the feature of largest spread (first one on ties)
+                lon = &lo[n, 0]
+                hin = &hi[n, 0]
+                _leaf_box(T, d, s, e, lon, hin)
+                best = -1.0
+                best_f = 0
+                for f in range(d):
+                    spread = <double> hin[f] - <double> lon[f]
+                    if spread > best:
+                        best = spread
+                        best_f = f
+                mid = s + (e - s) // 2
+                _select(T, &perm[0], d, best_f, s, e, mid)
+                l = 2 * n + 1
+                r = l + 1
+                start[l] = s
+                end[l] = mid
+                start[r] = mid
+                end[r] = e
+        # leaf boxes, then every internal box as the union of its children's
+        first = (<intp_t> 1 << depth) - 1
+        for n in prange(first, n_nodes, schedule="static", num_threads=n_threads):
+            _leaf_box(T, d, start[n], end[n], &lo[n, 0], &hi[n, 0])
+        level = depth - 1
+        while level >= 0:
+            first = (<intp_t> 1 << level) - 1
+            last = (<intp_t> 2 << level) - 1
+            for n in prange(first, last, schedule="static", num_threads=n_threads):
+                l = 2 * n + 1
+                r = l + 1
+                for f in range(d):
+                    lo[n, f] = lo[l, f] if lo[l, f] < lo[r, f] else lo[r, f]
+                    hi[n, f] = hi[l, f] if hi[l, f] > hi[r, f] else hi[r, f]
+            level -= 1
+
+
+# ---- search -------------------------------------------------------------------------
+
+cdef inline double box_bound(const floating *q, const floating *lo, const floating *hi,
+                             intp_t d, int metric) noexcept nogil:
+    """A lower bound, in floating point, on ``exact_key(q, p)`` for every p in the box
+    (see the module doc for why the rounding cannot break it)."""
+    cdef double s = 0.0, t, a
+    cdef intp_t f
+    for f in range(d):
+        a = <double> q[f]
+        if a < <double> lo[f]:
+            t = <double> lo[f] - a
+        elif a > <double> hi[f]:
+            t = a - <double> hi[f]
+        else:
+            continue
+        if metric == SQEUCLIDEAN:
+            s = s + t * t
+        elif metric == MANHATTAN:
+            s = s + t
+        else:
+            s = s + 1.0         # Hamming: q_f is outside [lo_f, hi_f], so every p_f differs
+    return s
+
+
+ctypedef struct KState:
+    double *hv          # max-heap of the k best (key, index) pairs
+    intp_t *hi
+    intp_t hs
+    Pair *ties          # every other point seen with key == the heap's root key
+    intp_t n_ties
+    intp_t ties_cap
+    Pair *buf           # heap + ties, sorted at the end
+    intp_t buf_cap
+    intp_t *stack
+    double *sbound
+    int failed
+
+
+cdef inline void _add_tie(KState *st, double v, intp_t i) noexcept nogil:
+    cdef Pair *p
+    cdef intp_t c
+    if st.n_ties == st.ties_cap:
+        c = 2 * st.ties_cap + 16
+        p = <Pair *> realloc(st.ties, c * sizeof(Pair))
+        if p == NULL:
+            st.failed = 1
+            return
+        st.ties = p
+        st.ties_cap = c
+    st.ties[st.n_ties].key = v
+    st.ties[st.n_ties].idx = i
+    st.n_ties += 1
+
+
+cdef inline void _offer(KState *st, intp_t k, double v, intp_t i) noexcept nogil:
+    """Offer a point with key v <= the root key (or any key while the heap is not full)."""
+    cdef double old
+    cdef intp_t old_i
+    if st.hs < k:
+        heap_push(st.hv, st.hi, &st.hs, k, v, i)
+    elif v < st.hv[0]:
+        old = st.hv[0]
+        old_i = st.hi[0]
+        heap_push(st.hv, st.hi, &st.hs, k, v, i)
+        if st.hv[0] == old:
+            _add_tie(st, old, old_i)        # still tied with the (unchanged) k-th key
+        else:
+            st.n_ties = 0                   # tau decreased: the old ties are farther
+    else:
+        _add_tie(st, v, i)                  # v == tau
+
+
+cdef inline double _tau(const KState *st, intp_t k) noexcept nogil:
+    return st.hv[0] if st.hs == k else INFINITY
+
+
+cdef void _knn_one(const floating *q, const floating *T, const intp_t *perm,
+                   const intp_t *start, const intp_t *end,
+                   const floating *lo, const floating *hi, intp_t d, intp_t first_leaf,
+                   int metric, intp_t k, KState *st) noexcept nogil:
+    cdef intp_t top, node, near, far, j, l
+    cdef double b, bn, bf, v, tau
+    st.hs = 0
+    st.n_ties = 0
+    st.stack[0] = 0
+    st.sbound[0] = 0.0
+    top = 1
+    while top > 0:
+        top -= 1
+        node = st.stack[top]
+        if st.sbound[top] > _tau(st, k):
+            continue
+        while node < first_leaf:
+            l = 2 * node + 1
+            bn = box_bound(q, lo + l * d, hi + l * d, d, metric)
+            bf = box_bound(q, lo + (l + 1) * d, hi + (l + 1) * d, d, metric)
+            if bn <= bf:
+                near = l
+                far = l + 1
+            else:
+                near = l + 1
+                far = l
+                b = bn
+                bn = bf
+                bf = b
+            tau = _tau(st, k)
+            if bf <= tau:
+                st.stack[top] = far
+                st.sbound[top] = bf
+                top += 1
+            if bn > tau:
+                node = -1
+                break
+            node = near
+        if node < 0:
+            continue
+        for j in range(start[node], end[node]):
+            # the exact key, or (stopping early) some value > tau: such a point is not needed
+            v = exact_key_upto(q, T + j * d, d, metric, _tau(st, k))
+            if st.hs < k or v <= st.hv[0]:
+                _offer(st, k, v, perm[j])
+        if st.failed:
+            return
+
+
+cdef intp_t _finish(KState *st, intp_t k, double *out_key, intp_t *out_idx,
+                    intp_t cap) noexcept nogil:
+    """Sort heap + ties by (key, index), write the first ``cap``; return k' (may be > cap)."""
+    cdef intp_t n = st.hs + st.n_ties, c
+    cdef Pair *p
+    if st.n_ties == 0:
+        heap_sort(st.hv, st.hi, st.hs)
+        for c in range(cap):
+            if c < n:
+                out_key[c] = st.hv[c]
+                out_idx[c] = st.hi[c]
+            else:
+                out_key[c] = INFINITY
+                out_idx[c] = -1
+        return n
+    if n > st.buf_cap:
+        p = <Pair *> realloc(st.buf, n * sizeof(Pair))
+        if p == NULL:
+            st.failed = 1
+            return 0
+        st.buf = p
+        st.buf_cap = n
+    for c in range(st.hs):
+        st.buf[c].key = st.hv[c]
+        st.buf[c].idx = st.hi[c]
+    for c in range(st.n_ties):
+        st.buf[st.hs + c] = st.ties[c]
+    qsort(st.buf, n, sizeof(Pair), cmp_pair)
+    for c in range(cap):
+        if c < n:
+            out_key[c] = st.buf[c].key
+            out_idx[c] = st.buf[c].idx
+        else:
+            out_key[c] = INFINITY
+            out_idx[c] = -1
+    return n
+
+
+cdef KState *_new_state(intp_t k, intp_t depth) noexcept nogil:
+    """Per-thread search buffers (NULL if out of memory)."""
+    cdef KState *st = <KState *> malloc(sizeof(KState))
+    if st == NULL:
+        return NULL
+    st.hv = <double *> malloc((k if k > 0 else 1) * sizeof(double))
+    st.hi = <intp_t *> malloc((k if k > 0 else 1) * sizeof(intp_t))
+    st.stack = <intp_t *> malloc((depth + 2) * sizeof(intp_t))
+    st.sbound = <double *> malloc((depth + 2) * sizeof(double))
+    st.buf = <Pair *> malloc((k if k > 0 else 1) * sizeof(Pair))
+    st.buf_cap = k if k > 0 else 1
+    st.ties = NULL
+    st.ties_cap = 0
+    st.n_ties = 0
+    st.hs = 0
+    st.failed = 0
+    if st.hv == NULL or st.hi == NULL or st.stack == NULL or st.sbound == NULL or st.buf == NULL:
+        st.failed = 1
+    return st
+
+
+cdef void _free_state(KState *st) noexcept nogil:
+    if st != NULL:
+        free(st.hv)
+        free(st.hi)
+        free(st.stack)
+        free(st.sbound)
+        free(st.ties)
+        free(st.buf)
+        free(st)
+
+
+def _check_tree(str name, intp_t q_width, intp_t m, intp_t d, intp_t n_perm, intp_t n_start,
+                intp_t n_end, intp_t n_lo, intp_t lo_width, intp_t n_hi, intp_t hi_width, int metric):
+    """The tree's depth, after checking the shapes of a query call (ValueError if bad)."""
+    cdef intp_t depth = 0
+    while ((<intp_t> 2 << depth) - 1) < n_start:
+        depth += 1
+    if ((<intp_t> 2 << depth) - 1) != n_start or n_end != n_start or n_lo != n_start \
+            or n_hi != n_start or lo_width != d or hi_width != d or q_width != d or n_perm != m:
+        raise ValueError(f"{name}: bad shapes")
+    if metric not in (SQEUCLIDEAN, MANHATTAN, HAMMING):
+        raise ValueError(f"{name}: unknown metric code")
+    return depth
+
+
+def knn(const floating[:, ::1] Q, const floating[:, ::1] Tt, const intp_t[::1] perm,   # IN
+        const intp_t[::1] start, const intp_t[::1] end,                                 # IN tree
+        const floating[:, ::1] lo, const floating[:, ::1] hi,                           # IN boxes
+        int metric, intp_t k, intp_t cap,
+        double[:, ::1] out_key, intp_t[:, ::1] out_idx,                                 # OUT (nq, cap)
+        intp_t[::1] out_cnt,                                                            # OUT k'
+        int n_threads, const intp_t[::1] order=None):
+    """The notes' k' nearest points of every query (see the module doc): the first ``cap``
+    sorted by (exact key, original index) in ``out_key`` / ``out_idx`` (padded with inf /
+    -1), and k' in ``out_cnt`` (a query with k' > cap must be asked again with cap >= k').
+    ``order`` (optional, a permutation of the queries, see :func:`query_order`) is the
+    order in which the queries are searched: it changes the speed, never the results."""
+    cdef intp_t nq = Q.shape[0], m = Tt.shape[0], d = Tt.shape[1]
+    cdef intp_t n_nodes = start.shape[0], depth, first_leaf, i, ii
+    cdef KState *st
+    cdef int failed[1]
+    cdef const intp_t *op = NULL
+    if nq == 0:
+        return
+    if order is not None and order.shape[0] > 0:
+        if order.shape[0] != nq:
+            raise ValueError("knn: order must have one entry per query")
+        for i in range(nq):
+            if order[i] < 0 or order[i] >= nq:
+                raise ValueError("knn: order out of range")
+        op = &order[0]
+    depth = _check_tree("knn", Q.shape[1], m, d, perm.shape[0], n_nodes, end.shape[0],
+                        lo.shape[0], lo.shape[1], hi.shape[0], hi.shape[1], metric)
+    if out_key.shape[0] != nq or out_idx.shape[0] != nq or out_cnt.shape[0] != nq \
+            or out_key.shape[1] != cap or out_idx.shape[1] != cap:
+        raise ValueError("knn: bad shapes")
+    if k < 1 or cap < 1 or k > m:
+        raise ValueError("knn: bad k/cap")
+    first_leaf = (<intp_t> 1 << depth) - 1
+    if n_threads > nq:
+        n_threads = <int> nq
+    if n_threads < 1:
+        n_threads = 1
+    failed[0] = 0
+    st = NULL
+    with nogil, parallel(num_threads=n_threads):
+        st = _new_state(k, depth)
+        for ii in prange(nq, schedule="dynamic", chunksize=32):
+            if st == NULL or st.failed:
+                failed[0] = 1
+                continue
+            i = op[ii] if op != NULL else ii
+            _knn_one(&Q[i, 0], &Tt[0, 0], &perm[0], &start[0], &end[0], &lo[0, 0], &hi[0, 0],
+                     d, first_leaf, metric, k, st)
+            out_cnt[i] = _finish(st, k, &out_key[i, 0], &out_idx[i, 0], cap)
+            if st.failed:
+                failed[0] = 1
+        _free_state(st)
+    if failed[0]:
+        raise MemoryError("kdtree.knn: could not allocate the per-thread buffers")
+
+
+cdef void _radius_one(const floating *q, const floating *T, const intp_t *perm,
+                      const intp_t *start, const intp_t *end,
+                      const floating *lo, const floating *hi, intp_t d, intp_t first_leaf,
+                      int metric, double thr, KState *st) noexcept nogil:
+    """Every point with key <= thr into st.ties (unsorted)."""
+    cdef intp_t top, node, j, l, c
+    cdef double b, v
+    st.n_ties = 0
+    st.stack[0] = 0
+    top = 1
+    while top > 0:
+        top -= 1
+        node = st.stack[top]
+        if box_bound(q, lo + node * d, hi + node * d, d, metric) > thr:
+            continue
+        if node < first_leaf:
+            l = 2 * node + 1
+            st.stack[top] = l + 1
+            st.stack[top + 1] = l
+            top += 2
+            continue
+        for j in range(start[node], end[node]):
+            v = exact_key_upto(q, T + j * d, d, metric, thr)
+            if v <= thr:
+                _add_tie(st, v, perm[j])
+        if st.failed:
+            return
+
+
+def radius(const floating[:, ::1] Q, const floating[:, ::1] Tt, const intp_t[::1] perm,  # IN
+           const intp_t[::1] start, const intp_t[::1] end,                                # IN tree
+           const floating[:, ::1] lo, const floating[:, ::1] hi,                          # IN boxes
+           int metric, double thr,
+           intp_t[::1] indptr,            # OUT counts (fill False) / IN offsets, nq + 1 (fill True)
+           intp_t[::1] out_idx, double[::1] out_key,   # OUT (fill True): indptr[nq] entries
+           bint fill, int n_threads):
+    """Every training point with exact key <= ``thr``, per query: with ``fill`` False the
+    counts go to ``indptr[1:]``; with ``fill`` True (``indptr`` the CSR offsets of those
+    counts) the points are written, each query's sorted by (key, original index)."""
+    cdef intp_t nq = Q.shape[0], m = Tt.shape[0], d = Tt.shape[1]
+    cdef intp_t n_nodes = start.shape[0], depth, first_leaf, i, c, n
+    cdef KState *st
+    cdef int failed[1]
+    if indptr.shape[0] != nq + 1:
+        raise ValueError("radius: bad indptr")
+    if nq == 0:
+        return
+    depth = _check_tree("radius", Q.shape[1], m, d, perm.shape[0], n_nodes, end.shape[0],
+                        lo.shape[0], lo.shape[1], hi.shape[0], hi.shape[1], metric)
+    if fill and (indptr[0] != 0 or out_idx.shape[0] < indptr[nq] or out_key.shape[0] < indptr[nq]):
+        raise ValueError("radius: bad output sizes")
+    first_leaf = (<intp_t> 1 << depth) - 1
+    if n_threads > nq:
+        n_threads = <int> nq
+    if n_threads < 1:
+        n_threads = 1
+    failed[0] = 0
+    st = NULL
+    with nogil, parallel(num_threads=n_threads):
+        st = _new_state(1, 2 * depth + 2)
+        for i in prange(nq, schedule="dynamic", chunksize=16):
+            if st == NULL or st.failed:
+                failed[0] = 1
+                continue
+            _radius_one(&Q[i, 0], &Tt[0, 0], &perm[0], &start[0], &end[0], &lo[0, 0], &hi[0, 0],
+                        d, first_leaf, metric, thr, st)
+            if st.failed:
+                failed[0] = 1
+                continue
+            n = st.n_ties
+            if not fill:
+                indptr[i + 1] = n
+            elif n != indptr[i + 1] - indptr[i]:
+                failed[0] = 2
+            else:
+                qsort(st.ties, n, sizeof(Pair), cmp_pair)
+                for c in range(n):
+                    out_key[indptr[i] + c] = st.ties[c].key
+                    out_idx[indptr[i] + c] = st.ties[c].idx
+        _free_state(st)
+    if failed[0] == 2:
+        raise RuntimeError("kdtree.radius: counts changed between the two passes")
+    if failed[0]:
+        raise MemoryError("kdtree.radius: could not allocate the per-thread buffers")
+
+
+def query_order(const floating[:, ::1] Q, const floating[:, ::1] lo, const floating[:, ::1] hi,  # IN
+                int metric, intp_t[::1] order,                                                   # OUT
+                int n_threads):
+    """A search order of the queries for cache locality: by the leaf each query reaches when
+    descending to the nearer child (smaller box bound, left on ties), leaves in tree order,
+    queries of one leaf in their own order (a counting sort: deterministic)."""
+    cdef intp_t nq = Q.shape[0], d = Q.shape[1], n_nodes = lo.shape[0], depth = 0
+    cdef intp_t first_leaf, n_leaves, i, node, l, c
+    cdef intp_t *leaf
+    cdef intp_t *count
+    cdef double bl, br
+    while ((<intp_t> 2 << depth) - 1) < n_nodes:
+        depth += 1
+    if ((<intp_t> 2 << depth) - 1) != n_nodes or hi.shape[0] != n_nodes or lo.shape[1] != d \
+            or hi.shape[1] != d or order.shape[0] != nq:
+        raise ValueError("query_order: bad shapes")
+    if metric not in (SQEUCLIDEAN, MANHATTAN, HAMMING):
+        raise ValueError("query_order: unknown metric code")
+    if nq == 0:
+        return
+    first_leaf = (<intp_t> 1 << depth) - 1
+    n_leaves = first_leaf + 1
+    leaf = <intp_t *> malloc(nq * sizeof(intp_t))
+    count = <intp_t *> malloc((n_leaves + 1) * sizeof(intp_t))
+    if leaf == NULL or count == NULL:
+        free(leaf)
+        free(count)
+        raise MemoryError("query_order: out of memory")
+    with nogil:
+        for i in prange(nq, schedule="dynamic", chunksize=256,
+                        num_threads=n_threads if n_threads > 0 else 1):
+            node = 0
+            while node < first_leaf:
+                l = 2 * node + 1
+                bl = box_bound(&Q[i, 0], &lo[l, 0], &hi[l, 0], d, metric)
+                br = box_bound(&Q[i, 0], &lo[l + 1, 0], &hi[l + 1, 0], d, metric)
+                node = l if bl <= br else l + 1
+            leaf[i] = node - first_leaf
+        for c in range(n_leaves + 1):
+            count[c] = 0
+        for i in range(nq):
+            count[leaf[i] + 1] += 1
+        for c in range(n_leaves):
+            count[c + 1] += count[c]
+        for i in range(nq):
+            order[count[leaf[i]]] = i
+            count[leaf[i]] += 1
+    free(leaf)
+    free(count)
+
+
+def box_bound_of(const floating[::1] q, const floating[::1] lo, const floating[::1] hi, int metric):
+    """:func:`box_bound` of one query and one box (a test hook)."""
+    if lo.shape[0] != q.shape[0] or hi.shape[0] != q.shape[0] or q.shape[0] == 0:
+        raise ValueError("box_bound_of: bad shapes")
+    if metric not in (SQEUCLIDEAN, MANHATTAN, HAMMING):
+        raise ValueError("box_bound_of: unknown metric code")
+    return box_bound(&q[0], &lo[0], &hi[0], q.shape[0], metric)
