@@ -340,6 +340,52 @@ def test_nested_cv_hand_computed():
     assert est == pytest.approx(0.5) and thetas == [True, True, False] and eps == pytest.approx([0.5, 0, 1])
 
 
+def test_best_cv_estimate_hand_computed():
+    # 000 "Tuning parameters via nested cross-validation": the best CV-estimate
+    # min_theta l^CV_S(A_theta). y = 0 1 | 0 0 | 1 1 with K = 3 on the whole S:
+    # majority: fold 1 trains on 0 0 1 1 (tie -> 0): 1 mistake on (0 1) -> 1/2; fold 2 on 0 1 1 1 -> 1:
+    #   2 mistakes on (0 0) -> 1; fold 3 on 0 1 0 0 -> 0: 2 mistakes on (1 1) -> 1. l^CV = 5/6.
+    # flip: 1 -> 1/2; 0 -> 0; 1 -> 0. l^CV = 1/6. The minimum, 1/6, is below the nested estimate 1/2
+    # (the notes: it "tends to underestimate").
+    X = np.zeros((6, 1))
+    y = np.array([0, 1, 0, 0, 1, 1])
+    res = nested_cv_estimate(Vote(), {"flip": [False, True]}, X, y, K_outer=3, K_inner=2)
+    assert res.best_cv_estimate == pytest.approx(1 / 6)
+    np.testing.assert_allclose(res.cv_errors, [5 / 6, 1 / 6])
+    assert res.best_cv_estimate < res.estimate
+    assert nested_cv_estimate(Vote(), {"flip": [False]}, X, y, K_outer=3, K_inner=2,
+                              best_cv=False).best_cv_estimate is None
+    t = tune(Vote(), {"flip": [False, True]}, X, y, cv=3, shuffle=False)   # the consecutive folds above
+    assert t.best_cv_estimate_ == pytest.approx(1 / 6) and t.best_params_ == {"flip": True}
+    assert [e for _, e in t.cv_errors_] == pytest.approx([5 / 6, 1 / 6])
+    assert t.best_dev_error_ is None and t.dev_errors_ is None
+    assert t.best_estimator_.n_seen_ == 6 and t.best_estimator_.flip is True      # refit on all of S
+
+
+def test_tune_cv_is_the_min_of_cv_estimates(rng):
+    X = rng.normal(size=(37, 1))
+    y = (X[:, 0] + rng.normal(scale=0.8, size=37) > 0).astype(int)
+    grid = [1, 3, 5, 9]
+    for shuffle, rs in ((False, None), (True, 4)):
+        t = tune(KNN1D(), {"k": grid}, X, y, cv=4, shuffle=shuffle, random_state=rs, n_jobs=2,
+                 return_interval=True)
+        cvs = [cv_estimate(KNN1D(k=k), X, y, K=4, shuffle=shuffle, random_state=rs) for k in grid]
+        assert [e for _, e in t.cv_errors_] == cvs
+        assert t.best_cv_estimate_ == min(cvs) and t.best_params_ == {"k": grid[int(np.argmin(cvs))]}
+        assert t.dev_interval_ == hoeffding_interval(min(cvs), 37, 0.05)
+        n = nested_cv_estimate(KNN1D(), {"k": grid}, X, y, K_outer=4, K_inner=3, shuffle=shuffle,
+                               random_state=rs)
+        if not shuffle:             # the same (consecutive) outer folds as cv_estimate's
+            assert n.best_cv_estimate == min(cvs) and n.cv_errors.tolist() == cvs
+    with pytest.raises(ValueError, match="not both"):
+        tune(KNN1D(), {"k": [1]}, X, y, cv=3, dev_set=(X, y))
+    for bad in (1, 0, 2.5, True, 38):
+        with pytest.raises(ValueError, match="cv"):
+            tune(KNN1D(), {"k": [1]}, X, y, cv=bad)
+    with pytest.raises(ValueError, match="best_cv"):
+        nested_cv_estimate(KNN1D(), {"k": [1]}, X, y, K_outer=3, K_inner=2, best_cv="yes")
+
+
 def test_nested_cv_tie_goes_to_first_grid_point():
     # y = 1 1 | 0 1 | 0 1 (K_outer = 3, K_inner = 2): for i = 1, S_-1 = 0 1 | 0 1 and both
     # thetas make one mistake per inner fold (majority = tie -> 0, flipped = 1): inner CV 0.5 each

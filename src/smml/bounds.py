@@ -98,18 +98,47 @@ def _linear_data(X, y, u):
     return X, y, u
 
 
-def perceptron_convergence_bound(X, y, u):
-    """(min_{u: gamma(u) >= 1} ||u||^2)(max_t ||x_t||^2), bounded with a given separator u.
+def perceptron_convergence_bound(X, y, u=None, fit_intercept=False):
+    """(min_{u: gamma(u) >= 1} ||u||^2)(max_t ||x_t||^2): the Perceptron's update bound.
 
-    000, "Training linear classifiers", Theorem 3: on a linearly separable set the
-    Perceptron makes at most that many updates. Any separator u (gamma(u) =
-    min_t y_t u.x_t > 0) rescaled to u / gamma(u) has margin 1, so the
-    minimum is at most ||u||^2 / gamma(u)^2; the value returned is
-    (||u|| / gamma(u))^2 max_t ||x_t||^2 >= the theorem's bound. Use the
-    max-margin u (hard SVM) to get the theorem's value exactly. X must hold
-    the features the Perceptron sees (with the constant 1 if it fits an intercept).
+    000, "Training linear classifiers", Theorem 3 (003 section 9): on a linearly
+    separable set the Perceptron makes at most that many updates. Any separator u
+    (gamma(u) = min_t y_t u.x_t > 0) rescaled to u / gamma(u) has margin 1, so the
+    value returned, (||u|| / gamma(u))^2 max_t ||x_t||^2, is >= the theorem's bound,
+    with equality for the max-margin separator (003 section 12).
+
+    Parameters
+    ----------
+    X, y : the training set, labels in {-1, +1}; X holds the features the
+        Perceptron sees, without the constant feature.
+    u : None, an array, or a fitted :class:`smml.linear.HardMarginSVM`.
+        None (default): the max-margin separator of (X, y), computed by
+        ``HardMarginSVM(fit_intercept=fit_intercept)``: the theorem's value (to that
+        solver's certified relative tolerance, on the safe side: the u used is a
+        feasible separator). An array: a given separator, (d,) or (d + 1,) with
+        ``fit_intercept`` (its last entry is the weight of the constant feature).
+        A fitted HardMarginSVM (binary): its separator, and its ``fit_intercept``.
+    fit_intercept : bool
+        The Perceptron adds the constant feature 1 (000 "Hyperplanes"): x_t becomes
+        (x_t, 1) in gamma(u) and in max_t ||x_t||^2.
     """
-    X, y, u = _linear_data(X, y, u)
+    if u is not None and hasattr(u, "coef_") and hasattr(u, "margin_"):
+        if np.ndim(u.margin_) != 0:
+            raise ValueError("u must be a binary HardMarginSVM (one separator), not one-vs-rest")
+        fit_intercept = bool(u.fit_intercept)
+        u = np.append(u.coef_[0], u.intercept_ if fit_intercept else [])
+    Xa = np.asarray(X, dtype=float)
+    if Xa.ndim == 2 and fit_intercept:
+        Xa = np.hstack([Xa, np.ones((Xa.shape[0], 1))])
+    if u is None:
+        from smml.linear import HardMarginSVM
+
+        _, y_chk, _ = _linear_data(Xa, y, np.zeros(Xa.shape[1] if Xa.ndim == 2 else 0))
+        svm = HardMarginSVM(fit_intercept=False).fit(Xa, y_chk)
+        if list(svm.classes_) != [-1.0, 1.0]:
+            raise ValueError("y must hold both labels -1 and +1")
+        u = svm.coef_[0]
+    X, y, u = _linear_data(Xa, y, u)
     gamma = float(np.min(y * (X @ u)))
     if not gamma > 0:
         raise ValueError(f"u does not separate the data: its margin min_t y_t u.x_t is {gamma:g} <= 0")
@@ -176,6 +205,64 @@ def ogd_strongly_convex_regret_bound(G, sigma, T):
     _check_pos("sigma", sigma)
     _check_positive_int("T", T)
     return G * G / (2.0 * sigma) * math.log(T + 1.0) / T
+
+
+# ---- Kernel learners (smml.kernels) ---------------------------------------------
+# 003 section 11: the Perceptron's bounds with a kernel K. A predictor g in H_K is
+# given by its expansion g = sum_s coef_s K(x_s, .) on the points of the stream and
+# the Gram matrix K_st = K(x_s, x_t) of those points: g(x_t) = (K coef)_t and
+# ||g||_K^2 = coef^T K coef; ||x_t||^2 becomes K(x_t, x_t).
+
+__all__ += ["kernel_perceptron_convergence_bound", "kernel_perceptron_mistake_bound"]
+
+
+def _kernel_data(K, y, coef):
+    K = np.asarray(K, dtype=float)
+    y = np.asarray(y, dtype=float)
+    coef = np.asarray(coef, dtype=float)
+    m = y.shape[0] if y.ndim == 1 else -1
+    if K.shape != (m, m) or coef.shape != (m,) or m == 0:
+        raise ValueError(f"need the Gram matrix K (m, m), y (m,) and coef (m,); got shapes {K.shape}, "
+                         f"{y.shape}, {coef.shape}")
+    if not (np.all(np.isfinite(K)) and np.all(np.isfinite(coef))):
+        raise ValueError("K and coef must be finite")
+    if not np.all((y == 1) | (y == -1)):
+        raise ValueError("y must hold labels in {-1, +1}")
+    norm2 = float(coef @ K @ coef)
+    if norm2 < 0:
+        raise ValueError(f"coef^T K coef = {norm2:g} < 0: K is not positive semidefinite")
+    return K, y, coef, norm2
+
+
+def kernel_perceptron_convergence_bound(K, y, coef):
+    """||g||_K^2 max_t K(x_t, x_t) for the margin-1 rescaling of a separating g (003 section 11).
+
+    003, "mistake bound of the Perceptron convergence theorem when run with a
+    kernel K": the kernel Perceptron makes at most ||g||_K^2 max_t K(x_t, x_t)
+    mistakes on a training set for any g in H_K with y_t g(x_t) >= 1 for all t.
+    A g that separates (gamma = min_t y_t g(x_t) > 0) rescaled to g / gamma has
+    margin 1, so the value returned is (||g||_K^2 / gamma^2) max_t K(x_t, x_t).
+    ``K`` is the Gram matrix of the training points, g = sum_s coef_s K(x_s, .).
+    """
+    K, y, coef, norm2 = _kernel_data(K, y, coef)
+    gamma = float(np.min(y * (K @ coef)))
+    if not gamma > 0:
+        raise ValueError(f"g does not separate the data: its margin min_t y_t g(x_t) is {gamma:g} <= 0")
+    return norm2 / gamma ** 2 * float(np.max(np.diag(K)))
+
+
+def kernel_perceptron_mistake_bound(K, y, coef):
+    """Mistakes of the kernel Perceptron on the stream (x_t, y_t), any g in H_K (003 section 11).
+
+    M <= sum_t h_t(g) + (||g||_K X)^2 + ||g||_K X sqrt(sum_t h_t(g)), with the hinge
+    loss h_t(g) = [1 - y_t g(x_t)]_+ and X = max_t sqrt(K(x_t, x_t)) (the largest
+    norm ||phi_K(x_t)||_K). ``K`` is the Gram matrix of the stream's points.
+    """
+    K, y, coef, norm2 = _kernel_data(K, y, coef)
+    H = float(np.sum(np.maximum(0.0, 1.0 - y * (K @ coef))))
+    R = math.sqrt(max(0.0, float(np.max(np.diag(K)))))
+    nu = math.sqrt(norm2)
+    return H + (nu * R) ** 2 + nu * R * math.sqrt(H)
 
 
 # ---- Ensembles (AdaBoost) ----------------------------------------------------
@@ -316,3 +403,262 @@ def one_nn_risk_bound(bayes_risk, c, d, m, epsilon=None):
     log_tail = math.log(2.0 / (math.e * m)) + d * math.log(2.0 / epsilon)
     tail = math.exp(log_tail) if log_tail < 700 else math.inf
     return 2.0 * bayes_risk + c * math.sqrt(d) * (epsilon + tail)
+
+
+# ---- Statistical learning: Bayes optimal predictors and risks (000 "Bayes optimal predictor"; 003 sections 4, 15)
+
+__all__ += ["bayes_optimal_predictor", "bayes_risk", "surrogate_consistency_condition", "svm_stability_bound",
+            "knn_asymptotic_risk_bound", "knn_consistent_k", "finite_class_uniform_bound"]
+
+_BAYES_LOSSES = ("zero_one", "square", "logistic")
+
+
+def _check_loss_name(loss):
+    if loss not in _BAYES_LOSSES:
+        raise ValueError(f"loss must be one of {_BAYES_LOSSES}, got {loss!r}")
+
+
+def _check_base(base):
+    if isinstance(base, bool) or not isinstance(base, numbers.Real) or not math.isfinite(base) \
+            or base <= 0 or base == 1:
+        raise ValueError(f"base must be a positive real number other than 1 (2 or math.e), got {base!r}")
+
+
+def _conditional(eta, X, y_values, p_y):
+    """(labels (k,), P(Y = labels_j | X = x_i) as (n, k)) from eta or (y_values, p_y)."""
+    if (eta is None) == (p_y is None):
+        raise ValueError("pass exactly one of eta (P(Y = +1 | X = x), binary labels -1/+1) or "
+                         "p_y (P(Y = y_values[j] | X = x_i)) with y_values")
+    if eta is not None:
+        if y_values is not None:
+            raise ValueError("y_values goes with p_y; with eta the labels are -1 and +1")
+        if callable(eta):
+            if X is None:
+                raise ValueError("eta is a function: pass the points X where to evaluate it")
+            eta = eta(X)
+        elif X is not None:
+            raise ValueError("X is only used when eta is a function")
+        e = np.asarray(eta, dtype=float).reshape(-1)
+        if e.size == 0 or not np.all(np.isfinite(e)) or np.any(e < 0) or np.any(e > 1):
+            raise ValueError("eta must be a non-empty sequence of probabilities in [0, 1]")
+        return np.array([-1.0, 1.0]), np.column_stack([1.0 - e, e])
+    if y_values is None:
+        raise ValueError("p_y needs y_values, the labels its columns refer to")
+    yv = np.asarray(y_values, dtype=float).reshape(-1)
+    P = np.asarray(p_y, dtype=float)
+    if P.ndim == 1:
+        P = P[None, :]
+    if P.ndim != 2 or P.shape[1] != yv.size or P.shape[0] == 0 or yv.size == 0:
+        raise ValueError(f"p_y must be (n_points, {yv.size}) for {yv.size} y_values, got shape {np.shape(p_y)}")
+    if not (np.all(np.isfinite(yv)) and np.all(np.isfinite(P))) or np.any(P < 0) \
+            or not np.allclose(P.sum(axis=1), 1.0, rtol=0, atol=1e-9):
+        raise ValueError("every row of p_y must be a probability vector (non-negative, summing to 1) "
+                         "and y_values finite")
+    if len(np.unique(yv)) != yv.size:
+        raise ValueError("y_values must be distinct")
+    order = np.argsort(yv)
+    return yv[order], P[:, order]
+
+
+def _point_weights(p_x, n):
+    if p_x is None:
+        return np.full(n, 1.0 / n)
+    w = np.asarray(p_x, dtype=float).reshape(-1)
+    if w.size != n or not np.all(np.isfinite(w)) or np.any(w < 0) or abs(w.sum() - 1.0) > 1e-9:
+        raise ValueError(f"p_x must hold {n} non-negative probabilities summing to 1")
+    return w
+
+
+def _binary_eta(labels, P, loss):
+    if labels.size != 2 or labels[0] != -1.0 or labels[1] != 1.0:
+        raise ValueError(f"the {loss} loss needs binary labels -1 and +1 (pass eta)")
+    return P[:, 1]
+
+
+def bayes_optimal_predictor(loss="zero_one", eta=None, *, X=None, y_values=None, p_y=None):
+    """f*(x) = argmin_{y_hat} E[l(Y, y_hat) | X = x] on given points x (000; 003 sections 4, 15).
+
+    The distribution of Y given X = x is passed for a finite set of points x_1..x_n (or
+    for sample points, see :func:`bayes_risk`), either as
+
+    - ``eta``: eta(x_i) = P(Y = +1 | X = x_i) for labels in {-1, +1} (a sequence, or a
+      function applied to the points ``X``), or
+    - ``y_values`` (k distinct reals) and ``p_y`` (n, k): p_y[i, j] = P(Y = y_values[j] | X = x_i).
+
+    Losses (000 "Bayes optimal predictor"; 003 sections 4 and 15):
+
+    - ``"zero_one"``: f*(x) = -1 if eta(x) < 1/2, +1 if eta(x) >= 1/2 (the notes' rule: a
+      tie eta = 1/2 goes to +1). With ``p_y``: the most probable label, a tie going to the
+      largest label (+1 for labels -1, +1, as the binary rule).
+    - ``"square"``: f*(x) = E[Y | X = x] (2 eta(x) - 1 for labels -1, +1).
+    - ``"logistic"`` (binary): the log-odds g*(x) = ln(eta(x) / (1 - eta(x))), with -inf / +inf
+      where eta is 0 / 1; sgn(g*) is the zero-one f* (003 section 15).
+
+    Returns an array with f*(x_i) for each point.
+    """
+    _check_loss_name(loss)
+    labels, P = _conditional(eta, X, y_values, p_y)
+    if loss == "zero_one":
+        if labels.size == 2:        # binary: the notes' threshold, computed from eta itself
+            return np.where(P[:, 1] >= 0.5, labels[1], labels[0])
+        k = labels.size - 1 - np.argmax(P[:, ::-1], axis=1)     # the largest label among the tied
+        return labels[k]
+    if loss == "square":
+        return P @ labels
+    e = _binary_eta(labels, P, loss)
+    with np.errstate(divide="ignore"):
+        return np.log(e) - np.log1p(-e)
+
+
+def bayes_risk(loss="zero_one", eta=None, *, X=None, p_x=None, y_values=None, p_y=None, base=2):
+    """The Bayes risk l_D(f*) = E[min_{y_hat} E[l(Y, y_hat) | X]] (000; 003 sections 4, 15).
+
+    The conditional distribution of Y is given as in :func:`bayes_optimal_predictor`;
+    ``p_x`` gives the probabilities of the points x_1..x_n (a finite X). With ``p_x=None``
+    every point has weight 1/n: pass points X_1..X_n drawn from D_X and the result is the
+    sample mean, an unbiased estimate of the Bayes risk (e.g. ``eta`` a function and ``X``
+    the sample).
+
+    - ``"zero_one"``: E[min(eta(X), 1 - eta(X))] (000, 003 section 4); with ``p_y``,
+      E[1 - max_j p_y(X)].
+    - ``"square"``: E[Var(Y | X)] (000: the expected conditional variance;
+      4 eta (1 - eta) for labels -1, +1).
+    - ``"logistic"`` (binary): H(Y | X) = E[-eta log eta - (1 - eta) log(1 - eta)], the
+      conditional entropy, for the loss log_base(1 + e^{-y y_hat}); ``base=2`` is 003 section
+      15's log2 (bits), ``base=math.e`` the natural-log loss of 002 and ``smml.losses.logistic``.
+    """
+    _check_loss_name(loss)
+    labels, P = _conditional(eta, X, y_values, p_y)
+    w = _point_weights(p_x, P.shape[0])
+    if loss == "zero_one":
+        if labels.size == 2:
+            cond = np.minimum(P[:, 0], P[:, 1])
+        else:
+            cond = 1.0 - P.max(axis=1)
+    elif loss == "square":
+        mean = P @ labels
+        cond = np.einsum("ij,ij->i", P, (labels[None, :] - mean[:, None]) ** 2)
+    else:
+        _check_base(base)
+        e = _binary_eta(labels, P, loss)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            h = -(np.where(e > 0, e * np.log(e), 0.0) + np.where(e < 1, (1 - e) * np.log1p(-e), 0.0))
+        cond = h / math.log(base)
+    return float(w @ cond)
+
+
+_MARGIN_SLOPES = {"hinge": -1.0, "exponential": -1.0, "square": -2.0}
+
+
+def surrogate_consistency_condition(loss, base=math.e, h=1e-6):
+    """003 section 15's sufficient condition for a consistent surrogate loss: l'(y, 0) < 0.
+
+    "If a surrogate loss l: {-1, 1} x R -> R is such that for all y in {-1, 1} the derivative
+    l'(y, 0) exists and satisfies l'(y, 0) < 0, then l is consistent" (for the convex
+    surrogates of that section). l'(y, 0) is the derivative in the margin: of
+    z -> l(y, y z) at z = 0, i.e. y d/dy_hat l(y, y_hat) at y_hat = 0 (with the derivative
+    in y_hat itself the hinge loss would fail the condition at y = -1, yet it is consistent).
+
+    ``loss``: a name - "hinge" (slope -1), "logistic" (-1/(2 ln base); ``base`` as in
+    :func:`smml.losses.logistic`), "exponential" (-1), "square" ((y - y_hat)^2 on labels
+    -1, +1: -2), "zero_one" (I{y_hat != y}, a step: the derivative is 0, the condition
+    fails) - or a callable ``loss(y, y_pred)`` (vectorised, as ``smml.losses``), whose
+    derivative is estimated by one-sided difference quotients with step ``h``: it "exists"
+    when the two sides agree to 1e-4 relative (a numerical check, not a proof).
+
+    Returns ``(holds, slopes)``: whether the condition holds, and {-1: l'(-1, 0), +1: l'(+1, 0)}
+    (``None`` where no derivative exists). ``holds=False`` only says that this sufficient
+    condition fails, not that the loss is inconsistent.
+    """
+    if isinstance(loss, str):
+        if loss in _MARGIN_SLOPES:
+            s = _MARGIN_SLOPES[loss]
+            slopes = {-1: s, 1: s}
+        elif loss == "logistic":
+            _check_base(base)
+            s = -0.5 / math.log(base)
+            slopes = {-1: s, 1: s}
+        elif loss == "zero_one":
+            slopes = {-1: 0.0, 1: 0.0}
+        else:
+            raise ValueError("loss must be 'hinge', 'logistic', 'exponential', 'square', 'zero_one' or a "
+                             f"callable loss(y, y_pred), got {loss!r}")
+    elif callable(loss):
+        _check_pos("h", h)
+        slopes = {}
+        for y in (-1, 1):
+            z = np.array([-h, 0.0, h])
+            v = np.asarray(loss(np.full(3, float(y)), y * z), dtype=float).reshape(-1)
+            if v.shape != (3,) or not np.all(np.isfinite(v)):
+                raise ValueError("the loss must return 3 finite values for 3 examples")
+            left, right = (v[1] - v[0]) / h, (v[2] - v[1]) / h
+            ok = abs(left - right) <= 1e-4 * max(1.0, abs(left), abs(right))
+            slopes[y] = 0.5 * (left + right) if ok else None
+    else:
+        raise ValueError(f"loss must be a name or a callable loss(y, y_pred), got {loss!r}")
+    holds = all(s is not None and s < 0 for s in slopes.values())
+    return holds, slopes
+
+
+def svm_stability_bound(lam, m, L=None, X_norm=None):
+    """epsilon = (2L)^2 / (lam m): the stability of regularised ERM, e.g. the SVM (003 section 13).
+
+    003 section 13: if l(., z) is convex and L-Lipschitz, A(S) = argmin_w l_S(w) + lam/2 ||w||^2
+    is (2L)^2 / (lam m)-stable for every lam > 0: E[l(h_{S^(t)}, Z_t) - l(h_S, Z_t)] <= epsilon
+    for every t. For the SVM (hinge loss) L = X, the radius of the ball holding the data
+    points, so epsilon = 4 X^2 / (lam m). Pass ``L`` or ``X_norm`` (= max_t ||x_t||).
+    """
+    _check_pos("lam", lam)
+    _check_positive_int("m", m)
+    if (L is None) == (X_norm is None):
+        raise ValueError("pass exactly one of L (the Lipschitz constant) or X_norm (for the SVM, L = X)")
+    L = X_norm if L is None else L
+    _check_pos("L" if X_norm is None else "X_norm", L)
+    return (2.0 * L) ** 2 / (lam * m)
+
+
+def knn_asymptotic_risk_bound(bayes_risk, k):
+    """l* + 2 sqrt(l* / k): the limit of the expected risk of k-NN (000 "Consistency").
+
+    000, "Consistency and nonparametric algorithms", (1): for any data distribution,
+    lim_{m -> infinity} E[l_D(k-NN(S_m))] <= l_D(f*) + 2 sqrt(l_D(f*) / k) (binary
+    classification, zero-one loss; l* = l_D(f*) the Bayes risk, at most 1/2). For a fixed k
+    k-NN is not known to be consistent; it is when k = k_m grows with k_m -> infinity and
+    k_m = o(m) (see :func:`knn_consistent_k`).
+    """
+    if isinstance(bayes_risk, bool) or not isinstance(bayes_risk, numbers.Real) or not 0 <= bayes_risk <= 0.5:
+        raise ValueError(f"bayes_risk must be a number in [0, 1/2], got {bayes_risk!r}")
+    _check_positive_int("k", k)
+    return float(bayes_risk) + 2.0 * math.sqrt(bayes_risk / k)
+
+
+def knn_consistent_k(m, schedule="sqrt"):
+    """k_m for a training set of size m, with k_m -> infinity and k_m = o(m) (000; 003 section 7).
+
+    000 / 003 section 7: k-NN is consistent when k is chosen as a function k_m of the
+    training-set size with k_m -> infinity and k_m = o(m); the notes' two examples are
+    k_m = sqrt(m) (``schedule="sqrt"``) and k_m = log m (``"log"``, natural log). The value
+    returned is the integer ceil of that (at least 1, at most m): ceil keeps both conditions.
+    """
+    _check_positive_int("m", m)
+    if schedule == "sqrt":
+        k = math.isqrt(m - 1) + 1 if m > 1 else 1        # ceil(sqrt(m)), exactly in integers
+    elif schedule == "log":
+        k = math.ceil(math.log(m))
+    else:
+        raise ValueError(f"schedule must be 'sqrt' or 'log', got {schedule!r}")
+    return int(min(max(k, 1), m))
+
+
+def finite_class_uniform_bound(m, n_hypotheses, delta=0.05):
+    """sqrt(ln(2|H|/delta) / (2m)): |l_S(h) - l_D(h)| for every h of a finite class at once.
+
+    000 "Risk analysis" (ERM on a finite class, the step (2) of the proof): with
+    probability >= 1 - delta over a training set of size m, every h in H has
+    |l_S(h) - l_D(h)| <= sqrt(ln(2|H|/delta) / (2m)) (a loss with values in [0, 1]); hence
+    l_D(h_S) <= l_S(h_S) + this for the ERM predictor h_S (see :class:`smml.erm.ERMClassifier`).
+    """
+    _check_positive_int("m", m)
+    _check_positive_int("n_hypotheses", n_hypotheses)
+    _check_delta(delta)
+    return math.sqrt(math.log(2.0 * n_hypotheses / delta) / (2.0 * m))

@@ -1,4 +1,4 @@
-"""The ``smml`` command (also ``python -m smml``): ``info`` and ``tour``."""
+"""The ``smml`` command (also ``python -m smml``): ``info`` and ``tour`` (``--plot DIR`` for the figures)."""
 import argparse
 import sys
 
@@ -37,15 +37,28 @@ def main(argv=None):
     p_tour = sub.add_parser("tour", help="run every estimator on bundled real data and print one table")
     p_tour.add_argument("--quick", action="store_true", help="only the fast entries")
     p_tour.add_argument("--delta", type=float, default=0.05, help="confidence parameter of the intervals")
+    p_tour.add_argument("--plot", metavar="DIR", help="also write the notes' figures as PNG files into DIR "
+                                                      "(needs matplotlib: pip install 'smml[plot]')")
+    p_tour.add_argument("-v", "--verbose", action="store_true",
+                        help="progress bars on stderr even when it is not a terminal")
     args = parser.parse_args(argv)
     if args.command == "info":
         info()
     elif args.command == "tour":
         if not 0 < args.delta < 1:
             parser.error("--delta must lie in (0, 1)")
-        from smml._tour import run
+        from smml._tour import run, write_plots
 
-        run(quick=args.quick, delta=args.delta)
+        verbose = 1 if args.verbose else "auto"
+        if args.plot:       # fail on a missing matplotlib before the tour's long run, not after it
+            try:
+                import matplotlib  # noqa: F401
+            except ImportError:
+                parser.error("--plot needs matplotlib: pip install 'smml[plot]'")
+        run(quick=args.quick, delta=args.delta, verbose=verbose)
+        if args.plot:
+            for path in write_plots(args.plot, quick=args.quick, verbose=verbose):
+                print(f"wrote {path}")
     return 0
 
 

@@ -8,9 +8,15 @@
   training set (000, "Tuning hyperparameters on a given training set").
 - :func:`nested_cv_estimate`: the nested CV estimate (003, section 6,
   "Hyperparameter Tuning and Risk Estimates", Algorithm 1).
+- :func:`compare`: two learners on the same folds and the Wilcoxon
+  signed-rank test on the paired differences of their errors (001, "Wilcoxon
+  Test").
+- :func:`learning_curve`: test error against the training-set size, with the
+  Hoeffding interval of each test error (000, "Bounding the risk").
 
 scikit-learn is used for plumbing only (``KFold``, ``ParameterGrid``,
-``clone``, ``train_test_split``) and joblib runs folds in parallel. Each
+``clone``, ``train_test_split``) and joblib runs folds in parallel. With
+``verbose=1`` a progress bar on stderr counts the fits (``smml._progress``). Each
 estimate can come with its Chernoff-Hoeffding interval
 (:func:`smml.bounds.hoeffding_interval`), which needs a loss with values in
 [0, 1]: asking for it with a loss that takes a value outside [0, 1] raises.
@@ -22,16 +28,17 @@ from typing import Any, Optional
 import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import clone
-from sklearn.model_selection import KFold, ParameterGrid, train_test_split
+from sklearn.model_selection import KFold, ParameterGrid, RepeatedKFold, train_test_split
 from sklearn.utils import indexable
 from sklearn.utils import _safe_indexing
 
+from smml._progress import check_verbose, progress
 from smml._validation import check_random_state
 from smml.bounds import _check_delta, hoeffding_interval
 from smml.losses import get_loss
 
-__all__ = ["empirical_risk", "cv_estimate", "tune", "nested_cv_estimate", "TuneResult",
-           "NestedCVResult"]
+__all__ = ["empirical_risk", "cv_estimate", "tune", "nested_cv_estimate", "compare", "learning_curve",
+           "TuneResult", "NestedCVResult", "CompareResult", "LearningCurveResult"]
 
 
 # ---- helpers ------------------------------------------------------------------
@@ -40,6 +47,13 @@ def _check_n_jobs(n_jobs):
     if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral)
                                or n_jobs == 0):
         raise ValueError(f"n_jobs must be None or a non-zero integer, got {n_jobs!r}")
+
+
+def _run_tasks(tasks, n_jobs, verbose, desc):
+    """Run joblib ``delayed`` tasks on threads, results in order; a progress bar when ``verbose``."""
+    tasks = list(tasks)
+    results = Parallel(n_jobs=n_jobs, prefer="threads", return_as="generator")(tasks)
+    return list(progress(results, total=len(tasks), desc=desc, verbose=verbose, unit="fit"))
 
 
 def _check_data(X, y):
@@ -194,16 +208,27 @@ def empirical_risk(estimator, X, y, loss="zero_one", method="predict", return_in
 
 # ---- K-fold CV estimate -------------------------------------------------------
 
-def _cv_fold_losses(estimator, params, X, y, K, loss_fn, shuffle, random_state, method, parallel):
+def _cv_fold_losses(estimator, params, X, y, K, loss_fn, shuffle, random_state, method, n_jobs=None,
+                    verbose=0):
     """The losses of h_i = A_theta(S_{-i}) on S_i, one array per fold, and the CV estimate."""
     folds = list(_kfold(K, shuffle, random_state).split(np.zeros((len(y), 1))))
-    per_fold = parallel(delayed(_fit_and_losses)(estimator, params, X, y, tr, te, loss_fn, method)
-                        for tr, te in folds)
+    per_fold = _run_tasks((delayed(_fit_and_losses)(estimator, params, X, y, tr, te, loss_fn, method)
+                           for tr, te in folds), n_jobs, verbose, "CV folds")
     return per_fold, float(np.mean([_fold_error(l) for l in per_fold]))
 
 
+def _grid_cv(estimator, thetas, X, y, K, loss_fn, shuffle, seed, method, n_jobs, verbose=0):
+    """l^CV_S(A_theta) for every theta of the grid on the same folds; the (theta, fold) fits run in
+    parallel. Returns (per-theta lists of per-fold losses, per-theta CV estimates)."""
+    folds = list(_kfold(K, shuffle, seed).split(np.zeros((len(y), 1))))
+    flat = _run_tasks((delayed(_fit_and_losses)(estimator, theta, X, y, tr, te, loss_fn, method)
+                       for theta in thetas for tr, te in folds), n_jobs, verbose, "grid x folds")
+    per_theta = [flat[i * K:(i + 1) * K] for i in range(len(thetas))]
+    return per_theta, [float(np.mean([_fold_error(l) for l in f])) for f in per_theta]
+
+
 def cv_estimate(estimator, X, y, K=5, loss="zero_one", shuffle=False, random_state=None, n_jobs=None,
-                return_interval=False, delta=0.05, method="predict"):
+                return_interval=False, delta=0.05, method="predict", verbose=0):
     """The K-fold cross-validation estimate l_S^CV(A) of the expected risk of A.
 
     000, "Evaluating a learning algorithm using external cross-validation"
@@ -235,6 +260,8 @@ def cv_estimate(estimator, X, y, K=5, loss="zero_one", shuffle=False, random_sta
         predictor not trained on it; the interval is the notes' test-set
         interval applied to the m pooled test losses (a heuristic for CV, since
         the K predictors differ); [0, 1]-valued losses only.
+    verbose : bool, int or "auto"
+        A progress bar on stderr counting the K fits (see ``smml._progress``).
 
     Returns
     -------
@@ -244,10 +271,11 @@ def cv_estimate(estimator, X, y, K=5, loss="zero_one", shuffle=False, random_sta
     if return_interval:
         _check_delta(delta)        # before any fitting, not after it
     _check_n_jobs(n_jobs)
+    check_verbose(verbose)
     X, y, m = _check_data(X, y)
     K = _check_K("K", K, m)
     per_fold, estimate = _cv_fold_losses(estimator, None, X, y, K, loss_fn, shuffle, _seed_from(random_state),
-                                         method, Parallel(n_jobs=n_jobs, prefer="threads"))
+                                         method, n_jobs, verbose)
     if return_interval:
         return estimate, _interval(np.concatenate(per_fold), estimate, m, delta)
     return estimate
@@ -259,22 +287,39 @@ def cv_estimate(estimator, X, y, K=5, loss="zero_one", shuffle=False, random_sta
 class TuneResult:
     """Outcome of :func:`tune`.
 
-    best_params_ : the grid point with the smallest dev error (first in grid order on ties).
-    best_estimator_ : A_{best} refit on the whole training set (None if ``refit=False``).
-    best_dev_error_ : its dev error.
-    dev_errors_ : list of (params, dev error) in grid order.
-    dev_interval_ : Hoeffding interval of the best dev error (if requested); note that
-        the dev error of the selected theta is optimistically biased.
+    Attributes
+    ----------
+    best_params_ : dict
+        The grid point with the smallest dev error (or CV estimate with ``cv``; first in
+        grid order on ties).
+    best_estimator_ : estimator or None
+        A_{best} refit on the whole training set (None if ``refit=False``).
+    best_dev_error_ : float or None
+        Its dev error (None with ``cv``).
+    dev_errors_ : list or None
+        (params, dev error) pairs in grid order (None with ``cv``).
+    dev_interval_ : tuple or None
+        Hoeffding interval of the best dev error, or with ``cv`` of the best CV estimate
+        (if requested); note that the error of the selected theta is optimistically
+        biased.
+    best_cv_estimate_ : float or None
+        With ``cv=K``, min_theta l^CV_S(A_theta), 000's "best CV-estimate" of
+        E[min_theta l_D(A_theta)] (None without ``cv``).
+    cv_errors_ : list or None
+        With ``cv=K``, (params, l^CV_S(A_theta)) pairs in grid order.
     """
     best_params_: dict
     best_estimator_: Any
-    best_dev_error_: float
-    dev_errors_: list
+    best_dev_error_: Optional[float]
+    dev_errors_: Optional[list]
     dev_interval_: Optional[tuple] = None
+    best_cv_estimate_: Optional[float] = None
+    cv_errors_: Optional[list] = None
 
 
 def tune(estimator, param_grid, X, y, dev_size=0.2, dev_set=None, loss="zero_one", shuffle=True,
-         random_state=None, refit=True, n_jobs=None, method="predict", return_interval=False, delta=0.05):
+         random_state=None, refit=True, n_jobs=None, method="predict", return_interval=False, delta=0.05,
+         verbose=0, cv=None):
     """Train/dev tuning over a grid, then a refit on the whole training set.
 
     000, "Tuning hyperparameters on a given training set": the training data S
@@ -291,8 +336,17 @@ def tune(estimator, param_grid, X, y, dev_size=0.2, dev_set=None, loss="zero_one
     dev_set : (X_dev, y_dev), optional
         A given dev set instead: (X, y) is S_train and S = S_train + S_dev is
         used for the refit.
-    shuffle, random_state : how S_dev is drawn (``train_test_split``).
-    n_jobs : grid points trained in parallel by joblib.
+    shuffle, random_state : how S_dev is drawn (``train_test_split``), or with ``cv`` how
+        the folds are (``KFold``: consecutive folds unless ``shuffle``).
+    n_jobs : grid points (and folds) trained in parallel by joblib.
+    cv : None or int K >= 2
+        K-fold CV instead of the train/dev split: every theta is scored by its CV estimate
+        l^CV_S(A_theta) on (X, y) (the folds of :func:`cv_estimate`, the same for every
+        theta), theta* is the minimiser and the result reports the minimum,
+        ``best_cv_estimate_`` = min_theta l^CV_S(A_theta): 000's "best CV-estimate", a cheap
+        estimate of E[min_theta l_D(A_theta)] that "tends to underestimate" it (the nested
+        CV estimate, :func:`nested_cv_estimate`, is the better one).
+    verbose : a progress bar on stderr counting the fits (see :func:`cv_estimate`).
 
     Returns
     -------
@@ -302,9 +356,23 @@ def tune(estimator, param_grid, X, y, dev_size=0.2, dev_set=None, loss="zero_one
     if return_interval:
         _check_delta(delta)        # before any fitting, not after it
     _check_n_jobs(n_jobs)
+    check_verbose(verbose)
     thetas = _check_grid(param_grid)
     _check_params_exist(estimator, thetas)
     X, y, m = _check_data(X, y)
+    if cv is not None:
+        if dev_set is not None:
+            raise ValueError("pass either cv (K-fold CV tuning) or dev_set (train/dev tuning), not both")
+        K = _check_K("cv", cv, m)
+        seed = _seed_from(random_state) if shuffle else None
+        per_theta, cv_errs = _grid_cv(estimator, thetas, X, y, K, loss_fn, shuffle, seed, method, n_jobs, verbose)
+        best = int(np.argmin(cv_errs))  # first minimum in grid order
+        best_est = clone(estimator).set_params(**thetas[best]).fit(X, y) if refit else None
+        interval = (_interval(np.concatenate(per_theta[best]), cv_errs[best], m, delta)
+                    if return_interval else None)
+        return TuneResult(best_params_=dict(thetas[best]), best_estimator_=best_est, best_dev_error_=None,
+                          dev_errors_=None, dev_interval_=interval, best_cv_estimate_=cv_errs[best],
+                          cv_errors_=list(zip(thetas, cv_errs)))
     if dev_set is not None:
         if not isinstance(dev_set, (tuple, list)) or len(dev_set) != 2:
             raise ValueError("dev_set must be a pair (X_dev, y_dev)")
@@ -320,8 +388,8 @@ def tune(estimator, param_grid, X, y, dev_size=0.2, dev_set=None, loss="zero_one
                                                     random_state=_seed_from(random_state) if shuffle else None)
         n_dev = len(y_dev)
 
-    dev_losses = Parallel(n_jobs=n_jobs, prefer="threads")(
-        delayed(_fit_eval)(estimator, t, X_tr, y_tr, X_dev, y_dev, loss_fn, method) for t in thetas)
+    dev_losses = _run_tasks((delayed(_fit_eval)(estimator, t, X_tr, y_tr, X_dev, y_dev, loss_fn, method)
+                             for t in thetas), n_jobs, verbose, "grid")
     errors = [float(np.mean(l)) for l in dev_losses]
     best = int(np.argmin(errors))  # first minimum in grid order
     best_est = None
@@ -344,13 +412,26 @@ def tune(estimator, param_grid, X, y, dev_size=0.2, dev_set=None, loss="zero_one
 class NestedCVResult:
     """Outcome of :func:`nested_cv_estimate` (003, section 6, Algorithm 1).
 
-    estimate : (eps_1 + ... + eps_K) / K.
-    fold_errors : eps_i = l_{S_i}(h_i) for each outer fold.
-    chosen_params : theta_i chosen by the internal CV on S_{-i}, per outer fold.
-    inner_cv_errors : (K_outer, |Theta_0|) array of the internal CV estimates
-        l^CV_{S_{-i}}(A_theta), grid in ``params`` order.
-    params : the grid Theta_0 in order.
-    interval : Hoeffding interval (with ``return_interval``), n = m.
+    Attributes
+    ----------
+    estimate : float
+        (eps_1 + ... + eps_K) / K.
+    fold_errors : list of float
+        eps_i = l_{S_i}(h_i) for each outer fold.
+    chosen_params : list of dict
+        theta_i chosen by the internal CV on S_{-i}, per outer fold.
+    inner_cv_errors : ndarray of shape (K_outer, |Theta_0|)
+        The internal CV estimates l^CV_{S_{-i}}(A_theta), grid in ``params`` order.
+    params : list of dict
+        The grid Theta_0 in order.
+    interval : tuple or None
+        Hoeffding interval (with ``return_interval``), n = m.
+    best_cv_estimate : float or None
+        min_theta l^CV_S(A_theta) on the whole S with the outer folds, 000's "best
+        CV-estimate" of the same quantity, cheaper and biased low (None with
+        ``best_cv=False``).
+    cv_errors : ndarray of shape (|Theta_0|,) or None
+        The l^CV_S(A_theta) it is the minimum of (None with ``best_cv=False``).
     """
     estimate: float
     fold_errors: list
@@ -358,14 +439,15 @@ class NestedCVResult:
     inner_cv_errors: np.ndarray
     params: list
     interval: Optional[tuple] = field(default=None)
+    best_cv_estimate: Optional[float] = None
+    cv_errors: Optional[np.ndarray] = None
 
 
 def _nested_outer_fold(estimator, thetas, X, y, train, test, K_inner, loss_fn, shuffle, inner_seed, method):
     X_tr, y_tr = _safe_indexing(X, train), _safe_indexing(y, train)
-    serial = Parallel(n_jobs=None)
     # line 4: run CV on S_{-i} for each theta of Theta_0
     cv = [_cv_fold_losses(estimator, theta, X_tr, y_tr, K_inner, loss_fn, shuffle, inner_seed,
-                          method, serial)[1] for theta in thetas]
+                          method)[1] for theta in thetas]
     best = int(np.argmin(cv))  # theta_i: first minimiser in grid order
     # lines 5-6: retrain A_{theta_i} on S_{-i}, error on S_i
     losses = _fit_and_losses(estimator, thetas[best], X, y, train, test, loss_fn, method)
@@ -374,7 +456,7 @@ def _nested_outer_fold(estimator, thetas, X, y, train, test, K_inner, loss_fn, s
 
 def nested_cv_estimate(estimator, param_grid, X, y, K_outer=5, K_inner=5, loss="zero_one", shuffle=False,
                        random_state=None, n_jobs=None, method="predict", return_interval=False,
-                       delta=0.05):
+                       delta=0.05, verbose=0, best_cv=True):
     """The nested K-fold CV estimate of E[min_theta l_D(A_theta)].
 
     003, section 6, "Hyperparameter Tuning and Risk Estimates", Algorithm 1 (and
@@ -390,7 +472,13 @@ def nested_cv_estimate(estimator, param_grid, X, y, K_outer=5, K_inner=5, loss="
     Folds follow :func:`cv_estimate` (consecutive ``KFold`` folds; the mean loss
     per fold when K does not divide the size). With ``shuffle``, the outer split
     and every inner split use seeds derived once from ``random_state``.
-    Outer folds run in parallel with joblib (``n_jobs``).
+    Outer folds run in parallel with joblib (``n_jobs``); ``verbose`` shows a
+    progress bar on stderr counting them.
+
+    With ``best_cv`` (default) the result also holds 000's cheap estimate of the same
+    quantity, the best CV-estimate min_theta l^CV_S(A_theta) on the whole S ("although this
+    estimate tends to underestimate (2), in practice the difference is typically small"),
+    computed on the outer folds: |Theta_0| K_outer more fits.
 
     Returns
     -------
@@ -400,6 +488,9 @@ def nested_cv_estimate(estimator, param_grid, X, y, K_outer=5, K_inner=5, loss="
     if return_interval:
         _check_delta(delta)        # before any fitting, not after it
     _check_n_jobs(n_jobs)
+    check_verbose(verbose)
+    if not isinstance(best_cv, (bool, np.bool_)):
+        raise ValueError(f"best_cv must be True or False, got {best_cv!r}")
     thetas = _check_grid(param_grid)
     _check_params_exist(estimator, thetas)
     X, y, m = _check_data(X, y)
@@ -414,16 +505,343 @@ def nested_cv_estimate(estimator, param_grid, X, y, K_outer=5, K_inner=5, loss="
     outer_seed = int(rs.randint(np.iinfo(np.int32).max)) if shuffle else None
     inner_seed = int(rs.randint(np.iinfo(np.int32).max)) if shuffle else None
     folds = list(_kfold(K_outer, shuffle, outer_seed).split(np.zeros((m, 1))))
-    out = Parallel(n_jobs=n_jobs, prefer="threads")(
-        delayed(_nested_outer_fold)(estimator, thetas, X, y, tr, te, int(K_inner), loss_fn, shuffle,
-                                    inner_seed, method)
-        for tr, te in folds)
+    out = _run_tasks((delayed(_nested_outer_fold)(estimator, thetas, X, y, tr, te, int(K_inner), loss_fn,
+                                                  shuffle, inner_seed, method)
+                      for tr, te in folds), n_jobs, verbose, "outer folds")
     fold_errors = [_fold_error(l) for _, _, l in out]
     estimate = float(np.mean(fold_errors))
     interval = None
     if return_interval:
         interval = _interval(np.concatenate([l for _, _, l in out]), estimate, m, delta)
+    best_cv_est = cv_errs = None
+    if best_cv:
+        _, cv_errs = _grid_cv(estimator, thetas, X, y, K_outer, loss_fn, shuffle, outer_seed, method, n_jobs,
+                              verbose)
+        best_cv_est, cv_errs = float(np.min(cv_errs)), np.array(cv_errs)
     return NestedCVResult(estimate=estimate, fold_errors=fold_errors,
                           chosen_params=[dict(thetas[b]) for _, b, _ in out],
                           inner_cv_errors=np.array([cv for cv, _, _ in out]),
-                          params=[dict(t) for t in thetas], interval=interval)
+                          params=[dict(t) for t in thetas], interval=interval,
+                          best_cv_estimate=best_cv_est, cv_errors=cv_errs)
+
+
+# ---- comparing two learners: the Wilcoxon signed-rank test ------------------------
+
+@dataclass
+class CompareResult:
+    """Outcome of :func:`compare` (001, "Wilcoxon Test").
+
+    Attributes
+    ----------
+    errors_a, errors_b : ndarray of shape (n_repeats * K,)
+        The test error of each learner on each fold (the mean loss over the
+        fold's testing part), folds in order, repeat after repeat.
+    differences : ndarray of shape (n_repeats * K,)
+        ``errors_a - errors_b``, the paired differences the test ranks.
+    mean_a, mean_b : float
+        The CV estimates of the two learners (means of their fold errors).
+    statistic : float
+        The Wilcoxon statistic as ``scipy.stats.wilcoxon`` returns it (the
+        smaller of the two signed-rank sums for a two-sided test); 0 when
+        every difference is 0.
+    pvalue : float
+        Two-sided p-value of the null hypothesis "the differences are
+        symmetric about 0" (neither learner is better); 1 when every
+        difference is 0.
+    alpha : float
+        The significance level.
+    significant : bool
+        ``pvalue <= alpha``: the null hypothesis is rejected at level alpha.
+    better : {"A", "B"} or None
+        With a significant result, the learner whose errors are smaller (the
+        one the signed ranks favour); None otherwise (no decision).
+    zero_method : str
+        How zero differences are ranked (``scipy.stats.wilcoxon``'s argument).
+    """
+    errors_a: np.ndarray
+    errors_b: np.ndarray
+    differences: np.ndarray
+    mean_a: float
+    mean_b: float
+    statistic: float
+    pvalue: float
+    alpha: float
+    significant: bool
+    better: Optional[str]
+    zero_method: str
+
+
+def _check_fraction(name, v):
+    if isinstance(v, bool) or not isinstance(v, numbers.Real) or not 0 < v < 1:
+        raise ValueError(f"{name} must be a number in (0, 1), got {v!r}")
+
+
+def _signed_rank_sums(d, zero_method):
+    """(R+, R-): the rank sums of the positive and negative differences (zeros ranked per zero_method)."""
+    from scipy.stats import rankdata
+
+    if zero_method == "wilcox":
+        d = d[d != 0]
+    r = rankdata(np.abs(d))
+    if zero_method == "zsplit":
+        half = 0.5 * r[d == 0].sum()
+        return r[d > 0].sum() + half, r[d < 0].sum() + half
+    return r[d > 0].sum(), r[d < 0].sum()      # pratt: zeros take the smallest ranks, then drop out
+
+
+def compare(estimator_a, estimator_b, X, y, K=10, n_repeats=1, loss="zero_one", alpha=0.05, shuffle=True,
+            random_state=None, zero_method="pratt", n_jobs=None, method="predict", verbose=0):
+    """Compare two learners on the same folds with the Wilcoxon signed-rank test.
+
+    001, "Wilcoxon Test": to tell whether A (e.g. k-NN with k = 1) is better
+    than B (k-NN with k = 5), pair the experiments - the same train/test
+    splits for both - and test whether the differences of their test errors
+    could be due to chance. Here the splits are the K folds of K-fold CV
+    (000, "Evaluating a learning algorithm using external cross-validation"),
+    repeated ``n_repeats`` times on fresh shuffles: on fold i, clones of A and
+    B are trained on S_{-i} and tested on S_i, and d_i = l_{S_i}(A(S_{-i})) -
+    l_{S_i}(B(S_{-i})). ``scipy.stats.wilcoxon(d)`` then tests the null
+    hypothesis that the d_i are symmetric about 0.
+
+    The variant:
+
+    - **two-sided**: the question of 001 is which learner is better, so a
+      difference in either direction counts; ``better`` says which one wins.
+    - **zero differences** (both learners make the same error on a fold, common
+      with the zero-one loss on small folds) are ranked with Pratt's method
+      (``zero_method="pratt"``): they take the smallest ranks and then count
+      in neither sum. Dropping them first (scipy's default "wilcox") throws
+      away the folds where the learners agree and overstates the evidence;
+      "zsplit" (half of each zero's rank to each side) is the more
+      conservative choice and can be passed instead.
+    - **every difference zero** (e.g. A and B are the same deterministic
+      learner): there is nothing to rank; the result is statistic 0,
+      p-value 1 and no decision, without calling scipy.
+    - the exact distribution is used for small samples without ties, the
+      normal approximation with tie correction otherwise (scipy's "auto").
+
+    The p-value is approximate: folds of CV share training examples, so the
+    d_i are not independent as the test assumes (Dietterich 1998); more
+    repeats give more differences, not independent ones.
+
+    Parameters
+    ----------
+    estimator_a, estimator_b : estimator
+        The two learners A and B (cloned for each fold).
+    X : array-like of shape (m, d)
+        The examples.
+    y : array-like of shape (m,)
+        Their labels.
+    K : int, default=10
+        The number of folds, 2 <= K <= m.
+    n_repeats : int, default=1
+        K-fold CV is run this many times, each on a fresh shuffle (needs
+        ``shuffle=True`` when > 1); the test gets ``n_repeats * K`` differences.
+    loss : str or callable, default="zero_one"
+        See :func:`empirical_risk`.
+    alpha : float, default=0.05
+        The significance level in (0, 1).
+    shuffle : bool, default=True
+        Shuffle the examples before splitting (``KFold``/``RepeatedKFold``);
+        without it the folds are consecutive, as in 000's example.
+    random_state : int, RandomState instance or None
+        Seeds the shuffles.
+    zero_method : {"pratt", "zsplit", "wilcox"}, default="pratt"
+        How zero differences are handled (``scipy.stats.wilcoxon``).
+    n_jobs : int or None
+        Fits run in parallel by joblib threads; results do not depend on it.
+    method : {"predict", "decision_function", "predict_proba"}
+        How predictions are made (see :func:`empirical_risk`).
+    verbose : bool, int or "auto"
+        A progress bar on stderr counting the 2 n_repeats K fits.
+
+    Returns
+    -------
+    CompareResult
+        The fold errors, the differences, the test's statistic and p-value,
+        and the decision at level alpha.
+    """
+    from scipy.stats import wilcoxon
+
+    loss_fn = get_loss(loss)
+    _check_fraction("alpha", alpha)
+    _check_n_jobs(n_jobs)
+    check_verbose(verbose)
+    if zero_method not in ("pratt", "zsplit", "wilcox"):
+        raise ValueError(f"zero_method must be 'pratt', 'zsplit' or 'wilcox', got {zero_method!r}")
+    if isinstance(n_repeats, bool) or not isinstance(n_repeats, numbers.Integral) or n_repeats < 1:
+        raise ValueError(f"n_repeats must be an integer >= 1, got {n_repeats!r}")
+    if n_repeats > 1 and not shuffle:
+        raise ValueError("n_repeats > 1 repeats K-fold CV on fresh shuffles: set shuffle=True "
+                         "(unshuffled repeats would be identical)")
+    X, y, m = _check_data(X, y)
+    K = _check_K("K", K, m)
+    seed = _seed_from(random_state) if shuffle else None
+    if n_repeats == 1:
+        splitter = _kfold(K, shuffle, seed)
+    else:
+        splitter = RepeatedKFold(n_splits=K, n_repeats=int(n_repeats), random_state=seed)
+    folds = list(splitter.split(np.zeros((m, 1))))
+    # both learners on the same folds: the pairing of 001
+    losses = _run_tasks((delayed(_fit_and_losses)(est, None, X, y, tr, te, loss_fn, method)
+                         for tr, te in folds for est in (estimator_a, estimator_b)),
+                        n_jobs, verbose, "compare")
+    errors = np.array([_fold_error(fl) for fl in losses]).reshape(len(folds), 2)
+    err_a, err_b = errors[:, 0].copy(), errors[:, 1].copy()
+    d = err_a - err_b
+    if not np.any(d != 0):
+        statistic, pvalue = 0.0, 1.0
+    else:
+        res = wilcoxon(d, zero_method=zero_method, alternative="two-sided")
+        statistic, pvalue = float(res.statistic), float(res.pvalue)
+    significant = bool(pvalue <= alpha)
+    better = None
+    if significant:
+        r_plus, r_minus = _signed_rank_sums(d, zero_method)
+        better = "B" if r_plus > r_minus else "A" if r_minus > r_plus else None
+    return CompareResult(errors_a=err_a, errors_b=err_b, differences=d, mean_a=float(err_a.mean()),
+                         mean_b=float(err_b.mean()), statistic=statistic, pvalue=pvalue, alpha=float(alpha),
+                         significant=significant, better=better, zero_method=zero_method)
+
+
+# ---- learning curve -------------------------------------------------------------
+
+@dataclass
+class LearningCurveResult:
+    """Outcome of :func:`learning_curve`.
+
+    Attributes
+    ----------
+    train_sizes : ndarray of shape (n_sizes,)
+        The numbers of training examples used.
+    train_errors : ndarray of shape (n_sizes,)
+        The training error of each predictor on the examples it was trained on.
+    test_errors : ndarray of shape (n_sizes,)
+        Its test error on the held-out test set.
+    intervals : ndarray of shape (n_sizes, 2) or None
+        The Chernoff-Hoeffding interval (low, high) of each test error
+        (``return_interval``).
+    n_test : int
+        The size of the test set.
+    delta : float
+        The confidence parameter of the intervals.
+    """
+    train_sizes: np.ndarray
+    train_errors: np.ndarray
+    test_errors: np.ndarray
+    intervals: Optional[np.ndarray]
+    n_test: int
+    delta: float
+
+
+def _train_sizes(train_sizes, n_train):
+    sizes = np.asarray(train_sizes)
+    if sizes.ndim != 1 or sizes.size == 0 or sizes.dtype.kind not in "iuf":
+        raise ValueError(f"train_sizes must be a non-empty 1-d sequence of numbers, got {train_sizes!r}")
+    if sizes.dtype.kind == "f":
+        if not np.all((sizes > 0) & (sizes <= 1)):
+            raise ValueError(f"train_sizes given as fractions must lie in (0, 1], got {sizes.tolist()}")
+        sizes = np.maximum(1, np.floor(sizes * n_train + 1e-9)).astype(np.intp)
+    elif not np.all((sizes >= 1) & (sizes <= n_train)):
+        raise ValueError(f"train_sizes given as counts must lie in [1, {n_train}] (the size of the "
+                         f"training part), got {sizes.tolist()}")
+    return np.unique(sizes.astype(np.intp))
+
+
+def _fit_train_test(estimator, X_tr, y_tr, X_te, y_te, loss_fn, method):
+    est = clone(estimator).fit(X_tr, y_tr)
+    return (_losses(loss_fn, y_tr, _predict(est, X_tr, method)),
+            _losses(loss_fn, y_te, _predict(est, X_te, method)))
+
+
+def learning_curve(estimator, X, y, train_sizes=(0.1, 0.325, 0.55, 0.775, 1.0), test_size=0.3, test_set=None,
+                   loss="zero_one", shuffle=True, random_state=None, return_interval=True, delta=0.05,
+                   n_jobs=None, method="predict", verbose=0):
+    """Test error against the training-set size, each with its Hoeffding interval.
+
+    A test set is held out once (``test_size`` of the data, or the given
+    ``test_set``); the rest, in a random order, is the training part, and
+    for each size m_i the learner is trained on its first m_i examples (so
+    each training set contains the smaller ones). Every predictor is tested
+    on the same test set, never used for training, so each test error comes
+    with the interval of 000, "Bounding the risk": with probability at least
+    1 - delta, the risk lies within test error -/+ sqrt(ln(2/delta) / (2n)),
+    n the size of the test set (for a [0, 1]-valued loss). The curve shows
+    000's "Consistency" picture: the risk of A(S_m) as m grows.
+
+    scikit-learn's ``learning_curve`` averages over CV folds instead; one
+    fixed test set is what makes the Hoeffding interval of each point valid.
+
+    Parameters
+    ----------
+    estimator : estimator
+        The learner (cloned for each size).
+    X : array-like of shape (m, d)
+        The examples.
+    y : array-like of shape (m,)
+        Their labels.
+    train_sizes : sequence of float or int
+        Fractions in (0, 1] of the training part, or counts of examples.
+    test_size : float or int, default=0.3
+        The held-out part (``train_test_split``'s semantics, stratified for
+        classifiers); ignored with ``test_set``.
+    test_set : (X_test, y_test), optional
+        A given test set; then all of (X, y) is the training part.
+    loss : str or callable, default="zero_one"
+        See :func:`empirical_risk`.
+    shuffle : bool, default=True
+        Shuffle before holding out and before taking the first m_i examples.
+    random_state : int, RandomState instance or None
+        Seeds the shuffle.
+    return_interval : bool, default=True
+        Compute the Hoeffding intervals (a loss with values in [0, 1] only).
+    delta : float, default=0.05
+        Their confidence parameter.
+    n_jobs : int or None
+        Sizes trained in parallel by joblib threads.
+    method : {"predict", "decision_function", "predict_proba"}
+        How predictions are made (see :func:`empirical_risk`).
+    verbose : bool, int or "auto"
+        A progress bar on stderr counting the fits.
+
+    Returns
+    -------
+    LearningCurveResult
+        The sizes, training errors, test errors and intervals.
+    """
+    loss_fn = get_loss(loss)
+    if return_interval:
+        _check_delta(delta)
+    _check_n_jobs(n_jobs)
+    check_verbose(verbose)
+    X, y, m = _check_data(X, y)
+    seed = _seed_from(random_state) if shuffle else None
+    if test_set is not None:
+        if not isinstance(test_set, (tuple, list)) or len(test_set) != 2:
+            raise ValueError("test_set must be a pair (X_test, y_test)")
+        X_te, y_te, n_test = _check_data(*test_set)
+        X_tr, y_tr = X, y
+        if shuffle:
+            order = check_random_state(seed).permutation(m)
+            X_tr, y_tr = _safe_indexing(X, order), _safe_indexing(y, order)
+    else:
+        from sklearn.base import is_classifier
+
+        strat = y if (shuffle and is_classifier(estimator)) else None
+        try:
+            X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=test_size, shuffle=shuffle,
+                                                      random_state=seed, stratify=strat)
+        except ValueError as exc:
+            raise ValueError(f"cannot hold out test_size={test_size!r} of m={m} examples: {exc}") from None
+        n_test = len(y_te)
+    sizes = _train_sizes(train_sizes, len(y_tr))
+    out = _run_tasks((delayed(_fit_train_test)(estimator, _safe_indexing(X_tr, np.arange(s)),
+                                               _safe_indexing(y_tr, np.arange(s)), X_te, y_te, loss_fn, method)
+                      for s in sizes), n_jobs, verbose, "learning curve")
+    train_errors = np.array([float(np.mean(tr)) for tr, _ in out])
+    test_errors = np.array([float(np.mean(te)) for _, te in out])
+    intervals = None
+    if return_interval:
+        intervals = np.array([_interval(te, err, n_test, delta) for (_, te), err in zip(out, test_errors)])
+    return LearningCurveResult(train_sizes=sizes, train_errors=train_errors, test_errors=test_errors,
+                               intervals=intervals, n_test=int(n_test), delta=float(delta))

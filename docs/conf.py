@@ -1,0 +1,197 @@
+"""Sphinx configuration of smml's documentation (build: see docs/README.md or the project README).
+
+The API reference is generated at build time from smml itself: every public
+module (found by walking the package, ``smml._discovery.public_modules``) gets a
+page listing the names of its ``__all__``, each with its own page from its
+docstring. A new module or a new name appears without editing anything here.
+
+The user guide has one page per family. A family module without a hand-written
+page in ``user_guide/`` gets a generated one (its module docstring and its API),
+so a new family is in the guide from its first build; write
+``user_guide/<family>.rst`` to replace it.
+
+Warnings are errors in CI (``-W``). numpydoc's validation is strict only on
+what the reference cannot do without (see NUMPYDOC_RULE below).
+"""
+import os
+import re
+from pathlib import Path
+
+import smml
+from smml._discovery import public_modules
+
+HERE = Path(__file__).parent
+
+project = "smml"
+author = "smml developers"
+copyright = "smml developers"
+release = version = smml.__version__
+
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.mathjax",
+    "numpydoc",
+    "sphinx_gallery.gen_gallery",
+]
+
+templates_path = ["_templates"]
+exclude_patterns = ["_build", "README.md", "examples/README.rst"]
+html_theme = "alabaster"
+html_theme_options = {"description": "The course's learning methods, exact and fast", "fixed_sidebar": True}
+html_static_path = []
+
+autosummary_generate = True
+autosummary_imported_members = True
+autodoc_default_options = {"members": False}
+numpydoc_show_class_members = False        # the class template lists the methods once
+numpydoc_class_members_toctree = False
+numpydoc_xref_param_type = False
+
+# NUMPYDOC_RULE - what the API reference requires of a docstring, and nothing more:
+#   GL08  every public name has a docstring (a page without one says nothing);
+#   SS01  it starts with a summary line (the API tables show it).
+# Everything else (every parameter documented, section order, punctuation, ...) is
+# good style but not checked: docstrings of every family cite the notes in free
+# text and a style rule must not fail the build. A docstring that is not valid
+# reStructuredText (an unknown section, a broken table) fails the build anyway,
+# through Sphinx's own warnings.
+numpydoc_validation_checks = {"GL08", "SS01"}
+# objects whose docstring is inherited from scikit-learn or Python, not smml's to fix
+numpydoc_validation_exclude = {r"\.__init__$", r"\.set_params$", r"\.get_params$", r"\.score$",
+                               r"\.fit_predict$", r"\.set_.*_request$", r"\.get_metadata_routing$",
+                               r"\.fit_transform$", r"\.__sklearn_tags__$", r"\.with_traceback$",
+                               r"\.add_note$", r"\.args$"}
+
+sphinx_gallery_conf = {
+    "examples_dirs": "examples",
+    "gallery_dirs": "auto_examples",
+    "filename_pattern": r"/plot_",
+    "download_all_examples": False,
+    "remove_config_comments": True,
+    "within_subsection_order": "FileNameSortKey",
+    "show_memory": False,
+    "plot_gallery": "True",
+}
+os.environ.setdefault("OMP_NUM_THREADS", "2")
+
+
+# ---- generated pages --------------------------------------------------------------------
+
+def _public_names(modname):
+    import importlib
+
+    mod = importlib.import_module(modname)
+    return [n for n in getattr(mod, "__all__", []) if not n.startswith("_")]
+
+
+def _title(text, char="="):
+    return f"{text}\n{char * len(text)}\n"
+
+
+def _own(modname, name):
+    import importlib
+
+    obj = getattr(importlib.import_module(modname), name)
+    mod = getattr(obj, "__module__", None)
+    return not (isinstance(mod, str) and not mod.startswith("smml") and (callable(obj) or isinstance(obj, type)))
+
+
+def _api_page(modname):
+    names = [n for n in _public_names(modname) if _own(modname, n)]      # re-exports of scikit-learn: not ours
+    lines = [_title(f"``{modname}``"), f".. automodule:: {modname}", "   :no-members:", ""]
+    if names:
+        lines += [f".. currentmodule:: {modname}", "", ".. autosummary::", "   :toctree: generated/",
+                  "   :nosignatures:", ""]
+        lines += [f"   {n}" for n in names]
+    return "\n".join(lines) + "\n"
+
+
+def _write_if_changed(path, text):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists() or path.read_text() != text:
+        path.write_text(text)
+
+
+def _generate_pages():
+    modules = [m for m in public_modules() if m not in ("smml.cli",)]   # the command is documented in the guide
+    api = HERE / "api"
+    for m in modules:
+        _write_if_changed(api / f"{m}.rst", _api_page(m))
+    index = [_title("API reference"),
+             "Every public name of every public module, generated from the modules' ``__all__``.", "",
+             ".. toctree::", "   :maxdepth: 1", ""] + [f"   {m}" for m in modules]
+    _write_if_changed(api / "index.rst", "\n".join(index) + "\n")
+    for stale in api.glob("smml*.rst"):
+        if stale.stem not in modules:
+            stale.unlink()
+    # user guide: a generated page for each family without a hand-written one
+    guide = HERE / "user_guide"
+    families = [m for m in modules if m.count(".") == 1 and m.split(".")[1] not in _NOT_FAMILIES]
+    for m in families:
+        short = m.split(".")[1]
+        hand = guide / f"{short}.rst"
+        gen = guide / "generated" / f"{short}.rst"
+        if hand.exists():
+            if gen.exists():
+                gen.unlink()
+            continue
+        _write_if_changed(gen, "\n".join([
+            _title(f"``{m}``"), f".. automodule:: {m}", "   :no-members:", "   :no-index:", "",
+            f"The names of ``{m}`` are listed in the :doc:`API reference </api/{m}>`.", ""]))
+    pages = [f"{m.split('.')[1]}" if (guide / f"{m.split('.')[1]}.rst").exists()
+             else f"generated/{m.split('.')[1]}" for m in families]
+    _write_if_changed(guide / "families.rst", "\n".join(
+        [".. toctree::", "   :maxdepth: 1", ""] + [f"   {p}" for p in pages]) + "\n")
+
+
+#: modules that are tools, not families (their guide pages are written by hand)
+_NOT_FAMILIES = {"base", "bounds", "losses", "model_selection", "plot", "cli"}
+
+_generate_pages()
+
+
+def _skip_foreign_members(app, what, name, obj, skip, options):
+    """Class pages document what smml implements: members inherited from scikit-learn
+    (get_params, set_*_request, score, ...) or Python are skipped (scikit-learn documents them)."""
+    if what != "class" or skip:
+        return None
+    target = getattr(obj, "fget", obj)
+    mod = getattr(target, "__module__", None)
+    if mod is None or not mod.startswith("smml"):
+        return True
+    return None
+
+
+# Docstrings write formulas in plain text, as the notes do: |sigma(h)|, w_i, and attribute
+# names with a trailing underscore (train_errors_). reStructuredText reads |...| as a
+# substitution and word_ as a link, so outside ``literals`` and `roles` both are escaped
+# after numpydoc has made its reST: that style never breaks the build.
+_LITERAL = re.compile(r"(``.+?``|:[\w:.-]+:`[^`]*`|`[^`]*`_{0,2})")
+_TRAILING_UNDERSCORE = re.compile(r"(?<=[\w\]\)])_(?![\w])")
+
+
+def _escape_plain(text):
+    parts = _LITERAL.split(text)
+    for i in range(0, len(parts), 2):              # even parts are outside literals and roles
+        parts[i] = _TRAILING_UNDERSCORE.sub(r"\_", parts[i].replace("|", r"\|"))
+    return "".join(parts)
+
+
+def _plain_text_math(app, what, name, obj, options, lines):
+    in_directive_block = False
+    for i, line in enumerate(lines):
+        stripped = line.lstrip()
+        if stripped.startswith(".. ") or stripped.startswith(":"):
+            in_directive_block = stripped.startswith(".. ") and "::" in stripped
+            if stripped.startswith(".. "):
+                continue
+        if in_directive_block and (line.startswith("   ") or not stripped):
+            continue                               # code blocks, math blocks: leave as written
+        in_directive_block = False
+        lines[i] = _escape_plain(line)
+
+
+def setup(app):
+    app.connect("autodoc-skip-member", _skip_foreign_members)
+    app.connect("autodoc-process-docstring", _plain_text_math, priority=600)   # after numpydoc (500)

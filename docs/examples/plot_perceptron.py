@@ -1,0 +1,19 @@
+"""
+Perceptron: updates and the convergence theorem
+===============================================
+
+000, "Training linear classifiers", Theorem 3: on a linearly separable set the
+Perceptron makes at most (min ||u||^2)(max_t ||x_t||^2) updates, the minimum over
+the u with y_t u.x_t >= 1. The bound is evaluated with the separator of
+:class:`smml.linear.LinearProgramClassifier`, rescaled to margin 1.
+"""
+import numpy as np
+
+from smml.plot import plot_perceptron
+
+rng = np.random.default_rng(0)
+X = rng.normal(size=(1200, 5))
+s = X @ np.array([1.0, -0.5, 0.3, 0.8, -1.2]) + 0.1
+keep = np.abs(s) > 0.1                     # a margin: the set is linearly separable
+X, y = X[keep][:400], (s[keep][:400] > 0).astype(int)
+plot_perceptron(X, y, max_epochs=30)
