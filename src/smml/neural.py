@@ -1,0 +1,508 @@
+"""Feed-forward neural networks trained by stochastic gradient descent (003 section 14).
+
+A network of ``hidden_layer_sizes`` fully connected hidden layers (a layered
+DAG G = (V, E)) with activation sigma, and a linear output layer that feeds the
+loss. Training is 003's update
+
+    w_ij <- w_ij - eta_t d l_{Z_t}(w) / d w_ij,   (i, j) in E,
+
+one random example Z_t per step (``batch_size=1``), the examples of each epoch
+in a random order (a permutation drawn from ``random_state``, as the
+sequential learners of ``smml.linear`` do). Extensions, all documented in the
+classes: minibatches (the mean gradient over ``batch_size`` examples, the last
+batch of an epoch may be smaller), the step-size ``schedule``, an L2 penalty
+``lam`` / 2 ||W||^2 on the connection weights (not the biases: 003 section 15's
+regulariser, with scikit-learn's convention for the biases), classical
+momentum, and scikit-learn's stopping rules (``tol``, ``n_iter_no_change``,
+``early_stopping``).
+
+Activations (``activation``): "relu" max(0, z) (derivative 0 at 0),
+"tanh", "sigmoid" = the logistic function 1 / (1 + e^{-z}) in [0, 1],
+"sign_sigmoid" = 003 section 14's sigmoid (1 - e^{-z}) / (1 + e^{-z}) in
+[-1, 1] (= tanh(z / 2); named so that nobody takes it for the logistic
+function), and "identity".
+
+Losses: the classifier uses the logistic loss ln(1 + e^{-y z}) with one output
+unit for two classes (``classes_[1]`` is y = +1) and softmax + the log loss
+-ln p_y for more; the regressor uses the square loss (z - y)^2 (summed over
+the outputs). Natural logarithms: 003 section 15 writes the logistic loss with
+log2, which only rescales the loss (and so eta) by 1 / ln 2; smml.linear's
+LogisticRegression and scikit-learn use ln too.
+
+The epoch runs in one compiled, nogil call (``smml._core._neural``); see
+``smml.reference.neural`` for the plain-numpy twin the tests compare with.
+"""
+import numbers
+import warnings
+
+import numpy as np
+from scipy.special import expit, log_expit, logsumexp
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.multiclass import type_of_target
+
+from smml._core import _neural as _k
+from smml._threads import blas_single_thread, threads_for
+from smml._validation import (N_JOBS, RANDOM_STATE, Interval, Options, check_is_fitted,
+                              check_random_state, encode_classes, validate_X, validate_X_y)
+from smml.base import ClassifierMixin, RegressorMixin, SmmlEstimator
+from smml.linear._base import DivergenceError
+
+__all__ = ["MLPClassifier", "MLPRegressor"]
+
+#: multiply-adds per SGD step (batch x weights) worth a thread of its own in training
+NEURAL_GRAIN = 1 << 16
+#: rows worth a thread of their own in prediction
+PREDICT_GRAIN = 256
+
+_ACT = {"identity": _k.ACT_IDENTITY, "relu": _k.ACT_RELU, "tanh": _k.ACT_TANH,
+        "sigmoid": _k.ACT_SIGMOID, "sign_sigmoid": _k.ACT_SIGN_SIGMOID}
+_SCHED = {"constant": _k.SCHED_CONSTANT, "inverse_sqrt": _k.SCHED_INV_SQRT, "inverse_t": _k.SCHED_INV_T}
+_GAIN = {"identity": 1.0, "tanh": 1.0, "sign_sigmoid": 2.0, "sigmoid": 4.0}
+_BOOL = Options(True, False)
+
+
+class _LayerSizes:
+    """hidden_layer_sizes: a positive int, or a tuple / list of positive ints (may be empty)."""
+
+    def is_satisfied_by(self, v):
+        if isinstance(v, numbers.Integral) and not isinstance(v, bool):
+            return v >= 1
+        if isinstance(v, (tuple, list)):
+            return all(isinstance(h, numbers.Integral) and not isinstance(h, bool) and h >= 1 for h in v)
+        return False
+
+    def __str__(self):
+        return "a positive int or a tuple of positive ints"
+
+
+def _hidden(sizes):
+    return (int(sizes),) if isinstance(sizes, numbers.Integral) else tuple(int(h) for h in sizes)
+
+
+def _init_params(rng, sizes, activation, dtype):
+    """Layer by layer, W_l ~ uniform[-r, r] (drawn in float64 from ``rng``, then cast),
+    biases 0. r = sqrt(6 / fan_in) (He) for the weights into relu units;
+    r = g sqrt(6 / (fan_in + fan_out)) (Glorot) otherwise, with the gain g = 1 for
+    identity and tanh units and for the output layer, 2 for sign_sigmoid (its slope
+    at 0 is 1/2) and 4 for sigmoid (slope 1/4; Glorot and Bengio 2010)."""
+    coefs, intercepts = [], []
+    L = len(sizes) - 1
+    for l in range(L):
+        fi, fo = sizes[l], sizes[l + 1]
+        if l < L - 1 and activation == "relu":
+            r = np.sqrt(6.0 / fi)
+        else:
+            r = (1.0 if l == L - 1 else _GAIN[activation]) * np.sqrt(6.0 / (fi + fo))
+        coefs.append(np.ascontiguousarray(rng.uniform(-r, r, size=(fi, fo)), dtype=dtype))
+        intercepts.append(np.zeros(fo, dtype=dtype))
+    return coefs, intercepts
+
+
+_COMMON_SPEC = {
+    "hidden_layer_sizes": _LayerSizes(),
+    "activation": Options(*_ACT),
+    "batch_size": Interval(int, 1, None),
+    "learning_rate": Interval(float, 0, None, "neither"),
+    "schedule": Options(*_SCHED),
+    "momentum": Interval(float, 0, 1, "left"),
+    "lam": Interval(float, 0, None),
+    "max_epochs": Interval(int, 1, None),
+    "tol": Interval(float, 0, None),
+    "n_iter_no_change": Interval(int, 1, None),
+    "early_stopping": _BOOL,
+    "validation_fraction": Interval(float, 0, 1, "neither"),
+    "random_state": RANDOM_STATE,
+    "n_jobs": N_JOBS,
+}
+
+
+class _BaseMLP(SmmlEstimator):
+    """Training loop, stopping rules and the forward pass shared by both estimators."""
+
+    _out = None          # the kernel's output/loss code, set by _targets
+
+    # ---- training ------------------------------------------------------------------
+    def _reset(self, X, n_outputs):
+        """Fresh weights, velocities, random stream and curves for a fit from scratch."""
+        self._rng = check_random_state(self.random_state)
+        sizes = [X.shape[1], *_hidden(self.hidden_layer_sizes), n_outputs]
+        self.coefs_, self.intercepts_ = _init_params(self._rng, sizes, self.activation, X.dtype)
+        self._velocity = ([np.zeros_like(c) for c in self.coefs_],
+                          [np.zeros_like(b) for b in self.intercepts_])
+        self.n_layers_ = len(sizes)
+        self.n_outputs_ = n_outputs
+        self.n_iter_ = 0
+        self.n_steps_ = 0
+        self.loss_curve_ = []
+        self.best_loss_ = np.inf
+        self._no_improvement = 0
+        self.validation_scores_ = None
+        self.best_validation_score_ = None
+
+    def _check_continuable(self, X):
+        """partial_fit after the first call: the architecture and dtype must be unchanged."""
+        sizes = [X.shape[1], *_hidden(self.hidden_layer_sizes), self.n_outputs_]
+        have = [self.coefs_[0].shape[0]] + [c.shape[1] for c in self.coefs_]
+        if sizes != have:
+            raise ValueError(f"{type(self).__name__}: hidden_layer_sizes was changed to "
+                             f"{self.hidden_layer_sizes!r} since the first call to partial_fit "
+                             f"(the network has layers {have}); call fit (or clone) to restart")
+        return np.ascontiguousarray(X, dtype=self.coefs_[0].dtype)
+
+    def _train_threads(self, batch):
+        n_weights = sum(c.size for c in self.coefs_)
+        return threads_for(self._n_threads(), batch * n_weights, NEURAL_GRAIN)
+
+    def _epoch(self, X, Y, n_threads):
+        """One epoch over (X, Y) in a fresh random order; appends to loss_curve_."""
+        n = X.shape[0]
+        order = self._rng.permutation(n).astype(np.intp, copy=False)
+        mom = float(self.momentum)
+        vc, vb = self._velocity if mom > 0 else ([], [])
+        total, steps, status = _k.train_epoch(
+            X, Y, order, self.coefs_, self.intercepts_, vc, vb, _ACT[self.activation], self._out,
+            int(self.batch_size), float(self.learning_rate), _SCHED[self.schedule], mom,
+            float(self.lam), int(self.n_steps_), n_threads)
+        self.n_steps_ += steps
+        self.n_iter_ += 1
+        loss = float(total) / n
+        if self.lam > 0:
+            with np.errstate(over="ignore", invalid="ignore"):
+                loss += 0.5 * float(self.lam) * sum(float(np.dot(c.ravel().astype(np.float64), c.ravel()))
+                                                    for c in self.coefs_)
+        if status or not np.isfinite(loss):
+            raise DivergenceError(
+                f"{type(self).__name__}: the loss or the weights became non-finite (overflow or NaN) "
+                f"in epoch {self.n_iter_} after {self.n_steps_} SGD steps; lower learning_rate "
+                "(or momentum), or scale the features")
+        self.loss_ = loss
+        self.loss_curve_.append(self.loss_)
+
+    def _run(self, X, Y, y_raw, incremental):
+        """fit (``incremental=False``: up to max_epochs epochs with the stopping rules)
+        or partial_fit (one epoch)."""
+        # (weights unpickled from a read-only memmap are copied before training)
+        for group in (self.coefs_, self.intercepts_, *self._velocity):
+            group[:] = [a if a.flags.writeable else a.copy() for a in group]
+        batch = min(int(self.batch_size), X.shape[0])
+        n_threads = self._train_threads(batch)
+        # the kernel calls BLAS from its own threads (and the batch-1 path none at all)
+        flops = 2 * batch * max(c.size for c in self.coefs_)
+        with blas_single_thread(work=flops if batch > 1 else 0):
+            if incremental:
+                self._epoch(X, Y, n_threads)
+                self.best_loss_ = min(self.best_loss_, self.loss_)
+                return self
+            return self._fit_epochs(X, Y, y_raw, n_threads)
+
+    def _fit_epochs(self, X, Y, y_raw, n_threads):
+        """scikit-learn's stopping rule. Without early stopping: an epoch whose training
+        loss (``loss_curve_[-1]``) is not below ``best_loss_ - tol`` counts as no
+        improvement; with early stopping, a validation score (accuracy / R^2 on a
+        held-out ``validation_fraction`` of the data, stratified for classifiers, drawn
+        from ``random_state``) not above ``best_validation_score_ + tol``. Training stops
+        when more than ``n_iter_no_change`` consecutive epochs brought no improvement;
+        with early stopping the weights of the best validation score are restored."""
+        early = bool(self.early_stopping)
+        if early:
+            from sklearn.model_selection import train_test_split
+
+            if int(np.ceil(self.validation_fraction * X.shape[0])) < 2 or X.shape[0] < 3:
+                raise ValueError("The validation set is too small: increase validation_fraction "
+                                 "or the number of samples")
+            strat = y_raw if self._is_classifier() else None
+            idx_tr, idx_val = train_test_split(np.arange(X.shape[0]), test_size=self.validation_fraction,
+                                               random_state=self._rng, stratify=strat)
+            X_val, y_val = X[idx_val], y_raw[idx_val]
+            X, Y = np.ascontiguousarray(X[idx_tr]), np.ascontiguousarray(Y[idx_tr])
+            self.validation_scores_ = []
+            self.best_validation_score_ = -np.inf
+            best = None
+        converged = False
+        for _ in range(self.max_epochs):
+            self._epoch(X, Y, n_threads)
+            if early:
+                score = self.score(X_val, y_val)
+                self.validation_scores_.append(score)
+                self._no_improvement = (self._no_improvement + 1
+                                        if score < self.best_validation_score_ + self.tol else 0)
+                if score > self.best_validation_score_:
+                    self.best_validation_score_ = score
+                    best = ([c.copy() for c in self.coefs_], [b.copy() for b in self.intercepts_])
+            else:
+                self._no_improvement = (self._no_improvement + 1
+                                        if self.loss_ > self.best_loss_ - self.tol else 0)
+                self.best_loss_ = min(self.best_loss_, self.loss_)
+            if self._no_improvement > self.n_iter_no_change:
+                converged = True
+                break
+        if not converged:
+            warnings.warn(f"{type(self).__name__}: max_epochs={self.max_epochs} reached and the "
+                          "stopping rule was not met", ConvergenceWarning)
+        if early:
+            self.best_loss_ = None
+            if best is not None:
+                self.coefs_, self.intercepts_ = best
+        return self
+
+    def _is_classifier(self):
+        return isinstance(self, ClassifierMixin)
+
+    # ---- prediction ----------------------------------------------------------------
+    def _scores(self, X):
+        """The output layer's scores z (n, n_outputs) in the network's dtype."""
+        check_is_fitted(self, "coefs_")
+        X = validate_X(self, X, reset=False, dtype="floating")
+        dtype = self.coefs_[0].dtype
+        X = np.ascontiguousarray(X, dtype=dtype)
+        out = np.empty((X.shape[0], self.n_outputs_), dtype=dtype)
+        n_threads = threads_for(self._n_threads(), X.shape[0], PREDICT_GRAIN)
+        n_weights = sum(c.size for c in self.coefs_)
+        with blas_single_thread(work=2 * min(X.shape[0], 128) * n_weights * n_threads):
+            _k.forward(X, self.coefs_, self.intercepts_, _ACT[self.activation], out, n_threads)
+        return out
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.non_deterministic = False
+        return tags
+
+
+class MLPClassifier(ClassifierMixin, _BaseMLP):
+    """Feed-forward network classifier trained by SGD (003 section 14).
+
+    Two classes: one output unit z and the logistic loss ln(1 + e^{-y z}) with
+    y = +1 for ``classes_[1]``; predict ``classes_[1]`` when z > 0 (sgn(0) = -1,
+    000 "Linear predictors"). More classes: one unit per class, softmax and the
+    log loss -ln p_y; predict the class of largest score (the first on ties).
+    Labels of any type.
+
+    Parameters
+    ----------
+    hidden_layer_sizes : int or tuple of int, default=(100,)
+        Widths of the hidden layers (an empty tuple: no hidden layer).
+    activation : {"relu", "tanh", "sigmoid", "sign_sigmoid", "identity"}, default="relu"
+        Of the hidden units. "sigmoid" is the logistic function 1 / (1 + e^{-z});
+        "sign_sigmoid" is 003 section 14's (1 - e^{-z}) / (1 + e^{-z}) in [-1, 1].
+    loss : {"log_loss"}, default="log_loss"
+        Logistic loss (two classes) / softmax + log loss (more), natural log.
+    batch_size : int, default=1
+        1: 003's update, one example per step. b > 1: the step uses the mean
+        gradient over b examples (the last batch of an epoch holds the rest);
+        clipped to the number of samples.
+    learning_rate : float, default=0.01
+        eta of the schedule.
+    schedule : {"constant", "inverse_sqrt", "inverse_t"}, default="constant"
+        eta_t = eta, eta / sqrt(t) or eta / t, where t = 1, 2, ... counts the SGD
+        steps since the first fit / partial_fit (``n_steps_``).
+    momentum : float in [0, 1), default=0.0
+        Classical momentum: v <- momentum v - eta_t g, w <- w + v (scikit-learn's
+        ``nesterovs_momentum=False``); 0 is plain SGD.
+    lam : float, default=0.0
+        L2 penalty: each step's loss is l_t(w) + lam / 2 ||W||^2 over the connection
+        weights (``coefs_``); the biases are not penalised.
+    max_epochs : int, default=200
+    tol, n_iter_no_change, early_stopping, validation_fraction :
+        scikit-learn's stopping rule (see ``_fit_epochs``): stop when more than
+        ``n_iter_no_change`` consecutive epochs failed to lower the training loss by
+        ``tol`` (``early_stopping=False``) or to raise the accuracy on a held-out,
+        stratified ``validation_fraction`` by ``tol`` (then the best weights are kept).
+    random_state : None, int, RandomState or Generator
+        Draws, in this order: the initial weights (see ``_init_params``: He uniform for
+        relu units, Glorot uniform otherwise, biases 0), the validation split, then one
+        permutation of the examples per epoch.
+    n_jobs : None or int
+        Threads. Training splits each step's units over the threads (results are
+        deterministic for a given seed and thread count; with ``batch_size=1`` they do
+        not depend on the thread count); small networks run on one thread.
+
+    Attributes
+    ----------
+    classes_, coefs_ (list of (n_in, n_out) arrays), intercepts_, n_layers_, n_outputs_,
+    loss_curve_ (per epoch: the mean loss of the examples before their step, plus
+    lam/2 ||W||^2 at the epoch's end), loss_, best_loss_, n_iter_ (epochs),
+    n_steps_ (SGD steps), validation_scores_, best_validation_score_.
+    Float32 input trains a float32 network.
+
+    Raises ``smml.linear.DivergenceError`` when the loss or a weight becomes non-finite.
+    """
+
+    _parameter_spec = {**_COMMON_SPEC, "loss": Options("log_loss")}
+
+    def __init__(self, hidden_layer_sizes=(100,), activation="relu", loss="log_loss", batch_size=1,
+                 learning_rate=0.01, schedule="constant", momentum=0.0, lam=0.0, max_epochs=200,
+                 tol=1e-4, n_iter_no_change=10, early_stopping=False, validation_fraction=0.1,
+                 random_state=None, n_jobs=None):
+        self.hidden_layer_sizes = hidden_layer_sizes
+        self.activation = activation
+        self.loss = loss
+        self.batch_size = batch_size
+        self.learning_rate = learning_rate
+        self.schedule = schedule
+        self.momentum = momentum
+        self.lam = lam
+        self.max_epochs = max_epochs
+        self.tol = tol
+        self.n_iter_no_change = n_iter_no_change
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    def _targets(self, y_enc, dtype):
+        k = len(self.classes_)
+        if k == 2:
+            self._out = _k.OUT_LOGISTIC
+            return np.where(y_enc == 1, 1, -1).astype(dtype).reshape(-1, 1)
+        self._out = _k.OUT_SOFTMAX
+        Y = np.zeros((len(y_enc), k), dtype=dtype)
+        Y[np.arange(len(y_enc)), y_enc] = 1
+        return Y
+
+    def _set_classes(self, classes):
+        if len(classes) < 2:
+            raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes; "
+                             f"the data contain only one class: {classes[0]!r}")
+        self.classes_ = classes
+        return 2 if len(classes) == 2 else len(classes)
+
+    def fit(self, X, y):
+        """Train from scratch (see the class doc for the stopping rules)."""
+        self._validate_params()
+        X, y = validate_X_y(self, X, y, dtype="floating", classifier=True)
+        self._check_target(y)
+        classes, y_enc = encode_classes(y)
+        k = self._set_classes(classes)
+        self._reset(X, 1 if k == 2 else k)
+        return self._run(X, self._targets(y_enc, X.dtype), y, incremental=False)
+
+    def partial_fit(self, X, y, classes=None):
+        """One epoch over (X, y); ``classes`` (all the labels) is needed on the first call."""
+        self._validate_params()
+        if self.early_stopping:
+            raise ValueError("partial_fit does not support early_stopping=True")
+        first = not hasattr(self, "coefs_")
+        if first:
+            if classes is None:
+                raise ValueError("classes must be passed on the first call to partial_fit")
+            X, y = validate_X_y(self, X, y, dtype="floating", classifier=True)
+            self._check_target(y)
+            k = self._set_classes(encode_classes(classes)[0])
+            self._reset(X, 1 if k == 2 else k)
+        else:
+            X = self._check_continuable(validate_X(self, X, reset=False, dtype="floating"))
+            y = np.asarray(y)
+            if y.ndim != 1 or len(y) != X.shape[0]:
+                raise ValueError(f"y must be 1-d with {X.shape[0]} entries, got shape {np.shape(y)}")
+        y_enc = np.searchsorted(self.classes_, y)
+        bad = (y_enc >= len(self.classes_)) | (self.classes_[np.minimum(y_enc, len(self.classes_) - 1)] != y)
+        if np.any(bad):
+            raise ValueError(f"y contains labels outside classes_ {self.classes_.tolist()}: "
+                             f"{np.unique(np.asarray(y)[bad]).tolist()}")
+        return self._run(X, self._targets(y_enc, X.dtype), y, incremental=True)
+
+    @staticmethod
+    def _check_target(y):
+        kind = type_of_target(y, input_name="y")
+        if kind not in ("binary", "multiclass"):
+            raise ValueError(f"MLPClassifier supports binary and multiclass targets, got {kind}")
+
+    def predict(self, X):
+        """``classes_[1]`` where z > 0 (two classes), else the class of largest score."""
+        z = self._scores(X)
+        if z.shape[1] == 1:
+            return self.classes_[(z[:, 0] > 0).astype(np.intp)]
+        return self.classes_[np.argmax(z, axis=1)]
+
+    def predict_proba(self, X):
+        """Two classes: [1 - s(z), s(z)] with the logistic s; more: softmax(z)."""
+        z = self._scores(X)
+        if z.shape[1] == 1:
+            p = expit(z[:, 0])
+            return np.column_stack([1 - p, p])
+        z = z - z.max(axis=1, keepdims=True)
+        e = np.exp(z)
+        return e / e.sum(axis=1, keepdims=True)
+
+    def predict_log_proba(self, X):
+        z = self._scores(X)
+        if z.shape[1] == 1:
+            return np.column_stack([log_expit(-z[:, 0]), log_expit(z[:, 0])])
+        return z - logsumexp(z, axis=1, keepdims=True)
+
+
+class MLPRegressor(RegressorMixin, _BaseMLP):
+    """Feed-forward network regressor trained by SGD (003 section 14), square loss.
+
+    Identity output units; the loss of an example is (z - y)^2, summed over the
+    outputs for a 2-d y (note: scikit-learn's MLPRegressor uses half of it, so its
+    steps are half as long at the same learning rate). ``predict`` returns (n,)
+    for a 1-d y (or a y of one column), (n, n_outputs) otherwise. Every other
+    parameter, attribute and rule as in :class:`MLPClassifier` (early stopping
+    scores with R^2), except the default ``learning_rate=0.001``: the square loss's
+    gradient grows with the targets, and 0.01 diverges on unscaled ones.
+    """
+
+    _parameter_spec = {**_COMMON_SPEC, "loss": Options("square")}
+
+    def __init__(self, hidden_layer_sizes=(100,), activation="relu", loss="square", batch_size=1,
+                 learning_rate=0.001, schedule="constant", momentum=0.0, lam=0.0, max_epochs=200,
+                 tol=1e-4, n_iter_no_change=10, early_stopping=False, validation_fraction=0.1,
+                 random_state=None, n_jobs=None):
+        self.hidden_layer_sizes = hidden_layer_sizes
+        self.activation = activation
+        self.loss = loss
+        self.batch_size = batch_size
+        self.learning_rate = learning_rate
+        self.schedule = schedule
+        self.momentum = momentum
+        self.lam = lam
+        self.max_epochs = max_epochs
+        self.tol = tol
+        self.n_iter_no_change = n_iter_no_change
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    _out = _k.OUT_SQUARE
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        return tags
+
+    @staticmethod
+    def _Y(y, dtype):
+        return np.ascontiguousarray(np.asarray(y).reshape(len(y), -1), dtype=dtype)
+
+    def fit(self, X, y):
+        """Train from scratch (see :class:`MLPClassifier` for the stopping rules)."""
+        self._validate_params()
+        X, y = validate_X_y(self, X, y, dtype="floating", y_numeric=True, multi_output=True)
+        Y = self._Y(y, X.dtype)
+        self._reset(X, Y.shape[1])
+        return self._run(X, Y, y, incremental=False)
+
+    def partial_fit(self, X, y):
+        """One epoch over (X, y)."""
+        self._validate_params()
+        if self.early_stopping:
+            raise ValueError("partial_fit does not support early_stopping=True")
+        if not hasattr(self, "coefs_"):
+            X, y = validate_X_y(self, X, y, dtype="floating", y_numeric=True, multi_output=True)
+            Y = self._Y(y, X.dtype)
+            self._reset(X, Y.shape[1])
+        else:
+            X = self._check_continuable(validate_X(self, X, reset=False, dtype="floating"))
+            y = np.asarray(y, dtype=np.float64)
+            Y = self._Y(y, X.dtype) if y.ndim in (1, 2) and len(y) == X.shape[0] else None
+            if Y is None or Y.shape[1] != self.n_outputs_ or not np.all(np.isfinite(Y)):
+                raise ValueError(f"y must be finite with {X.shape[0]} rows and {self.n_outputs_} "
+                                 f"output(s), got shape {np.shape(y)}")
+        return self._run(X, Y, y, incremental=True)
+
+    def predict(self, X):
+        """The network's outputs z."""
+        z = self._scores(X)
+        return z[:, 0] if self.n_outputs_ == 1 else z
