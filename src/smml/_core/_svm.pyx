@@ -1,0 +1,849 @@
+# The exact SVM of 003 section 12, solved in the dual by SMO (sequential minimal
+# optimisation) with libsvm's second-order working-set selection (Fan, Chen &
+# Lin, JMLR 2005, "WSS 2"), shrinking, and a bounded cache of kernel rows.
+#
+# Dual (with the unpenalised bias b, as libsvm; fit_intercept=True):
+#     min_a  1/2 a^T Q a - e^T a   s.t.  0 <= a_t <= C_t,  y^T a = 0,
+#     Q_st = y_s y_t K(x_s, x_t).
+# Without the bias (fit_intercept=False, 003's objective exactly) the equality
+# constraint goes and the working set is one variable (coordinate descent with
+# the exact step, greedy on the decrease of the objective).
+#
+# State: F_t = f(x_t) - y_t = sum_s a_s y_s K(x_s, x_t) - y_t for t active
+# (libsvm's y_t G_t); Fbar_t = sum_{s: a_s = C_s} C_s y_s K(x_s, x_t) (libsvm's
+# G_bar, to rebuild F of shrunk variables). Stopping rule (libsvm's eps):
+# max_{I_up} -F - min_{I_low} -F < eps; without the bias:
+# [max_{a_t < C} -G_t]_+ + [max_{a_t > 0} G_t]_+ < eps, G_t = y_t F_t.
+#
+# Differences from libsvm's code that do not change the iterates' definition:
+# - Fbar is updated lazily: a variable reaching / leaving its upper bound only
+#   records +-C y in `pend`; the pending rows are applied (blocked) when Fbar is
+#   next needed, i.e. when shrunk gradients are rebuilt. No full kernel row is
+#   computed during the iterations.
+# - The pass that updates F after a step also finds the next i (the first half
+#   of WSS 2), so an iteration makes two passes over the active set, not three.
+# - On a cache miss, rows are computed in blocks: the missing row and the most
+#   violating uncached variables of I_up and I_low (the likely next working
+#   sets), one gemm tile per COLS columns (smml._core._kernels.kernel_tile,
+#   i.e. the shared distance tile), so X is read once per block, not per row.
+#
+# Kernel rows K(x_i, .) are float32 (as libsvm's Qfloat) in a least-recently-used
+# cache of n_slots rows of length m, indexed by training position. A row is
+# "full" (valid everywhere) or computed on the active positions only (valid
+# until the active set grows back). When all m rows fit (n_slots = m) Python
+# computes the whole Gram matrix once (blocked gemm, OpenMP, exactly symmetric)
+# and the solver never computes a row. An indefinite kernel (user callable) is
+# handled as libsvm does: a curvature K_ii + K_jj - 2 K_ij <= 0 is replaced by
+# TAU = 1e-12, so every step decreases the objective and the loop ends (plus an
+# iteration cap).
+#
+# Parallelism: OpenMP on the coarse work only (block fills of kernel rows, the
+# blocked kernel matvecs of a reconstruction, the Gram matrix): each thread
+# computes whole tiles, so the iterates do not depend on the thread count. The
+# per-iteration passes over the active set run on one thread (see _update_pass).
+from cython.parallel cimport prange, parallel
+from libc.stdlib cimport malloc, free
+from libc.math cimport INFINITY
+from libc.stdint cimport int64_t
+
+from smml._core._typedefs cimport floating, intp_t
+from smml._core._blas cimport _gemv
+from smml._core._distances cimport heap_push, pair_less
+from smml._core._kernels cimport (KernelSpec, KERNEL_CALLABLE, kernel_tile, kernel_tile_f32, RowCache,
+                                  cache_find, cache_claim)
+
+cdef double TAU = 1e-12
+
+cdef enum:
+    LOWER = 0
+    UPPER = 1
+    FREE = 2
+    IN_UP = 1             # flags: t in I_up (y_t a_t may grow)
+    IN_LOW = 2            # flags: t in I_low
+    GRAIN = 1 << 16       # least kernel entries per thread (smml._threads.threads_for's rule)
+    COLS = 1024           # columns per tile of a row block
+    MAX_BLOCK = 64        # most rows per block fill
+    TILE_Q = 64           # rows per tile of the blocked kernel matvec
+
+cdef enum:
+    STAT_ROWS = 0         # kernel rows computed
+    STAT_FILLS = 1        # block fills (gemm passes over the active rows)
+    STAT_SHRINKS = 2      # shrinking passes that removed variables
+    STAT_RECONSTRUCTS = 3 # gradient reconstructions
+
+cdef int64_t TAG_FULL = -1
+
+
+ctypedef struct State:
+    intp_t m, na, d
+    intp_t *act           # (m,) active positions (first na, ascending)
+    const double *y       # (m,) +-1
+    double *alpha         # (m,)
+    double *F             # (m,) f(x_t) - y_t on active t
+    double *Fbar          # (m,)
+    double *pend          # (m,) pending changes of Fbar: Fbar += sum_s pend_s K(x_s, .)
+    const double *QD      # (m,) K(x_t, x_t)
+    const double *Cv      # (m,) box C_t
+    char *status          # (m,)
+    char *flags           # (m,) IN_UP | IN_LOW
+    int64_t epoch         # validity tag of partial rows (grows when the active set grows)
+    int64_t act_version   # changes with the active set
+    int64_t xact_version  # the active set Xact was gathered for
+    bint bias
+    int n_threads
+    intp_t block          # rows per block fill
+    KernelSpec ks
+    const double *xn      # (m,) ||x_t||^2
+    double *xn_act        # (m,) gathered ||x||^2 of the active rows
+    RowCache cache
+    float *rows           # (n_slots, m)
+    double s_best         # results of the first half of the selection
+    double s_best2
+    double s_obj
+    intp_t s_idx
+    intp_t *blk           # (MAX_BLOCK,) rows of a block fill
+    intp_t *blk_slot      # (MAX_BLOCK,)
+    double *hval          # (MAX_BLOCK,) candidate heap
+    intp_t *hidx
+    int64_t *stats        # (4,) counters
+
+
+cdef inline int _nthreads(State *st, intp_t n) noexcept nogil:
+    """smml._threads.threads_for(n_threads, n, GRAIN), n kernel entries."""
+    if st.n_threads <= 1 or n < 2 * GRAIN:
+        return 1
+    if n // GRAIN < st.n_threads:
+        return <int> (n // GRAIN)
+    return st.n_threads
+
+
+cdef inline void _set_status(State *st, intp_t t) noexcept nogil:
+    cdef char f = 0
+    if st.alpha[t] >= st.Cv[t]:
+        st.status[t] = UPPER
+    elif st.alpha[t] <= 0:
+        st.status[t] = LOWER
+    else:
+        st.status[t] = FREE
+    if st.y[t] > 0:
+        if st.status[t] != UPPER:
+            f = f | IN_UP
+        if st.status[t] != LOWER:
+            f = f | IN_LOW
+    else:
+        if st.status[t] != LOWER:
+            f = f | IN_UP
+        if st.status[t] != UPPER:
+            f = f | IN_LOW
+    st.flags[t] = f
+
+
+# ---------------------------------------------------------------------------
+# Kernel rows: block fills
+# ---------------------------------------------------------------------------
+cdef inline bint _valid(State *st, intp_t t) noexcept nogil:
+    cdef intp_t s = st.cache.slot_of[t]
+    return s >= 0 and (st.cache.tag[s] == TAG_FULL or st.cache.tag[s] == st.epoch)
+
+
+cdef void _gather_active(State *st, const floating *X, floating *Xact) noexcept nogil:
+    cdef intp_t k, f
+    if st.xact_version == st.act_version:
+        return
+    for k in range(st.na):
+        for f in range(st.d):
+            Xact[k * st.d + f] = X[st.act[k] * st.d + f]
+        st.xn_act[k] = st.xn[st.act[k]]
+    st.xact_version = st.act_version
+
+
+cdef intp_t _candidates(State *st, intp_t first) noexcept nogil:
+    """The rows of a block fill: `first`, then the most violating uncached active
+    variables (smallest F in I_up, largest F in I_low, alternately)."""
+    cdef intp_t nb = 1, half = (st.block - 1) // 2, hs_up = 0, hs_low = 0, k, t, r
+    cdef double *hv_up = st.hval
+    cdef intp_t *hi_up = st.hidx
+    cdef double *hv_low = st.hval + MAX_BLOCK // 2
+    cdef intp_t *hi_low = st.hidx + MAX_BLOCK // 2
+    cdef double v
+    st.blk[0] = first
+    if half <= 0:
+        return 1
+    for k in range(st.na):
+        t = st.act[k]
+        if t == first or _valid(st, t):
+            continue
+        if st.flags[t] & IN_UP:
+            v = st.F[t]                       # most violating in I_up: smallest F
+            if hs_up < half or pair_less(v, t, hv_up[0], hi_up[0]):
+                heap_push(hv_up, hi_up, &hs_up, half, v, t)
+        if st.flags[t] & IN_LOW:
+            v = -st.F[t]                      # in I_low: largest F
+            if hs_low < half or pair_less(v, t, hv_low[0], hi_low[0]):
+                heap_push(hv_low, hi_low, &hs_low, half, v, t)
+    for r in range(hs_up):
+        st.blk[nb] = hi_up[r]
+        nb += 1
+    for r in range(hs_low):
+        t = hi_low[r]
+        for k in range(1, nb):                # in both heaps: once
+            if st.blk[k] == t:
+                t = -1
+                break
+        if t >= 0:
+            st.blk[nb] = t
+            nb += 1
+    return nb
+
+
+cdef void _fill_block(State *st, const floating *X, floating *Xact, floating *XR, intp_t nb,
+                      bint full) noexcept nogil:
+    """Compute rows st.blk[:nb] (on every position, or on the active ones) into
+    freshly claimed cache slots: one kernel tile per COLS columns, OpenMP over tiles."""
+    cdef intp_t r, f, n, ncol, c, c0, cw, k, s
+    cdef bint partial = not full and st.na < st.m
+    cdef const floating *T
+    cdef const double *tn
+    cdef floating *tile
+    cdef float *ftile
+    cdef double xr_norm[MAX_BLOCK]
+    cdef int nt
+    cdef float *row
+    for r in range(nb):
+        for f in range(st.d):
+            XR[r * st.d + f] = X[st.blk[r] * st.d + f]
+        xr_norm[r] = st.xn[st.blk[r]]
+        s = st.cache.slot_of[st.blk[r]]
+        if s < 0:
+            s = cache_claim(&st.cache, st.blk[r])
+        st.blk_slot[r] = s
+        st.cache.tag[s] = TAG_FULL if not partial else st.epoch
+    if partial:
+        _gather_active(st, X, Xact)
+        T = Xact
+        tn = st.xn_act
+        n = st.na
+    else:
+        T = X
+        tn = st.xn
+        n = st.m
+    ncol = (n + COLS - 1) // COLS
+    nt = _nthreads(st, n * nb)
+    with parallel(num_threads=nt):
+        tile = <floating *> malloc(MAX_BLOCK * COLS * sizeof(floating))
+        ftile = <float *> malloc(MAX_BLOCK * COLS * sizeof(float))
+        for c in prange(ncol, schedule="static"):
+            c0 = c * COLS
+            cw = min(<intp_t> COLS, n - c0)
+            kernel_tile_f32(&st.ks, <int> nb, <int> cw, <int> st.d, XR, T + c0 * st.d, xr_norm,
+                            tn + c0, tile, ftile)
+            for r in range(nb):
+                row = st.rows + st.blk_slot[r] * st.m
+                if partial:
+                    for k in range(cw):
+                        row[st.act[c0 + k]] = ftile[r * cw + k]
+                else:
+                    for k in range(cw):
+                        row[c0 + k] = ftile[r * cw + k]
+        free(tile)
+        free(ftile)
+    for r in range(nb):
+        row = st.rows + st.blk_slot[r] * st.m
+        row[st.blk[r]] = <float> st.QD[st.blk[r]]   # exact K(x_i, x_i)
+    st.stats[STAT_ROWS] += nb
+    st.stats[STAT_FILLS] += 1
+
+
+cdef float *_get_row(State *st, const floating *X, floating *Xact, floating *XR,
+                     intp_t i) noexcept nogil:
+    """The cached row of i, valid on the active positions (a block fill on a miss)."""
+    cdef intp_t s = cache_find(&st.cache, i), nb
+    if s >= 0 and (st.cache.tag[s] == TAG_FULL or st.cache.tag[s] == st.epoch):
+        return st.rows + s * st.m
+    if st.ks.kind == KERNEL_CALLABLE:
+        return NULL                  # cannot happen: a callable's Gram matrix is all cached
+    nb = _candidates(st, i)
+    _fill_block(st, X, Xact, XR, nb, False)
+    s = cache_find(&st.cache, i)     # (marks i as the most recently used)
+    return st.rows + s * st.m
+
+
+# ---------------------------------------------------------------------------
+# sum_s c_s K(x_s, x_t) for t in T, s in S: blocked (tiles of TILE_Q x COLS)
+# ---------------------------------------------------------------------------
+cdef void _kernel_matvec(State *st, const floating *X, const intp_t *S, const double *cs, intp_t nS,
+                         const intp_t *T, intp_t nT, double *out) noexcept nogil:
+    """out[T[k]] += sum_r cs[r] K(x_{S[r]}, x_{T[k]}): from cached full rows when
+    every row of S is cached full, else by tiles (gemm) over gathered rows."""
+    cdef intp_t r, k, f, nb, b0, c, c0, cw, s, q
+    cdef floating *XS
+    cdef floating *XT
+    cdef double *sn
+    cdef double *tnrm
+    cdef floating *tile
+    cdef float *ftile
+    cdef floating *acc
+    cdef floating *csf
+    cdef float *row
+    cdef bint all_cached = True
+    cdef int nt
+    if nS == 0 or nT == 0:
+        return
+    for r in range(nS):
+        s = st.cache.slot_of[S[r]]
+        if s < 0 or st.cache.tag[s] != TAG_FULL:
+            all_cached = False
+            break
+    if all_cached:
+        for r in range(nS):
+            row = st.rows + st.cache.slot_of[S[r]] * st.m
+            for k in range(nT):
+                out[T[k]] += cs[r] * <double> row[T[k]]
+        return
+    XS = <floating *> malloc(nS * st.d * sizeof(floating))
+    sn = <double *> malloc(nS * sizeof(double))
+    csf = <floating *> malloc(nS * sizeof(floating))
+    for r in range(nS):
+        for f in range(st.d):
+            XS[r * st.d + f] = X[S[r] * st.d + f]
+        sn[r] = st.xn[S[r]]
+        csf[r] = <floating> cs[r]
+    nb = (nT + TILE_Q - 1) // TILE_Q
+    nt = _nthreads(st, nT * nS)
+    with parallel(num_threads=nt):
+        XT = <floating *> malloc(TILE_Q * st.d * sizeof(floating))
+        tnrm = <double *> malloc(TILE_Q * sizeof(double))
+        tile = <floating *> malloc(TILE_Q * COLS * sizeof(floating))
+        ftile = <float *> malloc(TILE_Q * COLS * sizeof(float))
+        acc = <floating *> malloc(TILE_Q * sizeof(floating))
+        for c in prange(nb, schedule="dynamic"):
+            b0 = c * TILE_Q
+            cw = min(<intp_t> TILE_Q, nT - b0)
+            for k in range(cw):
+                for f in range(st.d):
+                    XT[k * st.d + f] = X[T[b0 + k] * st.d + f]
+                tnrm[k] = st.xn[T[b0 + k]]
+                acc[k] = 0
+            c0 = 0
+            while c0 < nS:
+                r = min(<intp_t> COLS, nS - c0)
+                # the kernel values as the cache holds them (float32), summed in X's dtype
+                kernel_tile_f32(&st.ks, <int> cw, <int> r, <int> st.d, XT, XS + c0 * st.d, tnrm,
+                                sn + c0, tile, ftile)
+                if floating is double:
+                    for q in range(cw * r):
+                        tile[q] = ftile[q]
+                _gemv(False, <int> cw, <int> r, <floating> 1.0, tile, <int> r, csf + c0, 1,
+                      <floating> 1.0, acc, 1)
+                c0 = c0 + r
+            for k in range(cw):
+                out[T[b0 + k]] += <double> acc[k]
+        free(XT)
+        free(tnrm)
+        free(tile)
+        free(ftile)
+        free(acc)
+    free(XS)
+    free(sn)
+    free(csf)
+
+
+# ---------------------------------------------------------------------------
+# Passes over the active set (chunked, merged in chunk order = the serial result)
+# ---------------------------------------------------------------------------
+cdef inline intp_t _pos(State *st, intp_t k) noexcept nogil:
+    return k if st.na == st.m else st.act[k]
+
+
+cdef void _up_chunk(State *st, intp_t k0, intp_t k1, double *best, intp_t *idx) noexcept nogil:
+    """argmax_{t in I_up} -F_t over act[k0:k1] (the last on ties, as libsvm's >=)."""
+    cdef intp_t k, t, bi = -1
+    cdef double b = -INFINITY, v
+    for k in range(k0, k1):
+        t = _pos(st, k)
+        if st.flags[t] & IN_UP:
+            v = -st.F[t]
+            if v >= b:
+                b = v
+                bi = t
+    best[0] = b
+    idx[0] = bi
+
+
+cdef void _single_chunk(State *st, intp_t k0, intp_t k1, double *gup, double *glow,
+                        double *gain, intp_t *idx) noexcept nogil:
+    """No bias: the single variable whose exact step decreases the objective most."""
+    cdef intp_t k, t, bi = -1
+    cdef double up = -INFINITY, lo = -INFINITY, best = 0.0, gt, q, a, delta, v
+    cdef char s
+    for k in range(k0, k1):
+        t = _pos(st, k)
+        gt = st.y[t] * st.F[t]
+        s = st.status[t]
+        if s != UPPER and -gt > up:
+            up = -gt
+        if s != LOWER and gt > lo:
+            lo = gt
+        if (gt < 0 and s != UPPER) or (gt > 0 and s != LOWER):
+            q = st.QD[t]
+            if q <= 0:
+                q = TAU
+            a = st.alpha[t] - gt / q
+            if a < 0:
+                a = 0
+            elif a > st.Cv[t]:
+                a = st.Cv[t]
+            delta = a - st.alpha[t]
+            v = -(gt * delta + 0.5 * q * delta * delta)
+            if v >= best and v > 0:
+                best = v
+                bi = t
+    gup[0] = up
+    glow[0] = lo
+    gain[0] = best
+    idx[0] = bi
+
+
+cdef void _first_half(State *st) noexcept nogil:
+    """The first half of the selection (bias: i; no bias: the variable)."""
+    if st.bias:
+        _up_chunk(st, 0, st.na, &st.s_best, &st.s_idx)
+    else:
+        _single_chunk(st, 0, st.na, &st.s_best, &st.s_best2, &st.s_obj, &st.s_idx)
+
+
+cdef void _update_pass(State *st, const float *Ki, double ci, const float *Kj, double cj) noexcept nogil:
+    """F += ci K_i + cj K_j on the active set, then the first half of the next selection.
+
+    The passes over the active set run on one thread: they take tens of
+    microseconds, and a parallel region per pass costs as much on a quiet
+    machine and far more on a busy one (a preempted thread stalls the barrier).
+    """
+    cdef intp_t k, t, na = st.na
+    if na == st.m:             # nothing shrunk: contiguous (vectorised) loops
+        if Kj == NULL:
+            for t in range(na):
+                st.F[t] += ci * <double> Ki[t]
+        else:
+            for t in range(na):
+                st.F[t] += ci * <double> Ki[t] + cj * <double> Kj[t]
+    elif Kj == NULL:
+        for k in range(na):
+            t = st.act[k]
+            st.F[t] += ci * <double> Ki[t]
+    else:
+        for k in range(na):
+            t = st.act[k]
+            st.F[t] += ci * <double> Ki[t] + cj * <double> Kj[t]
+    _first_half(st)
+
+
+cdef void _low_chunk(State *st, const float *Ki, intp_t i, double Gmax, intp_t k0, intp_t k1,
+                     double *gmax2, double *objmin, intp_t *idx) noexcept nogil:
+    """Second-order choice of j in I_low (Fan, Chen & Lin 2005, WSS 2) over act[k0:k1]."""
+    cdef intp_t k, t, bj = -1
+    cdef double g2 = -INFINITY, om = INFINITY, Ft, gd, quad, od
+    cdef double Qii = st.QD[i]
+    for k in range(k0, k1):
+        t = _pos(st, k)
+        if st.flags[t] & IN_LOW:
+            Ft = st.F[t]
+            if Ft >= g2:
+                g2 = Ft
+            gd = Gmax + Ft
+            if gd > 0:
+                quad = Qii + st.QD[t] - 2.0 * <double> Ki[t]
+                if quad <= 0:
+                    quad = TAU
+                od = -(gd * gd) / quad
+                if od <= om:
+                    om = od
+                    bj = t
+    gmax2[0] = g2
+    objmin[0] = om
+    idx[0] = bj
+
+
+cdef int _select(State *st, const floating *X, floating *Xact, floating *XR, double eps,
+                 intp_t *out_i, intp_t *out_j, float **Ki) noexcept nogil:
+    """(i, j) of the next step from the first half's results; 1 if the active set
+    is optimal to eps."""
+    cdef intp_t i = st.s_idx, j = -1
+    cdef double Gmax = st.s_best, Gmax2 = -INFINITY, objmin = INFINITY
+    if not st.bias:
+        Gmax = Gmax if Gmax > 0 else 0.0
+        Gmax2 = st.s_best2 if st.s_best2 > 0 else 0.0
+        if Gmax + Gmax2 < eps or i < 0:
+            return 1
+        Ki[0] = _get_row(st, X, Xact, XR, i)
+        out_i[0] = i
+        out_j[0] = -1
+        return 0
+    if i < 0:
+        return 1
+    Ki[0] = _get_row(st, X, Xact, XR, i)
+    _low_chunk(st, Ki[0], i, Gmax, 0, st.na, &Gmax2, &objmin, &j)
+    if Gmax + Gmax2 < eps or j < 0:
+        return 1
+    out_i[0] = i
+    out_j[0] = j
+    return 0
+
+
+# ---------------------------------------------------------------------------
+# Shrinking and gradient reconstruction (libsvm's do_shrinking / reconstruct_gradient)
+# ---------------------------------------------------------------------------
+cdef void _violations(State *st, double *g1, double *g2) noexcept nogil:
+    """bias: (max_{I_up} -F, max_{I_low} F); no bias: ([max_{a<C} -G]_+, [max_{a>0} G]_+)."""
+    cdef intp_t k, t
+    cdef double a = -INFINITY, b = -INFINITY, gt
+    for k in range(st.na):
+        t = _pos(st, k)
+        if st.bias:
+            if (st.flags[t] & IN_UP) and -st.F[t] > a:
+                a = -st.F[t]
+            if (st.flags[t] & IN_LOW) and st.F[t] > b:
+                b = st.F[t]
+        else:
+            gt = st.y[t] * st.F[t]
+            if st.status[t] != UPPER and -gt > a:
+                a = -gt
+            if st.status[t] != LOWER and gt > b:
+                b = gt
+    if not st.bias:
+        a = a if a > 0 else 0.0
+        b = b if b > 0 else 0.0
+    g1[0] = a
+    g2[0] = b
+
+
+cdef inline bint _shrinkable(State *st, intp_t t, double g1, double g2) noexcept nogil:
+    cdef double gt
+    if st.status[t] == FREE:
+        return False
+    if st.bias:
+        if not (st.flags[t] & IN_LOW):         # in I_up only
+            return st.F[t] > g2
+        if not (st.flags[t] & IN_UP):          # in I_low only
+            return -st.F[t] > g1
+        return False
+    gt = st.y[t] * st.F[t]
+    if st.status[t] == LOWER:
+        return gt > g2
+    return -gt > g1
+
+
+cdef void _flush_pending(State *st, const floating *X) noexcept nogil:
+    """Fbar += sum_s pend_s K(x_s, .) over every position; pend = 0."""
+    cdef intp_t n = 0, t
+    cdef intp_t *S = <intp_t *> malloc(st.m * sizeof(intp_t))
+    cdef double *cs = <double *> malloc(st.m * sizeof(double))
+    cdef intp_t *T = <intp_t *> malloc(st.m * sizeof(intp_t))
+    for t in range(st.m):
+        T[t] = t
+        if st.pend[t] != 0:
+            S[n] = t
+            cs[n] = st.pend[t]
+            st.pend[t] = 0
+            n += 1
+    _kernel_matvec(st, X, S, cs, n, T, st.m, st.Fbar)
+    free(S)
+    free(cs)
+    free(T)
+
+
+cdef void _reconstruct(State *st, const floating *X) noexcept nogil:
+    """F of the shrunk variables from Fbar and the free ones; then every variable is active."""
+    cdef intp_t m = st.m, na = st.na, k, t, s, n_free = 0, n_in = m - na
+    cdef intp_t *inact
+    cdef intp_t *free_idx
+    cdef double *free_c
+    cdef char *is_act
+    if na == m:
+        return
+    st.stats[STAT_RECONSTRUCTS] += 1
+    _flush_pending(st, X)
+    inact = <intp_t *> malloc(n_in * sizeof(intp_t))
+    free_idx = <intp_t *> malloc(na * sizeof(intp_t))
+    free_c = <double *> malloc(na * sizeof(double))
+    is_act = <char *> malloc(m * sizeof(char))
+    for t in range(m):
+        is_act[t] = 0
+    for k in range(na):
+        t = st.act[k]
+        is_act[t] = 1
+        if st.status[t] == FREE:
+            free_idx[n_free] = t
+            free_c[n_free] = st.alpha[t] * st.y[t]
+            n_free += 1
+    s = 0
+    for t in range(m):
+        if not is_act[t]:
+            inact[s] = t
+            s += 1
+            st.F[t] = st.Fbar[t] - st.y[t]
+    _kernel_matvec(st, X, free_idx, free_c, n_free, inact, n_in, st.F)
+    free(inact)
+    free(free_idx)
+    free(free_c)
+    free(is_act)
+    for t in range(m):
+        st.act[t] = t
+    st.na = m
+    st.epoch += 1
+    st.act_version += 1
+
+
+cdef void _shrink(State *st, const floating *X, double eps, bint *unshrunk) noexcept nogil:
+    cdef double g1, g2
+    cdef intp_t k, n = 0, t
+    _violations(st, &g1, &g2)
+    if not unshrunk[0] and g1 + g2 <= 10.0 * eps:
+        unshrunk[0] = True
+        _reconstruct(st, X)
+        _violations(st, &g1, &g2)
+    for k in range(st.na):
+        t = _pos(st, k)
+        if not _shrinkable(st, t, g1, g2):
+            st.act[n] = t
+            n += 1
+    if n != st.na:
+        st.na = n
+        st.act_version += 1
+        st.stats[STAT_SHRINKS] += 1
+
+
+# ---------------------------------------------------------------------------
+# One step
+# ---------------------------------------------------------------------------
+cdef void _pending_bound(State *st, intp_t i, char old_status) noexcept nogil:
+    """Record Fbar += / -= C_i y_i K(x_i, .) when a_i reaches / leaves its upper bound."""
+    if (old_status == UPPER) == (st.status[i] == UPPER):
+        return
+    if old_status == UPPER:
+        st.pend[i] -= st.Cv[i] * st.y[i]
+    else:
+        st.pend[i] += st.Cv[i] * st.y[i]
+
+
+cdef void _pair_step(State *st, intp_t i, intp_t j, const float *Ki) noexcept nogil:
+    """libsvm's analytic two-variable update (Solver::Solve), on a_i, a_j."""
+    cdef double Ci = st.Cv[i], Cj = st.Cv[j], quad, delta, diff, s
+    cdef double Gi = st.y[i] * st.F[i], Gj = st.y[j] * st.F[j]
+    cdef double *a = st.alpha
+    quad = st.QD[i] + st.QD[j] - 2.0 * <double> Ki[j]
+    if quad <= 0:
+        quad = TAU
+    if st.y[i] != st.y[j]:
+        delta = (-Gi - Gj) / quad
+        diff = a[i] - a[j]
+        a[i] += delta
+        a[j] += delta
+        if diff > 0:
+            if a[j] < 0:
+                a[j] = 0
+                a[i] = diff
+        else:
+            if a[i] < 0:
+                a[i] = 0
+                a[j] = -diff
+        if diff > Ci - Cj:
+            if a[i] > Ci:
+                a[i] = Ci
+                a[j] = Ci - diff
+        else:
+            if a[j] > Cj:
+                a[j] = Cj
+                a[i] = Cj + diff
+    else:
+        delta = (Gi - Gj) / quad
+        s = a[i] + a[j]
+        a[i] -= delta
+        a[j] += delta
+        if s > Ci:
+            if a[i] > Ci:
+                a[i] = Ci
+                a[j] = s - Ci
+        else:
+            if a[j] < 0:
+                a[j] = 0
+                a[i] = s
+        if s > Cj:
+            if a[j] > Cj:
+                a[j] = Cj
+                a[i] = s - Cj
+        else:
+            if a[i] < 0:
+                a[i] = 0
+                a[j] = s
+
+
+# ---------------------------------------------------------------------------
+# The solver
+# ---------------------------------------------------------------------------
+def smo(const floating[:, ::1] X,          # IN  (m, d) training rows (unused for a callable)
+        const double[::1] xn,              # IN  (m,) ||x_t||^2
+        int kind, int degree, double scale,
+        const double[::1] y,               # IN  (m,) labels +-1
+        const double[::1] Cv,              # IN  (m,) upper bounds C_t > 0
+        const double[::1] QD,              # IN  (m,) K(x_t, x_t)
+        float[:, ::1] rows,                # IN/OUT (n_slots, m) the row cache storage
+        intp_t[::1] slot_of, intp_t[::1] owner, int64_t[::1] stamp,
+        int64_t[::1] tag, int64_t[::1] cstate,   # cache bookkeeping; cstate [time, used, epoch]
+        double[::1] alpha,                 # OUT (m,)
+        double[::1] F,                     # OUT (m,) f(x_t) - y_t (no bias)
+        int64_t[::1] stats,                # OUT (4,) rows computed, block fills, shrinks, reconstructs
+        bint bias, double eps, bint shrinking, int64_t max_iter, int n_threads,
+        int block=16, intp_t shrink_every=1000):
+    """Solve the SVM dual. Returns (n_iter, rho, reached_max_iter); the bias is b = -rho."""
+    cdef intp_t m = y.shape[0], d = X.shape[1], t, i = -1, j = -1
+    cdef State st
+    cdef int64_t it = 0, counter
+    cdef bint unshrunk = False, hit_max = False, fresh = False
+    cdef float *Ki = NULL
+    cdef float *Kj = NULL
+    cdef double oi, oj, ub = INFINITY, lb = -INFINITY, sum_free = 0.0, rho = 0.0, yF
+    cdef intp_t n_free = 0
+    cdef char si, sj
+    cdef floating *Xact = NULL
+    cdef floating *XR = NULL
+    cdef const floating *X0 = &X[0, 0]
+    cdef intp_t n_slots = owner.shape[0]
+    cdef bint row_mode = kind != KERNEL_CALLABLE and n_slots < m
+
+    st.m = m
+    st.d = d
+    st.na = m
+    st.y = &y[0]
+    st.alpha = &alpha[0]
+    st.F = &F[0]
+    st.QD = &QD[0]
+    st.Cv = &Cv[0]
+    st.bias = bias
+    st.n_threads = n_threads
+    st.ks.kind = kind
+    st.ks.degree = degree
+    st.ks.scale = scale
+    st.xn = &xn[0]
+    st.rows = &rows[0, 0]
+    st.cache.m = m
+    st.cache.n_slots = n_slots
+    st.cache.slot_of = &slot_of[0]
+    st.cache.owner = &owner[0]
+    st.cache.stamp = &stamp[0]
+    st.cache.tag = &tag[0]
+    st.cache.state = &cstate[0]
+    st.stats = &stats[0]
+    for t in range(4):
+        stats[t] = 0
+    # block fills of at most a quarter of the cache (the rows in use are never evicted)
+    st.block = min(<intp_t> min(block, <int> MAX_BLOCK), max(<intp_t> 1, n_slots // 4))
+    cstate[2] += 1                       # partial rows of an earlier solve are stale
+    st.epoch = cstate[2]
+    st.act_version = 0
+    st.xact_version = -1
+    st.act = <intp_t *> malloc(m * sizeof(intp_t))
+    st.Fbar = <double *> malloc(m * sizeof(double))
+    st.pend = <double *> malloc(m * sizeof(double))
+    st.status = <char *> malloc(m * sizeof(char))
+    st.flags = <char *> malloc(m * sizeof(char))
+    st.xn_act = <double *> malloc(m * sizeof(double))
+    st.blk = <intp_t *> malloc(MAX_BLOCK * sizeof(intp_t))
+    st.blk_slot = <intp_t *> malloc(MAX_BLOCK * sizeof(intp_t))
+    st.hval = <double *> malloc(MAX_BLOCK * sizeof(double))
+    st.hidx = <intp_t *> malloc(MAX_BLOCK * sizeof(intp_t))
+    if row_mode:
+        Xact = <floating *> malloc(m * d * sizeof(floating))
+        XR = <floating *> malloc(MAX_BLOCK * d * sizeof(floating))
+    if (st.act == NULL or st.Fbar == NULL or st.pend == NULL or st.status == NULL
+            or st.flags == NULL or st.xn_act == NULL or st.blk == NULL or st.blk_slot == NULL
+            or st.hval == NULL or st.hidx == NULL or (row_mode and (Xact == NULL or XR == NULL))):
+        _free_state(&st, Xact, XR)
+        raise MemoryError("KernelSVC: cannot allocate the solver's work arrays")
+
+    with nogil:
+        for t in range(m):
+            st.act[t] = t
+            alpha[t] = 0.0
+            F[t] = -y[t]
+            st.Fbar[t] = 0.0
+            st.pend[t] = 0.0
+            _set_status(&st, t)
+        counter = min(m, shrink_every) + 1
+        while True:
+            if it >= max_iter:
+                hit_max = True
+                break
+            counter -= 1
+            if counter == 0:
+                counter = min(m, shrink_every)
+                if shrinking:
+                    _shrink(&st, X0, eps, &unshrunk)
+                    fresh = False
+            if not fresh:
+                _first_half(&st)
+            if _select(&st, X0, Xact, XR, eps, &i, &j, &Ki) != 0:
+                if st.na == m:
+                    break
+                _reconstruct(&st, X0)
+                _first_half(&st)
+                if _select(&st, X0, Xact, XR, eps, &i, &j, &Ki) != 0:
+                    break
+                counter = 1              # shrink at the next iteration
+            it += 1
+            if bias:
+                Kj = _get_row(&st, X0, Xact, XR, j)
+                Ki = _get_row(&st, X0, Xact, XR, i)   # (still cached: just used)
+                oi = alpha[i]
+                oj = alpha[j]
+                _pair_step(&st, i, j, Ki)
+                si = st.status[i]
+                sj = st.status[j]
+                _set_status(&st, i)
+                _set_status(&st, j)
+                _pending_bound(&st, i, si)
+                _pending_bound(&st, j, sj)
+                _update_pass(&st, Ki, y[i] * (alpha[i] - oi), Kj, y[j] * (alpha[j] - oj))
+            else:
+                oi = alpha[i]
+                alpha[i] = oi - y[i] * F[i] / (QD[i] if QD[i] > 0 else TAU)
+                if alpha[i] < 0:
+                    alpha[i] = 0
+                elif alpha[i] > Cv[i]:
+                    alpha[i] = Cv[i]
+                si = st.status[i]
+                _set_status(&st, i)
+                _pending_bound(&st, i, si)
+                _update_pass(&st, Ki, y[i] * (alpha[i] - oi), NULL, 0.0)
+            fresh = True
+        _reconstruct(&st, X0)
+        if bias:
+            # libsvm's calculate_rho: the mean of F over the free variables, else the
+            # middle of the feasible interval
+            for t in range(m):
+                yF = F[t]
+                if st.status[t] == UPPER:
+                    if y[t] < 0:
+                        ub = min(ub, yF)
+                    else:
+                        lb = max(lb, yF)
+                elif st.status[t] == LOWER:
+                    if y[t] > 0:
+                        ub = min(ub, yF)
+                    else:
+                        lb = max(lb, yF)
+                else:
+                    n_free += 1
+                    sum_free += yF
+            if n_free > 0:
+                rho = sum_free / n_free
+            else:
+                rho = (ub + lb) / 2
+    _free_state(&st, Xact, XR)
+    return it, rho, hit_max
+
+
+cdef void _free_state(State *st, void *Xact, void *XR) noexcept:
+    free(st.act); free(st.Fbar); free(st.pend); free(st.status); free(st.flags); free(st.xn_act)
+    free(st.blk); free(st.blk_slot); free(st.hval); free(st.hidx)
+    free(Xact); free(XR)

@@ -1,0 +1,69 @@
+"""The kernels of 003 section 11 as functions returning Gram matrices."""
+import numbers
+
+import numpy as np
+from sklearn.utils import check_array
+
+from smml._threads import effective_n_threads
+
+from smml.kernels._base import MAX_DEGREE, Kernel, gram
+
+
+def _pair(X, Y, name):
+    X = check_array(X, dtype=[np.float64, np.float32], ensure_all_finite=True, input_name="X")
+    if Y is None:
+        return X, None
+    Y = check_array(Y, dtype=[np.float64, np.float32], ensure_all_finite=True, input_name="Y")
+    if X.shape[1] != Y.shape[1]:
+        raise ValueError(f"{name}: X has {X.shape[1]} features but Y has {Y.shape[1]}")
+    if X.dtype != Y.dtype:
+        X, Y = X.astype(np.float64), Y.astype(np.float64)
+    return X, Y
+
+
+def _kernel_matrix(kern, X, Y, n_jobs, name):
+    nt = effective_n_threads(n_jobs)
+    if kern.code == 2:
+        kern.center = X.mean(axis=0, dtype=np.float64)
+        if not np.all(np.isfinite(kern.center)):
+            kern.center = None
+    Xp = kern.prepare(X)
+    Yp = None if Y is None else kern.prepare(Y)
+    return gram(kern, Xp, Yp, fill=2, n_threads=nt, name=name)
+
+
+def linear_kernel(X, Y=None, n_jobs=None):
+    """K(x, x') = x.x' for every row of X against every row of Y (default: X).
+
+    float32 when X (and Y) are float32, else float64; blocked gemm, OpenMP.
+    """
+    X, Y = _pair(X, Y, "linear_kernel")
+    return _kernel_matrix(Kernel("linear"), X, Y, n_jobs, "linear_kernel")
+
+
+def polynomial_kernel(X, Y=None, degree=3, n_jobs=None):
+    """K_n(x, x') = (1 + x.x')^n, 003 section 11 (n = ``degree``, a positive integer).
+
+    scikit-learn's ``polynomial_kernel(X, Y, degree=n, gamma=1, coef0=1)`` is the same kernel.
+    """
+    if (isinstance(degree, bool) or not isinstance(degree, numbers.Integral) or degree < 1
+            or degree > MAX_DEGREE):
+        raise ValueError(f"polynomial_kernel: degree must be an integer in [1, {MAX_DEGREE}], got {degree!r}")
+    X, Y = _pair(X, Y, "polynomial_kernel")
+    return _kernel_matrix(Kernel("polynomial", degree=degree), X, Y, n_jobs, "polynomial_kernel")
+
+
+def gaussian_kernel(X, Y=None, gamma=1.0, n_jobs=None):
+    """K_gamma(x, x') = exp(-||x - x'||^2 / (2 gamma)), 003 section 11 (gamma > 0, a width).
+
+    003's gamma is not scikit-learn's: ``sklearn.metrics.pairwise.rbf_kernel(X, Y,
+    gamma=g_sk)`` equals ``gaussian_kernel(X, Y, gamma=1 / (2 g_sk))``.
+    The squared distances are ||x||^2 + ||x'||^2 - 2 x.x' on rows centred on
+    X's mean (a blocked gemm; centring leaves every distance unchanged and
+    avoids cancellation between large norms).
+    """
+    if isinstance(gamma, bool) or not isinstance(gamma, numbers.Real) or not (
+            np.isfinite(gamma) and gamma > 0):
+        raise ValueError(f"gaussian_kernel: gamma must be a positive number (the width), got {gamma!r}")
+    X, Y = _pair(X, Y, "gaussian_kernel")
+    return _kernel_matrix(Kernel("gaussian", gamma=gamma), X, Y, n_jobs, "gaussian_kernel")
