@@ -1,0 +1,707 @@
+"""k-means kernels (001 "Clustering and the k-means algorithm"): the Lloyd iteration, fused.
+
+One call of :func:`lloyd_iter` is one iteration of the notes' loop:
+
+1. assignment, c_i = argmin_j ||x_i - mu_j||^2, lowest j on equal distances;
+2. update, mu_j = (sum_{c_i = j} w_i x_i) / (sum_{c_i = j} w_i) (w = 1 without weights);
+
+in ONE pass over X: the rows are cut into fixed blocks of ``block_rows`` rows (the
+same blocks whatever the thread count), a block into chunks of ``chunk_rows`` rows;
+per chunk, ``-2 X_chunk C^T`` is one gemm tile (``smml._core._distances.neg2_dot_tile``),
+each row takes the argmin and is added into its block's partial sums while the
+chunk is still in cache. The blocks' partial sums are merged in block order, so
+every result is the same, bit for bit, for any number of threads.
+
+Exact assignments. The tile gives v_j = ||c_j||^2 - 2 x.c_j, within ``eps`` of
+E_j - ||x||^2, E_j the distance computed exactly as the notes define it
+(``exact_key``: direct subtraction, float64, feature by feature); ``eps`` is the
+rigorous gemm bound of ``smml.neighbors._euclidean_error_coef`` with
+(||x|| + max ||c||)^2 <= 2 (||x||^2 + max ||c||^2). A row whose best v beats the
+second best by more than 2 eps has the same argmin on exact distances; any other row
+(a tie or a near-tie) recomputes E_j exactly for every centroid within 2 eps of the
+best and takes the smallest, lowest index first. Labels therefore equal those
+computed on exact distances, whatever the gemm's rounding, chunking or threads.
+
+Centred data. The gemm operand ``Xg`` may be X - m (m a fixed shift, to keep the
+bound small for data far from the origin; then ``Cg`` = fl(C - m)); exact distances
+always use the raw ``X`` and ``C``. Sums are accumulated from ``Xg`` in float64 and
+the new centroid is fl(m + S / W), rounded to the data's dtype (or through float32
+when ``round32``: float32 data computed in float64).
+
+The distortion of the iteration, J(c, mu_old) = sum_i w_i ||x_i - mu_old_{c_i}||^2, is
+computed from the per-cluster totals as sum_j (Q_j - 2 mu_j.S_j + W_j ||mu_j||^2)
+(Q_j = sum w_i ||x_i||^2; each term clamped at 0), in float64, for free;
+:func:`assign` computes J exactly, row by row (for ``inertia_`` and ``score``).
+"""
+from libc.stdlib cimport malloc, free
+from libc.string cimport memset
+from libc.math cimport INFINITY
+from cython.parallel cimport prange, parallel
+
+from smml._core._typedefs cimport floating, intp_t, int32_t
+from smml._core._distances cimport (SQEUCLIDEAN, exact_key, neg2_dot_tile, fast_tile_available,
+                                    panel_width, pack_panels, neg2_dot_tile_panels)
+
+
+cdef extern from *:
+    """
+    #include <math.h>
+    #include <stdint.h>
+    /* Chunk-level helpers of the Lloyd pass, AVX2 (no FMA: the same roundings as the plain
+       loops) where the CPU has it; the kernel uses them only when fast_tile_available().
+
+       smml_best_rows: for each row i of a tile (nr x kp, kp a multiple of 4, columns past k
+       with cn = +inf), v_j = tile[i, j] + cn[j] in float64; out[i] = the index of the single
+       v_j <= min_j v_j + eps2_i, or -1 when there are several (a tie or a near-tie), with
+       eps2_i = coef4 (xn[i] + R2). Branch-free for kp <= 64. A row whose previous label p
+       is the only column within eps2 of v_p is decided in one pass (then v_p is the
+       minimum and the full test would say the same); most rows, once the labels settle.
+       Used for SMML_PREV_MIN_KP <= kp <= 64 (elsewhere the code is compiled without it)
+       and a previous label in [0, kp) (any other value, e.g. -1 before the first
+       assignment, takes the full test).
+
+       smml_add_rows: for each row i, S[label_i] += w_i x_i (float64), W[label_i] += w_i,
+       Q[label_i] += w_i xn_i, rows in order; w == NULL means w_i = 1. */
+    #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+    #include <immintrin.h>
+    /* the previous-label pass from this many tile columns: below, the pass it saves costs
+       less than its data-dependent branch (measured: 2-4% slower at k = 16, 5-10% faster at
+       k = 64, interleaved A/B, see the issue-11 note) */
+    #define SMML_PREV_MIN_KP 32
+    /* one row's candidate mask over kp <= 64 columns: bit j set when v_j <= thr */
+    #define SMML_MASK_LOOP(W, CMPMASK) \
+        mask = 0; \
+        for (j = 0; j < kp; j += W) mask |= (uint64_t) (CMPMASK) << j;
+    __attribute__((target("avx2"), always_inline))
+    static inline void smml_best_rows_d_body(const double *tile, Py_ssize_t nr, Py_ssize_t kp, const double *cn,
+                                             const int32_t *prev, const double *xn, double coef4, double R2,
+                                             int32_t *out, const int use_prev) {
+        Py_ssize_t i, j, first;
+        uint64_t mask;
+        for (i = 0; i < nr; i++) {
+            const double *t = tile + i * kp;
+            double eps2 = coef4 * (xn[i] + R2);
+            __m256d vmin = _mm256_set1_pd(INFINITY), thr;
+            __m128d lo;
+            int count, m, p = use_prev ? prev[i] : -1;
+            if (use_prev && p >= 0 && p < kp) {
+                /* the previous label first: alone within eps2 of its own v, it is the minimum */
+                thr = _mm256_set1_pd((t[p] + cn[p]) + eps2);
+                SMML_MASK_LOOP(4, _mm256_movemask_pd(_mm256_cmp_pd(
+                    _mm256_add_pd(_mm256_loadu_pd(t + j), _mm256_loadu_pd(cn + j)), thr, _CMP_LE_OQ)))
+                if (mask == ((uint64_t) 1 << p)) { out[i] = p; continue; }
+            }
+            for (j = 0; j < kp; j += 4)
+                vmin = _mm256_min_pd(vmin, _mm256_add_pd(_mm256_loadu_pd(t + j), _mm256_loadu_pd(cn + j)));
+            lo = _mm_min_pd(_mm256_castpd256_pd128(vmin), _mm256_extractf128_pd(vmin, 1));
+            lo = _mm_min_sd(lo, _mm_unpackhi_pd(lo, lo));
+            thr = _mm256_set1_pd(_mm_cvtsd_f64(lo) + eps2);
+            if (kp <= 64) {
+                SMML_MASK_LOOP(4, _mm256_movemask_pd(_mm256_cmp_pd(
+                    _mm256_add_pd(_mm256_loadu_pd(t + j), _mm256_loadu_pd(cn + j)), thr, _CMP_LE_OQ)))
+                out[i] = (mask & (mask - 1)) == 0 ? (int32_t) __builtin_ctzll(mask) : -1;
+            } else {
+                count = 0;
+                first = -1;
+                for (j = 0; j < kp; j += 4) {
+                    m = _mm256_movemask_pd(_mm256_cmp_pd(
+                        _mm256_add_pd(_mm256_loadu_pd(t + j), _mm256_loadu_pd(cn + j)), thr, _CMP_LE_OQ));
+                    if (m) {
+                        count += __builtin_popcount(m);
+                        if (first < 0) first = j + __builtin_ctz(m);
+                    }
+                }
+                out[i] = count == 1 ? (int32_t) first : -1;
+            }
+        }
+    }
+    /* the previous-label pass compiled in only where it pays (a constant use_prev) */
+    __attribute__((target("avx2")))
+    static void smml_best_rows_d(const double *tile, Py_ssize_t nr, Py_ssize_t kp, const double *cn,
+                                 const int32_t *prev, const double *xn, double coef4, double R2,
+                                 int32_t *out) {
+        if (prev != NULL && kp >= SMML_PREV_MIN_KP && kp <= 64)
+            smml_best_rows_d_body(tile, nr, kp, cn, prev, xn, coef4, R2, out, 1);
+        else
+            smml_best_rows_d_body(tile, nr, kp, cn, prev, xn, coef4, R2, out, 0);
+    }
+    #define SMML_ADD_ROWS(SUF, T, LOAD4) \
+    __attribute__((target("avx2"))) \
+    static void smml_add_rows_##SUF(const T *X, Py_ssize_t nr, Py_ssize_t d, const int32_t *labels, \
+                                    const double *xn, const double *w, Py_ssize_t k, double *S) { \
+        double *W = S + k * d, *Q = S + k * d + k; \
+        Py_ssize_t i, f; \
+        for (i = 0; i < nr; i++) { \
+            const T *x = X + i * d; \
+            double *s = S + (Py_ssize_t) labels[i] * d; \
+            if (w) { \
+                __m256d wi = _mm256_set1_pd(w[i]); \
+                for (f = 0; f + 4 <= d; f += 4) \
+                    _mm256_storeu_pd(s + f, _mm256_add_pd(_mm256_loadu_pd(s + f), _mm256_mul_pd(wi, LOAD4(x + f)))); \
+                for (; f < d; f++) s[f] += w[i] * (double) x[f]; \
+                W[labels[i]] += w[i]; \
+                Q[labels[i]] += w[i] * xn[i]; \
+            } else { \
+                for (f = 0; f + 4 <= d; f += 4) \
+                    _mm256_storeu_pd(s + f, _mm256_add_pd(_mm256_loadu_pd(s + f), LOAD4(x + f))); \
+                for (; f < d; f++) s[f] += (double) x[f]; \
+                W[labels[i]] += 1.0; \
+                Q[labels[i]] += xn[i]; \
+            } \
+        } \
+    }
+    #define SMML_LOAD4_D(p) _mm256_loadu_pd(p)
+    #define SMML_LOAD4_F(p) _mm256_cvtps_pd(_mm_loadu_ps(p))
+    SMML_ADD_ROWS(d, double, SMML_LOAD4_D)
+    SMML_ADD_ROWS(f, float, SMML_LOAD4_F)
+    /* smml_best_rows_f32: the same test on a float32 tile entirely in float32, 8 lanes
+       (kp a multiple of 8; cn32 = cn rounded to float32, +inf past k). The two float32
+       additions and the rounding of the threshold add at most 2 u32 (s + R)^2 and
+       u32 (|min v| + eps2) to the error; the bound's coefficient (2d + 8)(u32 + u64) 1.1
+       exceeds the float64 test's needs by more than that (see smml.neighbors), so a
+       single candidate still proves the argmin. */
+    __attribute__((target("avx2"), always_inline))
+    static inline void smml_best_rows_f32_body(const float *tile, Py_ssize_t nr, Py_ssize_t kp, const float *cn32,
+                                               const int32_t *prev, const double *xn, double coef4, double R2,
+                                               int32_t *out, const int use_prev) {
+        Py_ssize_t i, j, first;
+        uint64_t mask;
+        for (i = 0; i < nr; i++) {
+            const float *t = tile + i * kp;
+            float eps2 = (float) (coef4 * (xn[i] + R2));
+            __m256 vmin = _mm256_set1_ps(INFINITY), thr;
+            __m128 lo;
+            int count, m, p = use_prev ? prev[i] : -1;
+            if (use_prev && p >= 0 && p < kp) {
+                thr = _mm256_set1_ps((t[p] + cn32[p]) + eps2);
+                SMML_MASK_LOOP(8, _mm256_movemask_ps(_mm256_cmp_ps(
+                    _mm256_add_ps(_mm256_loadu_ps(t + j), _mm256_loadu_ps(cn32 + j)), thr, _CMP_LE_OQ)))
+                if (mask == ((uint64_t) 1 << p)) { out[i] = p; continue; }
+            }
+            for (j = 0; j < kp; j += 8)
+                vmin = _mm256_min_ps(vmin, _mm256_add_ps(_mm256_loadu_ps(t + j), _mm256_loadu_ps(cn32 + j)));
+            lo = _mm_min_ps(_mm256_castps256_ps128(vmin), _mm256_extractf128_ps(vmin, 1));
+            lo = _mm_min_ps(lo, _mm_movehl_ps(lo, lo));
+            lo = _mm_min_ss(lo, _mm_shuffle_ps(lo, lo, 1));
+            thr = _mm256_set1_ps(_mm_cvtss_f32(lo) + eps2);
+            if (kp <= 64) {
+                SMML_MASK_LOOP(8, _mm256_movemask_ps(_mm256_cmp_ps(
+                    _mm256_add_ps(_mm256_loadu_ps(t + j), _mm256_loadu_ps(cn32 + j)), thr, _CMP_LE_OQ)))
+                out[i] = (mask & (mask - 1)) == 0 ? (int32_t) __builtin_ctzll(mask) : -1;
+            } else {
+                count = 0;
+                first = -1;
+                for (j = 0; j < kp; j += 8) {
+                    m = _mm256_movemask_ps(_mm256_cmp_ps(
+                        _mm256_add_ps(_mm256_loadu_ps(t + j), _mm256_loadu_ps(cn32 + j)), thr, _CMP_LE_OQ));
+                    if (m) {
+                        count += __builtin_popcount(m);
+                        if (first < 0) first = j + __builtin_ctz(m);
+                    }
+                }
+                out[i] = count == 1 ? (int32_t) first : -1;
+            }
+        }
+    }
+    /* the previous-label pass compiled in only where it pays (a constant use_prev) */
+    __attribute__((target("avx2")))
+    static void smml_best_rows_f32(const float *tile, Py_ssize_t nr, Py_ssize_t kp, const float *cn32,
+                                 const int32_t *prev, const double *xn, double coef4, double R2,
+                                 int32_t *out) {
+        if (prev != NULL && kp >= SMML_PREV_MIN_KP && kp <= 64)
+            smml_best_rows_f32_body(tile, nr, kp, cn32, prev, xn, coef4, R2, out, 1);
+        else
+            smml_best_rows_f32_body(tile, nr, kp, cn32, prev, xn, coef4, R2, out, 0);
+    }
+    #else
+    /* never called: fast_tile_available() is false here */
+    static void smml_best_rows_d(const double *tile, Py_ssize_t nr, Py_ssize_t kp, const double *cn,
+                                 const int32_t *prev, const double *xn, double coef4, double R2,
+                                 int32_t *out) {}
+    static void smml_add_rows_d(const double *X, Py_ssize_t nr, Py_ssize_t d, const int32_t *labels,
+                                const double *xn, const double *w, Py_ssize_t k, double *S) {}
+    static void smml_add_rows_f(const float *X, Py_ssize_t nr, Py_ssize_t d, const int32_t *labels,
+                                const double *xn, const double *w, Py_ssize_t k, double *S) {}
+    static void smml_best_rows_f32(const float *tile, Py_ssize_t nr, Py_ssize_t kp, const float *cn32,
+                                   const int32_t *prev, const double *xn, double coef4, double R2,
+                                   int32_t *out) {}
+    #endif
+    """
+    void _best_rows_d "smml_best_rows_d" (const double *tile, intp_t nr, intp_t kp, const double *cn,
+                                          const int32_t *prev, const double *xn, double coef4,
+                                          double R2, int32_t *out) noexcept nogil
+    void _best_rows_f32 "smml_best_rows_f32" (const float *tile, intp_t nr, intp_t kp, const float *cn32,
+                                              const int32_t *prev, const double *xn, double coef4,
+                                              double R2, int32_t *out) noexcept nogil
+    void _add_rows_d "smml_add_rows_d" (const double *X, intp_t nr, intp_t d, const int32_t *labels,
+                                        const double *xn, const double *w, intp_t k,
+                                        double *S) noexcept nogil
+    void _add_rows_f "smml_add_rows_f" (const float *X, intp_t nr, intp_t d, const int32_t *labels,
+                                        const double *xn, const double *w, intp_t k,
+                                        double *S) noexcept nogil
+
+
+cdef enum:
+    _MERGE_PARALLEL = 1 << 20   # block totals merged on several threads from this many additions
+
+
+# ---- per-row decisions ---------------------------------------------------------------------
+
+cdef inline void _best_rows(const floating *tile, intp_t nr, intp_t kp, const double *cn,
+                            const float *cn32, const int32_t *prev, const double *xn, double coef4,
+                            double R2, bint simd, int32_t *out) noexcept nogil:
+    """out[i] = the index of the single v_j = tile[i, j] + cn[j] within
+    eps2_i = coef4 (xn[i] + R2) of the row's smallest, or -1 when there are several
+    (float32 tiles on AVX2: in float32, with ``cn32``)."""
+    cdef intp_t i, j, first, count
+    cdef double b1, thr
+    cdef const floating *t
+    if simd:
+        if floating is double:
+            _best_rows_d(tile, nr, kp, cn, prev, xn, coef4, R2, out)
+        else:
+            _best_rows_f32(tile, nr, kp, cn32, prev, xn, coef4, R2, out)
+        return
+    for i in range(nr):
+        t = tile + i * kp
+        b1 = INFINITY
+        for j in range(kp):
+            if <double> t[j] + cn[j] < b1:
+                b1 = <double> t[j] + cn[j]
+        thr = b1 + coef4 * (xn[i] + R2)
+        first = -1
+        count = 0
+        for j in range(kp):
+            if <double> t[j] + cn[j] <= thr:
+                count += 1
+                if first < 0:
+                    first = j
+        out[i] = <int32_t> first if count == 1 else -1
+
+
+cdef inline int32_t _exact_best(const floating *trow, const double *cn, intp_t kp, double eps2,
+                                const floating *x, const floating *C, intp_t d) noexcept nogil:
+    """A tie or near-tie: the exact distances of the candidates (v_j within ``eps2``, twice
+    the error bound, of the smallest) decide, the lowest index on equal distances."""
+    cdef intp_t j, j1 = -1
+    cdef double thr = INFINITY, e, best = INFINITY
+    for j in range(kp):
+        if <double> trow[j] + cn[j] < thr:
+            thr = <double> trow[j] + cn[j]
+    thr = thr + eps2
+    for j in range(kp):
+        if <double> trow[j] + cn[j] <= thr:
+            e = exact_key(x, C + j * d, d, SQEUCLIDEAN)
+            if e < best or j1 < 0:
+                best = e
+                j1 = j
+    return <int32_t> j1
+
+
+cdef inline double _max_norm(const double *cn, intp_t k) noexcept nogil:
+    cdef double r = 0.0
+    cdef intp_t j
+    for j in range(k):
+        if cn[j] > r:
+            r = cn[j]
+    return r
+
+
+cdef inline void _add_row(const floating *xg, double xn, double wi, bint weighted, intp_t d,
+                          double *S, double *W, double *Q) noexcept nogil:
+    """S += w x, W += w, Q += w ||x||^2 (one cluster's totals); w = 1 unweighted."""
+    cdef intp_t f
+    if weighted:
+        for f in range(d):
+            S[f] += wi * <double> xg[f]
+        W[0] += wi
+        Q[0] += wi * xn
+    else:
+        for f in range(d):
+            S[f] += <double> xg[f]
+        W[0] += 1.0
+        Q[0] += xn
+
+
+# ---- one pass over the blocks --------------------------------------------------------------
+
+cdef int _pass(const floating[:, ::1] Xg, const floating[:, ::1] X, const double[::1] xn,
+               const double[::1] w, const floating[:, ::1] Cg, const floating[:, ::1] C,
+               const double[::1] cn, double coef, int32_t[::1] labels,
+               double *acc, intp_t *counts, double *Jpart,
+               bint assign, bint accumulate, intp_t block_rows, intp_t chunk_rows,
+               bint fast, int n_threads) noexcept nogil:
+    """Blocks of rows in parallel: assign (labels; changes and exact checks counted in
+    ``counts[2 b]``, ``counts[2 b + 1]``) and/or accumulate the block's totals into
+    ``acc + b * k (d + 2)`` = [S (k x d) | W (k) | Q (k)] (``acc`` may be NULL when not
+    accumulating), and/or (``Jpart`` not NULL) sum w_i ||x_i - c_{label_i}||^2 over the
+    block's rows in order, every distance computed exactly, into ``Jpart[b]``. The tile has kp columns (k rounded up to the panel width; the padding
+    columns have cn = +inf): the packed-panel tile when ``fast`` (and the CPU has it),
+    else the BLAS tile. Returns 0, or 1 if an allocation failed."""
+    cdef intp_t n = Xg.shape[0], d = Xg.shape[1], k = Cg.shape[0]
+    cdef intp_t n_blocks = (n + block_rows - 1) // block_rows
+    cdef intp_t pw = panel_width(&Cg[0, 0]), kp = (k + pw - 1) // pw * pw
+    cdef intp_t b, r0, r1, c0, c1, nr, i, j, n_chg, n_ex
+    cdef double Jb
+    cdef bint weighted = w.shape[0] > 0
+    cdef bint simd = fast_tile_available()
+    cdef double coef4 = 4.0 * coef, R2 = _max_norm(&cn[0], k), wi
+    cdef floating *tile
+    cdef int32_t *best
+    cdef floating *Cp = NULL
+    cdef double *cnp = NULL
+    cdef float *cnp32 = NULL
+    cdef double *S
+    cdef int32_t lab
+    cdef int failed[1]
+    failed[0] = 0
+    fast = fast and simd
+    if n_threads > n_blocks:
+        n_threads = <int> n_blocks
+    if n_threads < 1:
+        n_threads = 1
+    if assign:
+        # the centroids as the tile reads them: packed panels, or kp x d rows (zero past k)
+        Cp = <floating *> malloc(kp * d * sizeof(floating))
+        cnp = <double *> malloc(kp * sizeof(double))
+        cnp32 = <float *> malloc(kp * sizeof(float))
+        if Cp == NULL or cnp == NULL or cnp32 == NULL:
+            free(Cp)
+            free(cnp)
+            free(cnp32)
+            return 1
+        if fast:
+            pack_panels(&Cg[0, 0], k, d, kp, Cp)
+        else:
+            memset(Cp, 0, kp * d * sizeof(floating))
+            for j in range(k * d):
+                Cp[j] = (&Cg[0, 0])[j]
+        for j in range(kp):
+            cnp[j] = cn[j] if j < k else INFINITY
+            cnp32[j] = <float> cnp[j]
+    with parallel(num_threads=n_threads):
+        tile = NULL
+        best = NULL
+        if assign:
+            tile = <floating *> malloc(chunk_rows * kp * sizeof(floating))
+            best = <int32_t *> malloc(chunk_rows * sizeof(int32_t))
+        # dynamic: a thread slowed down by another process does not hold up the pass;
+        # results do not depend on which thread takes a block
+        for b in prange(n_blocks, schedule="dynamic"):
+            if assign and (tile == NULL or best == NULL):
+                failed[0] = 1
+                continue
+            r0 = b * block_rows
+            r1 = r0 + block_rows
+            if r1 > n:
+                r1 = n
+            S = acc + b * k * (d + 2)
+            if accumulate:
+                memset(S, 0, k * (d + 2) * sizeof(double))
+            # counted in locals, stored once per block (adjacent blocks' counters share a
+            # cache line: incrementing them in place costs more than the whole pass)
+            n_chg = 0
+            n_ex = 0
+            Jb = 0.0
+            c0 = r0
+            while c0 < r1:
+                c1 = c0 + chunk_rows
+                if c1 > r1:
+                    c1 = r1
+                nr = c1 - c0
+                if assign:
+                    if fast:
+                        neg2_dot_tile_panels(nr, kp, d, &Xg[c0, 0], Cp, tile)
+                    else:
+                        neg2_dot_tile(<int> nr, <int> kp, <int> d, &Xg[c0, 0], Cp, tile)
+                if assign:
+                    _best_rows(tile, nr, kp, cnp, cnp32, &labels[c0], &xn[c0], coef4, R2, simd, best)
+                    for i in range(c0, c1):
+                        lab = best[i - c0]
+                        if lab < 0:
+                            n_ex = n_ex + 1
+                            lab = _exact_best(tile + (i - c0) * kp, cnp, kp, coef4 * (xn[i] + R2),
+                                              &X[i, 0], &C[0, 0], d)
+                        if lab != labels[i]:
+                            n_chg = n_chg + 1
+                            labels[i] = lab
+                if accumulate:
+                    if simd:
+                        if floating is double:
+                            _add_rows_d(&Xg[c0, 0], nr, d, &labels[c0], &xn[c0],
+                                        &w[c0] if weighted else NULL, k, S)
+                        else:
+                            _add_rows_f(&Xg[c0, 0], nr, d, &labels[c0], &xn[c0],
+                                        &w[c0] if weighted else NULL, k, S)
+                    else:
+                        for i in range(c0, c1):
+                            j = labels[i]
+                            wi = w[i] if weighted else 1.0
+                            _add_row(&Xg[i, 0], xn[i], wi, weighted, d,
+                                     S + j * d, S + k * d + j, S + k * d + k + j)
+                if Jpart != NULL:
+                    for i in range(c0, c1):
+                        if weighted:
+                            Jb = Jb + w[i] * exact_key(&X[i, 0], &C[labels[i], 0], d, SQEUCLIDEAN)
+                        else:
+                            Jb = Jb + exact_key(&X[i, 0], &C[labels[i], 0], d, SQEUCLIDEAN)
+                c0 = c1
+            counts[2 * b] = n_chg
+            counts[2 * b + 1] = n_ex
+            if Jpart != NULL:
+                Jpart[b] = Jb
+        free(tile)
+        free(best)
+    free(Cp)
+    free(cnp)
+    free(cnp32)
+    return failed[0]
+
+
+cdef void _merge(double *acc, intp_t n_blocks, intp_t width, int n_threads) noexcept nogil:
+    """Row 0 of ``acc`` (n_blocks x width) <- the sum of all rows, added in block order."""
+    cdef intp_t e, b
+    cdef double s
+    if n_blocks <= 1:
+        return
+    if n_blocks * width < _MERGE_PARALLEL:
+        n_threads = 1       # a few thousand additions: not worth waking the threads
+    for e in prange(width, schedule="static", num_threads=n_threads):
+        s = acc[e]
+        for b in range(1, n_blocks):
+            s = s + acc[b * width + e]
+        acc[e] = s
+
+
+cdef double _objective(const double *tot, const floating[:, ::1] Cg, const double[::1] cn,
+                       intp_t k, intp_t d) noexcept nogil:
+    """J = sum_j (Q_j - 2 mu_j.S_j + W_j ||mu_j||^2), terms clamped at 0 (see module doc)."""
+    cdef intp_t j, f
+    cdef double J = 0.0, dot, t
+    cdef const double *S
+    for j in range(k):
+        S = tot + j * d
+        dot = 0.0
+        for f in range(d):
+            dot = dot + <double> Cg[j, f] * S[f]
+        t = tot[k * d + k + j] - 2.0 * dot + tot[k * d + j] * cn[j]
+        if t > 0.0:
+            J = J + t
+    return J
+
+
+cdef intp_t _update(const double *tot, const double[::1] mean, bint centred, bint round32,
+                    const floating[:, ::1] C, const floating[:, ::1] Cg, const double[::1] cn,
+                    floating[:, ::1] C_new, floating[:, ::1] Cg_new, double[::1] cn_new,
+                    intp_t k, intp_t d) noexcept nogil:
+    """mu_j = fl(m + S_j / W_j) for every cluster of positive weight; an empty cluster
+    (W_j = 0) keeps its centroid. Returns the number of empty clusters."""
+    cdef intp_t j, f, n_empty = 0
+    cdef double W, v, s
+    for j in range(k):
+        W = tot[k * d + j]
+        if not W > 0.0:
+            n_empty += 1
+            for f in range(d):
+                C_new[j, f] = C[j, f]
+                Cg_new[j, f] = Cg[j, f]
+            cn_new[j] = cn[j]
+            continue
+        s = 0.0
+        for f in range(d):
+            v = tot[j * d + f] / W
+            if centred:
+                v = mean[f] + v
+            if round32:
+                v = <double> <float> v
+            C_new[j, f] = <floating> v
+            if centred:
+                v = <double> C_new[j, f] - mean[f]
+                if round32:
+                    v = <double> <float> v
+            Cg_new[j, f] = <floating> v
+            s = s + <double> Cg_new[j, f] * <double> Cg_new[j, f]
+        cn_new[j] = s
+    return n_empty
+
+
+# ---- entry points --------------------------------------------------------------------------
+
+def _check(const floating[:, ::1] Xg, const floating[:, ::1] X, const double[::1] xn,
+           const double[::1] w, const floating[:, ::1] Cg, const floating[:, ::1] C,
+           const double[::1] cn, int32_t[::1] labels, intp_t block_rows, intp_t chunk_rows):
+    cdef intp_t n = Xg.shape[0], d = Xg.shape[1], k = Cg.shape[0]
+    if X.shape[0] != n or X.shape[1] != d or xn.shape[0] != n or labels.shape[0] != n:
+        raise ValueError("k-means kernel: X, Xg, norms and labels disagree in shape")
+    if w.shape[0] not in (0, n):
+        raise ValueError("k-means kernel: weights must have n entries (or none)")
+    if k < 1 or C.shape[0] != k or Cg.shape[1] != d or C.shape[1] != d or cn.shape[0] != k:
+        raise ValueError("k-means kernel: centroid arrays disagree in shape")
+    if block_rows < 1 or chunk_rows < 1:
+        raise ValueError("k-means kernel: block_rows and chunk_rows must be positive")
+
+
+def lloyd_iter(const floating[:, ::1] Xg, const floating[:, ::1] X,     # IN  (n, d) gemm operand, raw data
+               const double[::1] xn, const double[::1] w,               # IN  ||Xg_i||^2, weights (or empty)
+               const floating[:, ::1] Cg, const floating[:, ::1] C,     # IN  (k, d) centroids mu_old
+               const double[::1] cn,                                     # IN  ||Cg_j||^2
+               const double[::1] mean, bint centred, bint round32,      # IN  the shift m (Xg = X - m)
+               double coef,                                              # IN  gemm error coefficient
+               int32_t[::1] labels,                                      # IN/OUT previous -> new labels
+               floating[:, ::1] Cg_new, floating[:, ::1] C_new,          # OUT (k, d) centroids mu_new
+               double[::1] cn_new,                                       # OUT ||Cg_new_j||^2
+               double[:, ::1] acc,                                       # WORK (n_blocks, k (d + 2));
+                                                                         #      OUT acc[0] = [S | W | Q]
+               intp_t[:, ::1] counts,                                    # WORK (n_blocks, 2)
+               intp_t block_rows, intp_t chunk_rows, bint fast, int n_threads):
+    """One Lloyd iteration (see the module doc). ``C_new`` may be ``Cg_new`` when not
+    centred (likewise ``C`` and ``Cg``). Returns (J(c_new, mu_old), labels changed,
+    rows decided on exact distances, empty clusters)."""
+    cdef intp_t n = Xg.shape[0], d = Xg.shape[1], k = Cg.shape[0]
+    cdef intp_t n_blocks = (n + block_rows - 1) // block_rows, b
+    cdef intp_t n_changed = 0, n_exact = 0, n_empty = 0
+    cdef double J = 0.0
+    cdef int failed = 0
+    _check(Xg, X, xn, w, Cg, C, cn, labels, block_rows, chunk_rows)
+    if acc.shape[0] < n_blocks or acc.shape[1] != k * (d + 2) or counts.shape[0] < n_blocks:
+        raise ValueError("lloyd_iter: work arrays too small")
+    if C_new.shape[0] != k or Cg_new.shape[0] != k or cn_new.shape[0] != k:
+        raise ValueError("lloyd_iter: output centroid arrays disagree in shape")
+    if n == 0:
+        return 0.0, 0, 0, k
+    with nogil:
+        failed = _pass(Xg, X, xn, w, Cg, C, cn, coef, labels, &acc[0, 0], &counts[0, 0], NULL,
+                       True, True, block_rows, chunk_rows, fast, n_threads)
+        if not failed:
+            _merge(&acc[0, 0], n_blocks, k * (d + 2), n_threads)
+            for b in range(n_blocks):
+                n_changed += counts[b, 0]
+                n_exact += counts[b, 1]
+            J = _objective(&acc[0, 0], Cg, cn, k, d)
+            n_empty = _update(&acc[0, 0], mean, centred, round32, C, Cg, cn,
+                              C_new, Cg_new, cn_new, k, d)
+    if failed:
+        raise MemoryError("lloyd_iter: could not allocate the tiles")
+    return J, n_changed, n_exact, n_empty
+
+
+def recompute_centroids(const floating[:, ::1] Xg, const double[::1] xn, const double[::1] w,
+                        int32_t[::1] labels,                                     # IN  the labels
+                        const floating[:, ::1] Cg, const floating[:, ::1] C,     # IN  mu_old (kept if empty)
+                        const double[::1] cn,
+                        const double[::1] mean, bint centred, bint round32,
+                        floating[:, ::1] Cg_new, floating[:, ::1] C_new,         # OUT mu_new
+                        double[::1] cn_new, double[:, ::1] acc, intp_t[:, ::1] counts,
+                        intp_t block_rows, int n_threads):
+    """The update step alone for given labels (after empty clusters were re-seeded): the
+    same blocks, sums and rounding as :func:`lloyd_iter`. Returns the empty clusters."""
+    cdef intp_t n = Xg.shape[0], d = Xg.shape[1], k = Cg.shape[0]
+    cdef intp_t n_blocks = (n + block_rows - 1) // block_rows, i, n_empty = 0
+    for i in range(n):
+        if labels[i] < 0 or labels[i] >= k:
+            raise ValueError("recompute_centroids: label out of range")
+    if acc.shape[0] < n_blocks or acc.shape[1] != k * (d + 2) or counts.shape[0] < n_blocks:
+        raise ValueError("recompute_centroids: work arrays too small")
+    if n == 0:
+        return k
+    with nogil:
+        _pass(Xg, Xg, xn, w, Cg, C, cn, 0.0, labels, &acc[0, 0], &counts[0, 0], NULL,
+              False, True, block_rows, 1, False, n_threads)
+        _merge(&acc[0, 0], n_blocks, k * (d + 2), n_threads)
+        n_empty = _update(&acc[0, 0], mean, centred, round32, C, Cg, cn,
+                          C_new, Cg_new, cn_new, k, d)
+    return n_empty
+
+
+def assign(const floating[:, ::1] Xg, const floating[:, ::1] X,       # IN  (n, d)
+           const double[::1] xn, const double[::1] w,                 # IN  ||Xg_i||^2, weights (or empty)
+           const floating[:, ::1] Cg, const floating[:, ::1] C,       # IN  (k, d) centroids
+           const double[::1] cn, double coef,
+           int32_t[::1] labels,                                       # IN previous labels (a hint: any
+                                                                      # value is safe; -1 = none), OUT
+                                                                      # (IN only if not reassign)
+           bint reassign, bint want_J,
+           intp_t block_rows, intp_t chunk_rows, bint fast, int n_threads):
+    """Labels on exact distances (``reassign``) and/or J = sum_i w_i ||x_i - c_{label_i}||^2
+    with every distance computed exactly (``want_J``), summed row by row within fixed
+    blocks and the blocks in order. Returns (J or 0.0, rows decided on exact distances)."""
+    cdef intp_t n = Xg.shape[0], d = Xg.shape[1], k = Cg.shape[0]
+    cdef intp_t n_blocks = (n + block_rows - 1) // block_rows, b, i, n_exact = 0
+    cdef double J = 0.0
+    cdef double *part
+    cdef intp_t[:, ::1] counts
+    cdef int failed = 0
+    _check(Xg, X, xn, w, Cg, C, cn, labels, block_rows, chunk_rows)
+    if n == 0:
+        return 0.0, 0
+    if not reassign:
+        for i in range(n):
+            if labels[i] < 0 or labels[i] >= k:
+                raise ValueError("assign: label out of range")
+    import numpy as np
+    counts = np.zeros((n_blocks, 2), dtype=np.intp)
+    part = <double *> malloc(n_blocks * sizeof(double))
+    if part == NULL:
+        raise MemoryError("assign: could not allocate the block sums")
+    try:
+        with nogil:
+            failed = _pass(Xg, X, xn, w, Cg, C, cn, coef, labels, NULL, &counts[0, 0],
+                           part if want_J else NULL, reassign, False, block_rows, chunk_rows,
+                           fast, n_threads)
+            if want_J and not failed:
+                for b in range(n_blocks):
+                    J = J + part[b]
+        if failed:
+            raise MemoryError("assign: could not allocate the tiles")
+        for b in range(n_blocks):
+            n_exact += counts[b, 1]
+    finally:
+        free(part)
+    return J, n_exact
+
+
+def exact_sqdist(const floating[:, ::1] X, const floating[:, ::1] C,    # IN  (n, d), (k, d)
+                 double[:, ::1] out, int n_threads):                     # OUT (n, k)
+    """out[i, j] = ||x_i - c_j||^2 computed exactly (``exact_key``)."""
+    cdef intp_t n = X.shape[0], d = X.shape[1], k = C.shape[0], i, j
+    if C.shape[1] != d or out.shape[0] != n or out.shape[1] != k:
+        raise ValueError("exact_sqdist: bad shapes")
+    if n == 0:
+        return
+    with nogil:
+        for i in prange(n, schedule="static", num_threads=n_threads):
+            for j in range(k):
+                out[i, j] = exact_key(&X[i, 0], &C[j, 0], d, SQEUCLIDEAN)
+
+
+def sqdist_to_assigned(const floating[:, ::1] X, const floating[:, ::1] C,   # IN  (n, d), (k, d)
+                       const int32_t[::1] labels,                            # IN  (n,)
+                       double[::1] out, int n_threads):                      # OUT (n,)
+    """out[i] = ||x_i - c_{labels[i]}||^2 computed exactly."""
+    cdef intp_t n = X.shape[0], d = X.shape[1], k = C.shape[0], i
+    if C.shape[1] != d or out.shape[0] != n or labels.shape[0] != n:
+        raise ValueError("sqdist_to_assigned: bad shapes")
+    for i in range(n):
+        if labels[i] < 0 or labels[i] >= k:
+            raise ValueError("sqdist_to_assigned: label out of range")
+    if n == 0:
+        return
+    with nogil:
+        for i in prange(n, schedule="static", num_threads=n_threads):
+            out[i] = exact_key(&X[i, 0], &C[labels[i], 0], d, SQEUCLIDEAN)
+
+
+def min_sqdist_update(const floating[:, ::1] X, const floating[::1] c,   # IN  (n, d), (d,)
+                      double[::1] mind, int n_threads):                  # IN/OUT (n,)
+    """mind[i] = min(mind[i], ||x_i - c||^2), the distance computed exactly (k-means++)."""
+    cdef intp_t n = X.shape[0], d = X.shape[1], i
+    cdef double e
+    if c.shape[0] != d or mind.shape[0] != n:
+        raise ValueError("min_sqdist_update: bad shapes")
+    if n == 0:
+        return
+    with nogil:
+        for i in prange(n, schedule="static", num_threads=n_threads):
+            e = exact_key(&X[i, 0], &c[0], d, SQEUCLIDEAN)
+            if e < mind[i]:
+                mind[i] = e

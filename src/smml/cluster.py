@@ -1,0 +1,450 @@
+"""k-means clustering exactly as the notes define it (001 "Clustering and the k-means algorithm").
+
+001's algorithm: initialise the centroids mu_1..mu_k with k training examples chosen at
+random, then repeat until convergence
+
+- c_i = argmin_j ||x_i - mu_j||^2 for every i (assignment);
+- mu_j = the mean of the points assigned to j, for every j (update);
+
+and the distortion J(c, mu) = sum_i ||x_i - mu_{c_i}||^2 is non-increasing. The rules the
+notes leave open, as smml decides them (see :class:`KMeans`): ties go to the lowest
+centroid index, decided on distances computed exactly; an empty cluster is re-seeded at
+the farthest point; the loop stops when no label changes, when the relative decrease of J
+falls to ``tol`` or below, or after ``max_iter`` iterations. The compiled Lloyd iteration
+(``smml._core._kmeans``) computes distances through BLAS gemm and re-checks every
+near-tie on exact distances, so its labels are those of the plain-Python reference
+(``smml.reference.cluster``), whatever the thread count.
+"""
+import warnings
+
+import numpy as np
+from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.exceptions import ConvergenceWarning
+
+from smml._core import _kmeans
+from smml._core._utils import row_norms_sq
+from smml._threads import blas_single_thread, threads_for
+from smml._validation import (
+    N_JOBS, RANDOM_STATE, InstanceOf, Interval, Options, check_is_fitted, check_random_state,
+    validate_sample_weight, validate_X,
+)
+from smml.base import ClusterMixin, SmmlEstimator
+from smml.neighbors import _centre, _euclidean_error_coef
+
+__all__ = ["KMeans", "adjusted_rand_index"]
+
+# Kernel layout (module-level so that tests can check that results do not depend on it).
+_CHUNK_ROWS = 256             # rows per gemm tile
+_BLOCK_ROWS = 4096            # rows per block of partial sums (fixed: results do not depend on threads)
+_ACC_BUDGET = 1 << 22         # at most this many float64 partial sums (n_blocks x k (d + 2))
+_GRAIN = 1 << 18              # multiply-adds (rows x clusters x features) worth a thread
+_MAX_NORM_SQ = 1e298          # squared norms above this could overflow the float64 distances
+_GEMM_LIMIT32 = 1e34          # float32 data with squared norms above this is computed in float64
+_FAST_TILE = True             # the packed-panel AVX2 tile where the CPU has it (else the BLAS tile)
+
+
+def _block_rows(n, k, d):
+    """Rows per block: ``_BLOCK_ROWS``, more when n_blocks x k (d + 2) would pass the budget;
+    a multiple of ``_CHUNK_ROWS``. Depends on the shapes only, never on the thread count."""
+    max_blocks = max(1, _ACC_BUDGET // (k * (d + 2)))
+    rows = max(_BLOCK_ROWS, -(-n // max_blocks))
+    return int(-(-rows // _CHUNK_ROWS) * _CHUNK_ROWS)
+
+
+def _draw(rng, weights):
+    """One index drawn with probability proportional to ``weights`` (one uniform number;
+    an index of zero weight is never drawn)."""
+    c = np.cumsum(weights)
+    i = int(np.searchsorted(c, rng.random_sample() * c[-1], side="right"))
+    return min(i, len(c) - 1)
+
+
+class _Operands:
+    """What the kernels read for a data set X: the gemm operand Xg (X, or X - m rounded to
+    the compute dtype when the model is centred), the raw X and the squared norms of Xg."""
+
+    def __init__(self, X, shift, dtype):
+        self.X = np.ascontiguousarray(X, dtype=dtype)
+        if shift is None:
+            self.Xg = self.X
+            self.xn = row_norms_sq(self.X)
+        else:
+            self.Xg, self.xn = _centre(self.X, shift, dtype)
+
+
+class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, SmmlEstimator):
+    """k-means clustering: 001 "Clustering and the k-means algorithm", on a compiled Lloyd kernel.
+
+    One run: initial centroids (``init``), then iterations of the notes' two steps,
+    assignment c_i = argmin_j ||x_i - mu_j||^2 and update mu_j = mean of the points
+    assigned to j, until convergence. Each iteration's distortion
+    J(c, mu) = sum_i w_i ||x_i - mu_{c_i}||^2, taken at its assignment step (new labels,
+    the centroids they were assigned to), is recorded in ``inertia_path_``; it is
+    non-increasing (001).
+
+    Rules the notes leave open:
+
+    - **ties**: a point at the same distance from several centroids goes to the lowest
+      centroid index. Distances are compared as computed exactly (squared, by direct
+      subtraction in float64, feature by feature): the kernel's gemm distances decide
+      only when the gemm error bound shows that the exact ones would decide the same;
+    - **empty clusters**: a cluster left without points (without weight) after an
+      assignment step is re-seeded at the farthest point: the empty clusters, in index
+      order, take the points farthest (exact distance) from the centroid they were
+      assigned to, farthest first, lowest row index on ties, skipping points at distance
+      0 and points that are the last member of their cluster; then the means are
+      recomputed. J still decreases. A cluster that cannot be re-seeded (every point sits
+      on its centroid, e.g. fewer distinct points than clusters) keeps its centroid, and a
+      ConvergenceWarning says so;
+    - **convergence**: the loop stops after an iteration in which no label changed (then
+      the centroids no longer move: a fixed point), or, when ``tol > 0``, in which J
+      decreased by at most ``tol`` times its previous value, or after ``max_iter``
+      iterations. Unless the labels converged, a final assignment step puts ``labels_`` in
+      agreement with ``cluster_centers_`` (as scikit-learn does); ``inertia_`` is J of
+      ``labels_`` and ``cluster_centers_`` with every distance computed exactly;
+    - **centroids** are means in float64, stored in the data's dtype (float32 data gives
+      float32 centroids).
+
+    Parameters
+    ----------
+    n_clusters : int, default=8
+        k; at most the number of samples.
+    init : {"random", "k-means++"} or array of shape (n_clusters, n_features), default="random"
+        "random" is 001's initialisation: k distinct training examples drawn uniformly
+        without replacement from ``random_state`` (examples of positive weight when
+        ``sample_weight`` is given). "k-means++" (Arthur and Vassilvitskii, 2007; an
+        extension, not in the notes): the first centroid is an example drawn with
+        probability proportional to its weight, each next one with probability
+        proportional to w_i D(x_i)^2, D the exact distance to the nearest centroid chosen
+        so far. An array gives the initial centroids (one run).
+    n_init : "auto" or int, default="auto"
+        Runs from different initial centroids; the run of smallest ``inertia_`` is kept
+        (the first one on ties). "auto": 10 for init="random", 1 otherwise.
+    max_iter : int, default=300
+        Iterations per run.
+    tol : float, default=1e-4
+        Relative decrease of J at or below which a run stops; 0 runs until the labels stop
+        changing or ``max_iter``.
+    random_state : None, int, RandomState or Generator
+    n_jobs : None or int
+        OpenMP threads. Results do not depend on it, bit for bit.
+
+    Attributes
+    ----------
+    cluster_centers_ : ndarray (n_clusters, n_features)
+    labels_ : ndarray (n_samples,) of int32
+    inertia_ : float, J(labels_, cluster_centers_) (weighted by ``sample_weight``)
+    inertia_path_ : ndarray (n_iter_,), J at each iteration's assignment step (kept run)
+    n_iter_ : int, iterations of the kept run
+    converged_ : bool, whether the kept run stopped because its labels stopped changing
+    """
+
+    _parameter_spec = {
+        "n_clusters": Interval(int, 1, None),
+        "init": (Options("random", "k-means++"), InstanceOf(np.ndarray, list, tuple)),
+        "n_init": (Options("auto"), Interval(int, 1, None)),
+        "max_iter": Interval(int, 1, None),
+        "tol": Interval(float, 0, None),
+        "random_state": RANDOM_STATE,
+        "n_jobs": N_JOBS,
+    }
+
+    def __init__(self, n_clusters=8, *, init="random", n_init="auto", max_iter=300, tol=1e-4,
+                 random_state=None, n_jobs=None):
+        self.n_clusters = n_clusters
+        self.init = init
+        self.n_init = n_init
+        self.max_iter = max_iter
+        self.tol = tol
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
+
+    # ---- fit ---------------------------------------------------------------------------------
+
+    def _init_array(self, d, dtype):
+        C = np.asarray(self.init)
+        if C.dtype.kind not in "biuf" or C.ndim != 2:
+            raise ValueError(f"init must be 'random', 'k-means++' or a 2-d numeric array, got {C!r}")
+        if C.shape != (self.n_clusters, d):
+            raise ValueError(f"init has shape {C.shape}, expected (n_clusters, n_features) = "
+                             f"({self.n_clusters}, {d})")
+        C = C.astype(np.float64)
+        if not np.all(np.isfinite(C)):
+            raise ValueError("init contains NaN or infinity")
+        with np.errstate(over="ignore"):
+            C = C.astype(dtype)
+        if not np.all(np.isfinite(C)):
+            raise ValueError(f"init overflows {np.dtype(dtype).name}")
+        return C
+
+    def _n_runs(self):
+        array_init = not isinstance(self.init, str)
+        if self.n_init == "auto":
+            return 10 if (isinstance(self.init, str) and self.init == "random") else 1
+        if array_init and self.n_init != 1:
+            warnings.warn(f"init is an array of centroids: one run instead of n_init={self.n_init}",
+                          RuntimeWarning, stacklevel=3)
+            return 1
+        return self.n_init
+
+    def _initial_centroids(self, X, w, rng, nt):
+        """k centroids: 001's random examples, k-means++ or the given array (rows of X)."""
+        n, k = X.shape[0], self.n_clusters
+        if not isinstance(self.init, str):
+            return self._init_C
+        if self.init == "random":
+            pool = np.arange(n) if w is None else np.flatnonzero(w > 0)
+            return X[rng.choice(pool, k, replace=False)]
+        weights = np.ones(n) if w is None else w
+        C = np.empty((k, X.shape[1]), dtype=X.dtype)
+        mind = np.full(n, np.inf)
+        C[0] = X[_draw(rng, weights)]
+        for j in range(1, k):
+            _kmeans.min_sqdist_update(X, C[j - 1], mind, nt)
+            pot = weights * mind
+            # every point sits on a chosen centroid: draw by weight alone
+            C[j] = X[_draw(rng, pot if pot.sum() > 0 else weights)]
+        return C
+
+    def _prepare(self, X):
+        """Compute dtype, shift and the kernels' operands for the training data.
+
+        The gemm runs on X - m (m the column means) when the offset ||m||^2 exceeds the
+        spread mean_i ||x_i - m||^2 (float64 data) or 64 times the spread (float32 data):
+        far from the origin the gemm error bound grows with ||x||^2 and more rows would be
+        re-checked exactly. Centred float32 data is computed in float64 (a float32 copy
+        of X - m would round it, and the means with it); so is float32 data whose
+        squared norms pass ``_GEMM_LIMIT32``. Either way the centroids stay float32.
+        """
+        dtype = X.dtype.type
+        xn = row_norms_sq(X, self._nt)
+        top = float(xn.max())
+        if not top < _MAX_NORM_SQ:
+            raise ValueError(f"KMeans: the squared distances overflow float64 (a row has squared norm "
+                             f"{top:.3g}); rescale the features")
+        mean = X.mean(axis=0, dtype=np.float64)
+        offset = float(mean @ mean)
+        spread = float(xn.mean()) - offset
+        centre = offset > (1.0 if dtype == np.float64 else 64.0) * spread
+        self._shift = mean if centre else None
+        self._round32 = dtype == np.float32 and (centre or not top < _GEMM_LIMIT32)
+        self._dtype = np.float64 if self._round32 else dtype
+        if not centre and not self._round32:
+            ops = _Operands.__new__(_Operands)
+            ops.X, ops.Xg, ops.xn = X, X, xn
+            return ops
+        return _Operands(X, self._shift, self._dtype)
+
+    def _gemm_centroids(self, C):
+        """(C in the compute dtype, its gemm twin fl(C - m), squared norms of the twin)."""
+        C = np.ascontiguousarray(C, dtype=self._dtype)
+        if self._shift is None:
+            Cg = C
+        else:
+            Cg = np.subtract(C, self._shift, dtype=np.float64)
+            if self._round32:
+                Cg = Cg.astype(np.float32)
+            Cg = np.ascontiguousarray(Cg, dtype=self._dtype)
+        return C, Cg, row_norms_sq(Cg)
+
+    def _run(self, ops, w, C0, nt):
+        """One run of the notes' loop from centroids C0: (C, labels, inertia, path, n_iter, converged, n_empty)."""
+        n, d = ops.X.shape
+        k = self.n_clusters
+        dt = self._dtype
+        wk = np.empty(0) if w is None else w
+        mean = np.zeros(d) if self._shift is None else self._shift
+        centred = self._shift is not None
+        coef = _euclidean_error_coef(d, dt)
+        block = _block_rows(n, k, d)
+        n_blocks = -(-n // block)
+        acc = np.empty((n_blocks, k * (d + 2)))
+        counts = np.empty((n_blocks, 2), dtype=np.intp)
+        C, Cg, cn = self._gemm_centroids(C0)
+        C_new = np.empty_like(C)
+        Cg_new = C_new if not centred else np.empty_like(Cg)
+        cn_new = np.empty(k)
+        labels = np.full(n, -1, dtype=np.int32)
+        path = []
+        converged = False
+        n_empty = 0
+        it = 0
+        for it in range(1, self.max_iter + 1):
+            J, n_changed, _, n_empty = _kmeans.lloyd_iter(
+                ops.Xg, ops.X, ops.xn, wk, Cg, C, cn, mean, centred, self._round32, coef,
+                labels, Cg_new, C_new, cn_new, acc, counts, block, _CHUNK_ROWS, _FAST_TILE, nt)
+            path.append(J)
+            moved = 0
+            if n_empty:
+                moved, n_empty = self._reseed(ops, w, labels, C, Cg, cn, acc, counts,
+                                              C_new, Cg_new, cn_new, mean, block, nt)
+            C, C_new = C_new, C
+            Cg, Cg_new = (C, C_new) if not centred else (Cg_new, Cg)
+            cn, cn_new = cn_new, cn
+            if n_changed == 0 and moved == 0:
+                converged = True
+                break
+            if self.tol > 0 and len(path) > 1 and path[-2] - J <= self.tol * path[-2]:
+                break
+        inertia, _ = _kmeans.assign(ops.Xg, ops.X, ops.xn, wk, Cg, C, cn, coef, labels,
+                                    not converged, True, block, _CHUNK_ROWS, _FAST_TILE, nt)
+        return C, labels, inertia, np.array(path), it, converged, n_empty
+
+    def _reseed(self, ops, w, labels, C, Cg, cn, acc, counts, C_new, Cg_new, cn_new, mean, block, nt):
+        """Re-seed the empty clusters at the farthest points (see the class doc); recompute
+        the means if any point moved. Returns (points moved, clusters still empty)."""
+        k, d = self.n_clusters, ops.X.shape[1]
+        W = acc[0, k * d:k * d + k]
+        empty = np.flatnonzero(~(W > 0))
+        dist = np.empty(ops.X.shape[0])
+        _kmeans.sqdist_to_assigned(ops.X, C, labels, dist, nt)
+        positive = np.ones(len(dist), dtype=bool) if w is None else w > 0
+        cand = np.flatnonzero(positive & (dist > 0))
+        cand = cand[np.lexsort((cand, -dist[cand]))]       # farthest first, lowest index on ties
+        members = np.bincount(labels[positive], minlength=k)
+        moved, pos = 0, 0
+        for j in empty:
+            while pos < len(cand) and members[labels[cand[pos]]] < 2:
+                pos += 1
+            if pos == len(cand):
+                break
+            i = cand[pos]
+            pos += 1
+            members[labels[i]] -= 1
+            members[j] += 1
+            labels[i] = j
+            moved += 1
+        if not moved:
+            return 0, len(empty)
+        still = _kmeans.recompute_centroids(ops.Xg, ops.xn, np.empty(0) if w is None else w, labels,
+                                            Cg, C, cn, mean, self._shift is not None, self._round32,
+                                            Cg_new, C_new, cn_new, acc, counts, block, nt)
+        return moved, still
+
+    def fit(self, X, y=None, sample_weight=None):
+        """Run k-means on X (``n_init`` runs, the best kept). y is ignored."""
+        self._validate_params()
+        X = validate_X(self, X, reset=True, dtype="floating")
+        n, d = X.shape
+        k = self.n_clusters
+        if k > n:
+            raise ValueError(f"n_clusters={k} is larger than the number of samples, n_samples={n}")
+        w = None if sample_weight is None else validate_sample_weight(sample_weight, n)
+        if w is not None and isinstance(self.init, str) and self.init == "random" and np.count_nonzero(w) < k:
+            raise ValueError(f"init='random' draws n_clusters={k} distinct examples of positive weight, "
+                             f"but only {np.count_nonzero(w)} have positive sample_weight")
+        self._nt = threads_for(self._n_threads(), n * k * d, _GRAIN)
+        if not isinstance(self.init, str):
+            self._init_C = self._init_array(d, X.dtype.type)
+        rng = check_random_state(self.random_state)
+        ops = self._prepare(X)
+        best = None
+        with blas_single_thread(work=2.0 * n * k * d):
+            for _ in range(self._n_runs()):
+                C0 = self._initial_centroids(X, w, rng, self._nt)
+                run = self._run(ops, w, C0, self._nt)
+                if best is None or run[2] < best[2]:
+                    best = run
+        C, labels, inertia, path, n_iter, converged, n_empty = best
+        if n_empty:
+            warnings.warn(f"KMeans: only {k - n_empty} of n_clusters={k} clusters are non-empty "
+                          "(fewer distinct points than clusters?)", ConvergenceWarning, stacklevel=2)
+        self.cluster_centers_ = C.astype(X.dtype.type)
+        self.labels_ = labels
+        self.inertia_ = float(inertia)
+        self.inertia_path_ = path
+        self.n_iter_ = int(n_iter)
+        self.converged_ = bool(converged)
+        self._n_features_out = k
+        self._predict_cache = {}
+        return self
+
+    # ---- predict ------------------------------------------------------------------------------
+
+    def _query(self, X):
+        """(operands of X, centroid triple, compute dtype) for a predict-time call."""
+        check_is_fitted(self, "cluster_centers_")
+        Q = validate_X(self, X, reset=False, dtype="floating")
+        dt = np.float32 if (Q.dtype == np.float32 and self._dtype == np.float32) else np.float64
+        ops = _Operands(Q, self._shift, dt)
+        top = float(ops.xn.max())
+        if not top < _MAX_NORM_SQ:
+            raise ValueError(f"KMeans: the squared distances overflow float64 (a row has squared norm "
+                             f"{top:.3g}); rescale the features")
+        if dt == np.float32 and not top < _GEMM_LIMIT32:
+            dt = np.float64
+            ops = _Operands(Q, self._shift, dt)
+        if dt not in self._predict_cache:
+            saved = self._dtype, self._round32
+            self._dtype, self._round32 = dt, False
+            try:
+                self._predict_cache[dt] = self._gemm_centroids(self.cluster_centers_)
+            finally:
+                self._dtype, self._round32 = saved
+        return ops, self._predict_cache[dt], Q.dtype.type
+
+    def _labels_inertia(self, X, sample_weight=None, want_J=False):
+        ops, (C, Cg, cn), _ = self._query(X)
+        n, d = ops.X.shape
+        dt = ops.X.dtype.type
+        k = self.n_clusters
+        w = np.empty(0) if sample_weight is None else validate_sample_weight(sample_weight, n)
+        labels = np.full(n, -1, dtype=np.int32)     # no previous labels (the kernel's fast path)
+        nt = threads_for(self._n_threads(), n * k * d, _GRAIN)
+        with blas_single_thread(work=2.0 * n * k * d):
+            J, _ = _kmeans.assign(ops.Xg, ops.X, ops.xn, w, Cg, C, cn, _euclidean_error_coef(d, dt),
+                                  labels, True, want_J, _block_rows(n, k, d), _CHUNK_ROWS,
+                                  _FAST_TILE, nt)
+        return labels, J
+
+    def predict(self, X):
+        """The index of the nearest centroid of each row (exact distances; lowest index on ties)."""
+        return self._labels_inertia(X)[0]
+
+    def score(self, X, y=None, sample_weight=None):
+        """-J(X): minus the (weighted) sum of squared distances to the nearest centroids."""
+        return -self._labels_inertia(X, sample_weight, want_J=True)[1]
+
+    def transform(self, X):
+        """Euclidean distances from each row to every centroid, (n_samples, n_clusters),
+        computed exactly (square roots of the exact squared distances)."""
+        ops, (C, _, _), in_dtype = self._query(X)
+        out = np.empty((ops.X.shape[0], C.shape[0]))
+        _kmeans.exact_sqdist(ops.X, C, out, threads_for(self._n_threads(), out.size * ops.X.shape[1],
+                                                        _GRAIN))
+        return np.sqrt(out).astype(in_dtype, copy=False)
+
+
+def adjusted_rand_index(labels_a, labels_b):
+    """The adjusted Rand index of two partitions of the same points (Hubert and Arabie, 1985).
+
+    The Rand index counts the pairs of points that both partitions put together or both
+    put apart; the adjusted index subtracts its expectation under random partitions with
+    the same cluster sizes and rescales: 1 for identical partitions (up to renaming),
+    about 0 for independent ones (it can be negative). ``smml tour`` uses it to compare
+    clusters with classes. Two partitions with a single cluster each give 1.
+    """
+    a = np.asarray(labels_a).reshape(-1)
+    b = np.asarray(labels_b).reshape(-1)
+    if a.shape != b.shape:
+        raise ValueError(f"the partitions label {a.size} and {b.size} points")
+    _, ia = np.unique(a, return_inverse=True)
+    _, ib = np.unique(b, return_inverse=True)
+    table = np.zeros((ia.max(initial=-1) + 1, ib.max(initial=-1) + 1))
+    np.add.at(table, (ia, ib), 1.0)
+
+    def pairs(c):
+        return float(np.sum(c * (c - 1.0) / 2.0))
+
+    both = pairs(table)
+    rows, cols, total = pairs(table.sum(axis=1)), pairs(table.sum(axis=0)), a.size * (a.size - 1.0) / 2.0
+    expected = rows * cols / total if total > 0 else 0.0
+    top = (rows + cols) / 2.0
+    if top == expected:        # both partitions trivial (one cluster, or every point alone)
+        return 1.0
+    return (both - expected) / (top - expected)

@@ -1,0 +1,574 @@
+"""smml.cluster: k-means as 001 "Clustering and the k-means algorithm" defines it."""
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose, assert_array_equal
+from sklearn.exceptions import ConvergenceWarning, NotFittedError
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+import smml.cluster as cl
+from smml._core import _kmeans
+from smml.cluster import KMeans
+from smml.neighbors import _euclidean_error_coef
+from smml.reference import cluster as ref
+
+DTYPES = [np.float32, np.float64]
+
+
+# ---- data -------------------------------------------------------------------------------------
+
+def _data(kind, rng, n=150, d=3):
+    """'continuous', 'blobs', 'grid' (integer points: exact distance ties everywhere) or
+    'dups' (a few distinct rows far from the origin: the centred path, empty clusters)."""
+    if kind == "continuous":
+        return rng.normal(size=(n, d))
+    if kind == "blobs":
+        centres = rng.normal(size=(4, d)) * 5
+        return centres[rng.integers(0, 4, size=n)] + rng.normal(size=(n, d))
+    if kind == "grid":
+        return rng.integers(0, 3, size=(n, d)).astype(float)
+    if kind == "dups":
+        return 1e4 + rng.normal(size=(6, d))[rng.integers(0, 6, size=n)] * 0.1
+    raise ValueError(kind)
+
+
+@pytest.fixture
+def small_layout(monkeypatch):
+    """Many blocks and chunks, and threads even for small data."""
+    monkeypatch.setattr(cl, "_CHUNK_ROWS", 8)
+    monkeypatch.setattr(cl, "_BLOCK_ROWS", 24)
+    monkeypatch.setattr(cl, "_GRAIN", 1)
+
+
+def _assert_same_fit(a, b, dtype, exact_centres=False):
+    assert_array_equal(a.labels_, b.labels_)
+    assert a.n_iter_ == b.n_iter_
+    assert a.converged_ == b.converged_
+    if exact_centres:
+        assert_array_equal(a.cluster_centers_, b.cluster_centers_)
+        assert_array_equal(a.inertia_path_, b.inertia_path_)
+        assert a.inertia_ == b.inertia_
+        return
+    scale = max(1.0, float(np.abs(b.cluster_centers_).max()))
+    tol = 2e-7 if dtype == np.float32 else 1e-12
+    assert_allclose(a.cluster_centers_, b.cluster_centers_, rtol=tol, atol=tol * scale)
+    assert_allclose(a.inertia_path_, b.inertia_path_, rtol=1e-9, atol=1e-9 * scale ** 2)
+    assert a.inertia_ == pytest.approx(b.inertia_, rel=1e-12, abs=1e-12 * scale ** 2)
+
+
+# ---- the kernel agrees with the plain-Python reference ----------------------------------------
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("kind", ["continuous", "grid", "dups"])
+@pytest.mark.parametrize("init", ["random", "k-means++", "array"])
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_equals_reference(rng, small_layout, dtype, kind, init, n_jobs):
+    X = _data(kind, rng).astype(dtype)
+    w = rng.integers(0, 4, size=len(X)).astype(float) if init == "k-means++" else None
+    kw = dict(n_clusters=5, tol=0, random_state=int(rng.integers(1000)))
+    if init == "array":
+        kw["init"] = X[rng.choice(len(X), 5, replace=False)] + 0.25
+    else:
+        kw.update(init=init, n_init=2)
+    a = KMeans(n_jobs=n_jobs, **kw).fit(X, sample_weight=w)
+    b = ref.KMeans(**kw).fit(X, sample_weight=w)
+    _assert_same_fit(a, b, dtype)
+    assert a.cluster_centers_.dtype == dtype
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_tol_and_max_iter_stops_equal_reference(rng, dtype):
+    X = _data("blobs", rng, n=300).astype(dtype)
+    for kw in (dict(tol=1e-3), dict(tol=0.05), dict(max_iter=2), dict(max_iter=1, tol=0)):
+        a = KMeans(5, random_state=3, n_init=1, **kw).fit(X)
+        b = ref.KMeans(5, random_state=3, n_init=1, **kw).fit(X)
+        _assert_same_fit(a, b, dtype)
+
+
+def test_near_ties_far_from_the_origin_are_decided_exactly(rng):
+    # two centroids a +- delta far from the origin (||a|| ~ 2e6) and points a + eta with
+    # 4 delta.eta (the gap between their two squared distances) from 0 to 1e-3: the gemm
+    # shortcut ||c||^2 - 2 x.c is off by ~1e-3 there, only exact distances decide correctly
+    d = 5
+    a = rng.uniform(5e5, 1e6, size=d)
+    delta = rng.normal(size=d)
+    C = np.array([a + delta, a - delta])
+    xi = rng.normal(size=(400, d))
+    xi -= np.outer(xi @ delta / (delta @ delta), delta)            # on the bisecting hyperplane
+    t = np.concatenate([[0.0], 10.0 ** rng.uniform(-16, -4, size=399) * rng.choice([-1, 1], 399)])
+    Q = a + xi + np.outer(t, delta)
+    want = np.array(ref.assign(Q.tolist(), C.tolist())[0])
+    gemm = np.argmin((C * C).sum(1) - 2 * Q @ C.T, axis=1)
+    assert np.any(gemm != want)                           # the shortcut alone gets some wrong
+    for fast in (True, False):
+        labels = np.empty(len(Q), dtype=np.int32)
+        _, n_exact = _kmeans.assign(Q, Q, (Q * Q).sum(1), np.empty(0), C, C, (C * C).sum(1),
+                                    _euclidean_error_coef(d, np.float64), labels, True, False,
+                                    64, 16, fast, 2)
+        assert_array_equal(labels, want)
+        assert n_exact > 0
+    # the estimator: a model whose centroids are C (fitted on them), predicting Q
+    km = KMeans(2, init=C, tol=0).fit(np.vstack([C, C]))
+    assert_array_equal(km.cluster_centers_, C)
+    assert_array_equal(km.predict(Q), want)
+
+
+def test_grid_data_goes_through_the_exact_path(rng):
+    X = _data("grid", rng, n=400)
+    C = np.array([[0.0, 0, 0], [2, 0, 0], [0, 2, 0], [1, 1, 2]])
+    labels = np.empty(len(X), dtype=np.int32)
+    _, n_exact = _kmeans.assign(X, X, (X * X).sum(1), np.empty(0), C, C, (C * C).sum(1),
+                                _euclidean_error_coef(3, np.float64), labels, True, False,
+                                64, 16, True, 2)
+    assert n_exact > 0
+    assert_array_equal(labels, ref.assign(X.tolist(), C.tolist())[0])
+
+
+# ---- the previous-label pass (32 <= kp <= 64 tile columns) -------------------------------------
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("kind", ["continuous", "blobs"])
+def test_many_clusters_equal_reference(rng, small_layout, dtype, kind):
+    # k = 40 and 64: the kernel tries each row's previous label first from iteration 2
+    # (the distinct rows outnumber the clusters: see the issue-11 note on k > distinct rows)
+    X = _data(kind, rng, n=300, d=3).astype(dtype)
+    for k in (40, 64):
+        kw = dict(n_clusters=k, n_init=1, tol=0, random_state=int(rng.integers(1000)))
+        a = KMeans(n_jobs=2, **kw).fit(X)
+        b = ref.KMeans(**kw).fit(X)
+        _assert_same_fit(a, b, dtype)
+        one = KMeans(n_jobs=1, **kw).fit(X)
+        _assert_same_fit(one, a, dtype, exact_centres=True)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("k", [5, 40, 64, 70])
+def test_previous_labels_are_only_a_hint(rng, dtype, k):
+    # any previous labels (right, wrong, out of range, garbage) give the exact labels
+    X = (_data("grid", rng, n=600, d=3) + rng.integers(0, 2, size=(600, 1)) * 0.5).astype(dtype)
+    C = np.ascontiguousarray(X[rng.choice(len(X), k, replace=False)] + 0.25, dtype=dtype)
+    want = np.array(ref.assign(X.tolist(), C.tolist())[0])
+    hints = [np.full(len(X), -1), want, (want + 1) % k, rng.integers(-5, k + 70, size=len(X)),
+             rng.integers(-2**31, 2**31 - 1, size=len(X))]
+    for hint in hints:
+        for fast in (True, False):
+            labels = hint.astype(np.int32)
+            _kmeans.assign(X, X, (X.astype(float) ** 2).sum(1), np.empty(0), C, C,
+                           (C.astype(float) ** 2).sum(1), _euclidean_error_coef(3, dtype),
+                           labels, True, False, 64, 16, fast, 2)
+            assert_array_equal(labels, want)
+
+
+# ---- 001: J is non-increasing --------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_distortion_never_increases_on_100_seeds(dtype):
+    for seed in range(100):
+        rng = np.random.default_rng(seed)
+        X = _data("blobs" if seed % 2 else "continuous", rng, n=200, d=3).astype(dtype)
+        km = KMeans(6, n_init=1, tol=0, random_state=seed).fit(X)
+        path = km.inertia_path_
+        assert np.all(np.diff(path) <= 0), (seed, path)
+        assert km.inertia_ <= path[-1] * (1 + 1e-12)
+        assert len(path) == km.n_iter_
+
+
+# ---- determinism ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_bit_identical_for_any_thread_count(rng, small_layout, dtype):
+    X = _data("blobs", rng, n=1500, d=5).astype(dtype)
+    w = rng.uniform(0, 2, size=len(X))
+    for sw in (None, w):
+        fits = [KMeans(7, n_init=2, tol=0, random_state=1, n_jobs=j).fit(X, sample_weight=sw)
+                for j in (1, 2, 3)]
+        for f in fits[1:]:
+            _assert_same_fit(f, fits[0], dtype, exact_centres=True)
+
+
+def test_packed_tile_and_blas_tile_give_identical_fits(rng, monkeypatch):
+    X = _data("grid", rng, n=2000, d=6)
+    for dtype in DTYPES:
+        fits = []
+        for fast in (True, False):
+            monkeypatch.setattr(cl, "_FAST_TILE", fast)
+            fits.append(KMeans(9, n_init=1, tol=0, random_state=2).fit(X.astype(dtype)))
+        _assert_same_fit(fits[0], fits[1], dtype, exact_centres=True)
+
+
+def test_chunking_changes_no_label(rng, monkeypatch):
+    X = _data("blobs", rng, n=1000, d=4)
+    init = X[:6] + 0.1
+    base = KMeans(6, init=init, tol=0).fit(X)
+    for chunk, block in [(1, 5), (7, 30), (256, 4096)]:
+        monkeypatch.setattr(cl, "_CHUNK_ROWS", chunk)
+        monkeypatch.setattr(cl, "_BLOCK_ROWS", block)
+        km = KMeans(6, init=init, tol=0).fit(X)
+        _assert_same_fit(km, base, np.float64)
+
+
+def test_row_order_does_not_matter(rng):
+    X = _data("blobs", rng, n=500, d=3)
+    init = X[:5] + 0.3
+    a = KMeans(5, init=init, tol=0).fit(X)
+    perm = rng.permutation(len(X))
+    b = KMeans(5, init=init, tol=0).fit(X[perm])
+    assert_array_equal(b.labels_, a.labels_[perm])
+    assert a.n_iter_ == b.n_iter_
+    assert_allclose(b.cluster_centers_, a.cluster_centers_, rtol=1e-12, atol=1e-12)
+    assert b.inertia_ == pytest.approx(a.inertia_, rel=1e-12)
+
+
+def test_deterministic_given_random_state(rng):
+    X = _data("continuous", rng)
+    a = KMeans(4, random_state=7).fit(X)
+    b = KMeans(4, random_state=7).fit(X)
+    _assert_same_fit(a, b, np.float64, exact_centres=True)
+    g = KMeans(4, random_state=np.random.default_rng(5)).fit(X)
+    h = KMeans(4, random_state=np.random.default_rng(5)).fit(X)
+    _assert_same_fit(g, h, np.float64, exact_centres=True)
+
+
+# ---- the rules the notes leave open ------------------------------------------------------------
+
+def test_ties_go_to_the_lowest_centroid_index():
+    X = np.array([[-1.0], [1.0]])
+    for init in ([[1.0], [-1.0]], [[-1.0], [1.0]]):
+        km = KMeans(2, init=np.array(init), tol=0).fit(X)
+        assert km.predict([[0.0]])[0] == 0
+    # a point equidistant from three centroids
+    C = np.array([[0.0, 2.0], [2.0, 0.0], [-2.0, 0.0]])
+    km = KMeans(3, init=C, max_iter=1).fit(C)
+    assert_array_equal(km.predict([[0.0, 0.0], [0.0, -3.0], [0.0, 2.0]]), [0, 1, 0])
+    # duplicated initial centroids: every point goes to the first of the two
+    X = np.array([[0.0], [1.0], [5.0], [6.0]])
+    assert_array_equal(ref.assign(X.tolist(), [[0.5], [0.5], [5.5]])[0], [0, 0, 2, 2])
+
+
+def test_empty_cluster_is_reseeded_at_the_farthest_point():
+    X = np.array([[0.0], [1.0], [2.0], [10.0], [11.0]])
+    init = np.array([[0.0], [0.0], [10.5]])          # cluster 1 gets no point (tie -> 0)
+    km = KMeans(3, init=init, tol=0).fit(X)
+    # 2 is the farthest point from its centroid (distance 4): it re-seeds cluster 1
+    assert km.inertia_path_[0] == pytest.approx(0 + 1 + 4 + 0.25 + 0.25, rel=1e-12)
+    assert_array_equal(km.labels_, [0, 0, 1, 2, 2])
+    assert_array_equal(km.cluster_centers_, [[0.5], [2.0], [10.5]])
+    assert km.converged_
+    _assert_same_fit(km, ref.KMeans(3, init=init, tol=0).fit(X), np.float64)
+
+
+def test_reseeding_skips_last_members_and_points_on_their_centroid():
+    X = np.array([[0.0], [0.0], [7.0]])
+    init = np.array([[0.0], [0.0], [5.0]])
+    # cluster 1 is empty; 7 is the last member of cluster 2 and the zeros sit on centroid 0
+    with pytest.warns(ConvergenceWarning, match="2 of n_clusters=3"):
+        km = KMeans(3, init=init, tol=0).fit(X)
+    assert_array_equal(km.labels_, [0, 0, 2])
+    assert_array_equal(km.cluster_centers_, [[0.0], [0.0], [7.0]])
+    assert km.converged_ and km.inertia_ == 0.0
+    _assert_same_fit(km, ref.KMeans(3, init=init, tol=0).fit(X), np.float64)
+
+
+def test_reseeding_with_weights_keeps_zero_weight_points_out(rng):
+    X = np.array([[0.0], [1.0], [2.0], [50.0], [10.0], [11.0]])
+    w = np.array([1.0, 1.0, 1.0, 0.0, 1.0, 1.0])       # 50 is farthest but weighs nothing
+    init = np.array([[0.0], [0.0], [10.5]])
+    km = KMeans(3, init=init, tol=0).fit(X, sample_weight=w)
+    assert km.labels_[2] == 1
+    _assert_same_fit(km, ref.KMeans(3, init=init, tol=0).fit(X, sample_weight=w), np.float64)
+
+
+def test_constant_data():
+    X = np.full((20, 3), 4.2)
+    with pytest.warns(ConvergenceWarning):
+        km = KMeans(3, random_state=0).fit(X)
+    assert_array_equal(km.labels_, 0)
+    assert km.inertia_ == 0.0
+    assert_array_equal(km.cluster_centers_, 4.2)
+    assert km.converged_
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "known defect (issue-11 note): with more clusters than distinct rows, a mean of identical "
+    "rows that rounds off the row leaves those rows at a tiny positive distance, so the "
+    "re-seeding rule (farthest point at distance > 0) moves one of them every iteration "
+    "until max_iter; the reference cycles the same way"))
+def test_more_clusters_than_distinct_rows_converges():
+    rng = np.random.default_rng(0)
+    X = (rng.normal(size=(27, 3)) * 0.1 + 0.3)[rng.integers(0, 27, size=300)]
+    with pytest.warns(ConvergenceWarning):
+        km = KMeans(40, n_init=1, tol=0, max_iter=60, random_state=0).fit(X)
+    assert km.converged_ and km.n_iter_ < 60
+
+
+@pytest.mark.parametrize("init", ["random", "k-means++"])
+def test_duplicated_rows_end_in_one_cluster_per_distinct_row(rng, init):
+    rows = np.array([[0.0, 0.0], [0.0, 5.0], [5.0, 0.0], [5.0, 5.0]])
+    for seed in range(10):
+        X = rows[np.random.default_rng(seed).permutation(np.repeat(np.arange(4), 25))]
+        km = KMeans(4, init=init, n_init=1, tol=0, random_state=seed).fit(X)
+        assert km.inertia_ == 0.0
+        assert sorted(map(tuple, km.cluster_centers_)) == sorted(map(tuple, rows))
+        assert_array_equal(km.cluster_centers_[km.labels_], X)
+
+
+def test_convergence_rules(rng):
+    X = _data("blobs", rng, n=400)
+    km = KMeans(5, tol=0, n_init=1, random_state=0).fit(X)
+    assert km.converged_
+    assert_array_equal(km.predict(X), km.labels_)
+    assert km.inertia_ == pytest.approx(km.inertia_path_[-1], rel=1e-10)
+    # max_iter: not converged, labels_ agree with the returned centroids
+    km2 = KMeans(5, tol=0, n_init=1, max_iter=2, random_state=0).fit(X)
+    assert km2.n_iter_ == 2 and not km2.converged_
+    assert_array_equal(km2.predict(X), km2.labels_)
+    # tol: stops at the first iteration whose relative decrease is at most tol
+    tol = 0.02
+    km3 = KMeans(5, tol=tol, n_init=1, random_state=0).fit(X)
+    p = km.inertia_path_                                    # the same start, run to the end
+    drop = (p[:-1] - p[1:]) <= tol * p[:-1]
+    assert km3.n_iter_ == int(np.argmax(drop)) + 2
+    assert_allclose(km3.inertia_path_, p[:km3.n_iter_], rtol=1e-12)
+
+
+def test_n_init_keeps_the_best_run(rng):
+    X = _data("blobs", rng, n=300)
+    km = KMeans(6, n_init=5, random_state=11).fit(X)
+    rs = np.random.RandomState(11)
+    runs = [KMeans(6, init=X[rs.choice(len(X), 6, replace=False)]).fit(X) for _ in range(5)]
+    best = runs[int(np.argmin([r.inertia_ for r in runs]))]
+    assert km.inertia_ == best.inertia_
+    assert_array_equal(km.cluster_centers_, best.cluster_centers_)
+    # n_init="auto" (10 runs for init="random") starts with the same 5 draws
+    assert KMeans(6, random_state=11).fit(X).inertia_ <= km.inertia_
+
+
+# ---- sample_weight ------------------------------------------------------------------------------
+
+def test_integer_weights_equal_duplicated_rows(rng):
+    X = _data("blobs", rng, n=120)
+    w = rng.integers(0, 4, size=len(X))
+    init = X[w > 0][:4] + 0.1
+    a = KMeans(4, init=init, tol=0).fit(X, sample_weight=w)
+    b = KMeans(4, init=init, tol=0).fit(np.repeat(X, w, axis=0))
+    assert_allclose(a.cluster_centers_, b.cluster_centers_, rtol=1e-12, atol=1e-12)
+    assert a.inertia_ == pytest.approx(b.inertia_, rel=1e-12)
+    assert_array_equal(a.labels_[w > 0], b.labels_[np.cumsum(w)[w > 0] - 1])
+    c = KMeans(4, init=init, tol=0).fit(X, sample_weight=np.full(len(X), 2.0))
+    d = KMeans(4, init=init, tol=0).fit(X)
+    assert_allclose(c.cluster_centers_, d.cluster_centers_, rtol=1e-12)
+    assert c.inertia_ == pytest.approx(2 * d.inertia_, rel=1e-12)
+    assert c.score(X, sample_weight=np.full(len(X), 2.0)) == pytest.approx(-2 * d.inertia_, rel=1e-12)
+
+
+# ---- against scikit-learn from the same start ---------------------------------------------------
+
+def test_same_result_as_scikit_learn_from_the_same_centroids(rng):
+    from sklearn.cluster import KMeans as SkKMeans
+    X = _data("blobs", rng, n=2000, d=6)
+    init = X[rng.choice(len(X), 8, replace=False)]
+    a = KMeans(8, init=init, tol=0).fit(X)
+    b = SkKMeans(8, init=init, n_init=1, tol=0, algorithm="lloyd").fit(X)
+    assert a.n_iter_ == b.n_iter_
+    assert_array_equal(a.labels_, b.labels_)
+    assert_allclose(a.cluster_centers_, b.cluster_centers_, rtol=1e-10, atol=1e-10)
+    assert a.inertia_ == pytest.approx(b.inertia_, rel=1e-9)
+
+
+def _ref_predict(km, Q):
+    return np.array(ref.assign(np.asarray(Q, dtype=np.float64).tolist(),
+                               km.cluster_centers_.astype(np.float64).tolist())[0])
+
+
+# ---- predict, transform, score ------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_predict_transform_score(rng, dtype):
+    X = _data("blobs", rng, n=300).astype(dtype)
+    Q = _data("blobs", rng, n=50).astype(dtype)
+    km = KMeans(4, random_state=0).fit(X)
+    D = km.transform(Q)
+    assert D.dtype == dtype and D.shape == (50, 4)
+    Qd, Cd = Q.astype(np.float64), km.cluster_centers_.astype(np.float64)
+    assert_allclose(D, np.sqrt(((Qd[:, None, :] - Cd[None]) ** 2).sum(-1)),
+                    rtol=1e-6 if dtype == np.float32 else 1e-12)
+    assert_array_equal(km.predict(Q), np.argmin(D, axis=1))
+    assert_array_equal(km.predict(Q), _ref_predict(km, Q))
+    assert km.score(X) == pytest.approx(-km.inertia_, rel=1e-12)
+    assert_array_equal(KMeans(4, random_state=0).fit_predict(X), km.labels_)
+    assert_allclose(KMeans(4, random_state=0).fit_transform(X), km.transform(X))
+    # a float64 query on a float32 model (and vice versa) is compared on its own values
+    Q64 = Q.astype(np.float64) + 1e-9
+    assert_array_equal(km.predict(Q64), _ref_predict(km, Q64))
+
+
+def test_pipeline(rng):
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    X = _data("blobs", rng, n=200) * [1, 10, 100]
+    pipe = make_pipeline(StandardScaler(), KMeans(4, random_state=0)).fit(X)
+    assert_array_equal(pipe.predict(X), pipe[-1].labels_)
+    assert pipe.transform(X).shape == (200, 4)
+    for n in (1, 5):
+        assert_array_equal(pipe.predict(X[:n]), pipe[-1].labels_[:n])
+
+
+def test_readonly_fortran_and_list_input(rng):
+    X = _data("blobs", rng, n=200)
+    want = KMeans(4, random_state=0).fit(X)
+    Xr = X.copy()
+    Xr.setflags(write=False)
+    for Xin in (Xr, np.asfortranarray(X), X.tolist()):
+        km = KMeans(4, random_state=0).fit(Xin)
+        assert_array_equal(km.labels_, want.labels_)
+        assert_array_equal(km.predict(Xin), want.labels_)
+    km = KMeans(4, init=want.cluster_centers_.tolist()).fit(Xr)      # an init given as a list
+    assert_array_equal(km.labels_, want.labels_)
+
+
+def test_set_params_after_fit_does_not_break_predict(rng):
+    X = _data("blobs", rng, n=200)
+    km = KMeans(4, random_state=0).fit(X)
+    labels = km.predict(X)
+    km.set_params(n_clusters=7)
+    assert_array_equal(km.predict(X), labels)
+    assert km.transform(X).shape == (200, 4)
+
+
+def test_get_feature_names_out(rng):
+    km = KMeans(3, random_state=0).fit(_data("blobs", rng))
+    assert list(km.get_feature_names_out()) == ["kmeans0", "kmeans1", "kmeans2"]
+
+
+# ---- the adjusted Rand index and the tour ------------------------------------------------------
+
+def test_adjusted_rand_index(rng):
+    from sklearn.metrics import adjusted_rand_score
+    for _ in range(20):
+        n = int(rng.integers(2, 60))
+        a = rng.integers(0, int(rng.integers(1, 5)), size=n)
+        b = rng.integers(0, int(rng.integers(1, 5)), size=n)
+        assert cl.adjusted_rand_index(a, b) == pytest.approx(adjusted_rand_score(a, b), abs=1e-12)
+    a = rng.integers(0, 4, size=50)
+    assert cl.adjusted_rand_index(a, (a + 1) % 4) == 1.0            # renaming does not matter
+    assert cl.adjusted_rand_index(["x", "y", "x"], [2, 5, 2]) == 1.0
+    assert cl.adjusted_rand_index([0, 0, 0], [1, 1, 1]) == 1.0
+    with pytest.raises(ValueError):
+        cl.adjusted_rand_index([0, 1], [0, 1, 1])
+
+
+def test_tour_entries_cluster_iris_and_wine():
+    from smml._tour import collect_entries, load, split
+    entries = [e for e in collect_entries() if e.name.startswith("KMeans")]
+    assert entries and all(e.clustering for e in entries)
+    assert {d for e in entries for d in e.datasets} == {"iris", "wine"}
+    X, y = load("iris")
+    Xtr, Xte, ytr, yte = split("iris", X, y)
+    e = entries[0]
+    a, r = e.make().fit(Xtr), e.reference().fit(Xtr)
+    assert_array_equal(a.labels_, r.labels_)
+    assert_array_equal(a.predict(Xte), r.predict(Xte))
+    assert cl.adjusted_rand_index(ytr, a.labels_) > 0.4     # the clusters follow the species
+
+
+# ---- bad input ----------------------------------------------------------------------------------
+
+def test_bad_inputs(rng):
+    X = _data("continuous", rng, n=20)
+    with pytest.raises(ValueError, match="larger than the number of samples"):
+        KMeans(21).fit(X)
+    for bad in (np.nan, np.inf):
+        Xb = X.copy()
+        Xb[3, 1] = bad
+        with pytest.raises(ValueError):
+            KMeans(3).fit(Xb)
+    for params in (dict(n_clusters=0), dict(n_clusters=2.5), dict(tol=-1.0), dict(max_iter=0),
+                   dict(n_init=0), dict(n_init="many"), dict(init="kmeans"), dict(n_jobs=0)):
+        with pytest.raises(ValueError):
+            KMeans(**{"n_clusters": 3, **params}).fit(X)
+    with pytest.raises(ValueError, match="shape"):
+        KMeans(3, init=X[:2]).fit(X)
+    with pytest.raises(ValueError, match="NaN"):
+        KMeans(2, init=np.array([[np.nan, 0, 0], [1, 1, 1]])).fit(X)
+    with pytest.raises(ValueError):
+        KMeans(2, init=np.array([["a", "b", "c"], ["d", "e", "f"]])).fit(X)
+    with pytest.raises(ValueError, match="positive sample_weight"):
+        KMeans(3).fit(X, sample_weight=np.r_[np.ones(2), np.zeros(18)])
+    for sw in (-np.ones(20), np.ones(19), np.zeros(20)):
+        with pytest.raises(ValueError):
+            KMeans(3).fit(X, sample_weight=sw)
+    with pytest.raises(ValueError, match="overflow"):
+        KMeans(3).fit(X * 1e160)
+    with pytest.warns(RuntimeWarning, match="one run"):
+        KMeans(3, init=X[:3], n_init=4).fit(X)
+    with pytest.raises(NotFittedError):
+        KMeans(3).predict(X)
+    km = KMeans(3, random_state=0).fit(X)
+    with pytest.raises(ValueError):
+        km.predict(X[:, :2])
+    with pytest.raises(ValueError):
+        km.predict(np.full((1, 3), np.nan))
+    with pytest.raises(ValueError, match="overflow"):
+        km.predict(np.full((1, 3), 1e200))
+
+
+def test_single_sample_and_as_many_clusters_as_samples(rng):
+    km = KMeans(1).fit([[3.0, 4.0]])
+    assert_array_equal(km.cluster_centers_, [[3.0, 4.0]]) and km.inertia_ == 0
+    X = rng.normal(size=(7, 2))
+    km = KMeans(7, random_state=0).fit(X)
+    assert km.inertia_ == 0.0
+    assert sorted(km.labels_) == list(range(7))
+
+
+def test_float32_beyond_the_float32_gemm_range(rng):
+    X = (_data("blobs", rng, n=120) * 3e17).astype(np.float32)
+    a = KMeans(4, random_state=2, n_init=1, tol=0).fit(X)
+    b = ref.KMeans(4, random_state=2, n_init=1, tol=0).fit(X)
+    _assert_same_fit(a, b, np.float32)
+    assert a.cluster_centers_.dtype == np.float32
+    assert np.all(np.isfinite(a.transform(X)))
+
+
+def test_kernel_rejects_bad_arguments():
+    X = np.zeros((4, 2))
+    C = np.zeros((2, 2))
+    n, lab = np.zeros(4), np.zeros(4, dtype=np.int32)
+    acc, cnt = np.zeros((1, 2 * 4)), np.zeros((1, 2), dtype=np.intp)
+    with pytest.raises(ValueError):
+        _kmeans.lloyd_iter(X, X[:3], n, np.empty(0), C, C, np.zeros(2), np.zeros(2), False, False,
+                           1e-10, lab, C.copy(), C.copy(), np.zeros(2), acc, cnt, 4, 4, True, 1)
+    with pytest.raises(ValueError, match="work arrays"):
+        _kmeans.lloyd_iter(X, X, n, np.empty(0), C, C, np.zeros(2), np.zeros(2), False, False,
+                           1e-10, lab, C.copy(), C.copy(), np.zeros(2), acc[:, :3], cnt, 4, 4, True, 1)
+    with pytest.raises(ValueError, match="label out of range"):
+        _kmeans.recompute_centroids(X, n, np.empty(0), np.array([0, 1, 2, 0], dtype=np.int32), C, C,
+                                    np.zeros(2), np.zeros(2), False, False, C.copy(), C.copy(),
+                                    np.zeros(2), acc, cnt, 4, 1)
+    with pytest.raises(ValueError, match="label out of range"):
+        _kmeans.assign(X, X, n, np.empty(0), C, C, np.zeros(2), 1e-10,
+                       np.array([0, -1, 0, 0], dtype=np.int32), False, True, 4, 4, True, 1)
+    with pytest.raises(ValueError):
+        _kmeans.sqdist_to_assigned(X, C, np.array([0, 5, 0, 0], dtype=np.int32), np.zeros(4), 1)
+    with pytest.raises(ValueError):
+        _kmeans.exact_sqdist(X, C, np.zeros((4, 3)), 1)
+    with pytest.raises(ValueError):
+        _kmeans.min_sqdist_update(X, np.zeros(3), np.zeros(4), 1)
+
+
+# ---- scikit-learn compatibility -----------------------------------------------------------------
+
+# As for scikit-learn's own KMeans: init="random" and "k-means++" draw the initial
+# centroids from the rows, and weighted rows are not the same rows as repeated ones, so
+# the two fits start elsewhere. From the same initial centroids, weights and repeated
+# rows give the same fit (test_integer_weights_equal_duplicated_rows).
+EXPECTED_FAILED = {"check_sample_weight_equivalence_on_dense_data":
+                   "the initial centroids are drawn from the rows, which differ between weighted "
+                   "and repeated data (scikit-learn lists the same check for its KMeans)"}
+
+
+@parametrize_with_checks([KMeans(n_clusters=3, random_state=0),
+                          KMeans(n_clusters=2, init="k-means++", random_state=0)],
+                         expected_failed_checks=lambda est: EXPECTED_FAILED)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
