@@ -3,7 +3,9 @@ import math
 
 import numpy as np
 import pytest
+import scipy.optimize
 from numpy.testing import assert_allclose, assert_array_equal
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.estimator_checks import parametrize_with_checks
 from threadpoolctl import threadpool_limits
 
@@ -37,25 +39,36 @@ def noisy(rng, n=200, d=5, flip=0.1):
 # ---- scikit-learn compatibility -----------------------------------------------------------
 
 _LP_NON_SEPARABLE = ("the notes' linear program y_t w.x_t >= 1 has no solution on this check's random, "
-                     "non-separable data: LinearProgramClassifier raises NotSeparableError by design")
+                     "non-separable data: LinearProgramClassifier raises NotSeparableError by design "
+                     "(soft_margin=True is the mode for such data, and passes every check)")
+_SVM_NON_SEPARABLE = ("the hard-margin SVM (003 section 12) is defined on linearly separable data only; "
+                      "this check's random data are not: HardMarginSVM raises NotSeparableError by design")
 _LP_CHECKS = ["check_fit_score_takes_y", "check_n_features_in_after_fitting", "check_estimators_dtypes",
               "check_dtype_object", "check_estimators_nan_inf", "check_classifier_data_not_an_array",
               "check_classifiers_train", "check_supervised_y_2d", "check_fit_idempotent",
-              "check_fit_check_is_fitted", "check_n_features_in"]
+              "check_fit_check_is_fitted", "check_n_features_in", "check_dont_overwrite_parameters",
+              "check_positive_only_tag_during_fit", "check_f_contiguous_array_estimator",
+              "check_methods_sample_order_invariance", "check_methods_subset_invariance",
+              "check_dict_unchanged", "check_fit2d_predict1d"]
 
 
 def _expected_failed(est):
-    if isinstance(est, L.LinearProgramClassifier):
+    if isinstance(est, L.LinearProgramClassifier) and not est.soft_margin:
         return {c: _LP_NON_SEPARABLE for c in _LP_CHECKS}
+    if isinstance(est, L.HardMarginSVM):
+        return {c: _SVM_NON_SEPARABLE for c in _LP_CHECKS + ["check_non_transformer_estimators_n_iter"]}
     return {}
 
 
 ESTIMATORS = [L.Perceptron(), L.Perceptron(shuffle=True, random_state=0), L.LinearRegression(),
               L.RidgeRegression(), L.LMSRegressor(), L.LMSRegressor(mode="stochastic", max_epochs=200),
               L.LogisticRegression(lam=1e-2), L.LogisticRegression(solver="sgd", max_iter=50, random_state=0),
+              L.LogisticRegression(lam=1e-2, multi_class="softmax"),
               L.Pegasos(random_state=0), L.Pegasos(average=True, random_state=0),
               L.OnlineGradientDescent(), L.OnlineGradientDescent(loss="logistic", sigma=0.1, radius=10.0),
-              L.OnlineGradientDescentRegressor(), L.LinearProgramClassifier(), L.LADRegressor()]
+              L.OnlineGradientDescentRegressor(), L.LinearProgramClassifier(),
+              L.LinearProgramClassifier(soft_margin=True), L.LADRegressor(), L.HardMarginSVM(),
+              L.PolynomialRegression(), L.PolynomialRegression(degree=3, alpha=1.0)]
 
 
 @parametrize_with_checks(ESTIMATORS, expected_failed_checks=_expected_failed)
@@ -229,7 +242,9 @@ def test_logistic_kernel_thread_count_independent(rng):
 
 @pytest.mark.parametrize("make", [L.Perceptron, L.LinearRegression, L.RidgeRegression, L.LMSRegressor,
                                   L.LogisticRegression, L.Pegasos, L.OnlineGradientDescent,
-                                  L.OnlineGradientDescentRegressor, L.LADRegressor])
+                                  L.OnlineGradientDescentRegressor, L.LADRegressor, L.PolynomialRegression,
+                                  lambda: L.LinearProgramClassifier(soft_margin=True),
+                                  lambda: L.LogisticRegression(multi_class="softmax")])
 def test_bad_inputs(make):
     X = np.array([[0.0, 1.0], [1.0, 0.0], [1.0, 1.0], [0.0, 0.0]])
     y = np.array([0, 1, 1, 0])
@@ -458,8 +473,6 @@ def test_logistic_labels_any_type_and_proba(rng):
                                        list(np.append(est.coef_[0], est.intercept_)), 0.1)
     assert_allclose(gr, 0, atol=1e-6)
     assert_allclose(est.objective(X, names), vr, rtol=1e-12)
-    with pytest.raises(ValueError, match="Only binary"):
-        L.LogisticRegression().fit(X, np.arange(100) % 3)
     with pytest.raises(ValueError, match="class"):
         L.LogisticRegression().fit(X, np.zeros(100))
 
@@ -664,3 +677,259 @@ def test_bounds_values_and_inputs():
         with pytest.raises(ValueError):
             bad()
 
+
+# ---- issue 13: the binary path re-derived, the soft-margin LP, the hard-margin SVM, the Perceptron bound
+
+def test_binary_path_rederived_through_the_kernels(rng):
+    # the two-class fits are the notes' algorithms, step by step as before the multiclass mode:
+    # Pegasos (003 section 12) on the same draws, OGD (003 section 10) on the stream in order,
+    # logistic regression by L-BFGS-B on the same objective, the LP by the same HiGHS call
+    X, y, _ = separable(rng, 80, 3, 0.05)
+    X = X + 0.5
+    lab = np.where(y > 0, "p", "n")
+    est = L.Pegasos(lam=0.1, n_iter=500, random_state=7).fit(X, lab)
+    v, u, state = np.zeros(4), np.zeros(4), np.array([1.0, 0.0, 0.0])
+    steps = np.random.RandomState(7).randint(0, 80, size=500).astype(np.intp)
+    assert K.pegasos_steps(X, y.astype(np.int8), steps, v, u, state, 0.1, True, False) == 0
+    assert_array_equal(np.append(est.coef_[0], est.intercept_), state[0] * v)
+    est = L.OnlineGradientDescent(n_epochs=2).fit(X, lab)
+    w, cum = np.zeros(4), np.zeros(1)
+    for t0 in (0, 80):
+        K.sgd_steps(X, y.astype(float), np.arange(80, dtype=np.intp), w, cum, K.LOSS_HINGE, K.SCHED_SQRT,
+                    1.0, 0.0, True, 0.0, t0, True)
+    assert_array_equal(np.append(est.coef_[0], est.intercept_), w)
+    assert est.cumulative_loss_ == cum[0]
+    est = L.LogisticRegression(lam=0.1).fit(X, lab)
+    fun = L.LogisticRegression(lam=0.1)._loss_grad(X, y.astype(float), 1)
+    res = scipy.optimize.minimize(fun, np.zeros(4), jac=True, method="L-BFGS-B",
+                                  options={"maxiter": 1000, "gtol": 1e-6, "ftol": 64 * np.finfo(float).eps,
+                                           "maxls": 50})
+    assert_allclose(np.append(est.coef_[0], est.intercept_), res.x, rtol=1e-12, atol=1e-14)
+    assert est.n_iter_ == res.nit and isinstance(est.n_iter_, int)
+    lp = L.LinearProgramClassifier().fit(X, lab)
+    assert np.all(y * (X @ lp.coef_[0] + lp.intercept_[0]) >= 1 - 1e-9)
+    assert not hasattr(lp, "training_hinge_loss_")
+
+
+# ---- the soft-margin linear program --------------------------------------------------------------
+
+def test_soft_lp_on_xor_by_hand():
+    # for any affine f: f(00) + f(11) = f(01) + f(10), so the hinge sum is >= 4 - (that difference) = 4;
+    # w = 0 reaches it: the mean hinge loss at the optimum is exactly 1
+    X = np.array([[0.0, 0.0], [1.0, 1.0], [0.0, 1.0], [1.0, 0.0]])
+    est = L.LinearProgramClassifier(soft_margin=True).fit(X, [0, 0, 1, 1])
+    assert est.training_hinge_loss_ == pytest.approx(1.0, abs=1e-12)
+    w = np.append(est.coef_[0], est.intercept_)
+    f = np.hstack([X, np.ones((4, 1))]) @ w
+    assert_allclose(np.mean(np.maximum(0, 1 - np.array([-1, -1, 1, 1]) * f)), 1.0, atol=1e-12)
+
+
+def test_soft_lp_separable_reaches_zero_and_hard_constraints(rng):
+    X, y, _ = separable(rng, 100, 3, 0.1)
+    est = L.LinearProgramClassifier(soft_margin=True).fit(X, y)
+    assert est.training_hinge_loss_ == pytest.approx(0.0, abs=1e-9)
+    assert np.all(y * est.decision_function(X) >= 1 - 1e-8)
+
+
+def test_soft_lp_optimum_equals_the_dual_lp(rng):
+    # strong duality: min sum_t xi_t = max sum_t a_t s.t. sum_t a_t y_t x'_t = 0, 0 <= a_t <= 1
+    X = rng.standard_normal((60, 3))
+    y = np.where(X[:, 0] + 0.8 * rng.standard_normal(60) > 0, 1, -1)
+    est = L.LinearProgramClassifier(soft_margin=True).fit(X, y)
+    Z = y[:, None] * np.hstack([X, np.ones((60, 1))])
+    dual = scipy.optimize.linprog(-np.ones(60), A_eq=Z.T, b_eq=np.zeros(4), bounds=[(0, 1)] * 60, method="highs")
+    assert est.training_hinge_loss_ * 60 == pytest.approx(-dual.fun, rel=1e-9)
+    w = np.append(est.coef_[0], est.intercept_)
+    hinge = np.maximum(0, 1 - Z @ w)
+    assert est.training_hinge_loss_ == pytest.approx(hinge.mean(), rel=1e-9)
+    for _ in range(20):                     # and no perturbation does better
+        assert np.maximum(0, 1 - Z @ (w + 0.05 * rng.standard_normal(4))).mean() >= hinge.mean() - 1e-12
+
+
+def test_soft_lp_dual_weights_and_primal_fallback_reach_the_same_optimum(rng, monkeypatch):
+    # the weights come from the dual LP's multipliers; with the acceptance test made impossible
+    # the primal LP with slacks runs instead: both are optimal, with the same hinge sum
+    import smml.linear._lp as LP
+    X = rng.standard_normal((300, 4))
+    y = np.where(X[:, 0] - X[:, 2] + 0.7 * rng.standard_normal(300) > 0, "a", "b")
+    a = L.LinearProgramClassifier(soft_margin=True).fit(X, y)
+    calls = []
+    real = LP._hinge_lp_primal
+    monkeypatch.setattr(LP, "_hinge_lp_primal", lambda A, y_pm: calls.append(1) or real(A, y_pm))
+    monkeypatch.setattr(LP, "_DUAL_RTOL", -1.0)
+    b = L.LinearProgramClassifier(soft_margin=True).fit(X, y)
+    assert calls == [1]
+    assert a.training_hinge_loss_ == pytest.approx(b.training_hinge_loss_, rel=1e-9)
+    Z = np.where(y == "b", 1.0, -1.0)[:, None] * np.hstack([X, np.ones((300, 1))])
+    for est in (a, b):
+        w = np.append(est.coef_[0], est.intercept_)
+        assert np.maximum(0, 1 - Z @ w).mean() == pytest.approx(est.training_hinge_loss_, rel=1e-9)
+
+
+def test_hard_lp_multiclass_names_the_class():
+    X = np.array([[0.0, 0.0], [1.0, 1.0], [0.0, 1.0], [1.0, 0.0], [5.0, 5.0]])
+    with pytest.raises(L.NotSeparableError, match="class '[ab]' against the rest"):
+        L.LinearProgramClassifier().fit(X, ["a", "a", "b", "b", "c"])
+    est = L.LinearProgramClassifier(soft_margin=True).fit(X, ["a", "a", "b", "b", "c"])
+    assert est.training_hinge_loss_.shape == (3,)
+
+
+# ---- the hard-margin SVM ---------------------------------------------------------------------------
+
+def test_hard_margin_by_hand():
+    # no intercept: 2w >= 1 and w >= 1 -> w* = 1, margin 1
+    est = L.HardMarginSVM(fit_intercept=False).fit(np.array([[2.0], [-1.0]]), [1, -1])
+    assert_allclose(est.coef_[0], [1.0], rtol=1e-12)
+    assert est.margin_ == pytest.approx(1.0, rel=1e-12)
+    # with the constant feature: -b >= 1, 2w + b >= 1 -> (w, b) = (1, -1), margin 1/sqrt(2)
+    est = L.HardMarginSVM().fit(np.array([[0.0], [2.0]]), ["neg", "pos"])
+    assert_allclose([est.coef_[0, 0], est.intercept_[0]], [1.0, -1.0], rtol=1e-12)
+    assert est.margin_ == pytest.approx(1 / math.sqrt(2), rel=1e-12)
+    # 2-d: w1 + w2 >= 1 (twice) and 2 w1 >= 1: w* = (1/2, 1/2), margin sqrt(2)
+    X = np.array([[1.0, 1.0], [-1.0, -1.0], [2.0, 0.0]])
+    est = L.HardMarginSVM(fit_intercept=False).fit(X, [1, -1, 1])
+    assert_allclose(est.coef_[0], [0.5, 0.5], rtol=1e-12)
+    assert est.margin_ == pytest.approx(math.sqrt(2), rel=1e-12)
+    assert est.duality_gap_ <= est.tol and est.n_iter_ == 0
+
+
+def _slsqp_max_margin(X, y, fit_intercept):
+    A = np.hstack([X, np.ones((len(y), 1))]) if fit_intercept else X
+    x0 = np.linalg.lstsq(A, y.astype(float), rcond=None)[0]
+    x0 = x0 / np.min(y * (A @ x0))
+    cons = {"type": "ineq", "fun": lambda v: y * (A @ v) - 1.0, "jac": lambda v: y[:, None] * A}
+    res = scipy.optimize.minimize(lambda v: v @ v, x0, jac=lambda v: 2 * v, constraints=[cons], method="SLSQP",
+                                  options={"ftol": 1e-15, "maxiter": 2000})
+    return res.x
+
+
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_hard_margin_is_the_max_margin_separator(rng, fit_intercept):
+    X, y, _ = separable(rng, 150, 4, 0.05)
+    if fit_intercept:
+        X = X + 0.3                                 # separable only with the constant feature
+    est = L.HardMarginSVM(fit_intercept=fit_intercept).fit(X, y)
+    u = np.append(est.coef_[0], est.intercept_) if fit_intercept else est.coef_[0]
+    A = np.hstack([X, np.ones((150, 1))]) if fit_intercept else X
+    m = y * (A @ u)
+    assert m.min() >= 1 - 1e-12                                  # feasible: y_t u.x'_t >= 1
+    assert est.margin_ == pytest.approx(1 / np.linalg.norm(u), rel=1e-15)
+    ref = _slsqp_max_margin(X, y, fit_intercept)
+    assert est.margin_ == pytest.approx(1 / np.linalg.norm(ref), rel=1e-7)
+    assert_allclose(u, ref, rtol=1e-5, atol=1e-7)
+    # KKT: alpha >= 0, w = sum alpha y x', alpha_t > 0 only on the margin
+    a = est.alpha_
+    assert np.all(a >= 0)
+    assert_allclose((a * y) @ A, u, rtol=1e-7, atol=1e-9)
+    assert_allclose(m[est.support_], 1.0, atol=1e-7)
+    assert est.duality_gap_ <= est.tol
+    # the dual value equals the primal one (strong duality), 1/2 ||u||^2
+    assert a.sum() - 0.5 * u @ u == pytest.approx(0.5 * u @ u, rel=1e-8)
+
+
+def test_hard_margin_not_separable_and_multiclass(rng):
+    X = np.array([[0.0, 0.0], [1.0, 1.0], [0.0, 1.0], [1.0, 0.0]])
+    with pytest.raises(L.NotSeparableError, match="not linearly separable"):
+        L.HardMarginSVM().fit(X, [0, 0, 1, 1])
+    with pytest.raises(L.NotSeparableError):
+        L.HardMarginSVM(fit_intercept=False).fit(np.zeros((2, 2)), [0, 1])
+    centres = 8.0 * rng.standard_normal((3, 2))                 # three tight, far apart clusters
+    Xb = np.concatenate([c + 0.3 * rng.standard_normal((25, 2)) for c in centres])
+    yb = np.repeat(["c0", "c1", "c2"], 25)
+    est = L.HardMarginSVM().fit(Xb, yb)
+    assert est.margin_.shape == (3,) and est.score(Xb, yb) == 1.0
+    for c, cls in enumerate(est.classes_):
+        b = L.HardMarginSVM().fit(Xb, yb == cls)
+        assert est.margin_[c] == pytest.approx(b.margin_, rel=1e-15)
+    with pytest.raises(L.NotSeparableError, match="against the rest"):
+        L.HardMarginSVM().fit(np.r_[Xb, X], np.r_[yb, ["c0", "c0", "c1", "c1"]])
+
+
+def test_hard_margin_polish_and_max_iter_warning(rng):
+    X, y, _ = separable(rng, 80, 3, 0.05)
+    with pytest.warns(ConvergenceWarning, match="duality gap"):
+        est = L.HardMarginSVM(tol=1e-300, max_iter=2).fit(X, y)
+    assert est.n_iter_ == 2 and est.duality_gap_ < 1e-9          # still the certified optimum
+    assert np.all(y * est.decision_function(X) >= 1 - 1e-12)
+    # the polish: exact coordinate ascent on the dual. From alpha = 0 on the 2-d case by hand
+    # (w* = (1/2, 1/2)) the dual value never decreases and the iterates reach w*
+    X = np.array([[1.0, 1.0], [-1.0, -1.0], [2.0, 0.0]])
+    yy = np.array([1.0, -1.0, 1.0])
+    q = np.einsum("ij,ij->i", X, X)
+    a, w = np.zeros(3), np.zeros(2)
+    # first step by hand: t = 0, g = y w.x - 1 = -1, alpha_0 = 0 + 1 / ||x_0||^2 = 1/2, w = (1/2, 1/2)
+    viol, st = K.hard_margin_epoch(X, yy, np.array([0], dtype=np.intp), q, a, w, False)
+    assert st == 0 and viol == 1.0
+    assert_allclose(a, [0.5, 0, 0]) and assert_allclose(w, [0.5, 0.5])
+    dual = [a.sum() - 0.5 * w @ w]
+    for _ in range(50):
+        viol, _ = K.hard_margin_epoch(X, yy, np.arange(3, dtype=np.intp), q, a, w, False)
+        dual.append(a.sum() - 0.5 * w @ w)
+    assert np.all(np.diff(dual) >= -1e-15) and viol < 1e-12
+    assert_allclose(w, [0.5, 0.5], rtol=1e-12)
+    assert_allclose((a * yy) @ X, w, rtol=1e-12)
+
+
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_hard_margin_epoch_kernel_matches_reference(rng, fit_intercept):
+    X = rng.standard_normal((40, 3))
+    y = np.where(rng.random(40) < 0.5, 1.0, -1.0)           # any labels: the epoch is defined anyway
+    q = np.einsum("ij,ij->i", X, X) + float(fit_intercept)
+    a, w = np.zeros(40), np.zeros(3 + fit_intercept)
+    ar, wr = [0.0] * 40, [0.0] * (3 + fit_intercept)
+    for _ in range(4):
+        order = rng.permutation(40).astype(np.intp)
+        viol, st = K.hard_margin_epoch(X, y, order, q, a, w, fit_intercept)
+        viol_r = R.hard_margin_dual_epoch(X, y, order, ar, wr, fit_intercept)
+        assert st == 0 and viol == pytest.approx(viol_r, rel=1e-12)
+        assert_allclose(a, ar, rtol=1e-12, atol=1e-15)
+        assert_allclose(w, wr, rtol=1e-12, atol=1e-15)
+
+
+def test_hard_margin_bad_scales():
+    X = np.array([[1.0, 2.0], [-1.0, -3.0]])
+    with pytest.raises(ValueError, match="rescale"):
+        L.HardMarginSVM().fit(X * 1e200, [0, 1])
+    with pytest.raises(ValueError, match="rescale"):
+        L.HardMarginSVM(fit_intercept=False).fit(X * 1e-200, [0, 1])
+    est = L.HardMarginSVM().fit(X * 1e-3, [0, 1])               # moderate scales are fine
+    assert est.score(X * 1e-3, [0, 1]) == 1.0
+
+
+# ---- the Perceptron bound with the max-margin separator (000 Theorem 3) ----------------------------
+
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_perceptron_bound_with_the_hard_margin_svm(rng, fit_intercept):
+    X, y, u_gen = separable(rng, 120, 3, 0.1)
+    if fit_intercept:
+        X = X + 0.2
+    bound = B.perceptron_convergence_bound(X, y, fit_intercept=fit_intercept)
+    svm = L.HardMarginSVM(fit_intercept=fit_intercept).fit(X, y)
+    assert B.perceptron_convergence_bound(X, y, svm) == pytest.approx(bound, rel=1e-12)
+    A = np.hstack([X, np.ones((120, 1))]) if fit_intercept else X
+    # the theorem's value: ||u*||^2 max ||x'||^2 = max ||x'||^2 / gamma*^2
+    assert bound == pytest.approx(np.max(np.sum(A * A, 1)) / svm.margin_ ** 2, rel=1e-12)
+    ref = _slsqp_max_margin(X, y, fit_intercept)
+    assert bound == pytest.approx((ref @ ref) * np.max(np.sum(A * A, 1)), rel=1e-6)
+    if not fit_intercept:
+        assert bound <= B.perceptron_convergence_bound(X, y, u_gen) * (1 + 1e-12)
+    p = L.Perceptron(fit_intercept=fit_intercept, max_epochs=100000).fit(X, y)
+    assert p.converged_ and p.n_updates_ <= bound
+    # shuffled orders too: the theorem holds for any order of the examples
+    for seed in range(3):
+        p = L.Perceptron(fit_intercept=fit_intercept, shuffle=True, random_state=seed, max_epochs=100000).fit(X, y)
+        assert p.converged_ and p.n_updates_ <= bound
+
+
+def test_perceptron_bound_inputs():
+    X, y = np.array([[1.0, 0.0], [0.0, 2.0]]), np.array([1, -1])
+    assert B.perceptron_convergence_bound(X, y) == pytest.approx(B.perceptron_convergence_bound(X, y, [1, -0.5]))
+    with pytest.raises(ValueError):
+        B.perceptron_convergence_bound(X, y, [1.0, -0.5], fit_intercept=True)     # needs d + 1 weights
+    with pytest.raises(ValueError):
+        B.perceptron_convergence_bound(X, np.array([1, 1]))                       # one label only
+    with pytest.raises(L.NotSeparableError):
+        B.perceptron_convergence_bound(np.array([[1.0], [1.0]]), np.array([1, -1]))
+    multi = L.HardMarginSVM().fit(np.eye(3), [0, 1, 2])
+    with pytest.raises(ValueError, match="binary"):
+        B.perceptron_convergence_bound(np.eye(3), np.array([1, -1, 1]), multi)

@@ -2,7 +2,7 @@
 # LMS, Pegasos, projected online gradient descent) and two parallel kernels
 # (the logistic loss and gradient, and decision_function).
 #
-# Conventions (see /work/shared/STYLE.md):
+# Conventions (those of scikit-learn's kernels, e.g. sklearn/cluster/_k_means_lloyd.pyx):
 # - Python validates everything and allocates outputs before a kernel runs.
 # - The ORDER of examples is drawn in Python (from random_state) and passed in
 #   as `order` (intp); the sequential kernels walk it on one thread, nogil.
@@ -23,6 +23,8 @@ from smml._core._blas cimport _dot, _axpy, _scal
 # rows per chunk of the parallel kernels (fixed: determinism needs it fixed)
 cdef enum:
     CHUNK = 512
+
+CHUNK_ROWS = CHUNK
 
 # Software prefetch of the rows of upcoming steps. The sequential kernels know
 # their order of examples in advance (`idx`), and on a large X each step reads
@@ -401,9 +403,52 @@ def decision_function(const floating[:, ::1] X,     # IN  (n, d)
                       int n_threads):
     """out[i, c] = W[c] . X[i] + b[c]. Each entry is computed alone (thread-count independent)."""
     cdef intp_t n = X.shape[0], d = X.shape[1], k = W.shape[0], i, c
-    if n < 4 * CHUNK:
-        n_threads = 1
     with nogil:
         for i in prange(n, schedule="static", num_threads=n_threads):
             for c in range(k):
                 out[i, c] = _dot(<int>d, &X[i, 0], 1, &W[c, 0], 1) + b[c]
+
+
+# ---------------------------------------------------------------------------
+# Hard-margin SVM (003 section 12): coordinate ascent on the dual
+# ---------------------------------------------------------------------------
+def hard_margin_epoch(const float64_t[:, ::1] X,    # IN  (n, d)
+                      const float64_t[::1] y,       # IN  labels in {-1, +1}
+                      const intp_t[::1] order,      # IN  the epoch's order of rows
+                      const float64_t[::1] qdiag,   # IN  ||x'_t||^2 > 0 (with the constant feature)
+                      float64_t[::1] alpha,         # IN/OUT dual variables, >= 0
+                      float64_t[::1] w,             # IN/OUT sum_t alpha_t y_t x'_t  (d + fit_intercept,)
+                      bint fit_intercept):
+    """One pass of exact coordinate ascent on the dual of min 1/2 ||w||^2 s.t. y_t w.x'_t >= 1.
+
+    Dual: max_{alpha >= 0} sum_t alpha_t - 1/2 ||sum_t alpha_t y_t x'_t||^2. For t in order,
+    alpha_t is set to the maximiser of the dual in alpha_t alone,
+    max(0, alpha_t - (y_t w.x'_t - 1) / ||x'_t||^2), and w follows. Returns
+    (largest projected-gradient violation seen, status); status 1 if w stopped being finite.
+    """
+    cdef intp_t n = order.shape[0], d = X.shape[1], k, i
+    cdef double g, a_old, a_new, delta, viol = 0.0, pg
+    cdef int status = 0
+    with nogil:
+        for k in range(n):
+            i = order[k]
+            g = _dot(<int>d, &X[i, 0], 1, &w[0], 1)
+            if fit_intercept:
+                g = g + w[d]
+            g = y[i] * g - 1.0                     # the dual gradient is -g
+            a_old = alpha[i]
+            pg = g if a_old > 0.0 else (g if g < 0.0 else 0.0)
+            if fabs(pg) > viol:
+                viol = fabs(pg)
+            a_new = a_old - g / qdiag[i]
+            if a_new < 0.0:
+                a_new = 0.0
+            delta = a_new - a_old
+            if delta != 0.0:
+                alpha[i] = a_new
+                _axpy(<int>d, delta * y[i], &X[i, 0], 1, &w[0], 1)
+                if fit_intercept:
+                    w[d] += delta * y[i]
+        if not _all_finite(&w[0], w.shape[0]):
+            status = 1
+    return viol, status

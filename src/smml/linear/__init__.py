@@ -1,6 +1,7 @@
 """Linear predictors of the notes: Perceptron, least squares, ridge, LMS,
-logistic regression, Pegasos, projected online gradient descent and the two
-linear programs.
+logistic regression, Pegasos, projected online gradient descent, the two
+linear programs (hard and soft margin for classification), the hard-margin
+SVM and polynomial regression.
 
 Sources: 000, "Linear predictors" ("Hyperplanes", "Training linear
 classifiers", "Linear regression", "Ridge Regression"); 001 (LMS / Widrow-Hoff,
@@ -20,7 +21,14 @@ unpenalised, as the issue and scikit-learn do).
 
 Labels: binary classifiers map ``classes_[0]`` to -1 and ``classes_[1]`` to +1
 and predict with sgn(w.x) where sgn(0) = -1 (000, "Linear predictors"), i.e.
-a score of exactly 0 gives ``classes_[0]``.
+a score of exactly 0 gives ``classes_[0]``. More than two classes (an
+extension beyond the notes' binary definitions): every classifier runs one
+binary problem per class (one-vs-rest: classes_[c] +1, the rest -1) and
+predicts the class of the largest score, the first class on ties;
+``LogisticRegression(multi_class="softmax")`` fits the multinomial model
+instead. The random learners (Pegasos, OGD, SGD logistic regression) share
+their random draws between the binary problems: problem c is exactly the
+binary fit on (X, y == classes_[c]) with the same ``random_state``.
 
 Every sequential learner draws the order of the examples in Python from
 ``random_state`` and runs a compiled nogil kernel on it
@@ -28,14 +36,17 @@ Every sequential learner draws the order of the examples in Python from
 twins that the tests compare with on the same order.
 """
 from smml.linear._base import DivergenceError, NotSeparableError
+from smml.linear._hard_margin import HardMarginSVM
 from smml.linear._least_squares import LinearRegression, LMSRegressor, RidgeRegression
 from smml.linear._logistic import LogisticRegression
 from smml.linear._lp import LADRegressor, LinearProgramClassifier
 from smml.linear._ogd import OnlineGradientDescent, OnlineGradientDescentRegressor
 from smml.linear._pegasos import Pegasos
 from smml.linear._perceptron import Perceptron
+from smml.linear._polynomial import PolynomialRegression
 
 __all__ = ["Perceptron", "LinearRegression", "RidgeRegression", "LMSRegressor",
            "LogisticRegression", "Pegasos", "OnlineGradientDescent",
-           "OnlineGradientDescentRegressor", "LinearProgramClassifier", "LADRegressor",
+           "OnlineGradientDescentRegressor", "LinearProgramClassifier", "LADRegressor", "HardMarginSVM",
+           "PolynomialRegression",
            "DivergenceError", "NotSeparableError"]

@@ -7,6 +7,7 @@ import scipy.sparse
 from sklearn.utils.multiclass import type_of_target
 
 from smml._core import _linear as _k
+from smml._threads import threads_for
 from smml._validation import (Options, check_is_fitted,
                               check_random_state, encode_classes, validate_X)
 from smml.base import ClassifierMixin, RegressorMixin, SmmlEstimator
@@ -15,6 +16,7 @@ from smml.base import ClassifierMixin, RegressorMixin, SmmlEstimator
 
 _BOOL = Options(True, False)
 _PEGASOS_CHUNK = 1 << 16     # steps drawn per call of the Pegasos / OGD kernels
+_GRAIN = 2 * _k.CHUNK_ROWS   # rows worth one thread of the parallel kernels (threads_for)
 
 
 class DivergenceError(ValueError, FloatingPointError):
@@ -48,19 +50,24 @@ def _raise_divergence(est, where, hint):
                           f"{where}; {hint}")
 
 
-def _binary_labels(est, y):
-    """classes_ and labels in {-1, +1} (float64 and int8); binary classifiers only."""
+def _problem_labels(est, y):
+    """classes_ and the label vectors of the binary problems, as an (n_problems, n) float64 array.
+
+    Two classes: one problem, classes_[1] -> +1 and classes_[0] -> -1 (the notes' binary
+    setting). More: one-vs-rest, problem c labels
+    classes_[c] +1 and every other class -1.
+    """
     y_type = type_of_target(y, input_name="y", raise_unknown=True)
+    if y_type not in ("binary", "multiclass"):
+        raise ValueError(f"{type(est).__name__}: unsupported target type {y_type!r}: expected binary "
+                         "or multiclass labels")
     classes, y_enc = encode_classes(y)
     if len(classes) == 1:
-        raise ValueError(f"{type(est).__name__} needs samples of 2 classes; "
+        raise ValueError(f"{type(est).__name__} needs samples of at least 2 classes; "
                          f"the data contain only one class: {classes[0]!r}")
-    if y_type != "binary" or len(classes) != 2:
-        raise ValueError("Only binary classification is supported. The type of the target "
-                         f"is {y_type} ({len(classes)} classes); wrap the estimator in "
-                         "sklearn.multiclass.OneVsRestClassifier for more classes.")
-    y_pm = np.where(y_enc == 1, 1.0, -1.0)
-    return classes, y_pm, y_pm.astype(np.int8)
+    if len(classes) == 2:
+        return classes, np.where(y_enc == 1, 1.0, -1.0)[None, :]
+    return classes, np.where(y_enc[None, :] == np.arange(len(classes))[:, None], 1.0, -1.0)
 
 
 def _small_change(w, prev, tol):
@@ -83,7 +90,7 @@ def _scores(est, X):
     W = np.ascontiguousarray(est.coef_, dtype=dtype)
     b = np.ascontiguousarray(est.intercept_, dtype=dtype)
     out = np.empty((X.shape[0], W.shape[0]), dtype=dtype)
-    _k.decision_function(X, W, b, out, est._n_threads())
+    _k.decision_function(X, W, b, out, threads_for(est._n_threads, X.shape[0], _GRAIN))
     return out
 
 
@@ -131,37 +138,59 @@ def _center(X, y, fit_intercept):
     return X, y, np.zeros(X.shape[1]), 0.0
 
 
-class _BinaryLinearClassifier(ClassifierMixin, SmmlEstimator):
-    """decision_function / predict of a binary linear classifier (sgn(0) = -1)."""
+class _LinearClassifier(ClassifierMixin, SmmlEstimator):
+    """A linear classifier that is binary on two classes and one-vs-rest on more.
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        return tags
+    Two classes: one weight vector, predict = sgn(w.x') with sgn(0) = -1 (000). More
+    classes (an extension beyond the notes' binary definitions): one binary problem per
+    class c (classes_[c] against the rest, labels +1 / -1), ``coef_`` (n_classes, d),
+    ``intercept_`` (n_classes,), ``decision_function`` (n, n_classes) and predict = the
+    class of the largest score (ties: the first class in ``classes_``).
+    """
 
     def decision_function(self, X):
-        """w.x' (with the constant feature), one value per row; > 0 means classes_[1]."""
-        return _scores(self, X)[:, 0]
+        """w.x' per row (two classes: shape (n,), > 0 means classes_[1]); one-vs-rest: (n, n_classes)."""
+        s = _scores(self, X)
+        return s[:, 0] if s.shape[1] == 1 else s
 
     def predict(self, X):
-        """classes_[1] where w.x' > 0, else classes_[0] (sgn(0) = -1, 000 "Linear predictors")."""
-        positive = self.decision_function(X) > 0
-        return self.classes_[positive.astype(np.intp)]
+        """Two classes: classes_[1] where w.x' > 0, else classes_[0] (sgn(0) = -1, 000 "Linear
+        predictors"). More: the class of the largest score (first class on ties)."""
+        s = _scores(self, X)
+        if s.shape[1] == 1:
+            return self.classes_[(s[:, 0] > 0).astype(np.intp)]
+        return self.classes_[np.argmax(s, axis=1)]
 
     def _set_augmented(self, w, d):
         """coef_ (1, d) and intercept_ (1,) from the augmented weight vector w."""
         self.coef_, self.intercept_ = _split_w(w, d, self.fit_intercept)
 
-    def _pm(self, y):
-        """Labels y mapped to +1 (classes_[1]) / -1 (classes_[0]); others are an error."""
+    def _set_problems(self, W, d):
+        """coef_ / intercept_ from the augmented weights of the problems, W (n_problems, d + fi)."""
+        if W.shape[0] == 1:
+            self._set_augmented(W[0], d)
+            return
+        self.coef_ = np.array(W[:, :d], copy=True)
+        self.intercept_ = (np.array(W[:, d], copy=True) if self.fit_intercept
+                           else np.zeros(W.shape[0], dtype=self.coef_.dtype))
+
+    def _augmented_weights(self):
+        """The fitted weights as (n_problems, d + fit_intercept)."""
+        W = np.atleast_2d(self.coef_)
+        if self.fit_intercept:
+            W = np.hstack([W, np.reshape(self.intercept_, (-1, 1))])
+        return W
+
+    def _problem_targets(self, y):
+        """Labels y as the +1 / -1 targets of each problem (n_problems, n); others are an error."""
         check_is_fitted(self)
         y = np.asarray(y)
-        pos = y == self.classes_[1]
-        if not np.all(pos | (y == self.classes_[0])):
+        hits = np.array([np.asarray(y == c, dtype=bool).reshape(-1) for c in self.classes_])
+        if not np.all(hits.any(axis=0)):
             raise ValueError(f"y contains labels outside classes_ {self.classes_.tolist()}")
-        return np.where(pos, 1.0, -1.0)
-
-
+        if len(self.classes_) == 2:
+            return np.where(hits[1], 1.0, -1.0)[None, :]
+        return np.where(hits, 1.0, -1.0)
 
 
 class _LinearRegressorBase(RegressorMixin, SmmlEstimator):
@@ -185,5 +214,5 @@ class _LinearRegressorBase(RegressorMixin, SmmlEstimator):
         X = validate_X(self, X, reset=False, dtype="float64")
         out = np.empty((X.shape[0], 1))
         _k.decision_function(X, self.coef_.reshape(1, -1), np.array([self.intercept_]), out,
-                             self._n_threads())
+                             threads_for(self._n_threads, X.shape[0], _GRAIN))
         return out[:, 0]

@@ -1,19 +1,24 @@
 """Logistic regression (001; 002; 003 section 15)."""
+import contextlib
 
 import numpy as np
-import scipy.linalg
 import scipy.optimize
-import scipy.sparse
+from scipy.special import expit, logsumexp, softmax
 
 from smml._core import _linear as _k
-from smml._threads import blas_single_thread
-from smml._validation import (N_JOBS, RANDOM_STATE, Interval, Options, validate_X_y)
+from smml._threads import blas_single_thread, threads_for
+from smml._validation import (N_JOBS, RANDOM_STATE, Interval, Options, encode_classes, validate_X_y)
 
-from smml.linear._base import (_BOOL, _binary_labels, _check_rng, _raise_divergence, _small_change, _split_w,
-                               _BinaryLinearClassifier)
+from smml.linear._base import (_BOOL, _GRAIN, _check_rng, _problem_labels, _raise_divergence, _small_change,
+                               _LinearClassifier)
 
-class LogisticRegression(_BinaryLinearClassifier):
-    """Binary logistic regression: min_w (1/m) sum_t ln(1 + e^{-y_t w.x_t}) + lam/2 ||w||^2.
+
+#: from this many n * d * n_classes on, the softmax loss's matrix products may use BLAS threads
+_SOFTMAX_THREADED_WORK = 1 << 24
+
+
+class LogisticRegression(_LinearClassifier):
+    """Logistic regression: min_w (1/m) sum_t ln(1 + e^{-y_t w.x_t}) + lam/2 ||w||^2.
 
     The logistic loss with the natural log, as in 002 ("Logistic regression");
     003, section 15 writes it with log2, which multiplies the loss by the
@@ -30,18 +35,42 @@ class LogisticRegression(_BinaryLinearClassifier):
 
     Labels of any type; ``classes_[1]`` is the positive class (y = 1 of 001).
     ``max_iter``: L-BFGS iterations, or SGD epochs.
+
+    More than two classes (an extension: the notes define the binary problem only):
+
+    - ``multi_class="ovr"`` (default): one binary logistic regression per class
+      (classes_[c] against the rest), each the problem above; ``predict`` is the
+      class of the largest score w_c.x' (first class on ties) and ``predict_proba``
+      the per-class probabilities 1/(1 + e^{-w_c.x'}) normalised to sum to 1 (as
+      scikit-learn's one-vs-rest). With ``solver="sgd"`` the problems share the
+      random draws: every epoch draws one order from ``random_state`` and each
+      still-running problem walks it, so problem c is exactly the binary fit on
+      (X, y == classes_[c]) with the same ``random_state``.
+    - ``multi_class="softmax"``: multinomial logistic regression,
+      min_W (1/m) sum_t -ln softmax(W x'_t)_{y_t} + lam/2 ||W||_F^2 (intercepts
+      not penalised; scikit-learn's multinomial ``LogisticRegression(C=1/(lam m))``),
+      solved by L-BFGS-B (``solver="lbfgs"`` only). The objective does not change
+      when one constant is added to every intercept; the intercepts returned sum
+      to 0. ``predict_proba`` = softmax of the scores.
+
+    Two classes always give the binary problem above, whatever ``multi_class``.
+
+    Attributes: ``coef_`` (1, d) or (n_classes, d), ``intercept_`` (1,) or
+    (n_classes,), ``n_iter_`` (int; one-vs-rest: an array, one per class).
     """
 
     _parameter_spec = {"lam": Interval(float, 0, None), "fit_intercept": _BOOL,
-                       "solver": Options("lbfgs", "sgd"), "max_iter": Interval(int, 1, None),
+                       "solver": Options("lbfgs", "sgd"), "multi_class": Options("ovr", "softmax"),
+                       "max_iter": Interval(int, 1, None),
                        "tol": Interval(float, 0, None), "learning_rate": Interval(float, 0, None, "neither"),
                        "random_state": RANDOM_STATE, "n_jobs": N_JOBS}
 
-    def __init__(self, lam=1e-3, fit_intercept=True, solver="lbfgs", max_iter=1000, tol=1e-6,
-                 learning_rate=0.01, random_state=None, n_jobs=None):
+    def __init__(self, lam=1e-3, fit_intercept=True, solver="lbfgs", multi_class="ovr", max_iter=1000,
+                 tol=1e-6, learning_rate=0.01, random_state=None, n_jobs=None):
         self.lam = lam
         self.fit_intercept = fit_intercept
         self.solver = solver
+        self.multi_class = multi_class
         self.max_iter = max_iter
         self.tol = tol
         self.learning_rate = learning_rate
@@ -52,7 +81,7 @@ class LogisticRegression(_BinaryLinearClassifier):
         """f(w) -> (objective, gradient) on the compiled kernel."""
         n_chunks = _k.n_chunks_for(X.shape[0])
         slabs = np.empty((n_chunks, X.shape[1] + 2))
-        n_threads = max(1, min(n_threads, n_chunks // 2))   # small problems: no thread team
+        n_threads = threads_for(n_threads, n_chunks * _k.CHUNK_ROWS, _GRAIN)
         fi = bool(self.fit_intercept)
         lam = float(self.lam)
 
@@ -65,53 +94,133 @@ class LogisticRegression(_BinaryLinearClassifier):
             return val, g
         return fun
 
+    def _options(self):
+        return {"maxiter": self.max_iter, "gtol": self.tol, "ftol": 64 * np.finfo(float).eps, "maxls": 50}
+
+    def _lbfgs(self, X, y_pm):
+        fun = self._loss_grad(X, y_pm, self._n_threads())
+        # L-BFGS works on (d+1)-vectors: BLAS threads there only cost (and the
+        # kernel's per-row dot/axpy are single-threaded BLAS called from OpenMP threads)
+        with blas_single_thread():
+            res = scipy.optimize.minimize(fun, np.zeros(X.shape[1] + bool(self.fit_intercept)), jac=True,
+                                          method="L-BFGS-B", options=self._options())
+        return res.x, int(res.nit)
+
+    def _sgd(self, X, Y):
+        """001's SGD rule on every problem; each epoch draws one order, shared by the problems."""
+        n, d = X.shape
+        fi = bool(self.fit_intercept)
+        rng = _check_rng(self.random_state)
+        W = np.zeros((Y.shape[0], d + fi))
+        cum = np.zeros(1)
+        n_iter = np.zeros(Y.shape[0], dtype=int)
+        running = list(range(Y.shape[0]))
+        for epoch in range(self.max_iter):
+            order = rng.permutation(n).astype(np.intp, copy=False)
+            still = []
+            for c in running:
+                w = W[c]
+                prev = w.copy()
+                st = _k.sgd_steps(X, Y[c], order, w, cum, _k.LOSS_LOGISTIC, _k.SCHED_CONST,
+                                  float(self.learning_rate), float(self.lam), False, 0.0, 0, fi)
+                n_iter[c] += 1
+                if st:
+                    _raise_divergence(self, f"in SGD epoch {n_iter[c]}", "lower learning_rate")
+                if not _small_change(w, prev, self.tol):
+                    still.append(c)
+            running = still
+            if not running:
+                break
+        return W, n_iter
+
     def fit(self, X, y):
         self._validate_params()
         X, y = validate_X_y(self, X, y, dtype="float64", classifier=True)
-        self.classes_, y_pm, _ = _binary_labels(self, y)
-        n, d = X.shape
-        fi = bool(self.fit_intercept)
-        w0 = np.zeros(d + fi)
+        self.classes_, Y = _problem_labels(self, y)
+        d = X.shape[1]
+        K = len(self.classes_)
+        self._softmax = K > 2 and self.multi_class == "softmax"
+        if self._softmax:
+            if self.solver != "lbfgs":
+                raise ValueError("LogisticRegression: multi_class='softmax' is solved by L-BFGS only; "
+                                 "use solver='lbfgs' (or multi_class='ovr' with solver='sgd')")
+            self._fit_softmax(X, encode_classes(y)[1], K)
+            return self
         if self.solver == "lbfgs":
-            fun = self._loss_grad(X, y_pm, self._n_threads())
-            # L-BFGS works on (d+1)-vectors: BLAS threads there only cost (and the
-            # kernel's per-row dot/axpy are single-threaded BLAS called from OpenMP threads)
-            with blas_single_thread():
-                res = scipy.optimize.minimize(fun, w0, jac=True, method="L-BFGS-B",
-                                              options={"maxiter": self.max_iter, "gtol": self.tol,
-                                                       "ftol": 64 * np.finfo(float).eps, "maxls": 50})
-            w = res.x
-            self.n_iter_ = int(res.nit)
+            fits = [self._lbfgs(X, y_pm) for y_pm in Y]
+            W = np.array([w for w, _ in fits])
+            n_iter = np.array([it for _, it in fits])
         else:
-            rng = _check_rng(self.random_state)
-            w = w0
-            cum = np.zeros(1)
-            self.n_iter_ = 0
-            for epoch in range(self.max_iter):
-                prev = w.copy()
-                order = rng.permutation(n).astype(np.intp, copy=False)
-                st = _k.sgd_steps(X, y_pm, order, w, cum, _k.LOSS_LOGISTIC, _k.SCHED_CONST,
-                                  float(self.learning_rate), float(self.lam), False, 0.0, 0, fi)
-                self.n_iter_ += 1
-                if st:
-                    _raise_divergence(self, f"in SGD epoch {self.n_iter_}", "lower learning_rate")
-                if _small_change(w, prev, self.tol):
-                    break
-        self.coef_, self.intercept_ = _split_w(w, d, fi)
+            W, n_iter = self._sgd(X, Y)
+        self.n_iter_ = int(n_iter[0]) if K == 2 else n_iter
+        self._set_problems(W, d)
         return self
 
+    # ---- multinomial (softmax) ----------------------------------------------------------
+    def _fit_softmax(self, X, yk, K):
+        n, d = X.shape
+        fi = bool(self.fit_intercept)
+        lam = float(self.lam)
+        onehot = np.zeros((n, K))
+        onehot[np.arange(n), yk] = 1.0
+        rows = np.arange(n)
+
+        def fun(theta):
+            W = theta[:K * d].reshape(K, d)
+            with np.errstate(over="ignore", invalid="ignore"):
+                Z = X @ W.T
+                if fi:
+                    Z += theta[K * d:]
+                lse = logsumexp(Z, axis=1)
+                val = float(np.mean(lse - Z[rows, yk])) + 0.5 * lam * float(np.sum(W * W))
+                G = (np.exp(Z - lse[:, None]) - onehot) / n
+                grad = np.concatenate([(G.T @ X + lam * W).ravel(), G.sum(axis=0) if fi else []])
+            if not (np.isfinite(val) and np.all(np.isfinite(grad))):
+                _raise_divergence(self, "while evaluating the softmax loss", "rescale the features")
+            return val, grad
+
+        # small problems: BLAS threads only cost (a thread team per tiny product)
+        limit = blas_single_thread() if n * d * K < _SOFTMAX_THREADED_WORK else contextlib.nullcontext()
+        with limit:
+            res = scipy.optimize.minimize(fun, np.zeros(K * (d + fi)), jac=True, method="L-BFGS-B",
+                                          options=self._options())
+        self.coef_ = res.x[:K * d].reshape(K, d).copy()
+        b = res.x[K * d:] if fi else np.zeros(K)
+        self.intercept_ = b - b.mean()        # the objective is invariant to a common shift
+        self.n_iter_ = int(res.nit)
+
+    # ---- probabilities and the objective -------------------------------------------------
     def predict_proba(self, X):
-        """[P(classes_[0] | x), P(classes_[1] | x)] with P(classes_[1] | x) = 1/(1 + e^{-w.x'})."""
-        from scipy.special import expit
-        p = expit(self.decision_function(X))
-        return np.column_stack([1.0 - p, p])
+        """Two classes: [P(classes_[0] | x), P(classes_[1] | x)] with P(classes_[1] | x) = 1/(1 + e^{-w.x'}).
+
+        One-vs-rest: the per-class sigmoids normalised to sum to 1; softmax: softmax of the scores.
+        """
+        s = self.decision_function(X)
+        if s.ndim == 1:
+            p = expit(s)
+            return np.column_stack([1.0 - p, p])
+        if getattr(self, "_softmax", False):
+            return softmax(s, axis=1)
+        p = expit(s)
+        return p / p.sum(axis=1, keepdims=True)
 
     def predict_log_proba(self, X):
         return np.log(self.predict_proba(X))
 
     def objective(self, X, y):
-        """The minimised objective at the fitted weights, on (X, y)."""
+        """The minimised objective at the fitted weights, on (X, y).
+
+        Two classes: a float. One-vs-rest: an array, the binary objective of each class's
+        problem. Softmax: the multinomial objective (a float).
+        """
         from smml.losses import logistic
-        y_pm = self._pm(y)
-        w = self.coef_.ravel()
-        return float(np.mean(logistic(y_pm, self.decision_function(X))) + 0.5 * self.lam * (w @ w))
+        if getattr(self, "_softmax", False):
+            Y = self._problem_targets(y)
+            S = self.decision_function(X)
+            ce = logsumexp(S, axis=1) - S[Y.T > 0]
+            return float(np.mean(ce) + 0.5 * self.lam * np.sum(self.coef_ ** 2))
+        Y = self._problem_targets(y)
+        S = self.decision_function(X).reshape(len(Y[0]), -1)
+        vals = np.array([float(np.mean(logistic(Y[c], S[:, c])) + 0.5 * self.lam * (self.coef_[c] @ self.coef_[c]))
+                         for c in range(Y.shape[0])])
+        return float(vals[0]) if Y.shape[0] == 1 else vals

@@ -5,7 +5,7 @@ import numpy as np
 from smml._core import _linear as _k
 from smml._validation import (N_JOBS, RANDOM_STATE, Interval, Options, validate_X, validate_X_y)
 
-from smml.linear._base import (_BOOL, _binary_labels, _check_rng, _raise_divergence, _BinaryLinearClassifier,
+from smml.linear._base import (_BOOL, _check_rng, _problem_labels, _raise_divergence, _LinearClassifier,
                                _LinearRegressorBase)
 
 _LOSS_CODES = {"hinge": _k.LOSS_HINGE, "logistic": _k.LOSS_LOGISTIC, "square": _k.LOSS_SQUARE}
@@ -15,18 +15,21 @@ class _OGDMixin:
     """Projected OGD of 003, section 10, shared by the classifier and the regressor."""
 
 
-    def _reset(self, p):
+    def _reset(self, p, n_problems=None):
+        """w_1 = 0: one weight vector (p,), or (n_problems, p) for a one-vs-rest classifier."""
         if hasattr(self, "eta_"):
             del self.eta_
-        self.w_ = np.zeros(p)
+        self.w_ = np.zeros(p) if n_problems is None else np.zeros((n_problems, p))
         self.t_ = 0
-        self.cumulative_loss_ = 0.0
+        self.cumulative_loss_ = 0.0 if n_problems is None else np.zeros(n_problems)
         self._rng = _check_rng(self.random_state)
 
     def _stream(self, X, y_f, n_epochs):
+        """n_epochs passes of the stream; y_f (n,) for one problem, (n_problems, n) for one-vs-rest
+        (each epoch's order is drawn once and walked by every problem)."""
         n, d = X.shape
         fi = bool(self.fit_intercept)
-        if self.w_.shape[0] != d + fi:
+        if self.w_.shape[-1] != d + fi:
             # the kernel writes w[d] when fi: a w_ from another fit_intercept is out of bounds
             raise ValueError(f"{type(self).__name__}: fit_intercept was changed to {self.fit_intercept!r} "
                              "since the first call to partial_fit; call fit (or clone) to restart")
@@ -40,18 +43,25 @@ class _OGDMixin:
         else:
             eta = self.eta_ = float(self.eta)
         radius = 0.0 if self.radius is None else float(self.radius)
-        cum = np.array([self.cumulative_loss_])
+        W = self.w_.reshape(-1, d + fi)           # a view: the kernel updates self.w_
+        Y = y_f.reshape(-1, n)
+        cum = np.array(self.cumulative_loss_, dtype=np.float64).reshape(-1)
         in_order = np.arange(n, dtype=np.intp)
-        for epoch in range(n_epochs):
-            order = self._rng.permutation(n).astype(np.intp, copy=False) if self.shuffle else in_order
-            st = _k.sgd_steps(X, y_f, order, self.w_, cum, _LOSS_CODES[self.loss], sched,
-                              eta, l2, True, radius, self.t_, fi)
-            if st:
-                self.cumulative_loss_ = float(cum[0])
-                _raise_divergence(self, f"after step {self.t_}", "lower eta or set a radius")
-            self.t_ += n
-        self.cumulative_loss_ = float(cum[0])
-        self._set_augmented(self.w_, d)
+        try:
+            for epoch in range(n_epochs):
+                order = self._rng.permutation(n).astype(np.intp, copy=False) if self.shuffle else in_order
+                for c in range(W.shape[0]):
+                    st = _k.sgd_steps(X, Y[c], order, W[c], cum[c:c + 1], _LOSS_CODES[self.loss], sched,
+                                      eta, l2, True, radius, self.t_, fi)
+                    if st:
+                        _raise_divergence(self, f"after step {self.t_}", "lower eta or set a radius")
+                self.t_ += n
+        finally:
+            self.cumulative_loss_ = float(cum[0]) if self.w_.ndim == 1 else cum
+        if self.w_.ndim == 1:
+            self._set_augmented(self.w_, d)
+        else:
+            self._set_problems(self.w_, d)
         self.n_steps_ = self.t_
 
     @property
@@ -65,7 +75,7 @@ _OGD_SPEC = {"eta": Interval(float, 0, None, "neither"), "radius": (Options(None
              "shuffle": _BOOL, "fit_intercept": _BOOL, "random_state": RANDOM_STATE, "n_jobs": N_JOBS}
 
 
-class OnlineGradientDescent(_OGDMixin, _BinaryLinearClassifier):
+class OnlineGradientDescent(_OGDMixin, _LinearClassifier):
     """Projected online gradient descent (003, section 10) as a binary classifier.
 
     w_1 = 0; for t = 1, 2, ...: w'_{t+1} = w_t - eta_t grad l_t(w_t) and
@@ -83,6 +93,14 @@ class OnlineGradientDescent(_OGDMixin, _BinaryLinearClassifier):
     Attributes: ``cumulative_loss_`` = sum_t l_t(w_t) (loss suffered before each
     update), ``n_steps_`` = T, ``average_loss_``; compare with
     :func:`smml.bounds.ogd_regret_bound` / :func:`smml.bounds.ogd_strongly_convex_regret_bound`.
+
+    More than two classes (an extension: the notes' OGD is binary here):
+    one-vs-rest, one stream per class (classes_[c] +1, the rest -1) on the
+    same order of examples (each epoch's shuffle is drawn once from
+    ``random_state`` and walked by every problem, so problem c is exactly the
+    binary fit on (X, y == classes_[c]) with the same ``random_state``);
+    ``cumulative_loss_`` and ``average_loss_`` are then arrays, one per class,
+    and ``predict`` is the class of the largest score (first class on ties).
     """
 
     _parameter_spec = {"loss": Options("hinge", "logistic", "square"), **_OGD_SPEC}
@@ -102,9 +120,9 @@ class OnlineGradientDescent(_OGDMixin, _BinaryLinearClassifier):
     def fit(self, X, y):
         self._validate_params()
         X, y = validate_X_y(self, X, y, dtype="float64", classifier=True)
-        self.classes_, y_pm, _ = _binary_labels(self, y)
-        self._reset(X.shape[1] + int(self.fit_intercept))
-        self._stream(X, y_pm, self.n_epochs)
+        self.classes_, Y = _problem_labels(self, y)
+        self._reset(X.shape[1] + int(self.fit_intercept), None if len(Y) == 1 else len(Y))
+        self._stream(X, Y[0] if len(Y) == 1 else Y, self.n_epochs)
         return self
 
     def partial_fit(self, X, y, classes=None):
@@ -116,18 +134,17 @@ class OnlineGradientDescent(_OGDMixin, _BinaryLinearClassifier):
                 raise ValueError("classes must be passed on the first call to partial_fit")
             X, y = validate_X_y(self, X, y, dtype="float64", classifier=True)
             classes = np.unique(np.asarray(classes))
-            if len(classes) != 2:
-                raise ValueError("Only binary classification is supported: classes must hold 2 labels, "
-                                 f"got {classes.tolist()}")
+            if len(classes) < 2:
+                raise ValueError(f"classes must hold at least 2 labels, got {classes.tolist()}")
             self.classes_ = classes
-            self._reset(X.shape[1] + int(self.fit_intercept))
+            self._reset(X.shape[1] + int(self.fit_intercept), None if len(classes) == 2 else len(classes))
         else:
             X = validate_X(self, X, reset=False, dtype="float64")
             y = np.asarray(y)
             if y.ndim != 1 or len(y) != X.shape[0]:
                 raise ValueError(f"y must be 1-d with {X.shape[0]} entries, got shape {np.shape(y)}")
-        y_pm = self._pm(y)
-        self._stream(X, y_pm, 1)
+        Y = self._problem_targets(y)
+        self._stream(X, Y[0] if len(Y) == 1 else Y, 1)
         return self
 
 

@@ -5,8 +5,8 @@ import numpy as np
 from smml._core import _linear as _k
 from smml._validation import (N_JOBS, RANDOM_STATE, Interval, validate_X_y)
 
-from smml.linear._base import (_BOOL, _PEGASOS_CHUNK, _binary_labels, _check_rng, _draw_integers,
-                               _raise_divergence, _split_w, _BinaryLinearClassifier)
+from smml.linear._base import (_BOOL, _PEGASOS_CHUNK, _check_rng, _draw_integers, _problem_labels,
+                               _raise_divergence, _LinearClassifier)
 
 def _step_indices(rng, m, n_steps, chunk=_PEGASOS_CHUNK):
     """The examples of steps 1..n_steps, drawn uniformly with replacement, in chunks."""
@@ -17,7 +17,7 @@ def _step_indices(rng, m, n_steps, chunk=_PEGASOS_CHUNK):
         done += c
 
 
-class Pegasos(_BinaryLinearClassifier):
+class Pegasos(_LinearClassifier):
     """Pegasos for the SVM objective F(w) = lam/2 ||w||^2 + (1/m) sum_t [1 - y_t w.x_t]_+.
 
     Exactly 003, section 12: w_1 = 0; at step t = 1..n_iter draw one training
@@ -30,6 +30,13 @@ class Pegasos(_BinaryLinearClassifier):
 
     With ``fit_intercept`` the constant feature is part of x, so its weight is
     penalised as well (unlike scikit-learn's SGDClassifier).
+
+    More than two classes (an extension: the notes define the binary SVM):
+    one-vs-rest, one Pegasos run per class (classes_[c] +1, the rest -1), all
+    on the SAME draws: the example of step t is drawn once from
+    ``random_state`` and used by every problem, so problem c is exactly the
+    binary fit on (X, y == classes_[c]) with the same ``random_state``.
+    ``predict`` is the class of the largest score (first class on ties).
     """
 
     _parameter_spec = {"lam": Interval(float, 0, None, "neither"), "n_iter": Interval(int, 1, None),
@@ -48,25 +55,34 @@ class Pegasos(_BinaryLinearClassifier):
     def fit(self, X, y):
         self._validate_params()
         X, y = validate_X_y(self, X, y, dtype="float64", classifier=True)
-        self.classes_, _, y8 = _binary_labels(self, y)
+        self.classes_, Y = _problem_labels(self, y)
+        Y8 = Y.astype(np.int8)
         n, d = X.shape
+        k = Y.shape[0]
         fi = bool(self.fit_intercept)
         rng = _check_rng(self.random_state)
-        v = np.zeros(d + fi)
-        u = np.zeros(d + fi)
-        state = np.array([1.0, 0.0, 0.0])
+        V = np.zeros((k, d + fi))
+        U = np.zeros((k, d + fi))
+        state = np.tile([1.0, 0.0, 0.0], (k, 1))
         for idx in _step_indices(rng, n, self.n_iter):
-            if _k.pegasos_steps(X, y8, idx, v, u, state, float(self.lam), fi, bool(self.average)):
-                _raise_divergence(self, f"by step {int(state[1])}", "rescale the features")
-        T = int(state[1])
-        w = (u + state[2] * v) / T if self.average else state[0] * v
-        self.coef_, self.intercept_ = _split_w(w, d, fi)
+            for c in range(k):          # one-vs-rest: every problem takes the same steps
+                if _k.pegasos_steps(X, Y8[c], idx, V[c], U[c], state[c], float(self.lam), fi,
+                                    bool(self.average)):
+                    _raise_divergence(self, f"by step {int(state[c, 1])}", "rescale the features")
+        T = int(state[0, 1])
+        W = (U + state[:, 2:3] * V) / T if self.average else state[:, 0:1] * V
+        self._set_problems(W, d)
         self.n_iter_ = T
         return self
 
     def objective(self, X, y):
-        """F(w) = lam/2 ||w||^2 + mean hinge loss of the fitted w on (X, y) (003, section 12)."""
+        """F(w) = lam/2 ||w||^2 + mean hinge loss of the fitted w on (X, y) (003, section 12).
+
+        One-vs-rest: an array, F of each class's problem.
+        """
         from smml.losses import hinge
-        y_pm = self._pm(y)
-        w = np.append(self.coef_.ravel(), self.intercept_ if self.fit_intercept else [])
-        return float(0.5 * self.lam * (w @ w) + np.mean(hinge(y_pm, self.decision_function(X))))
+        Y = self._problem_targets(y)
+        W = self._augmented_weights()
+        S = self.decision_function(X).reshape(Y.shape[1], -1)
+        vals = np.array([0.5 * self.lam * (W[c] @ W[c]) + np.mean(hinge(Y[c], S[:, c])) for c in range(len(Y))])
+        return float(vals[0]) if len(Y) == 1 else vals

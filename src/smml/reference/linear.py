@@ -14,7 +14,7 @@ import numpy as np
 
 __all__ = ["perceptron_epoch", "lms_epoch", "lms_batch_step", "pegasos", "ogd",
            "logistic_objective_grad", "solve_normal_equations", "ridge_closed_form",
-           "svm_optimum", "Perceptron", "LinearRegression", "RidgeRegression", "LMSRegressor",
+           "svm_optimum", "hard_margin_dual_epoch", "polynomial_design", "Perceptron", "LinearRegression", "RidgeRegression", "LMSRegressor",
            "LogisticRegression", "Pegasos", "OnlineGradientDescent"]
 
 
@@ -206,6 +206,35 @@ def svm_optimum(X, y, lam):
     w = Z.T @ res.x / lam
     F = 0.5 * lam * w @ w + np.mean(np.maximum(0.0, 1 - y * (X @ w)))
     return w, float(F), float(-res.fun)
+
+
+def hard_margin_dual_epoch(X, y, order, alpha, w, fit_intercept=True):
+    """One epoch of exact coordinate ascent on the dual of 003 section 12's hard-margin SVM.
+
+    Dual of min 1/2 ||w||^2 s.t. y_t w.x'_t >= 1: max_{alpha >= 0} sum alpha_t
+    - 1/2 ||sum alpha_t y_t x'_t||^2. For t in order: alpha_t <- max(0, alpha_t -
+    (y_t w.x'_t - 1) / ||x'_t||^2) and w <- w + (change) y_t x'_t. alpha and w (lists)
+    are updated in place; returns the largest |projected gradient| seen.
+    """
+    rows = _rows(X)
+    viol = 0.0
+    for t in order:
+        x = _aug(rows[t], fit_intercept)
+        g = y[t] * _dot(w, x) - 1.0
+        pg = g if alpha[t] > 0 else min(g, 0.0)
+        viol = max(viol, abs(pg))
+        new = max(0.0, alpha[t] - g / _dot(x, x))
+        delta = new - alpha[t]
+        if delta != 0.0:
+            alpha[t] = new
+            for j in range(len(w)):
+                w[j] += delta * y[t] * x[j]
+    return viol
+
+
+def polynomial_design(x, degree):
+    """002's feature map phi(x) = (1, x, x^2, ..., x^p) of scalar inputs, as rows (lists)."""
+    return [[float(v) ** k for k in range(degree + 1)] for v in np.asarray(x).reshape(-1)]
 
 
 # ---- estimator-like twins (fit / predict) for the tour and the benches ----------------
