@@ -1,4 +1,4 @@
-"""Ensembles: AdaBoost, bagging and random forests.
+"""Ensembles: AdaBoost, bagging, random forests and gradient boosting.
 
 - :class:`AdaBoostClassifier` follows 002 "Adaboost" (Algorithm 1, the
   exercise and the training-error bound) and 003 section 16 (Algorithm 5 and
@@ -12,10 +12,15 @@
   predictor each, majority vote (classification) or mean (regression).
 - :class:`RandomForestClassifier` / :class:`RandomForestRegressor` are bagging
   of smml's CART trees with ``max_features="sqrt"`` (002 "Random forests").
+- :class:`GradientBoostingRegressor` / :class:`GradientBoostingClassifier` are
+  second-order gradient boosting (002 section 3.2 "XGBoost") on the compiled
+  histogram kernel ``smml._core._gbm``.
 """
 from smml.ensemble._adaboost import AdaBoostClassifier, DecisionStump
 from smml.ensemble._bagging import BaggingClassifier, BaggingRegressor
 from smml.ensemble._forest import RandomForestClassifier, RandomForestRegressor
+from smml.ensemble._gradient_boosting import GradientBoostingClassifier, GradientBoostingRegressor
 
 __all__ = ["DecisionStump", "AdaBoostClassifier", "BaggingClassifier", "BaggingRegressor",
-           "RandomForestClassifier", "RandomForestRegressor"]
+           "RandomForestClassifier", "RandomForestRegressor", "GradientBoostingClassifier",
+           "GradientBoostingRegressor"]

@@ -5,5 +5,5 @@ lists and floats: readable before fast. They are the oracle that the tests
 compare the compiled kernels with, and the baseline that ``bench/`` and
 ``smml tour`` measure speed-ups against. One module per family:
 ``smml.reference.losses``, ``.model_selection``, ``.neighbors``, ``.tree``,
-``.linear``, ``.ensemble``.
+``.linear``, ``.ensemble``, ``.kernels``.
 """

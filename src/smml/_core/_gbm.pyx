@@ -1,0 +1,594 @@
+# Second-order gradient boosting (002 section 3.2 "XGBoost"): the per-round
+# gradients and hessians, the growth of one regression tree on them from
+# histograms, and the update of the scores F by the new tree.  Everything runs
+# without the GIL; Python (smml.ensemble._gradient_boosting) validates inputs,
+# bins the features once and loops over the rounds.
+#
+# 002 "XGBoost": each round replaces l(y_i, F_t(x_i) + f(x_i)) by its Taylor
+# expansion l + g_i f(x_i) + 1/2 h_i f(x_i)^2 and adds Omega(f) = gamma L_f +
+# 1/2 lambda sum_j w_j^2.  For a fixed tree the best leaf values are
+# w_j* = -G_j / (H_j + lambda) and the objective obj* = -1/2 sum_j G_j^2 /
+# (H_j + lambda) + gamma L_f; a leaf is split where
+#     gain = 1/2 [G_L^2/(H_L+lambda) + G_R^2/(H_R+lambda) - (G_L+G_R)^2/(H_L+H_R+lambda)]
+# is largest, and only when gain > gamma, i.e. when the split lowers obj* (a
+# split adds one leaf: obj* changes by gamma - gain).
+#
+# The histograms and their scans are the tree kernel's (_split.pxd: a
+# (-, sum h, sum g) histogram per feature (no counts), scanned with Targets.reg_lambda
+# and min_child_weight); the node record is the tree's (_tree.pxd), so
+# prediction is _predict.pyx.  What is specific here: a node keeps its
+# histogram until it is split, the smaller child's histogram is built from its
+# rows and the larger one's is the parent's minus it (hist_subtract); children
+# at the depth limit get none.
+#
+# Determinism: a feature's histogram is built by one thread in row order, the
+# argmin over features is serial (ties: lowest feature, then lowest bin /
+# shortest category prefix), sums of g and h are serial: results do not depend
+# on the thread count.
+from libc.stdlib cimport malloc, calloc, free
+from libc.string cimport memset
+from libc.math cimport exp, fabs
+from cython.parallel cimport prange
+
+from smml._core._typedefs cimport intp_t, int32_t, uint8_t, uint64_t
+from smml._core._openmp cimport threads_for
+from smml._core._split cimport (MAXCAT, NWORDS, Targets, SplitRecord, ScanState, init_record,
+                                hist_build, hist_subtract, scan_numeric, scan_categorical)
+from smml._core._tree cimport Node
+
+import numpy as np
+
+cdef enum:
+    STRIDE = 3              # histogram bin: (count, unused here), sum h, sum g (_split.pxd, K = 0)
+
+cdef enum:
+    LOSS_SQUARED = 0
+    LOSS_LOGISTIC = 1
+    LOSS_SOFTMAX = 2
+
+LOSSES = {"squared_error": LOSS_SQUARED, "log_loss": LOSS_LOGISTIC, "softmax": LOSS_SOFTMAX}
+
+# ---------------------------------------------------------------------------
+# gradients and hessians (002 "XGBoost": g_i, h_i of the loss at F_t(x_i))
+
+def gradients(int loss,
+              const double[::1] y,          # IN (n,) target; class index (0/1 or 0..K-1) for the classifiers
+              const double[:, ::1] F,       # IN (n, K) current scores
+              const double[::1] sw,         # IN (n,) sample weights
+              double[:, ::1] G,             # OUT (K, n) w g_i
+              double[:, ::1] H,             # OUT (K, n) w h_i
+              int n_threads):
+    """Squared error (002 "Quadratic loss"): l = (y - y')^2, g = -2 (y - F), h = 2.
+    Logistic (002 "Logistic loss", natural log): l = -(1-y) log(1-p) - y log p with
+    p = 1 / (1 + e^-F): g = p - y, h = p (1 - p).  Softmax (K classes): p_k = e^F_k / sum e^F,
+    l = -log p_y: g_k = p_k - [y = k], h_k = p_k (1 - p_k) (the diagonal of the Hessian).
+    Each multiplied by the sample weight."""
+    cdef intp_t n = F.shape[0], K = F.shape[1], i, k, c
+    cdef double w, p, e, m, s
+    cdef int nt = threads_for(n_threads, n * K, 16384)
+    with nogil:
+        if loss == LOSS_SQUARED:
+            for i in prange(n, num_threads=nt, schedule="static"):
+                w = sw[i]
+                G[0, i] = -2.0 * w * (y[i] - F[i, 0])
+                H[0, i] = 2.0 * w
+        elif loss == LOSS_LOGISTIC:
+            for i in prange(n, num_threads=nt, schedule="static"):
+                w = sw[i]
+                if F[i, 0] >= 0.0:
+                    p = 1.0 / (1.0 + exp(-F[i, 0]))
+                else:
+                    e = exp(F[i, 0])
+                    p = e / (1.0 + e)
+                G[0, i] = w * (p - y[i])
+                H[0, i] = w * (p * (1.0 - p))
+        else:
+            for i in prange(n, num_threads=nt, schedule="static"):
+                w = sw[i]
+                c = <intp_t>y[i]
+                m = F[i, 0]
+                for k in range(1, K):
+                    if F[i, k] > m:
+                        m = F[i, k]
+                s = 0.0
+                for k in range(K):
+                    s = s + exp(F[i, k] - m)
+                for k in range(K):
+                    p = exp(F[i, k] - m) / s
+                    G[k, i] = w * (p - (1.0 if k == c else 0.0))
+                    H[k, i] = w * (p * (1.0 - p))
+
+
+# ---------------------------------------------------------------------------
+# growth of one tree
+
+cdef struct HistBuf:
+    double* h               # (d, max_bins, STRIDE); zero outside the bins lo..hi of each feature
+    intp_t* lo              # (d) lowest bin that may be non-zero
+    intp_t* hi              # (d) highest
+    HistBuf* next_free
+
+
+cdef struct Params:
+    Targets t               # w = hessians, wy = gradients, K = 0, reg_lambda, min_child_weight
+    intp_t n, d, max_bins
+    const uint8_t* Xb       # (n, d) codes
+    const double* edges     # (d, max_bins) threshold of "code <= b"
+    const uint8_t* is_cat   # (d)
+    const intp_t* feats     # (mf) candidate features of this tree, ascending
+    intp_t mf
+    double gamma
+    double lr
+    intp_t max_depth        # -1: none
+    intp_t max_leaf_nodes   # 0: none
+    int n_threads
+    intp_t grain
+    intp_t* rows            # (m) the tree's rows; nodes own segments [start, end)
+
+
+cdef struct Scratch:
+    SplitRecord* feat_best  # (mf)
+    double* dummy           # (16) the class sums of the scans (K = 0: unused)
+    double* catkey          # (mf, MAXCAT)
+    intp_t* catord          # (mf, MAXCAT)
+    intp_t* tmp             # (m)
+    HistBuf* free_list
+    HistBuf** all_bufs      # every buffer allocated, to free at the end
+    intp_t n_bufs, cap_bufs
+
+
+cdef HistBuf* _hist_get(const Params* P, Scratch* S) noexcept nogil:
+    """A zero histogram buffer (from the free list, or a new one); NULL when out of memory."""
+    cdef HistBuf* b = S.free_list
+    cdef intp_t j
+    if b != NULL:
+        S.free_list = b.next_free
+        return b
+    if S.n_bufs >= S.cap_bufs:
+        return NULL
+    b = <HistBuf*>calloc(1, sizeof(HistBuf))
+    if b == NULL:
+        return NULL
+    S.all_bufs[S.n_bufs] = b
+    S.n_bufs += 1
+    b.h = <double*>calloc(P.d * P.max_bins * STRIDE + 8, sizeof(double))
+    b.lo = <intp_t*>malloc(P.d * sizeof(intp_t))
+    b.hi = <intp_t*>malloc(P.d * sizeof(intp_t))
+    if b.h == NULL or b.lo == NULL or b.hi == NULL:
+        return NULL
+    for j in range(P.d):
+        b.lo[j] = 0
+        b.hi[j] = -1
+    return b
+
+
+cdef void _hist_put(const Params* P, Scratch* S, HistBuf* b) noexcept nogil:
+    """Clear the bins b used and return it to the free list."""
+    cdef intp_t j, f
+    if b == NULL:
+        return
+    for j in range(P.mf):
+        f = P.feats[j]
+        if b.hi[f] >= b.lo[f]:
+            memset(b.h + (f * P.max_bins + b.lo[f]) * STRIDE, 0,
+                   (b.hi[f] - b.lo[f] + 1) * STRIDE * sizeof(double))
+        b.lo[f] = 0
+        b.hi[f] = -1
+    b.next_free = S.free_list
+    S.free_list = b
+
+
+cdef void _hist_fill(const Params* P, HistBuf* b, intp_t start, intp_t end) noexcept nogil:
+    """Histograms of the candidate features over rows[start:end] (b zero before): one pass over
+    the rows per block of features, a block per thread."""
+    cdef intp_t nn = end - start, j, nb
+    cdef int nt = threads_for(P.n_threads, nn * P.mf, P.grain)
+    if nt > 1 and P.mf >= 2:
+        nb = min(<intp_t>nt, P.mf)
+        for j in prange(nb, num_threads=nb, schedule="static"):
+            hist_build(&P.t, b.h, P.max_bins, STRIDE, b.lo, b.hi, P.feats, (j * P.mf) // nb,
+                       ((j + 1) * P.mf) // nb, P.Xb, P.d, P.rows, start, end)
+    else:
+        hist_build(&P.t, b.h, P.max_bins, STRIDE, b.lo, b.hi, P.feats, 0, P.mf, P.Xb, P.d,
+                   P.rows, start, end)
+
+
+cdef void _hist_minus(const Params* P, HistBuf* parent, const HistBuf* child, intp_t nn) noexcept nogil:
+    """parent -= child (parent becomes the sibling's histogram)."""
+    cdef intp_t j, nb
+    cdef int nt = threads_for(P.n_threads, P.mf * P.max_bins * STRIDE, P.grain)
+    if nt > 1 and P.mf >= 2:
+        nb = min(<intp_t>nt, P.mf)
+        for j in prange(nb, num_threads=nb, schedule="static"):
+            hist_subtract(parent.h, child.h, P.max_bins, STRIDE, parent.lo, parent.hi, P.feats,
+                          (j * P.mf) // nb, ((j + 1) * P.mf) // nb)
+    else:
+        hist_subtract(parent.h, child.h, P.max_bins, STRIDE, parent.lo, parent.hi, P.feats, 0, P.mf)
+
+
+cdef void _scan_one(const Params* P, Scratch* S, const HistBuf* b, const double* tot, intp_t j,
+                    intp_t nn, SplitRecord* out) noexcept nogil:
+    """Best split of candidate feature feats[j] from its histogram (_split.pxd scans)."""
+    cdef intp_t f = P.feats[j], k, c
+    cdef const double* h = b.h + f * P.max_bins * STRIDE
+    cdef intp_t* order = S.catord + j * MAXCAT
+    cdef ScanState st
+    init_record(out)
+    if P.is_cat[f]:
+        scan_categorical(&P.t, tot, h, STRIDE, b.lo[f], b.hi[f], nn, S.dummy, S.dummy,
+                         S.catkey + j * MAXCAT, order, &st)
+    else:
+        scan_numeric(&P.t, tot, h, STRIDE, b.lo[f], b.hi[f], nn, S.dummy, S.dummy, &st)
+    if st.best_idx < 0:
+        return
+    out.feature = f
+    out.n_left = st.best_nl
+    out.cost = st.best
+    if P.is_cat[f]:
+        out.is_cat = 1
+        for k in range(st.best_idx + 1):
+            c = order[k]
+            out.cat_bits[c >> 6] |= (<uint64_t>1) << (c & 63)
+    else:
+        out.bin = st.best_idx
+        out.threshold = P.edges[f * P.max_bins + st.best_idx]
+
+
+cdef void _evaluate(const Params* P, Scratch* S, const HistBuf* b, intp_t nn, double Gs, double Hs,
+                    SplitRecord* best) noexcept nogil:
+    """The node's best split (lowest -(G_L^2/(H_L+lambda) + G_R^2/(H_R+lambda)); ties, up to a
+    relative 1e-12: lowest feature), kept only when gain > gamma (002 "XGBoost"); best.improvement = gain.  A gain
+    within 1e-12 of the children's score is rounding (a split that cannot lower obj*): none."""
+    cdef intp_t j
+    cdef int nt
+    cdef double tot[2]
+    cdef double parent, gain, lam = P.t.reg_lambda
+    cdef SplitRecord* r
+    init_record(best)
+    tot[0] = Hs
+    tot[1] = Gs
+    nt = threads_for(P.n_threads, P.mf * P.max_bins, 1 << 15)
+    if nt > 1:
+        for j in prange(P.mf, num_threads=nt, schedule="dynamic"):
+            _scan_one(P, S, b, tot, j, nn, &S.feat_best[j])
+    else:
+        for j in range(P.mf):
+            _scan_one(P, S, b, tot, j, nn, &S.feat_best[j])
+    for j in range(P.mf):
+        r = &S.feat_best[j]
+        if r.feature < 0:
+            continue
+        # features in ascending order: a later one wins only when clearly better, so splits whose
+        # costs differ by rounding only (two features cutting the same rows, sums added in other
+        # orders) go to the lowest feature
+        if best.feature < 0 or r.cost < best.cost - 1e-12 * fabs(best.cost):
+            best[0] = r[0]
+    if best.feature < 0:
+        return
+    parent = Gs * Gs / (Hs + lam) if Hs + lam > 0.0 else 0.0
+    gain = 0.5 * (-best.cost - parent)
+    best.improvement = gain
+    if not (gain > P.gamma) or not (gain > 1e-12 * -best.cost):
+        best.feature = -1
+
+
+cdef void _totals(const Params* P, intp_t start, intp_t end, double* Gs, double* Hs) noexcept nogil:
+    cdef intp_t p, i
+    cdef double g = 0.0, h = 0.0
+    for p in range(start, end):
+        i = P.rows[p]
+        g += P.t.wy[i]
+        h += P.t.w[i]
+    Gs[0] = g
+    Hs[0] = h
+
+
+cdef intp_t _partition(const Params* P, Scratch* S, const SplitRecord* sp, intp_t start, intp_t end) noexcept nogil:
+    """Rows of the first child first, both sides in their order; returns where the second starts."""
+    cdef intp_t p, i, q = start, r = 0, f = sp.feature, d = P.d, b
+    cdef bint left
+    for p in range(start, end):
+        i = P.rows[p]
+        b = P.Xb[i * d + f]
+        if sp.is_cat:
+            left = (sp.cat_bits[b >> 6] >> (b & 63)) & 1
+        else:
+            left = b <= sp.bin
+        if left:
+            P.rows[q] = i
+            q += 1
+        else:
+            S.tmp[r] = i
+            r += 1
+    for p in range(r):
+        P.rows[q + p] = S.tmp[p]
+    return q
+
+
+cdef struct Pending:
+    intp_t node, start, end, depth
+    HistBuf* hist
+    SplitRecord split
+
+
+cdef inline bint _before(const Pending* a, const Pending* b) noexcept nogil:
+    """Best-first: larger gain first, then the node created first."""
+    if a.split.improvement != b.split.improvement:
+        return a.split.improvement > b.split.improvement
+    return a.node < b.node
+
+
+cdef void _push(Pending* h, intp_t* size, const Pending* x, bint heap) noexcept nogil:
+    cdef intp_t i = size[0], parent
+    cdef Pending tmp
+    h[i] = x[0]
+    size[0] += 1
+    if not heap:
+        return
+    while i > 0:
+        parent = (i - 1) // 2
+        if _before(&h[i], &h[parent]):
+            tmp = h[i]; h[i] = h[parent]; h[parent] = tmp
+            i = parent
+        else:
+            break
+
+
+cdef void _pop(Pending* h, intp_t* size, Pending* out, bint heap) noexcept nogil:
+    cdef intp_t i = 0, l, r, m, n
+    cdef Pending tmp
+    size[0] -= 1
+    n = size[0]
+    if not heap:
+        out[0] = h[n]
+        return
+    out[0] = h[0]
+    h[0] = h[n]
+    while True:
+        l = 2 * i + 1
+        r = l + 1
+        m = i
+        if l < n and _before(&h[l], &h[m]):
+            m = l
+        if r < n and _before(&h[r], &h[m]):
+            m = r
+        if m == i:
+            break
+        tmp = h[i]; h[i] = h[m]; h[m] = tmp
+        i = m
+
+
+cdef void _set_node(const Params* P, Node* nd, double* value, intp_t start, intp_t end, intp_t depth,
+                    double Gs, double Hs) noexcept nogil:
+    """A leaf: w* = -G / (H + lambda) times the learning rate (002 "XGBoost")."""
+    cdef double den = Hs + P.t.reg_lambda
+    nd.threshold = 0.0
+    nd.feature = -1
+    nd.children_left = -1
+    nd.is_categorical = 0
+    nd.impurity = 0.0
+    nd.weighted_n_node_samples = Hs
+    nd.improvement = 0.0
+    nd.n_node_samples = end - start
+    nd.depth = <int32_t>depth
+    value[0] = P.lr * (-Gs / den) if den > 0.0 else 0.0
+
+
+cdef inline bint _can_split(const Params* P, intp_t depth, intp_t nn, double Hs) noexcept nogil:
+    if P.max_depth >= 0 and depth >= P.max_depth:
+        return False
+    return nn >= 2 and Hs >= 2.0 * P.t.min_child_weight
+
+
+cdef int _grow(const Params* P, Scratch* S, Node* nodes, double* value, uint64_t* bits, int32_t* split_bin,
+               intp_t m, intp_t n_leaf_cap, intp_t* n_nodes) noexcept nogil:
+    """000 "Tree Predictors" growth on the boosting objective: depth-first without a leaf
+    limit, best-first (largest gain) with max_leaf_nodes.  Returns 0, or -1 (out of memory)."""
+    cdef Pending* front = <Pending*>malloc((n_leaf_cap + 2) * sizeof(Pending))
+    cdef intp_t fsize = 0, count = 1, n_leaves = 1, c, small, mid, w
+    cdef bint heap = P.max_leaf_nodes > 0
+    cdef Pending cur
+    cdef Pending kids[2]
+    cdef double Gs, Hs
+    cdef double KG[2]
+    cdef double KH[2]
+    cdef bint need[2]
+    cdef HistBuf* hs
+    cdef Node* nd
+    if front == NULL:
+        return -1
+    _totals(P, 0, m, &Gs, &Hs)
+    _set_node(P, &nodes[0], &value[0], 0, m, 0, Gs, Hs)
+    if _can_split(P, 0, m, Hs):
+        cur.hist = _hist_get(P, S)
+        if cur.hist == NULL:
+            free(front)
+            return -1
+        _hist_fill(P, cur.hist, 0, m)
+        _evaluate(P, S, cur.hist, m, Gs, Hs, &cur.split)
+        if cur.split.feature >= 0:
+            cur.node = 0; cur.start = 0; cur.end = m; cur.depth = 0
+            _push(front, &fsize, &cur, heap)
+        else:
+            _hist_put(P, S, cur.hist)
+    while fsize > 0:
+        if heap and n_leaves >= P.max_leaf_nodes:
+            break
+        _pop(front, &fsize, &cur, heap)
+        mid = _partition(P, S, &cur.split, cur.start, cur.end)
+        nd = &nodes[cur.node]
+        nd.feature = <int32_t>cur.split.feature
+        nd.threshold = cur.split.threshold
+        nd.is_categorical = cur.split.is_cat
+        nd.improvement = cur.split.improvement
+        nd.children_left = <int32_t>count
+        split_bin[cur.node] = <int32_t>cur.split.bin
+        for w in range(NWORDS):
+            bits[cur.node * NWORDS + w] = cur.split.cat_bits[w]
+        n_leaves += 1
+        kids[0].start = cur.start; kids[0].end = mid
+        kids[1].start = mid; kids[1].end = cur.end
+        for c in range(2):
+            kids[c].node = count + c
+            kids[c].depth = cur.depth + 1
+            kids[c].hist = NULL
+            _totals(P, kids[c].start, kids[c].end, &KG[c], &KH[c])
+            _set_node(P, &nodes[kids[c].node], &value[kids[c].node], kids[c].start, kids[c].end,
+                      kids[c].depth, KG[c], KH[c])
+            need[c] = _can_split(P, kids[c].depth, kids[c].end - kids[c].start, KH[c])
+        count += 2
+        # histograms: the smaller child's from its rows, the larger one's by subtraction
+        if need[0] or need[1]:
+            small = 0 if kids[0].end - kids[0].start <= kids[1].end - kids[1].start else 1
+            hs = _hist_get(P, S)
+            if hs == NULL:
+                free(front)
+                return -1
+            _hist_fill(P, hs, kids[small].start, kids[small].end)
+            if need[1 - small]:
+                _hist_minus(P, cur.hist, hs, cur.end - cur.start)
+                kids[1 - small].hist = cur.hist
+            else:
+                _hist_put(P, S, cur.hist)
+            if need[small]:
+                kids[small].hist = hs
+            else:
+                _hist_put(P, S, hs)
+        else:
+            _hist_put(P, S, cur.hist)
+        for c in range(2):
+            kids[c].split.feature = -1
+            if need[c]:
+                _evaluate(P, S, kids[c].hist, kids[c].end - kids[c].start, KG[c], KH[c], &kids[c].split)
+                if kids[c].split.feature < 0:
+                    _hist_put(P, S, kids[c].hist)
+        for c in range(1, -1, -1):      # depth-first: the first child is expanded first
+            if kids[c].split.feature >= 0:
+                _push(front, &fsize, &kids[c], heap)
+    # the leaves left in the frontier (leaf limit reached) keep their histograms until here
+    while fsize > 0:
+        fsize -= 1
+        _hist_put(P, S, front[fsize].hist)
+    free(front)
+    n_nodes[0] = count
+    return 0
+
+
+def grow_tree(const uint8_t[:, ::1] Xb,        # IN (n, d) codes
+              const double[:, ::1] edges,      # IN (d, max_bins) threshold of "code <= b"
+              const uint8_t[::1] is_cat,       # IN (d,)
+              const double[::1] grad,          # IN (n,) w g_i
+              const double[::1] hess,          # IN (n,) w h_i (>= 0)
+              intp_t[::1] rows,                # IN/OUT (m,) the rows of this tree (distinct, < n); reordered
+              const intp_t[::1] feats,         # IN (mf,) candidate features, ascending, distinct, < d
+              double reg_lambda, double gamma, double min_child_weight, double learning_rate,
+              intp_t max_depth, intp_t max_leaf_nodes, int n_threads, intp_t grain):
+    """Grow one boosting tree; return (nodes, value, category_bits, split_bin): NODE_DTYPE
+    records, the (n_nodes, 1) node values (learning_rate * w*), the (n_nodes, NWORDS)
+    category sets and the (n_nodes,) code threshold of each numerical test ("code <= bin").
+
+    Every input is validated by smml.ensemble before this call."""
+    cdef Params P
+    cdef Scratch S
+    cdef intp_t m = rows.shape[0], cap, n_nodes = 0, j, n_leaf_cap
+    cdef int rc
+    cdef Node* nodes = NULL
+    cdef double* value = NULL
+    cdef uint64_t* bits = NULL
+    cdef int32_t* sbin = NULL
+    memset(&P, 0, sizeof(Params))
+    memset(&S, 0, sizeof(Scratch))
+    P.t.K = 0
+    P.t.min_samples_leaf = 1
+    P.t.no_counts = 1            # one store less per value; a side without rows has G = H = 0: no gain
+    P.t.reg_lambda = reg_lambda
+    P.t.min_child_weight = min_child_weight
+    P.t.w = &hess[0]
+    P.t.wy = &grad[0]
+    P.n = Xb.shape[0]
+    P.d = Xb.shape[1]
+    P.max_bins = edges.shape[1]
+    P.Xb = &Xb[0, 0]
+    P.edges = &edges[0, 0]
+    P.is_cat = &is_cat[0]
+    P.feats = &feats[0]
+    P.mf = feats.shape[0]
+    P.gamma = gamma
+    P.lr = learning_rate
+    P.max_depth = max_depth
+    P.max_leaf_nodes = max_leaf_nodes
+    P.n_threads = max(1, n_threads)
+    P.grain = max(1, grain)
+    P.rows = &rows[0]
+    # at most 2 L - 1 nodes for L leaves; L <= m, <= 2^max_depth, <= max_leaf_nodes
+    n_leaf_cap = m
+    if max_depth >= 0 and max_depth < 40 and (<intp_t>1 << max_depth) < n_leaf_cap:
+        n_leaf_cap = <intp_t>1 << max_depth
+    if max_leaf_nodes > 0 and max_leaf_nodes < n_leaf_cap:
+        n_leaf_cap = max_leaf_nodes
+    cap = 2 * n_leaf_cap + 1
+    try:
+        nodes = <Node*>calloc(cap, sizeof(Node))
+        value = <double*>calloc(cap, sizeof(double))
+        bits = <uint64_t*>calloc(cap * NWORDS, sizeof(uint64_t))
+        sbin = <int32_t*>calloc(cap, sizeof(int32_t))
+        S.feat_best = <SplitRecord*>malloc(P.mf * sizeof(SplitRecord))
+        S.dummy = <double*>calloc(16, sizeof(double))
+        S.catkey = <double*>malloc(P.mf * MAXCAT * sizeof(double))
+        S.catord = <intp_t*>malloc(P.mf * MAXCAT * sizeof(intp_t))
+        S.tmp = <intp_t*>malloc(m * sizeof(intp_t))
+        # buffers alive at once: the frontier's (<= leaves) and two more
+        S.cap_bufs = n_leaf_cap + 3
+        S.all_bufs = <HistBuf**>calloc(S.cap_bufs, sizeof(HistBuf*))
+        if (nodes == NULL or value == NULL or bits == NULL or sbin == NULL or S.feat_best == NULL
+                or S.dummy == NULL or S.catkey == NULL or S.catord == NULL or S.tmp == NULL
+                or S.all_bufs == NULL):
+            raise MemoryError("smml.ensemble: could not allocate the boosting buffers")
+        for j in range(cap):
+            sbin[j] = -1
+        with nogil:
+            rc = _grow(&P, &S, nodes, value, bits, sbin, m, n_leaf_cap, &n_nodes)
+        if rc != 0:
+            raise MemoryError("smml.ensemble: out of memory while growing a boosting tree")
+        out_nodes = np.asarray(<Node[:n_nodes]>nodes).copy()
+        out_value = np.asarray(<double[:n_nodes]>value).copy().reshape(n_nodes, 1)
+        out_bits = np.asarray(<uint64_t[:n_nodes * NWORDS]>bits).copy().reshape(n_nodes, NWORDS)
+        out_bin = np.asarray(<int32_t[:n_nodes]>sbin).copy()
+        return out_nodes, out_value, out_bits, out_bin
+    finally:
+        for j in range(S.n_bufs):
+            if S.all_bufs[j] != NULL:
+                free(S.all_bufs[j].h); free(S.all_bufs[j].lo); free(S.all_bufs[j].hi)
+                free(S.all_bufs[j])
+        free(S.all_bufs)
+        free(nodes); free(value); free(bits); free(sbin)
+        free(S.feat_best); free(S.dummy); free(S.catkey); free(S.catord); free(S.tmp)
+
+
+# ---------------------------------------------------------------------------
+# score update: F[:, k] += value of the leaf each binned row reaches
+
+def add_tree_codes(const uint8_t[:, ::1] Xb,       # IN (n, d) codes (training or validation rows)
+                   const uint8_t[::1] records,     # IN the tree's Node records, as bytes
+                   const int32_t[::1] split_bin,   # IN (n_nodes,) code threshold of numerical tests
+                   const uint64_t[:, ::1] category_bits,
+                   const double[:, ::1] value,     # IN (n_nodes, 1)
+                   double[:, ::1] F, intp_t k,     # IN/OUT (n, K): column k gets the tree's values
+                   int n_threads):
+    """Route rows by their codes ("code <= bin" is "x <= threshold": smml.tree.bin_edges)."""
+    cdef intp_t n = Xb.shape[0], d = Xb.shape[1], i, node, b
+    cdef const Node* nd = <const Node*>&records[0]
+    cdef const uint64_t* bits = &category_bits[0, 0]
+    cdef int nt = threads_for(n_threads, n, 8192)
+    cdef bint left
+    with nogil:
+        for i in prange(n, num_threads=nt, schedule="static"):
+            node = 0
+            while nd[node].children_left >= 0:
+                b = Xb[i, nd[node].feature]
+                if nd[node].is_categorical:
+                    left = (bits[node * NWORDS + (b >> 6)] >> (b & 63)) & 1
+                else:
+                    left = b <= split_bin[node]
+                node = nd[node].children_left + (0 if left else 1)
+            F[i, k] += value[node, 0]

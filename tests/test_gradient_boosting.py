@@ -1,0 +1,299 @@
+"""Second-order gradient boosting (002 section 3.2 "XGBoost"): smml.ensemble.GradientBoosting*
+against the notes' formulas, the plain-Python reference, a least-squares tree, and bad inputs."""
+import pickle
+
+import numpy as np
+import pytest
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from smml.ensemble import GradientBoostingClassifier, GradientBoostingRegressor
+from smml.reference import boosting as ref
+from smml.tree import TreeRegressor
+
+
+def _data(n=80, d=3, seed=0, kind="reg", k=3):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    f = np.sin(2 * X[:, 0]) + X[:, 1] * X[:, -1]
+    if kind == "reg":
+        return X, f + 0.3 * rng.normal(size=n)
+    if kind == "bin":
+        return X, (f + 0.5 * rng.normal(size=n) > 0).astype(int)
+    return X, np.digitize(f + 0.3 * rng.normal(size=n), np.quantile(f, np.linspace(0, 1, k + 1)[1:-1]))
+
+
+def _leaves_of(model):
+    return [int((t.children_left < 0).sum()) for t in model.estimators_]
+
+
+# ---- the notes' formulas ------------------------------------------------------
+
+def test_square_loss_one_round_is_least_squares_tree_on_residuals():
+    # 002 "Quadratic loss": the expansion is exact, g = -2 (y - F), h = 2, so with lambda = 0 and
+    # learning rate 1 the first tree is the least-squares regression tree of the residuals y - F_0
+    X, y = _data(n=400, d=4, seed=1)
+    gb = GradientBoostingRegressor(n_estimators=1, learning_rate=1.0, reg_lambda=0.0, min_child_weight=0.0,
+                                   max_depth=3).fit(X, y)
+    r = y - y.mean()
+    tr = TreeRegressor(splitter="hist", growth="depth", max_depth=3, max_bins=256).fit(X, r)
+    t = gb.estimators_[0]
+    np.testing.assert_array_equal(t.feature, tr.tree_.feature)
+    np.testing.assert_array_equal(t.threshold, tr.tree_.threshold)
+    np.testing.assert_allclose(gb.predict(X), y.mean() + tr.predict(X), rtol=1e-12, atol=1e-12)
+    # the leaf values are -G / (H + lambda) = mean residual of the leaf
+    leaf = tr.apply(X)
+    for v in np.unique(leaf):
+        np.testing.assert_allclose(t.value[v, 0], r[leaf == v].mean(), rtol=1e-10, atol=1e-12)
+
+
+def test_leaf_values_and_gain_follow_the_notes():
+    X, y = _data(n=200, d=2, seed=2)
+    lam, lr = 3.0, 0.5
+    gb = GradientBoostingRegressor(n_estimators=1, learning_rate=lr, reg_lambda=lam, max_depth=1,
+                                   min_child_weight=0.0).fit(X, y)
+    t = gb.estimators_[0]
+    g = -2.0 * (y - y.mean())
+    h = np.full_like(y, 2.0)
+    f, thr = t.feature[0], t.threshold[0]
+    L = X[:, f] <= thr
+    GL, HL, GR, HR = g[L].sum(), h[L].sum(), g[~L].sum(), h[~L].sum()
+    gain = 0.5 * (GL**2 / (HL + lam) + GR**2 / (HR + lam) - (GL + GR) ** 2 / (HL + HR + lam))
+    np.testing.assert_allclose(t.improvement[0], gain, rtol=1e-9)
+    np.testing.assert_allclose(t.value[1, 0], lr * -GL / (HL + lam), rtol=1e-9)
+    np.testing.assert_allclose(t.value[2, 0], lr * -GR / (HR + lam), rtol=1e-9)
+    # a split is made only when gain > gamma: gamma just above the root's gain leaves a stump-less tree
+    gb2 = GradientBoostingRegressor(n_estimators=1, learning_rate=lr, reg_lambda=lam, max_depth=1,
+                                    min_child_weight=0.0, gamma=gain * (1 + 1e-9)).fit(X, y)
+    assert gb2.estimators_[0].node_count == 1
+    gb3 = GradientBoostingRegressor(n_estimators=1, learning_rate=lr, reg_lambda=lam, max_depth=1,
+                                    min_child_weight=0.0, gamma=gain * (1 - 1e-9)).fit(X, y)
+    assert gb3.estimators_[0].node_count == 3
+
+
+@pytest.mark.parametrize("kind", ["reg", "bin", "multi"])
+def test_against_reference(kind):
+    X, y = _data(n=60, d=3, seed=3, kind=kind)
+    params = dict(n_estimators=4, learning_rate=0.4, max_depth=3, reg_lambda=0.7, gamma=0.01,
+                  min_child_weight=0.05)
+    if kind == "reg":
+        sm = GradientBoostingRegressor(**params).fit(X, y)
+        rf = ref.GradientBoostingRegressor(**params).fit(X, y)
+        np.testing.assert_allclose(sm.predict(X), rf.predict(X), rtol=1e-9, atol=1e-9)
+    else:
+        sm = GradientBoostingClassifier(**params).fit(X, y)
+        rf = ref.GradientBoostingClassifier(**params).fit(X, y)
+        np.testing.assert_allclose(sm.predict_proba(X), rf.predict_proba(X), rtol=1e-9, atol=1e-9)
+        np.testing.assert_array_equal(sm.predict(X), rf.predict(X))
+    Xt = np.random.default_rng(9).normal(size=(50, 3))
+    if kind == "reg":
+        np.testing.assert_allclose(sm.predict(Xt), rf.predict(Xt), rtol=1e-9, atol=1e-9)
+    # same splits, tree by tree, in the same (depth-first) order
+    ref_trees = [t for rt in rf.trees_ for t in rt]
+    assert len(ref_trees) == len(sm.estimators_)
+    for st, rt in zip(sm.estimators_, ref_trees):
+        feats, stack = [], [rt]
+        while stack:
+            node = stack.pop()
+            feats.append(node.feature)
+            if node.feature >= 0:
+                stack += [node.right, node.left]
+        assert list(st.feature) != [] and len(feats) == st.node_count
+        # depth-first order of smml's nodes
+        order, stack = [], [0]
+        while stack:
+            v = stack.pop()
+            order.append(v)
+            if st.children_left[v] >= 0:
+                stack += [st.children_left[v] + 1, st.children_left[v]]
+        np.testing.assert_array_equal(st.feature[order], feats)
+
+
+def test_train_loss_never_increases_for_square_loss():
+    X, y = _data(n=300, seed=4)
+    gb = GradientBoostingRegressor(n_estimators=30, learning_rate=0.5, reg_lambda=2.0).fit(X, y)
+    assert np.all(np.diff(gb.train_score_) <= 1e-12)
+    np.testing.assert_allclose(gb.train_score_[-1], np.mean((y - gb.predict(X)) ** 2), rtol=1e-10)
+
+
+def test_classifier_losses():
+    X, y = _data(n=300, seed=5, kind="bin")
+    gb = GradientBoostingClassifier(n_estimators=20).fit(X, y)
+    p = gb.predict_proba(X)[:, 1]
+    np.testing.assert_allclose(gb.train_score_[-1], -np.mean(y * np.log(p) + (1 - y) * np.log(1 - p)), rtol=1e-9)
+    np.testing.assert_allclose(gb.decision_function(X), np.log(p / (1 - p)), rtol=1e-6, atol=1e-8)
+    assert gb.score(X, y) > 0.9
+    X3, y3 = _data(n=300, seed=5, kind="multi", k=4)
+    gb3 = GradientBoostingClassifier(n_estimators=10).fit(X3, y3)
+    assert len(gb3.estimators_) == 10 * 4
+    P = gb3.predict_proba(X3)
+    np.testing.assert_allclose(P.sum(axis=1), 1.0)
+    np.testing.assert_allclose(gb3.train_score_[-1], -np.mean(np.log(P[np.arange(300), y3])), rtol=1e-9)
+    np.testing.assert_array_equal(gb3.predict(X3), np.argmax(P, axis=1))
+
+
+# ---- kernel properties --------------------------------------------------------
+
+def test_thread_count_does_not_change_the_model():
+    X, y = _data(n=6000, d=8, seed=6, kind="multi")
+    a = GradientBoostingClassifier(n_estimators=5, n_jobs=1, random_state=0).fit(X, y)
+    b = GradientBoostingClassifier(n_estimators=5, n_jobs=2, random_state=0).fit(X, y)
+    for ta, tb in zip(a.estimators_, b.estimators_):
+        np.testing.assert_array_equal(ta.nodes, tb.nodes)
+        np.testing.assert_array_equal(ta.value, tb.value)
+    np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
+
+
+def test_histogram_subtraction_equals_direct_sums():
+    # deep trees on more rows than bins: node totals (summed directly) vs the split scan that
+    # reads subtracted histograms: the kernel's G_L + G_R equals the parent's G up to rounding
+    X, y = _data(n=3000, d=5, seed=7)
+    gb = GradientBoostingRegressor(n_estimators=3, max_depth=8, reg_lambda=0.0, learning_rate=1.0,
+                                   min_child_weight=0.0).fit(X, y)
+    t = gb.estimators_[0]
+    r = y - y.mean()
+    leaf = np.zeros(len(X), np.intp)
+    for i, x in enumerate(X):
+        v = 0
+        while t.children_left[v] >= 0:
+            v = t.children_left[v] + (0 if x[t.feature[v]] <= t.threshold[v] else 1)
+        leaf[i] = v
+    for v in np.unique(leaf):
+        np.testing.assert_allclose(t.value[v, 0], r[leaf == v].mean(), rtol=1e-9, atol=1e-12)
+        assert t.n_node_samples[v] == np.sum(leaf == v)
+
+
+def test_max_leaf_nodes_and_min_child_weight():
+    X, y = _data(n=500, seed=8)
+    gb = GradientBoostingRegressor(n_estimators=5, max_depth=None, max_leaf_nodes=7).fit(X, y)
+    assert all(n == 7 for n in _leaves_of(gb))
+    gb = GradientBoostingRegressor(n_estimators=5, max_depth=None, min_child_weight=40.0).fit(X, y)
+    for t in gb.estimators_:
+        assert np.all(t.weighted_n_node_samples >= 40.0)     # h = 2 per sample: >= 20 samples a node
+    gb = GradientBoostingRegressor(n_estimators=3, max_depth=2).fit(X, y)
+    assert all(t.max_depth <= 2 for t in gb.estimators_)
+
+
+def test_staged_predict_and_feature_importances():
+    X, y = _data(n=400, d=5, seed=9, kind="bin")
+    gb = GradientBoostingClassifier(n_estimators=15, random_state=0).fit(X, y)
+    stages = list(gb.staged_predict_proba(X))
+    assert len(stages) == 15
+    np.testing.assert_allclose(stages[-1], gb.predict_proba(X), rtol=1e-12)
+    np.testing.assert_array_equal(list(gb.staged_predict(X))[-1], gb.predict(X))
+    imp = gb.feature_importances_
+    np.testing.assert_allclose(imp.sum(), 1.0)
+    assert imp[[0, 1, 4]].min() > imp[[2, 3]].max()      # the target uses features 0, 1 and 4
+    Xr, yr = _data(n=300, seed=9)
+    gr = GradientBoostingRegressor(n_estimators=7).fit(Xr, yr)
+    np.testing.assert_allclose(list(gr.staged_predict(Xr))[-1], gr.predict(Xr), rtol=1e-12)
+
+
+def test_early_stopping():
+    rng = np.random.default_rng(10)
+    X = rng.normal(size=(600, 4))
+    y = X[:, 0] + rng.normal(size=600) * 2.0
+    gb = GradientBoostingRegressor(n_estimators=300, learning_rate=0.5, early_stopping=True,
+                                   n_iter_no_change=5, random_state=0).fit(X, y)
+    assert gb.n_estimators_ < 300
+    assert len(gb.estimators_) == gb.n_estimators_ == len(gb.validation_score_) == len(gb.train_score_)
+    assert np.argmin(gb.validation_score_) == gb.n_estimators_ - 1
+    Xc, yc = _data(n=600, seed=10, kind="multi")
+    gc = GradientBoostingClassifier(n_estimators=200, early_stopping=True, random_state=0).fit(Xc, yc)
+    assert gc.n_estimators_ < 200 and len(gc.estimators_) == 3 * gc.n_estimators_
+
+
+def test_sample_weight_is_repetition_and_zero_is_removal():
+    X, y = _data(n=80, seed=11)
+    w = np.random.default_rng(0).integers(0, 4, size=80)
+    a = GradientBoostingRegressor(n_estimators=5).fit(X, y, sample_weight=w)
+    b = GradientBoostingRegressor(n_estimators=5).fit(np.repeat(X, w, axis=0), np.repeat(y, w))
+    np.testing.assert_allclose(a.predict(X), b.predict(X), rtol=1e-9, atol=1e-9)
+    Xc, yc = _data(n=80, seed=11, kind="bin")
+    a = GradientBoostingClassifier(n_estimators=5).fit(Xc, yc, sample_weight=w)
+    b = GradientBoostingClassifier(n_estimators=5).fit(np.repeat(Xc, w, axis=0), np.repeat(yc, w))
+    np.testing.assert_allclose(a.predict_proba(Xc), b.predict_proba(Xc), rtol=1e-9, atol=1e-9)
+
+
+def test_subsample_and_colsample():
+    X, y = _data(n=500, d=6, seed=12)
+    a = GradientBoostingRegressor(n_estimators=8, subsample=0.5, colsample_bytree=1 / 6, random_state=3).fit(X, y)
+    b = GradientBoostingRegressor(n_estimators=8, subsample=0.5, colsample_bytree=1 / 6, random_state=3).fit(X, y)
+    np.testing.assert_array_equal(a.predict(X), b.predict(X))
+    for t in a.estimators_:
+        used = set(t.feature[t.feature >= 0].tolist())
+        assert len(used) <= 1                                   # one feature per tree
+        assert t.n_node_samples[0] == 250                       # half of the rows
+    c = GradientBoostingRegressor(n_estimators=8, subsample=0.5, random_state=4).fit(X, y)
+    assert not np.array_equal(a.predict(X), c.predict(X))
+
+
+def test_categorical_features():
+    rng = np.random.default_rng(13)
+    n = 600
+    cat = rng.integers(0, 8, size=n)
+    effect = np.array([3.0, -1.0, 0.5, 2.0, -2.0, 0.0, 1.0, -3.0])
+    X = np.column_stack([cat, rng.normal(size=n)])
+    y = effect[cat] + 0.1 * X[:, 1] + 0.05 * rng.normal(size=n)
+    gb = GradientBoostingRegressor(n_estimators=30, max_depth=4, categorical_features=[0]).fit(X, y)
+    assert np.mean((gb.predict(X) - y) ** 2) < 0.02
+    assert any(t.is_categorical.any() for t in gb.estimators_)
+    # an unknown category goes to the second child (the tree module's rule): no error
+    gb.predict(np.array([[42.0, 0.0]]))
+
+
+def test_float32_pickle_and_one_row():
+    X, y = _data(n=200, seed=14, kind="bin")
+    X32 = X.astype(np.float32)
+    a = GradientBoostingClassifier(n_estimators=10).fit(X32, y)
+    b = pickle.loads(pickle.dumps(a))
+    np.testing.assert_array_equal(a.predict_proba(X32), b.predict_proba(X32))
+    np.testing.assert_allclose(a.predict_proba(X32[:1]), a.predict_proba(X32)[:1], rtol=1e-15)
+
+
+def test_one_sample_and_constant_target():
+    gb = GradientBoostingRegressor(n_estimators=3).fit([[1.0, 2.0]], [5.0])
+    np.testing.assert_allclose(gb.predict([[0.0, 0.0], [9.0, 9.0]]), 5.0)
+    gb = GradientBoostingRegressor(n_estimators=3).fit(np.arange(20.0).reshape(10, 2), np.full(10, 2.0))
+    assert all(t.node_count == 1 for t in gb.estimators_)
+
+
+# ---- bad inputs ---------------------------------------------------------------
+
+@pytest.mark.parametrize("params", [dict(learning_rate=0.0), dict(learning_rate=-1.0), dict(n_estimators=0),
+                                    dict(reg_lambda=-1.0), dict(gamma=-0.1), dict(subsample=0.0),
+                                    dict(colsample_bytree=1.5), dict(max_bins=1), dict(max_bins=300),
+                                    dict(min_child_weight=-1.0), dict(max_depth=-1), dict(loss="huber")])
+def test_bad_parameters(params):
+    X, y = _data(n=30)
+    with pytest.raises(ValueError):
+        GradientBoostingRegressor(**params).fit(X, y)
+
+
+def test_bad_data():
+    X, y = _data(n=30)
+    yn = y.copy()
+    yn[3] = np.nan
+    with pytest.raises(ValueError):
+        GradientBoostingRegressor().fit(X, yn)
+    Xn = X.copy()
+    Xn[0, 0] = np.inf
+    with pytest.raises(ValueError):
+        GradientBoostingRegressor().fit(Xn, y)
+    with pytest.raises(ValueError, match="class"):
+        GradientBoostingClassifier().fit(X, np.zeros(30))
+    with pytest.raises(ValueError):
+        GradientBoostingClassifier().fit(X, y)            # continuous labels
+    with pytest.raises(ValueError):
+        GradientBoostingRegressor().fit(X, y, sample_weight=-np.ones(30))
+    with pytest.raises(ValueError):
+        GradientBoostingRegressor(early_stopping=True, validation_fraction=0.01).fit(X[:5], y[:5])
+    gb = GradientBoostingRegressor(n_estimators=2).fit(X, y)
+    with pytest.raises(ValueError):
+        gb.predict(X[:, :2])
+    with pytest.raises(ValueError):
+        gb.predict(np.full((2, 3), np.nan))
+
+
+@parametrize_with_checks([GradientBoostingRegressor(n_estimators=5), GradientBoostingClassifier(n_estimators=5)])
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
