@@ -20,7 +20,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 __all__ = [
-    "validate_X", "validate_X_y", "validate_sample_weight", "encode_classes",
+    "validate_X", "validate_X_y", "validate_sample_weight", "drop_zero_weight", "encode_classes",
     "check_is_fitted", "check_random_state", "Interval", "Options", "validate_params",
 ]
 
@@ -61,15 +61,16 @@ def validate_X(est, X, *, reset=False, dtype="floating", order="C"):
                          ensure_all_finite=True, ensure_min_samples=1, ensure_min_features=1)
 
 
-def validate_X_y(est, X, y, *, dtype="floating", order="C", y_numeric=False, classifier=False):
-    """Validate a training pair; y is 1-d and as long as X.
+def validate_X_y(est, X, y, *, dtype="floating", order="C", y_numeric=False, classifier=False,
+                 multi_output=False):
+    """Validate a training pair; y is 1-d (2-d allowed with ``multi_output``) and as long as X.
 
     Classification targets are checked to be discrete (continuous floats are
     rejected with scikit-learn's 'Unknown label type' message); regression
     targets (``y_numeric``) become finite float64.
     """
     X, y = validate_data(est, X, y, reset=True, dtype=_DTYPES[dtype], order=order,
-                         ensure_all_finite=True, y_numeric=y_numeric, multi_output=False,
+                         ensure_all_finite=True, y_numeric=y_numeric, multi_output=multi_output,
                          ensure_min_samples=1, ensure_min_features=1)
     if classifier:
         try:
@@ -104,6 +105,20 @@ def validate_sample_weight(sample_weight, n_samples, dtype=np.float64):
     if not np.any(sw > 0):
         raise ValueError("sample_weight sums to zero: at least one weight must be positive")
     return sw
+
+
+def drop_zero_weight(sample_weight, X, *arrays):
+    """``(sample_weight, X, *arrays)`` without the rows of weight 0.
+
+    A weight of 0 means "not in the weighted training set": learners whose search
+    depends on the rows present (thresholds between distinct values) must not see
+    such rows, or a zero weight would not be the same as removing the row.  The
+    arrays are returned as they are when no weight is 0.
+    """
+    keep = sample_weight > 0
+    if keep.all():
+        return (sample_weight, X) + arrays
+    return (sample_weight[keep], np.ascontiguousarray(X[keep])) + tuple(a[keep] for a in arrays)
 
 
 def encode_classes(y):
