@@ -288,17 +288,37 @@ def test_constant_data():
     assert km.converged_
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "known defect (issue-11 note): with more clusters than distinct rows, a mean of identical "
-    "rows that rounds off the row leaves those rows at a tiny positive distance, so the "
-    "re-seeding rule (farthest point at distance > 0) moves one of them every iteration "
-    "until max_iter; the reference cycles the same way"))
-def test_more_clusters_than_distinct_rows_converges():
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("offset", [0.0, 1e4])         # 1e4: data far from the origin (centred gemm operand)
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_more_clusters_than_distinct_rows_converges(dtype, offset, n_jobs):
+    # 27 distinct rows, 300 copies, 40 clusters: a cluster of copies of one row must get that row
+    # exactly as its mean, else the copies sit at a tiny positive distance from it, the re-seeding
+    # (farthest point at distance > 0) takes one of them every iteration and the fit cycles.
     rng = np.random.default_rng(0)
-    X = (rng.normal(size=(27, 3)) * 0.1 + 0.3)[rng.integers(0, 27, size=300)]
+    distinct = (rng.normal(size=(27, 3)) * 0.1 + 0.3 + offset).astype(dtype)
+    X = distinct[rng.integers(0, 27, size=300)]
+    kw = dict(n_clusters=40, n_init=1, tol=0, max_iter=60, random_state=0)
     with pytest.warns(ConvergenceWarning):
-        km = KMeans(40, n_init=1, tol=0, max_iter=60, random_state=0).fit(X)
+        km = KMeans(n_jobs=n_jobs, **kw).fit(X)
     assert km.converged_ and km.n_iter_ < 60
+    assert km.inertia_ == 0.0
+    assert_array_equal(km.cluster_centers_[km.labels_], X)       # every row sits exactly on its centroid
+    assert len(np.unique(km.labels_)) == len(np.unique(X, axis=0))
+    _assert_same_fit(km, ref.KMeans(**kw).fit(X), dtype)
+
+
+def test_cluster_of_one_repeated_row_gets_that_row_exactly():
+    # mean of 3 copies of x in float64 is fl(fl(fl(x + x) + x) / 3), which is not x for this x
+    x = np.array([0.1 + 0.2, 1 / 3, 0.7])
+    assert not np.all((x + x + x) / 3 == x)
+    X = np.vstack([np.repeat(x[None], 3, axis=0), [[5.0, 5.0, 5.0], [5.0, 6.0, 5.0]]])
+    km = KMeans(2, init=X[[0, 3]], n_init=1, tol=0).fit(X)
+    assert_array_equal(km.cluster_centers_[0], x)
+    assert_array_equal(km.labels_, [0, 0, 0, 1, 1])
+    assert_array_equal(km.cluster_centers_[1], [5.0, 5.5, 5.0])   # a mixed cluster: the plain mean
+    r = ref.KMeans(2, init=X[[0, 3]], n_init=1, tol=0).fit(X)
+    assert_array_equal(r.cluster_centers_, km.cluster_centers_)
 
 
 @pytest.mark.parametrize("init", ["random", "k-means++"])
@@ -535,16 +555,28 @@ def test_kernel_rejects_bad_arguments():
     C = np.zeros((2, 2))
     n, lab = np.zeros(4), np.zeros(4, dtype=np.int32)
     acc, cnt = np.zeros((1, 2 * 4)), np.zeros((1, 2), dtype=np.intp)
+    anch = np.zeros((1, 2), dtype=np.intp)
     with pytest.raises(ValueError):
         _kmeans.lloyd_iter(X, X[:3], n, np.empty(0), C, C, np.zeros(2), np.zeros(2), False, False,
-                           1e-10, lab, C.copy(), C.copy(), np.zeros(2), acc, cnt, 4, 4, True, 1)
+                           1e-10, lab, C.copy(), C.copy(), np.zeros(2), acc, anch, cnt, 4, 4, True, 1)
     with pytest.raises(ValueError, match="work arrays"):
         _kmeans.lloyd_iter(X, X, n, np.empty(0), C, C, np.zeros(2), np.zeros(2), False, False,
-                           1e-10, lab, C.copy(), C.copy(), np.zeros(2), acc[:, :3], cnt, 4, 4, True, 1)
+                           1e-10, lab, C.copy(), C.copy(), np.zeros(2), acc[:, :3], anch, cnt, 4, 4, True, 1)
+    with pytest.raises(ValueError, match="work arrays"):
+        _kmeans.lloyd_iter(X, X, n, np.empty(0), C, C, np.zeros(2), np.zeros(2), False, False,
+                           1e-10, lab, C.copy(), C.copy(), np.zeros(2), acc, anch[:, :1], cnt, 4, 4, True, 1)
     with pytest.raises(ValueError, match="label out of range"):
-        _kmeans.recompute_centroids(X, n, np.empty(0), np.array([0, 1, 2, 0], dtype=np.int32), C, C,
+        _kmeans.recompute_centroids(X, X, n, np.empty(0), np.array([0, 1, 2, 0], dtype=np.int32), C, C,
                                     np.zeros(2), np.zeros(2), False, False, C.copy(), C.copy(),
-                                    np.zeros(2), acc, cnt, 4, 1)
+                                    np.zeros(2), acc, anch, cnt, 4, 1)
+    with pytest.raises(ValueError, match="disagree"):
+        _kmeans.recompute_centroids(X, X[:3], n, np.empty(0), lab, C, C,
+                                    np.zeros(2), np.zeros(2), False, False, C.copy(), C.copy(),
+                                    np.zeros(2), acc, anch, cnt, 4, 1)
+    with pytest.raises(ValueError, match="work arrays"):
+        _kmeans.recompute_centroids(X, X, n, np.empty(0), lab, C, C,
+                                    np.zeros(2), np.zeros(2), False, False, C.copy(), C.copy(),
+                                    np.zeros(2), acc, anch[:, :1], cnt, 4, 1)
     with pytest.raises(ValueError, match="label out of range"):
         _kmeans.assign(X, X, n, np.empty(0), C, C, np.zeros(2), 1e-10,
                        np.array([0, -1, 0, 0], dtype=np.int32), False, True, 4, 4, True, 1)

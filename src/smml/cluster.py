@@ -93,7 +93,10 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Sm
       order, take the points farthest (exact distance) from the centroid they were
       assigned to, farthest first, lowest row index on ties, skipping points at distance
       0 and points that are the last member of their cluster; then the means are
-      recomputed. J still decreases. A cluster that cannot be re-seeded (every point sits
+      recomputed. J still decreases. A cluster whose points are all the same row has that
+      row, exactly, as its mean (a rounded sum / count could land off it and leave the
+      copies at a tiny positive distance, which the re-seeding would then pick, cycling
+      until ``max_iter``). A cluster that cannot be re-seeded (every point sits
       on its centroid, e.g. fewer distinct points than clusters) keeps its centroid, and a
       ConvergenceWarning says so;
     - **convergence**: the loop stops after an iteration in which no label changed (then
@@ -265,6 +268,7 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Sm
         n_blocks = -(-n // block)
         acc = np.empty((n_blocks, k * (d + 2)))
         counts = np.empty((n_blocks, 2), dtype=np.intp)
+        anch = np.empty((n_blocks, k), dtype=np.intp)
         C, Cg, cn = self._gemm_centroids(C0)
         C_new = np.empty_like(C)
         Cg_new = C_new if not centred else np.empty_like(Cg)
@@ -277,11 +281,11 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Sm
         for it in range(1, self.max_iter + 1):
             J, n_changed, _, n_empty = _kmeans.lloyd_iter(
                 ops.Xg, ops.X, ops.xn, wk, Cg, C, cn, mean, centred, self._round32, coef,
-                labels, Cg_new, C_new, cn_new, acc, counts, block, _CHUNK_ROWS, _FAST_TILE, nt)
+                labels, Cg_new, C_new, cn_new, acc, anch, counts, block, _CHUNK_ROWS, _FAST_TILE, nt)
             path.append(J)
             moved = 0
             if n_empty:
-                moved, n_empty = self._reseed(ops, w, labels, C, Cg, cn, acc, counts,
+                moved, n_empty = self._reseed(ops, w, labels, C, Cg, cn, acc, anch, counts,
                                               C_new, Cg_new, cn_new, mean, block, nt)
             C, C_new = C_new, C
             Cg, Cg_new = (C, C_new) if not centred else (Cg_new, Cg)
@@ -295,7 +299,7 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Sm
                                     not converged, True, block, _CHUNK_ROWS, _FAST_TILE, nt)
         return C, labels, inertia, np.array(path), it, converged, n_empty
 
-    def _reseed(self, ops, w, labels, C, Cg, cn, acc, counts, C_new, Cg_new, cn_new, mean, block, nt):
+    def _reseed(self, ops, w, labels, C, Cg, cn, acc, anch, counts, C_new, Cg_new, cn_new, mean, block, nt):
         """Re-seed the empty clusters at the farthest points (see the class doc); recompute
         the means if any point moved. Returns (points moved, clusters still empty)."""
         k, d = self.n_clusters, ops.X.shape[1]
@@ -321,9 +325,9 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Sm
             moved += 1
         if not moved:
             return 0, len(empty)
-        still = _kmeans.recompute_centroids(ops.Xg, ops.xn, np.empty(0) if w is None else w, labels,
+        still = _kmeans.recompute_centroids(ops.Xg, ops.X, ops.xn, np.empty(0) if w is None else w, labels,
                                             Cg, C, cn, mean, self._shift is not None, self._round32,
-                                            Cg_new, C_new, cn_new, acc, counts, block, nt)
+                                            Cg_new, C_new, cn_new, acc, anch, counts, block, nt)
         return moved, still
 
     def fit(self, X, y=None, sample_weight=None):

@@ -28,6 +28,13 @@ always use the raw ``X`` and ``C``. Sums are accumulated from ``Xg`` in float64 
 the new centroid is fl(m + S / W), rounded to the data's dtype (or through float32
 when ``round32``: float32 data computed in float64).
 
+Clusters of identical rows. A cluster whose members are all the same row (compared
+feature by feature on the raw X) gets that row exactly as its centroid, not fl(m + S / W),
+which may round off it: its members then sit at distance 0 from it, as they do in exact
+arithmetic, so the re-seeding of empty clusters (which takes points at positive distance)
+never picks them. Each block records, per cluster, the first member row and whether a
+later member differs (``anch``); the blocks are merged in block order.
+
 The distortion of the iteration, J(c, mu_old) = sum_i w_i ||x_i - mu_old_{c_i}||^2, is
 computed from the per-cluster totals as sum_j (Q_j - 2 mu_j.S_j + W_j ||mu_j||^2)
 (Q_j = sum w_i ||x_i||^2; each term clamped at 0), in float64, for free;
@@ -323,18 +330,61 @@ cdef inline void _add_row(const floating *xg, double xn, double wi, bint weighte
         Q[0] += xn
 
 
+cdef inline bint _same_row(const floating *a, const floating *b, intp_t d) noexcept nogil:
+    cdef intp_t f
+    for f in range(d):
+        if a[f] != b[f]:
+            return False
+    return True
+
+
+cdef inline void _note_members(const floating *X, intp_t d, intp_t c0, intp_t c1,
+                               const int32_t *labels, intp_t *A) noexcept nogil:
+    """Rows c0..c1 of X (n x d, C order; ``labels`` from row c0): A[j] = -1 no member yet,
+    i >= 0 every member so far equals row i (the first), -2 mixed."""
+    cdef intp_t i, j, a
+    for i in range(c0, c1):
+        j = labels[i - c0]
+        a = A[j]
+        if a == -1:
+            A[j] = i
+        elif a >= 0 and i != a and not _same_row(X + i * d, X + a * d, d):
+            A[j] = -2
+
+
+cdef void _merge_anchors(const floating *X, intp_t d, intp_t *anch, intp_t n_blocks,
+                         intp_t k) noexcept nogil:
+    """anch[0:k] <- the whole data's first-member / mixed state, from the blocks' in order."""
+    cdef intp_t j, b, a, ab
+    for j in range(k):
+        a = anch[j]
+        b = 1
+        while b < n_blocks and a != -2:
+            ab = anch[b * k + j]
+            if ab == -2:
+                a = -2
+            elif ab >= 0:
+                if a == -1:
+                    a = ab
+                elif not _same_row(X + ab * d, X + a * d, d):
+                    a = -2
+            b += 1
+        anch[j] = a
+
+
 # ---- one pass over the blocks --------------------------------------------------------------
 
 cdef int _pass(const floating[:, ::1] Xg, const floating[:, ::1] X, const double[::1] xn,
                const double[::1] w, const floating[:, ::1] Cg, const floating[:, ::1] C,
                const double[::1] cn, double coef, int32_t[::1] labels,
-               double *acc, intp_t *counts, double *Jpart,
+               double *acc, intp_t *anch, intp_t *counts, double *Jpart,
                bint assign, bint accumulate, intp_t block_rows, intp_t chunk_rows,
                bint fast, int n_threads) noexcept nogil:
     """Blocks of rows in parallel: assign (labels; changes and exact checks counted in
     ``counts[2 b]``, ``counts[2 b + 1]``) and/or accumulate the block's totals into
     ``acc + b * k (d + 2)`` = [S (k x d) | W (k) | Q (k)] (``acc`` may be NULL when not
-    accumulating), and/or (``Jpart`` not NULL) sum w_i ||x_i - c_{label_i}||^2 over the
+    accumulating) and, per cluster, the block's first member / mixed state into
+    ``anch + b * k`` (see :func:`_note_members`; ``anch`` NULL: not recorded), and/or (``Jpart`` not NULL) sum w_i ||x_i - c_{label_i}||^2 over the
     block's rows in order, every distance computed exactly, into ``Jpart[b]``. The tile has kp columns (k rounded up to the panel width; the padding
     columns have cn = +inf): the packed-panel tile when ``fast`` (and the CPU has it),
     else the BLAS tile. Returns 0, or 1 if an allocation failed."""
@@ -398,6 +448,9 @@ cdef int _pass(const floating[:, ::1] Xg, const floating[:, ::1] X, const double
             S = acc + b * k * (d + 2)
             if accumulate:
                 memset(S, 0, k * (d + 2) * sizeof(double))
+                if anch != NULL:
+                    for j in range(k):
+                        anch[b * k + j] = -1
             # counted in locals, stored once per block (adjacent blocks' counters share a
             # cache line: incrementing them in place costs more than the whole pass)
             n_chg = 0
@@ -439,6 +492,8 @@ cdef int _pass(const floating[:, ::1] Xg, const floating[:, ::1] X, const double
                             wi = w[i] if weighted else 1.0
                             _add_row(&Xg[i, 0], xn[i], wi, weighted, d,
                                      S + j * d, S + k * d + j, S + k * d + k + j)
+                    if anch != NULL:
+                        _note_members(&X[0, 0], d, c0, c1, &labels[c0], anch + b * k)
                 if Jpart != NULL:
                     for i in range(c0, c1):
                         if weighted:
@@ -490,12 +545,14 @@ cdef double _objective(const double *tot, const floating[:, ::1] Cg, const doubl
     return J
 
 
-cdef intp_t _update(const double *tot, const double[::1] mean, bint centred, bint round32,
+cdef intp_t _update(const double *tot, const intp_t *pure, const floating[:, ::1] X,
+                    const double[::1] mean, bint centred, bint round32,
                     const floating[:, ::1] C, const floating[:, ::1] Cg, const double[::1] cn,
                     floating[:, ::1] C_new, floating[:, ::1] Cg_new, double[::1] cn_new,
                     intp_t k, intp_t d) noexcept nogil:
     """mu_j = fl(m + S_j / W_j) for every cluster of positive weight; an empty cluster
-    (W_j = 0) keeps its centroid. Returns the number of empty clusters."""
+    (W_j = 0) keeps its centroid; a cluster whose members are all row a (``pure[j] = a``)
+    gets mu_j = x_a exactly. Returns the number of empty clusters."""
     cdef intp_t j, f, n_empty = 0
     cdef double W, v, s
     for j in range(k):
@@ -509,9 +566,12 @@ cdef intp_t _update(const double *tot, const double[::1] mean, bint centred, bin
             continue
         s = 0.0
         for f in range(d):
-            v = tot[j * d + f] / W
-            if centred:
-                v = mean[f] + v
+            if pure[j] >= 0:
+                v = <double> X[pure[j], f]
+            else:
+                v = tot[j * d + f] / W
+                if centred:
+                    v = mean[f] + v
             if round32:
                 v = <double> <float> v
             C_new[j, f] = <floating> v
@@ -552,6 +612,8 @@ def lloyd_iter(const floating[:, ::1] Xg, const floating[:, ::1] X,     # IN  (n
                double[::1] cn_new,                                       # OUT ||Cg_new_j||^2
                double[:, ::1] acc,                                       # WORK (n_blocks, k (d + 2));
                                                                          #      OUT acc[0] = [S | W | Q]
+               intp_t[:, ::1] anch,                                      # WORK (n_blocks, k); OUT anch[0]:
+                                                                         #      row a if cluster j is all row a
                intp_t[:, ::1] counts,                                    # WORK (n_blocks, 2)
                intp_t block_rows, intp_t chunk_rows, bint fast, int n_threads):
     """One Lloyd iteration (see the module doc). ``C_new`` may be ``Cg_new`` when not
@@ -563,36 +625,39 @@ def lloyd_iter(const floating[:, ::1] Xg, const floating[:, ::1] X,     # IN  (n
     cdef double J = 0.0
     cdef int failed = 0
     _check(Xg, X, xn, w, Cg, C, cn, labels, block_rows, chunk_rows)
-    if acc.shape[0] < n_blocks or acc.shape[1] != k * (d + 2) or counts.shape[0] < n_blocks:
+    if (acc.shape[0] < n_blocks or acc.shape[1] != k * (d + 2) or counts.shape[0] < n_blocks
+            or anch.shape[0] < n_blocks or anch.shape[1] != k):
         raise ValueError("lloyd_iter: work arrays too small")
     if C_new.shape[0] != k or Cg_new.shape[0] != k or cn_new.shape[0] != k:
         raise ValueError("lloyd_iter: output centroid arrays disagree in shape")
     if n == 0:
         return 0.0, 0, 0, k
     with nogil:
-        failed = _pass(Xg, X, xn, w, Cg, C, cn, coef, labels, &acc[0, 0], &counts[0, 0], NULL,
-                       True, True, block_rows, chunk_rows, fast, n_threads)
+        failed = _pass(Xg, X, xn, w, Cg, C, cn, coef, labels, &acc[0, 0], &anch[0, 0], &counts[0, 0],
+                       NULL, True, True, block_rows, chunk_rows, fast, n_threads)
         if not failed:
             _merge(&acc[0, 0], n_blocks, k * (d + 2), n_threads)
+            _merge_anchors(&X[0, 0], d, &anch[0, 0], n_blocks, k)
             for b in range(n_blocks):
                 n_changed += counts[b, 0]
                 n_exact += counts[b, 1]
             J = _objective(&acc[0, 0], Cg, cn, k, d)
-            n_empty = _update(&acc[0, 0], mean, centred, round32, C, Cg, cn,
+            n_empty = _update(&acc[0, 0], &anch[0, 0], X, mean, centred, round32, C, Cg, cn,
                               C_new, Cg_new, cn_new, k, d)
     if failed:
         raise MemoryError("lloyd_iter: could not allocate the tiles")
     return J, n_changed, n_exact, n_empty
 
 
-def recompute_centroids(const floating[:, ::1] Xg, const double[::1] xn, const double[::1] w,
+def recompute_centroids(const floating[:, ::1] Xg, const floating[:, ::1] X,
+                        const double[::1] xn, const double[::1] w,
                         int32_t[::1] labels,                                     # IN  the labels
                         const floating[:, ::1] Cg, const floating[:, ::1] C,     # IN  mu_old (kept if empty)
                         const double[::1] cn,
                         const double[::1] mean, bint centred, bint round32,
                         floating[:, ::1] Cg_new, floating[:, ::1] C_new,         # OUT mu_new
-                        double[::1] cn_new, double[:, ::1] acc, intp_t[:, ::1] counts,
-                        intp_t block_rows, int n_threads):
+                        double[::1] cn_new, double[:, ::1] acc, intp_t[:, ::1] anch,
+                        intp_t[:, ::1] counts, intp_t block_rows, int n_threads):
     """The update step alone for given labels (after empty clusters were re-seeded): the
     same blocks, sums and rounding as :func:`lloyd_iter`. Returns the empty clusters."""
     cdef intp_t n = Xg.shape[0], d = Xg.shape[1], k = Cg.shape[0]
@@ -600,15 +665,21 @@ def recompute_centroids(const floating[:, ::1] Xg, const double[::1] xn, const d
     for i in range(n):
         if labels[i] < 0 or labels[i] >= k:
             raise ValueError("recompute_centroids: label out of range")
-    if acc.shape[0] < n_blocks or acc.shape[1] != k * (d + 2) or counts.shape[0] < n_blocks:
+    if X.shape[0] != n or X.shape[1] != d or xn.shape[0] != n or labels.shape[0] != n:
+        raise ValueError("recompute_centroids: X, Xg, norms and labels disagree in shape")
+    if w.shape[0] not in (0, n):
+        raise ValueError("recompute_centroids: weights must have n entries (or none)")
+    if (acc.shape[0] < n_blocks or acc.shape[1] != k * (d + 2) or counts.shape[0] < n_blocks
+            or anch.shape[0] < n_blocks or anch.shape[1] != k):
         raise ValueError("recompute_centroids: work arrays too small")
     if n == 0:
         return k
     with nogil:
-        _pass(Xg, Xg, xn, w, Cg, C, cn, 0.0, labels, &acc[0, 0], &counts[0, 0], NULL,
+        _pass(Xg, X, xn, w, Cg, C, cn, 0.0, labels, &acc[0, 0], &anch[0, 0], &counts[0, 0], NULL,
               False, True, block_rows, 1, False, n_threads)
         _merge(&acc[0, 0], n_blocks, k * (d + 2), n_threads)
-        n_empty = _update(&acc[0, 0], mean, centred, round32, C, Cg, cn,
+        _merge_anchors(&X[0, 0], d, &anch[0, 0], n_blocks, k)
+        n_empty = _update(&acc[0, 0], &anch[0, 0], X, mean, centred, round32, C, Cg, cn,
                           C_new, Cg_new, cn_new, k, d)
     return n_empty
 
@@ -645,7 +716,7 @@ def assign(const floating[:, ::1] Xg, const floating[:, ::1] X,       # IN  (n, 
         raise MemoryError("assign: could not allocate the block sums")
     try:
         with nogil:
-            failed = _pass(Xg, X, xn, w, Cg, C, cn, coef, labels, NULL, &counts[0, 0],
+            failed = _pass(Xg, X, xn, w, Cg, C, cn, coef, labels, NULL, NULL, &counts[0, 0],
                            part if want_J else NULL, reassign, False, block_rows, chunk_rows,
                            fast, n_threads)
             if want_J and not failed:

@@ -8,7 +8,8 @@
 With the rules :class:`smml.cluster.KMeans` documents where the notes are silent, and
 the same random draws, so that both give the same result from the same seed: ties to
 the lowest centroid index; distances squared, by direct subtraction in float64, summed
-feature by feature in order; means in float64 rounded to the data's dtype; an empty
+feature by feature in order; means in float64 rounded to the data's dtype (a cluster
+whose points are all one row: that row exactly); an empty
 cluster re-seeded at the farthest point; stop when no label changes, when J decreased by
 at most ``tol`` times its previous value, or after ``max_iter`` iterations, then one more
 assignment step unless the labels converged. ``sample_weight`` weighs each point in the
@@ -44,17 +45,27 @@ def assign(rows, mu):
 
 
 def update(rows, weights, labels, mu, to_dtype):
-    """mu_j = weighted mean of the points with c_i = j (kept when the cluster has no weight)."""
+    """mu_j = weighted mean of the points with c_i = j (kept when the cluster has no weight);
+    when every point with c_i = j is the same row x, mu_j = x exactly (its mean in exact
+    arithmetic, which the rounded sum / total may miss)."""
     k, d = len(mu), len(rows[0])
     sums = [[0.0] * d for _ in range(k)]
     total = [0.0] * k
+    first = [None] * k
+    mixed = [False] * k
     for x, w, c in zip(rows, weights, labels):
         for f in range(d):
             sums[c][f] = sums[c][f] + w * x[f]
         total[c] = total[c] + w
+        if first[c] is None:
+            first[c] = x
+        elif any(a != b for a, b in zip(x, first[c])):
+            mixed[c] = True
     new = []
     for j in range(k):
-        if total[j] > 0:
+        if total[j] > 0 and not mixed[j]:
+            new.append([to_dtype(v) for v in first[j]])
+        elif total[j] > 0:
             new.append([to_dtype(sums[j][f] / total[j]) for f in range(d)])
         else:
             new.append(list(mu[j]))
