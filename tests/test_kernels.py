@@ -473,9 +473,13 @@ def test_svc_without_bias_is_003s_svm(rng):
     assert lin.objective_ == pytest.approx(F_lin, rel=1e-6)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("fit_intercept", [True, False])
-def test_svc_row_cache_shrinking_and_threads_agree(rng, fit_intercept):
+def test_svc_row_cache_shrinking_and_threads_agree(rng, fit_intercept, dtype):
+    # float32 with a row cache and shrinking rebuilds gradients through the kernel
+    # mat-vec on float32 tiles (it once read an unwritten buffer there)
     X, y = sphere_data(rng, 500, 4)
+    X = X.astype(dtype)
     kw = dict(gamma=2.0, fit_intercept=fit_intercept, tol=1e-5)
     full = K.KernelSVC(**kw).fit(X, y)
     rows = K.KernelSVC(cache_size=0.2, **kw).fit(X, y)        # 100 rows of 500

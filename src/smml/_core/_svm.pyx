@@ -48,6 +48,7 @@ from libc.stdint cimport int64_t
 
 from smml._core._typedefs cimport floating, intp_t
 from smml._core._blas cimport _gemv
+from smml._core._openmp cimport threads_for
 from smml._core._distances cimport heap_push, pair_less
 from smml._core._kernels cimport (KernelSpec, KERNEL_CALLABLE, kernel_tile, kernel_tile_f32, RowCache,
                                   cache_find, cache_claim)
@@ -106,15 +107,6 @@ ctypedef struct State:
     double *hval          # (MAX_BLOCK,) candidate heap
     intp_t *hidx
     int64_t *stats        # (4,) counters
-
-
-cdef inline int _nthreads(State *st, intp_t n) noexcept nogil:
-    """smml._threads.threads_for(n_threads, n, GRAIN), n kernel entries."""
-    if st.n_threads <= 1 or n < 2 * GRAIN:
-        return 1
-    if n // GRAIN < st.n_threads:
-        return <int> (n // GRAIN)
-    return st.n_threads
 
 
 cdef inline void _set_status(State *st, intp_t t) noexcept nogil:
@@ -228,7 +220,7 @@ cdef void _fill_block(State *st, const floating *X, floating *Xact, floating *XR
         tn = st.xn
         n = st.m
     ncol = (n + COLS - 1) // COLS
-    nt = _nthreads(st, n * nb)
+    nt = threads_for(st.n_threads, n * nb, GRAIN)
     with parallel(num_threads=nt):
         tile = <floating *> malloc(MAX_BLOCK * COLS * sizeof(floating))
         ftile = <float *> malloc(MAX_BLOCK * COLS * sizeof(float))
@@ -309,7 +301,7 @@ cdef void _kernel_matvec(State *st, const floating *X, const intp_t *S, const do
         sn[r] = st.xn[S[r]]
         csf[r] = <floating> cs[r]
     nb = (nT + TILE_Q - 1) // TILE_Q
-    nt = _nthreads(st, nT * nS)
+    nt = threads_for(st.n_threads, nT * nS, GRAIN)
     with parallel(num_threads=nt):
         XT = <floating *> malloc(TILE_Q * st.d * sizeof(floating))
         tnrm = <double *> malloc(TILE_Q * sizeof(double))
@@ -328,9 +320,12 @@ cdef void _kernel_matvec(State *st, const floating *X, const intp_t *S, const do
             while c0 < nS:
                 r = min(<intp_t> COLS, nS - c0)
                 # the kernel values as the cache holds them (float32), summed in X's dtype
-                kernel_tile_f32(&st.ks, <int> cw, <int> r, <int> st.d, XT, XS + c0 * st.d, tnrm,
-                                sn + c0, tile, ftile)
-                if floating is double:
+                if floating is float:       # float32 values straight into the tile gemv reads
+                    kernel_tile_f32(&st.ks, <int> cw, <int> r, <int> st.d, XT, XS + c0 * st.d, tnrm,
+                                    sn + c0, tile, tile)
+                else:                       # rounded through float32, summed in float64
+                    kernel_tile_f32(&st.ks, <int> cw, <int> r, <int> st.d, XT, XS + c0 * st.d, tnrm,
+                                    sn + c0, tile, ftile)
                     for q in range(cw * r):
                         tile[q] = ftile[q]
                 _gemv(False, <int> cw, <int> r, <floating> 1.0, tile, <int> r, csf + c0, 1,
