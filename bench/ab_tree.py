@@ -9,9 +9,8 @@ older commit built in place (`git worktree add /var/tmp/base <commit>`, then in 
 Prints per case the best of 3 fit / predict / 5-row predict times and a hash of the predictions
 (equal hashes: identical predictions). Compare the sides round by round.
 """
-import hashlib, sys, time
+import hashlib, time
 import numpy as np
-import smml
 from smml.tree import TreeClassifier, TreeRegressor
 from smml.ensemble import RandomForestClassifier, AdaBoostClassifier
 

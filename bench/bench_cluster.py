@@ -16,7 +16,6 @@ extrapolated to the full shape and 50 iterations (labelled so). Also: predict on
 (per-call cost, as a Pipeline sees it).
 """
 import os
-import time
 import warnings
 
 import numpy as np

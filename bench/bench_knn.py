@@ -194,7 +194,7 @@ def _lowd_case(m, d, nq, k, repeat, ref_queries):
     X, y, Q = _data(m, d, nq, np.float64)
     impls = _lowd_impls(X, y, k)
     # build: interleaved, best of 2
-    builds, models = _interleaved([b for _, b, _, _ in impls], 2)
+    builds, models = interleaved_best([b for _, b, _, _ in impls], 2)
     # a probe call decides each implementation's query subset (slow peers: extrapolated)
     sizes = []
     for (name, _, query, _), mdl in zip(impls, models):
@@ -202,7 +202,7 @@ def _lowd_case(m, d, nq, k, repeat, ref_queries):
         est = t * nq / PROBE
         sizes.append(nq if est <= BUDGET or not sizes else max(PROBE, int(nq * BUDGET / est)))
     fns = [lambda q=query, mdl=mdl, n=n: q(mdl, Q[:n]) for (_, _, query, _), mdl, n in zip(impls, models, sizes)]
-    times, outs = _interleaved(fns, repeat)
+    times, outs = interleaved_best(fns, repeat)
     smml_model = models[0]
     t_smml = times[0]
     pred = outs[0]
@@ -274,7 +274,7 @@ def main_rule(quick=False):
                 X, Q, y = rng.normal(size=(m, d)), rng.normal(size=(nq, d)), rng.integers(0, 2, m)
                 t = KNNClassifier(k=K, metric=metric, algorithm="tree", n_jobs=N_THREADS).fit(X, y)
                 b = KNNClassifier(k=K, metric=metric, algorithm="brute", n_jobs=N_THREADS).fit(X, y)
-                (tt, tb), _ = _interleaved([lambda t=t, Q=Q: t.predict(Q), lambda b=b, Q=Q: b.predict(Q)], 3)
+                (tt, tb), _ = interleaved_best([lambda t=t, Q=Q: t.predict(Q), lambda b=b, Q=Q: b.predict(Q)], 3)
                 pick = _pick_rule(metric, d, m)
                 if pick == "both":
                     pick = "tree" if nq <= 64 else "brute"
