@@ -7,7 +7,7 @@ from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import smml.cluster as cl
-from smml._core import _kmeans
+from smml._core import _kmeans, _knn
 from smml.cluster import KMeans
 from smml.neighbors import _euclidean_error_coef
 from smml.reference import cluster as ref
@@ -582,8 +582,9 @@ def test_kernel_rejects_bad_arguments():
                        np.array([0, -1, 0, 0], dtype=np.int32), False, True, 4, 4, True, 1)
     with pytest.raises(ValueError):
         _kmeans.sqdist_to_assigned(X, C, np.array([0, 5, 0, 0], dtype=np.int32), np.zeros(4), 1)
-    with pytest.raises(ValueError):
-        _kmeans.exact_sqdist(X, C, np.zeros((4, 3)), 1)
+    with pytest.raises(ValueError):         # transform's exact distances (the k-NN kernel's)
+        _knn.exact_rows(X, C, np.arange(4, dtype=np.intp), _knn.METRIC_CODES["sqeuclidean"],
+                        np.zeros((4, 3)), 1)
     with pytest.raises(ValueError):
         _kmeans.min_sqdist_update(X, np.zeros(3), np.zeros(4), 1)
 

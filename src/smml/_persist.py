@@ -67,18 +67,24 @@ def allowed_types():
     plumbing classes a model is commonly wrapped in (``Pipeline``,
     ``StandardScaler``, ``PolynomialFeatures``).
     """
+    return dict(_allowed())
+
+
+@functools.lru_cache(maxsize=None)
+def _allowed():
+    """allowed_types(), built once (save and load consult it several times per call)."""
     import importlib
 
-    types = [dict, list, tuple, set, frozenset, str, int, float, bool, bytes, bytearray, slice, type(None),
+    kinds = [dict, list, tuple, set, frozenset, str, int, float, bool, bytes, bytearray, slice, type(None),
              np.ndarray, np.dtype, np.random.RandomState, np.random.Generator]
-    types += sorted({t for t in np.sctypeDict.values() if t.__module__ == "numpy"}, key=str)
-    types += [getattr(np.random, n) for n in ("PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64")
+    kinds += sorted({t for t in np.sctypeDict.values() if t.__module__ == "numpy"}, key=str)
+    kinds += [getattr(np.random, n) for n in ("PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64")
               if hasattr(np.random, n)]
     for path in _SKLEARN_PLUMBING:
         mod, name = path.rsplit(".", 1)
-        types.append(getattr(importlib.import_module(mod), name))
+        kinds.append(getattr(importlib.import_module(mod), name))
     out = {}
-    for t in types:
+    for t in kinds:
         out[_type_name(t)] = t
         if t.__module__ == "numpy":      # skops names numpy scalar types numpy.<name>
             out[f"numpy.{t.__name__}"] = t
@@ -89,7 +95,7 @@ def _trusted_map(extra=None):
     """{name: type} that load accepts: smml's classes, the allowlist, the caller's ``trusted``."""
     from smml._discovery import model_types
 
-    trusted = dict(allowed_types())
+    trusted = dict(_allowed())
     trusted.update(model_types())
     for t in extra or ():
         if isinstance(t, type):
@@ -105,7 +111,7 @@ def _is_model_type(name):
     """A type a model file may hold at its top: an smml class or an allow-listed scikit-learn one."""
     from smml._discovery import model_types
 
-    return name in model_types() or (name in allowed_types() and name.startswith("sklearn."))
+    return name in model_types() or (name in _allowed() and name.startswith("sklearn."))
 
 
 def _require_skops():

@@ -21,7 +21,7 @@ import numpy as np
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.exceptions import ConvergenceWarning
 
-from smml._core import _kmeans
+from smml._core import _kmeans, _knn
 from smml._core._utils import row_norms_sq
 from smml._threads import blas_single_thread, threads_for
 from smml._validation import (
@@ -63,11 +63,11 @@ class _Operands:
     """What the kernels read for a data set X: the gemm operand Xg (X, or X - m rounded to
     the compute dtype when the model is centred), the raw X and the squared norms of Xg."""
 
-    def __init__(self, X, shift, dtype):
+    def __init__(self, X, shift, dtype, xn=None):
         self.X = np.ascontiguousarray(X, dtype=dtype)
         if shift is None:
             self.Xg = self.X
-            self.xn = row_norms_sq(self.X)
+            self.xn = row_norms_sq(self.X) if xn is None else xn
         else:
             self.Xg, self.xn = _centre(self.X, shift, dtype)
 
@@ -238,21 +238,22 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Sm
         self._round32 = dtype == np.float32 and (centre or not top < _GEMM_LIMIT32)
         self._dtype = np.float64 if self._round32 else dtype
         if not centre and not self._round32:
-            ops = _Operands.__new__(_Operands)
-            ops.X, ops.Xg, ops.xn = X, X, xn
-            return ops
+            return _Operands(X, None, dtype, xn)
         return _Operands(X, self._shift, self._dtype)
 
-    def _gemm_centroids(self, C):
-        """(C in the compute dtype, its gemm twin fl(C - m), squared norms of the twin)."""
-        C = np.ascontiguousarray(C, dtype=self._dtype)
+    def _gemm_centroids(self, C, dtype=None, round32=None):
+        """(C in the compute dtype, its gemm twin fl(C - m), squared norms of the twin); the
+        fitted compute dtype and float32 rounding unless given (predict-time calls)."""
+        dtype = self._dtype if dtype is None else dtype
+        round32 = self._round32 if round32 is None else round32
+        C = np.ascontiguousarray(C, dtype=dtype)
         if self._shift is None:
             Cg = C
         else:
             Cg = np.subtract(C, self._shift, dtype=np.float64)
-            if self._round32:
+            if round32:
                 Cg = Cg.astype(np.float32)
-            Cg = np.ascontiguousarray(Cg, dtype=self._dtype)
+            Cg = np.ascontiguousarray(Cg, dtype=dtype)
         return C, Cg, row_norms_sq(Cg)
 
     def _run(self, ops, w, C0, nt):
@@ -285,7 +286,7 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Sm
             path.append(J)
             moved = 0
             if n_empty:
-                moved, n_empty = self._reseed(ops, w, labels, C, Cg, cn, acc, anch, counts,
+                moved, n_empty = self._reseed(ops, wk, labels, C, Cg, cn, acc, anch, counts,
                                               C_new, Cg_new, cn_new, mean, block, nt)
             C, C_new = C_new, C
             Cg, Cg_new = (C, C_new) if not centred else (Cg_new, Cg)
@@ -299,7 +300,7 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Sm
                                     not converged, True, block, _CHUNK_ROWS, _FAST_TILE, nt)
         return C, labels, inertia, np.array(path), it, converged, n_empty
 
-    def _reseed(self, ops, w, labels, C, Cg, cn, acc, anch, counts, C_new, Cg_new, cn_new, mean, block, nt):
+    def _reseed(self, ops, wk, labels, C, Cg, cn, acc, anch, counts, C_new, Cg_new, cn_new, mean, block, nt):
         """Re-seed the empty clusters at the farthest points (see the class doc); recompute
         the means if any point moved. Returns (points moved, clusters still empty)."""
         k, d = self.n_clusters, ops.X.shape[1]
@@ -307,7 +308,7 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Sm
         empty = np.flatnonzero(~(W > 0))
         dist = np.empty(ops.X.shape[0])
         _kmeans.sqdist_to_assigned(ops.X, C, labels, dist, nt)
-        positive = np.ones(len(dist), dtype=bool) if w is None else w > 0
+        positive = wk > 0 if len(wk) else np.ones(len(dist), dtype=bool)
         cand = np.flatnonzero(positive & (dist > 0))
         cand = cand[np.lexsort((cand, -dist[cand]))]       # farthest first, lowest index on ties
         members = np.bincount(labels[positive], minlength=k)
@@ -325,7 +326,7 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Sm
             moved += 1
         if not moved:
             return 0, len(empty)
-        still = _kmeans.recompute_centroids(ops.Xg, ops.X, ops.xn, np.empty(0) if w is None else w, labels,
+        still = _kmeans.recompute_centroids(ops.Xg, ops.X, ops.xn, wk, labels,
                                             Cg, C, cn, mean, self._shift is not None, self._round32,
                                             Cg_new, C_new, cn_new, acc, anch, counts, block, nt)
         return moved, still
@@ -384,12 +385,7 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Sm
             dt = np.float64
             ops = _Operands(Q, self._shift, dt)
         if dt not in self._predict_cache:
-            saved = self._dtype, self._round32
-            self._dtype, self._round32 = dt, False
-            try:
-                self._predict_cache[dt] = self._gemm_centroids(self.cluster_centers_)
-            finally:
-                self._dtype, self._round32 = saved
+            self._predict_cache[dt] = self._gemm_centroids(self.cluster_centers_, dt, False)
         return ops, self._predict_cache[dt], Q.dtype.type
 
     def _labels_inertia(self, X, sample_weight=None, want_J=False):
@@ -419,8 +415,8 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Sm
         computed exactly (square roots of the exact squared distances)."""
         ops, (C, _, _), in_dtype = self._query(X)
         out = np.empty((ops.X.shape[0], C.shape[0]))
-        _kmeans.exact_sqdist(ops.X, C, out, threads_for(self._n_threads(), out.size * ops.X.shape[1],
-                                                        _GRAIN))
+        _knn.exact_rows(ops.X, C, np.arange(len(out), dtype=np.intp), _knn.METRIC_CODES["sqeuclidean"], out,
+                        threads_for(self._n_threads(), out.size * ops.X.shape[1], _GRAIN))
         return np.sqrt(out).astype(in_dtype, copy=False)
 
 

@@ -40,8 +40,6 @@ class _Constant:
 
 
 class _FiniteClassERM(SmmlEstimator):
-    _loss_default = None
-
     def _check_hypotheses(self):
         H = self.hypotheses
         if isinstance(H, str):

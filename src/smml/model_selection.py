@@ -208,21 +208,14 @@ def empirical_risk(estimator, X, y, loss="zero_one", method="predict", return_in
 
 # ---- K-fold CV estimate -------------------------------------------------------
 
-def _cv_fold_losses(estimator, params, X, y, K, loss_fn, shuffle, random_state, method, n_jobs=None,
-                    verbose=0):
-    """The losses of h_i = A_theta(S_{-i}) on S_i, one array per fold, and the CV estimate."""
-    folds = list(_kfold(K, shuffle, random_state).split(np.zeros((len(y), 1))))
-    per_fold = _run_tasks((delayed(_fit_and_losses)(estimator, params, X, y, tr, te, loss_fn, method)
-                           for tr, te in folds), n_jobs, verbose, "CV folds")
-    return per_fold, float(np.mean([_fold_error(l) for l in per_fold]))
-
-
-def _grid_cv(estimator, thetas, X, y, K, loss_fn, shuffle, seed, method, n_jobs, verbose=0):
-    """l^CV_S(A_theta) for every theta of the grid on the same folds; the (theta, fold) fits run in
-    parallel. Returns (per-theta lists of per-fold losses, per-theta CV estimates)."""
+def _grid_cv(estimator, thetas, X, y, K, loss_fn, shuffle, seed, method, n_jobs, verbose=0,
+             desc="grid x folds"):
+    """l^CV_S(A_theta) for every theta of the grid on the same folds (h_i = A_theta(S_{-i}) scored
+    on S_i; theta None: the estimator as given); the (theta, fold) fits run in parallel.
+    Returns (per-theta lists of per-fold losses, per-theta CV estimates)."""
     folds = list(_kfold(K, shuffle, seed).split(np.zeros((len(y), 1))))
     flat = _run_tasks((delayed(_fit_and_losses)(estimator, theta, X, y, tr, te, loss_fn, method)
-                       for theta in thetas for tr, te in folds), n_jobs, verbose, "grid x folds")
+                       for theta in thetas for tr, te in folds), n_jobs, verbose, desc)
     per_theta = [flat[i * K:(i + 1) * K] for i in range(len(thetas))]
     return per_theta, [float(np.mean([_fold_error(l) for l in f])) for f in per_theta]
 
@@ -274,8 +267,8 @@ def cv_estimate(estimator, X, y, K=5, loss="zero_one", shuffle=False, random_sta
     check_verbose(verbose)
     X, y, m = _check_data(X, y)
     K = _check_K("K", K, m)
-    per_fold, estimate = _cv_fold_losses(estimator, None, X, y, K, loss_fn, shuffle, _seed_from(random_state),
-                                         method, n_jobs, verbose)
+    (per_fold,), (estimate,) = _grid_cv(estimator, [None], X, y, K, loss_fn, shuffle, _seed_from(random_state),
+                                        method, n_jobs, verbose, desc="CV folds")
     if return_interval:
         return estimate, _interval(np.concatenate(per_fold), estimate, m, delta)
     return estimate
@@ -446,8 +439,7 @@ class NestedCVResult:
 def _nested_outer_fold(estimator, thetas, X, y, train, test, K_inner, loss_fn, shuffle, inner_seed, method):
     X_tr, y_tr = _safe_indexing(X, train), _safe_indexing(y, train)
     # line 4: run CV on S_{-i} for each theta of Theta_0
-    cv = [_cv_fold_losses(estimator, theta, X_tr, y_tr, K_inner, loss_fn, shuffle, inner_seed,
-                          method)[1] for theta in thetas]
+    _, cv = _grid_cv(estimator, thetas, X_tr, y_tr, K_inner, loss_fn, shuffle, inner_seed, method, None)
     best = int(np.argmin(cv))  # theta_i: first minimiser in grid order
     # lines 5-6: retrain A_{theta_i} on S_{-i}, error on S_i
     losses = _fit_and_losses(estimator, thetas[best], X, y, train, test, loss_fn, method)

@@ -45,7 +45,7 @@ from smml._threads import blas_single_thread, threads_for
 from smml._validation import (N_JOBS, RANDOM_STATE, Interval, Options, check_is_fitted,
                               check_random_state, encode_classes, validate_X, validate_X_y)
 from smml.base import ClassifierMixin, RegressorMixin, SmmlEstimator
-from smml.linear._base import DivergenceError
+from smml.linear._base import _BOOL, DivergenceError
 
 __all__ = ["MLPClassifier", "MLPRegressor"]
 
@@ -58,7 +58,6 @@ _ACT = {"identity": _k.ACT_IDENTITY, "relu": _k.ACT_RELU, "tanh": _k.ACT_TANH,
         "sigmoid": _k.ACT_SIGMOID, "sign_sigmoid": _k.ACT_SIGN_SIGMOID}
 _SCHED = {"constant": _k.SCHED_CONSTANT, "inverse_sqrt": _k.SCHED_INV_SQRT, "inverse_t": _k.SCHED_INV_T}
 _GAIN = {"identity": 1.0, "tanh": 1.0, "sign_sigmoid": 2.0, "sigmoid": 4.0}
-_BOOL = Options(True, False)
 
 
 class _LayerSizes:

@@ -26,7 +26,6 @@ matplotlib is the optional ``plot`` extra (``pip install 'smml[plot]'``);
 without it the ``plot_*`` functions raise an ``ImportError`` that says so,
 and the ``*_table`` functions still work.
 """
-import numbers
 
 import numpy as np
 
@@ -201,18 +200,16 @@ def perceptron_mistakes_table(X, y, u=None, max_epochs=30, fit_intercept=True):
     dict
         ``epoch``, ``updates`` (cumulative, per epoch) and ``bound`` (a float).
     """
-    from smml.bounds import perceptron_convergence_bound
+    from smml.bounds import _check_positive_int, perceptron_convergence_bound
     from smml.linear import LinearProgramClassifier, Perceptron
     from smml.linear._base import NotSeparableError
 
-    if isinstance(max_epochs, bool) or not isinstance(max_epochs, numbers.Integral) or max_epochs < 1:
-        raise ValueError(f"max_epochs must be a positive integer, got {max_epochs!r}")
+    _check_positive_int("max_epochs", max_epochs)
     X, y = np.asarray(X, dtype=np.float64), np.asarray(y)
     classes = np.unique(y)
     if len(classes) != 2:
         raise ValueError(f"the Perceptron's convergence bound is for two classes, got {len(classes)}")
     y_pm = np.where(y == classes[1], 1.0, -1.0)
-    Xa = np.hstack([X, np.ones((len(X), 1))]) if fit_intercept else X
     if u is None:
         try:
             lp = LinearProgramClassifier(fit_intercept=fit_intercept).fit(X, y)
@@ -220,7 +217,7 @@ def perceptron_mistakes_table(X, y, u=None, max_epochs=30, fit_intercept=True):
             raise ValueError("the training set is not linearly separable: the convergence theorem "
                              "does not apply") from None
         u = np.append(lp.coef_.ravel(), lp.intercept_ if fit_intercept else [])
-    bound = perceptron_convergence_bound(Xa, y_pm, np.asarray(u, dtype=np.float64))
+    bound = perceptron_convergence_bound(X, y_pm, np.asarray(u, dtype=np.float64), fit_intercept=fit_intercept)
     epochs, updates = [], []
     for e in range(1, max_epochs + 1):
         p = Perceptron(max_epochs=e, fit_intercept=fit_intercept).fit(X, y)

@@ -52,6 +52,7 @@ from libc.math cimport INFINITY
 from cython.parallel cimport prange, parallel
 
 from smml._core._typedefs cimport floating, intp_t
+from smml._core._openmp cimport threads_for
 from smml._core._distances cimport (SQEUCLIDEAN, MANHATTAN, HAMMING, Pair, cmp_pair,
                                     exact_key_upto, heap_push, heap_sort)
 
@@ -174,21 +175,11 @@ def build(floating[:, ::1] Tt, intp_t[::1] perm, intp_t depth,               # I
                 end[l] = mid
                 start[r] = mid
                 end[r] = e
-        # leaf boxes, then every internal box as the union of its children's
+        # the leaves' boxes (every internal node got its box, the tight box of its
+        # points, above, before it was split)
         first = (<intp_t> 1 << depth) - 1
         for n in prange(first, n_nodes, schedule="static", num_threads=n_threads):
             _leaf_box(T, d, start[n], end[n], &lo[n, 0], &hi[n, 0])
-        level = depth - 1
-        while level >= 0:
-            first = (<intp_t> 1 << level) - 1
-            last = (<intp_t> 2 << level) - 1
-            for n in prange(first, last, schedule="static", num_threads=n_threads):
-                l = 2 * n + 1
-                r = l + 1
-                for f in range(d):
-                    lo[n, f] = lo[l, f] if lo[l, f] < lo[r, f] else lo[r, f]
-                    hi[n, f] = hi[l, f] if hi[l, f] > hi[r, f] else hi[r, f]
-            level -= 1
 
 
 # ---- search -------------------------------------------------------------------------
@@ -435,10 +426,7 @@ def knn(const floating[:, ::1] Q, const floating[:, ::1] Tt, const intp_t[::1] p
     if k < 1 or cap < 1 or k > m:
         raise ValueError("knn: bad k/cap")
     first_leaf = (<intp_t> 1 << depth) - 1
-    if n_threads > nq:
-        n_threads = <int> nq
-    if n_threads < 1:
-        n_threads = 1
+    n_threads = threads_for(n_threads, nq, 1)
     failed[0] = 0
     st = NULL
     with nogil, parallel(num_threads=n_threads):
@@ -463,8 +451,8 @@ cdef void _radius_one(const floating *q, const floating *T, const intp_t *perm,
                       const floating *lo, const floating *hi, intp_t d, intp_t first_leaf,
                       int metric, double thr, KState *st) noexcept nogil:
     """Every point with key <= thr into st.ties (unsorted)."""
-    cdef intp_t top, node, j, l, c
-    cdef double b, v
+    cdef intp_t top, node, j, l
+    cdef double v
     st.n_ties = 0
     st.stack[0] = 0
     top = 1
@@ -510,10 +498,7 @@ def radius(const floating[:, ::1] Q, const floating[:, ::1] Tt, const intp_t[::1
     if fill and (indptr[0] != 0 or out_idx.shape[0] < indptr[nq] or out_key.shape[0] < indptr[nq]):
         raise ValueError("radius: bad output sizes")
     first_leaf = (<intp_t> 1 << depth) - 1
-    if n_threads > nq:
-        n_threads = <int> nq
-    if n_threads < 1:
-        n_threads = 1
+    n_threads = threads_for(n_threads, nq, 1)
     failed[0] = 0
     st = NULL
     with nogil, parallel(num_threads=n_threads):
@@ -574,7 +559,7 @@ def query_order(const floating[:, ::1] Q, const floating[:, ::1] lo, const float
         raise MemoryError("query_order: out of memory")
     with nogil:
         for i in prange(nq, schedule="dynamic", chunksize=256,
-                        num_threads=n_threads if n_threads > 0 else 1):
+                        num_threads=threads_for(n_threads, nq, 1)):
             node = 0
             while node < first_leaf:
                 l = 2 * node + 1

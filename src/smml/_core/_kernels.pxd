@@ -88,19 +88,6 @@ cdef extern from *:
                     if (arg[k] < -708.0 || arg[k] > 709.0) v[b + k] = exp(arg[k]);
         }
     }
-    static void smml_exp_neg_scaled_f(float *v, Py_ssize_t n, double s) {
-        double arg[SMML_EXP_BLOCK], out[SMML_EXP_BLOCK];
-        Py_ssize_t b, k, nb;
-        for (b = 0; b < n; b += SMML_EXP_BLOCK) {
-            nb = n - b < SMML_EXP_BLOCK ? n - b : SMML_EXP_BLOCK;
-            for (k = 0; k < nb; k++) arg[k] = -(double) v[b + k] * s;
-            smml_exp_block(arg, out, nb);
-            if (smml_exp_out_of_range(arg, nb))
-                for (k = 0; k < nb; k++)
-                    if (arg[k] < -708.0 || arg[k] > 709.0) out[k] = exp(arg[k]);
-            for (k = 0; k < nb; k++) v[b + k] = (float) out[k];
-        }
-    }
     /* The float32 twin (for results stored as float32): the same reduction in
        float arithmetic, Taylor polynomial to degree 7 (truncation < 6e-9
        relative), 8 lanes with AVX2; within 2 float32 ulp of the correctly
@@ -157,7 +144,6 @@ cdef extern from *:
     }
     """
     void smml_exp_neg_scaled_d(double *v, Py_ssize_t n, double s) noexcept nogil
-    void smml_exp_neg_scaled_f(float *v, Py_ssize_t n, double s) noexcept nogil
     void smml_expf_neg_scaled(const double *vd, const float *vf, float *out, Py_ssize_t n,
                               double s) noexcept nogil
 

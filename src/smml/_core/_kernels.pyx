@@ -398,7 +398,6 @@ def spd_solve(double[:, ::1] A,          # IN/OUT (n, n) C order; its lower tria
     cdef char uplo = b'U'
     cdef double *work
     cdef float *swork
-    cdef double[::1] bb
     if n == 0:
         return 0, 0
     if mixed:

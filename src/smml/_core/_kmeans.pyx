@@ -46,6 +46,7 @@ from libc.math cimport INFINITY
 from cython.parallel cimport prange, parallel
 
 from smml._core._typedefs cimport floating, intp_t, int32_t
+from smml._core._openmp cimport threads_for
 from smml._core._distances cimport (SQEUCLIDEAN, exact_key, neg2_dot_tile, fast_tile_available,
                                     panel_width, pack_panels, neg2_dot_tile_panels)
 
@@ -406,10 +407,7 @@ cdef int _pass(const floating[:, ::1] Xg, const floating[:, ::1] X, const double
     cdef int failed[1]
     failed[0] = 0
     fast = fast and simd
-    if n_threads > n_blocks:
-        n_threads = <int> n_blocks
-    if n_threads < 1:
-        n_threads = 1
+    n_threads = threads_for(n_threads, n_blocks, 1)
     if assign:
         # the centroids as the tile reads them: packed panels, or kp x d rows (zero past k)
         Cp = <floating *> malloc(kp * d * sizeof(floating))
@@ -601,6 +599,18 @@ def _check(const floating[:, ::1] Xg, const floating[:, ::1] X, const double[::1
         raise ValueError("k-means kernel: block_rows and chunk_rows must be positive")
 
 
+def _check_out_work(floating[:, ::1] C_new, floating[:, ::1] Cg_new, double[::1] cn_new,
+                    double[:, ::1] acc, intp_t[:, ::1] anch, intp_t[:, ::1] counts,
+                    intp_t n_blocks, intp_t k, intp_t d):
+    """The update step's outputs (k x d centroids, k norms) and the blocks' work arrays."""
+    if (C_new.shape[0] != k or Cg_new.shape[0] != k or C_new.shape[1] != d or Cg_new.shape[1] != d
+            or cn_new.shape[0] != k):
+        raise ValueError("k-means kernel: output centroid arrays disagree in shape")
+    if (acc.shape[0] < n_blocks or acc.shape[1] != k * (d + 2) or counts.shape[0] < n_blocks
+            or anch.shape[0] < n_blocks or anch.shape[1] != k):
+        raise ValueError("k-means kernel: work arrays too small")
+
+
 def lloyd_iter(const floating[:, ::1] Xg, const floating[:, ::1] X,     # IN  (n, d) gemm operand, raw data
                const double[::1] xn, const double[::1] w,               # IN  ||Xg_i||^2, weights (or empty)
                const floating[:, ::1] Cg, const floating[:, ::1] C,     # IN  (k, d) centroids mu_old
@@ -625,11 +635,7 @@ def lloyd_iter(const floating[:, ::1] Xg, const floating[:, ::1] X,     # IN  (n
     cdef double J = 0.0
     cdef int failed = 0
     _check(Xg, X, xn, w, Cg, C, cn, labels, block_rows, chunk_rows)
-    if (acc.shape[0] < n_blocks or acc.shape[1] != k * (d + 2) or counts.shape[0] < n_blocks
-            or anch.shape[0] < n_blocks or anch.shape[1] != k):
-        raise ValueError("lloyd_iter: work arrays too small")
-    if C_new.shape[0] != k or Cg_new.shape[0] != k or cn_new.shape[0] != k:
-        raise ValueError("lloyd_iter: output centroid arrays disagree in shape")
+    _check_out_work(C_new, Cg_new, cn_new, acc, anch, counts, n_blocks, k, d)
     if n == 0:
         return 0.0, 0, 0, k
     with nogil:
@@ -662,21 +668,17 @@ def recompute_centroids(const floating[:, ::1] Xg, const floating[:, ::1] X,
     same blocks, sums and rounding as :func:`lloyd_iter`. Returns the empty clusters."""
     cdef intp_t n = Xg.shape[0], d = Xg.shape[1], k = Cg.shape[0]
     cdef intp_t n_blocks = (n + block_rows - 1) // block_rows, i, n_empty = 0
+    _check(Xg, X, xn, w, Cg, C, cn, labels, block_rows, block_rows)
+    _check_out_work(C_new, Cg_new, cn_new, acc, anch, counts, n_blocks, k, d)
     for i in range(n):
         if labels[i] < 0 or labels[i] >= k:
             raise ValueError("recompute_centroids: label out of range")
-    if X.shape[0] != n or X.shape[1] != d or xn.shape[0] != n or labels.shape[0] != n:
-        raise ValueError("recompute_centroids: X, Xg, norms and labels disagree in shape")
-    if w.shape[0] not in (0, n):
-        raise ValueError("recompute_centroids: weights must have n entries (or none)")
-    if (acc.shape[0] < n_blocks or acc.shape[1] != k * (d + 2) or counts.shape[0] < n_blocks
-            or anch.shape[0] < n_blocks or anch.shape[1] != k):
-        raise ValueError("recompute_centroids: work arrays too small")
     if n == 0:
         return k
     with nogil:
+        # no tile without the assignment: one chunk per block
         _pass(Xg, X, xn, w, Cg, C, cn, 0.0, labels, &acc[0, 0], &anch[0, 0], &counts[0, 0], NULL,
-              False, True, block_rows, 1, False, n_threads)
+              False, True, block_rows, block_rows, False, n_threads)
         _merge(&acc[0, 0], n_blocks, k * (d + 2), n_threads)
         _merge_anchors(&X[0, 0], d, &anch[0, 0], n_blocks, k)
         n_empty = _update(&acc[0, 0], &anch[0, 0], X, mean, centred, round32, C, Cg, cn,
@@ -729,20 +731,6 @@ def assign(const floating[:, ::1] Xg, const floating[:, ::1] X,       # IN  (n, 
     finally:
         free(part)
     return J, n_exact
-
-
-def exact_sqdist(const floating[:, ::1] X, const floating[:, ::1] C,    # IN  (n, d), (k, d)
-                 double[:, ::1] out, int n_threads):                     # OUT (n, k)
-    """out[i, j] = ||x_i - c_j||^2 computed exactly (``exact_key``)."""
-    cdef intp_t n = X.shape[0], d = X.shape[1], k = C.shape[0], i, j
-    if C.shape[1] != d or out.shape[0] != n or out.shape[1] != k:
-        raise ValueError("exact_sqdist: bad shapes")
-    if n == 0:
-        return
-    with nogil:
-        for i in prange(n, schedule="static", num_threads=n_threads):
-            for j in range(k):
-                out[i, j] = exact_key(&X[i, 0], &C[j, 0], d, SQEUCLIDEAN)
 
 
 def sqdist_to_assigned(const floating[:, ::1] X, const floating[:, ::1] C,   # IN  (n, d), (k, d)

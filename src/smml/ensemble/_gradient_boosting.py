@@ -251,13 +251,10 @@ class _BaseGradientBoosting(SmmlEstimator):
         left = nodes["children_left"]
         offs = np.repeat(roots, sizes)
         nodes["children_left"] = np.where(left >= 0, left + offs, -1)
-        self._packed = (nodes.view(np.uint8).copy(),
-                        np.ascontiguousarray(np.concatenate([t.category_bits for t in self.estimators_])),
-                        np.ascontiguousarray(np.concatenate([t.value[:, 0] for t in self.estimators_])),
+        self._packed = (nodes.view(np.uint8),
+                        np.concatenate([t.category_bits for t in self.estimators_]),
+                        np.concatenate([t.value[:, 0] for t in self.estimators_]),
                         roots, np.tile(np.arange(K, dtype=np.intp), len(sizes) // K))
-
-    def __setstate__(self, state):
-        self.__dict__.update(state)
 
     # ---- predict ------------------------------------------------------------
     def _validate_predict(self, X):
@@ -273,7 +270,7 @@ class _BaseGradientBoosting(SmmlEstimator):
         out = np.empty((X.shape[0], K))
         out[:] = self._baseline if baseline else 0.0
         _predict.sum_trees(X, records, bits, value, roots[lo * K:hi * K], column[lo * K:hi * K], out,
-                           threads_for(self._n_threads(), X.shape[0], _PREDICT_GRAIN))
+                           threads_for(self._n_threads, X.shape[0], _PREDICT_GRAIN))
         return out
 
     def _staged_raw(self, X):

@@ -6,9 +6,10 @@ import numpy as np
 from smml._core import _kernels as _k
 from smml._core._utils import row_norms_sq
 from smml._threads import blas_single_thread, threads_for
-from smml._validation import (Callable, Interval, Options, check_is_fitted, encode_classes,
+from smml._validation import (Callable, Interval, Options, check_is_fitted,
                               validate_X, validate_X_y)
 from smml.base import ClassifierMixin, SmmlEstimator
+from smml.linear._base import _problem_labels
 
 KERNEL_CODES = {"linear": 0, "polynomial": 1, "gaussian": 2}
 MAX_DEGREE = 2 ** 31 - 1    # the compiled kernels hold the degree in a C int
@@ -137,18 +138,6 @@ def decision_values(kern, Qp, Sp, s_norms, coef, n_threads=1, name="kernel"):
     return out
 
 
-def class_problems(est, y):
-    """classes_ and the +-1 label vectors of the binary problems (one for two
-    classes: classes_[1] -> +1, classes_[0] -> -1; one per class otherwise)."""
-    classes, y_enc = encode_classes(y)
-    if len(classes) < 2:
-        raise ValueError(f"{type(est).__name__} needs samples of at least 2 classes; "
-                         f"the data contain only one class: {classes[0]!r}")
-    if len(classes) == 2:
-        return classes, [np.where(y_enc == 1, 1.0, -1.0)]
-    return classes, [np.where(y_enc == c, 1.0, -1.0) for c in range(len(classes))]
-
-
 def cache_rows(cache_size, m, itemsize):
     """How many kernel rows of length m fit in ``cache_size`` megabytes (at least 2, at most m)."""
     n = int(cache_size * (1 << 20)) // max(1, m * itemsize)
@@ -192,7 +181,7 @@ class KernelClassifierBase(ClassifierMixin, SmmlEstimator):
         +-1 problems, the kernel (``gamma_``), the prepared rows and their squared norms."""
         self._validate_params()
         X, y = validate_X_y(self, X, y, dtype="floating", classifier=True)
-        self.classes_, problems = class_problems(self, y)
+        self.classes_, problems = _problem_labels(self, y)     # rows: the +-1 label vectors
         kern = resolve_kernel(self, X)
         Xp = kern.prepare(X)
         return X, problems, kern, Xp, kern.norms(Xp)

@@ -211,7 +211,10 @@ class _LinearRegressorBase(RegressorMixin, SmmlEstimator):
     def predict(self, X):
         """w.x + b for each row."""
         check_is_fitted(self)
-        X = validate_X(self, X, reset=False, dtype="float64")
+        return self._linear_predict(validate_X(self, X, reset=False, dtype="float64"))
+
+    def _linear_predict(self, X):
+        """w.x + b for each row of a validated, C-contiguous float64 X (the compiled kernel)."""
         out = np.empty((X.shape[0], 1))
         _k.decision_function(X, self.coef_.reshape(1, -1), np.array([self.intercept_]), out,
                              threads_for(self._n_threads, X.shape[0], _GRAIN))

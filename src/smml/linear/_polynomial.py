@@ -4,7 +4,6 @@ from itertools import combinations_with_replacement
 
 import numpy as np
 
-from smml._core import _linear as _k
 from smml._validation import N_JOBS, Interval, check_is_fitted, validate_X, validate_X_y
 
 from smml.linear._base import _BOOL, _LinearRegressorBase
@@ -139,7 +138,4 @@ class PolynomialRegression(_LinearRegressorBase):
         Phi = self.feature_map(X)
         if not np.all(np.isfinite(Phi)):
             raise ValueError(f"PolynomialRegression: x^{self.degree} overflows float64 on these inputs")
-        out = np.empty((Phi.shape[0], 1))
-        _k.decision_function(np.ascontiguousarray(Phi), self.coef_.reshape(1, -1), np.array([self.intercept_]),
-                             out, self._n_threads())
-        return out[:, 0]
+        return self._linear_predict(Phi)
