@@ -83,13 +83,19 @@ def gram(const floating[:, ::1] X,          # IN  (n, d)
     cdef float *fbuf
     cdef out_t v
     cdef intp_t bad = 0
+    cdef int oom = 0
+    cdef int *p_oom = &oom              # written through a pointer: shared, not thread-private
     if n == 0 or p == 0:
         return 0
     n_tiles = nbi * (nbi + 1) // 2 if fill > 0 else nbi * nbj
     with nogil, parallel(num_threads=n_threads):
         buf = <floating *> malloc(GRAM_TILE * GRAM_TILE * sizeof(floating))
         fbuf = <float *> malloc(GRAM_TILE * GRAM_TILE * sizeof(float))
+        if buf == NULL or fbuf == NULL:
+            p_oom[0] = 1
         for t in prange(n_tiles, schedule="dynamic"):
+            if buf == NULL or fbuf == NULL:
+                continue
             if fill > 0:
                 _tile_pair(t, &bi, &bj)
             else:
@@ -134,6 +140,8 @@ def gram(const floating[:, ::1] X,          # IN  (n, d)
                     out[i0 + a, i0 + a] = <out_t> kernel_self(&ks, xn[i0 + a])
         free(buf)
         free(fbuf)
+    if oom:
+        raise MemoryError("kernel matrix: cannot allocate the per-thread tiles")
     return bad
 
 
@@ -169,6 +177,8 @@ def decision(const floating[:, ::1] Xq,     # IN  (nq, d)
     cdef KernelSpec ks = _spec(kind, degree, scale)
     cdef floating *buf
     cdef floating one = 1.0
+    cdef int oom = 0
+    cdef int *p_oom = &oom              # written through a pointer: shared, not thread-private
     if nq == 0:
         return
     if ns == 0:
@@ -179,7 +189,11 @@ def decision(const floating[:, ::1] Xq,     # IN  (nq, d)
         return
     with nogil, parallel(num_threads=n_threads):
         buf = <floating *> malloc(DEC_Q * DEC_S * sizeof(floating))
+        if buf == NULL:
+            p_oom[0] = 1
         for qb in prange(nbq, schedule="static"):
+            if buf == NULL:
+                continue
             q0 = qb * DEC_Q
             nqb = min(<intp_t> DEC_Q, nq - q0)
             for a in range(nqb):
@@ -194,6 +208,8 @@ def decision(const floating[:, ::1] Xq,     # IN  (nq, d)
                       &coef[s0, 0], <int> k, one, &out[q0, 0], <int> k)
                 s0 = s0 + nsb
         free(buf)
+    if oom:
+        raise MemoryError("kernel decision function: cannot allocate the per-thread tiles")
 
 
 # ---------------------------------------------------------------------------

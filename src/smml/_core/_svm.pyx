@@ -107,6 +107,7 @@ ctypedef struct State:
     double *hval          # (MAX_BLOCK,) candidate heap
     intp_t *hidx
     int64_t *stats        # (4,) counters
+    bint oom              # a work array could not be allocated: the solve stops, smo raises
 
 
 cdef inline void _set_status(State *st, intp_t t) noexcept nogil:
@@ -224,7 +225,11 @@ cdef void _fill_block(State *st, const floating *X, floating *Xact, floating *XR
     with parallel(num_threads=nt):
         tile = <floating *> malloc(MAX_BLOCK * COLS * sizeof(floating))
         ftile = <float *> malloc(MAX_BLOCK * COLS * sizeof(float))
+        if tile == NULL or ftile == NULL:
+            st.oom = True
         for c in prange(ncol, schedule="static"):
+            if tile == NULL or ftile == NULL:
+                continue
             c0 = c * COLS
             cw = min(<intp_t> COLS, n - c0)
             kernel_tile_f32(&st.ks, <int> nb, <int> cw, <int> st.d, XR, T + c0 * st.d, xr_norm,
@@ -256,6 +261,8 @@ cdef float *_get_row(State *st, const floating *X, floating *Xact, floating *XR,
         return NULL                  # cannot happen: a callable's Gram matrix is all cached
     nb = _candidates(st, i)
     _fill_block(st, X, Xact, XR, nb, False)
+    if st.oom:
+        return NULL
     s = cache_find(&st.cache, i)     # (marks i as the most recently used)
     return st.rows + s * st.m
 
@@ -295,6 +302,12 @@ cdef void _kernel_matvec(State *st, const floating *X, const intp_t *S, const do
     XS = <floating *> malloc(nS * st.d * sizeof(floating))
     sn = <double *> malloc(nS * sizeof(double))
     csf = <floating *> malloc(nS * sizeof(floating))
+    if XS == NULL or sn == NULL or csf == NULL:
+        st.oom = True
+        free(XS)
+        free(sn)
+        free(csf)
+        return
     for r in range(nS):
         for f in range(st.d):
             XS[r * st.d + f] = X[S[r] * st.d + f]
@@ -308,7 +321,11 @@ cdef void _kernel_matvec(State *st, const floating *X, const intp_t *S, const do
         tile = <floating *> malloc(TILE_Q * COLS * sizeof(floating))
         ftile = <float *> malloc(TILE_Q * COLS * sizeof(float))
         acc = <floating *> malloc(TILE_Q * sizeof(floating))
+        if XT == NULL or tnrm == NULL or tile == NULL or ftile == NULL or acc == NULL:
+            st.oom = True
         for c in prange(nb, schedule="dynamic"):
+            if XT == NULL or tnrm == NULL or tile == NULL or ftile == NULL or acc == NULL:
+                continue
             b0 = c * TILE_Q
             cw = min(<intp_t> TILE_Q, nT - b0)
             for k in range(cw):
@@ -471,12 +488,16 @@ cdef int _select(State *st, const floating *X, floating *Xact, floating *XR, dou
         if Gmax + Gmax2 < eps or i < 0:
             return 1
         Ki[0] = _get_row(st, X, Xact, XR, i)
+        if Ki[0] == NULL:            # out of memory (st.oom)
+            return 1
         out_i[0] = i
         out_j[0] = -1
         return 0
     if i < 0:
         return 1
     Ki[0] = _get_row(st, X, Xact, XR, i)
+    if Ki[0] == NULL:                # out of memory (st.oom)
+        return 1
     _low_chunk(st, Ki[0], i, Gmax, 0, st.na, &Gmax2, &objmin, &j)
     if Gmax + Gmax2 < eps or j < 0:
         return 1
@@ -534,6 +555,12 @@ cdef void _flush_pending(State *st, const floating *X) noexcept nogil:
     cdef intp_t *S = <intp_t *> malloc(st.m * sizeof(intp_t))
     cdef double *cs = <double *> malloc(st.m * sizeof(double))
     cdef intp_t *T = <intp_t *> malloc(st.m * sizeof(intp_t))
+    if S == NULL or cs == NULL or T == NULL:
+        st.oom = True
+        free(S)
+        free(cs)
+        free(T)
+        return
     for t in range(st.m):
         T[t] = t
         if st.pend[t] != 0:
@@ -562,6 +589,13 @@ cdef void _reconstruct(State *st, const floating *X) noexcept nogil:
     free_idx = <intp_t *> malloc(na * sizeof(intp_t))
     free_c = <double *> malloc(na * sizeof(double))
     is_act = <char *> malloc(m * sizeof(char))
+    if st.oom or inact == NULL or free_idx == NULL or free_c == NULL or is_act == NULL:
+        st.oom = True
+        free(inact)
+        free(free_idx)
+        free(free_c)
+        free(is_act)
+        return
     for t in range(m):
         is_act[t] = 0
     for k in range(na):
@@ -729,6 +763,7 @@ def smo(const floating[:, ::1] X,          # IN  (m, d) training rows (unused fo
     st.cache.tag = &tag[0]
     st.cache.state = &cstate[0]
     st.stats = &stats[0]
+    st.oom = False
     for t in range(4):
         stats[t] = 0
     # block fills of at most a quarter of the cache (the rows in use are never evicted)
@@ -775,12 +810,16 @@ def smo(const floating[:, ::1] X,          # IN  (m, d) training rows (unused fo
                 if shrinking:
                     _shrink(&st, X0, eps, &unshrunk)
                     fresh = False
+                    if st.oom:
+                        break
             if not fresh:
                 _first_half(&st)
             if _select(&st, X0, Xact, XR, eps, &i, &j, &Ki) != 0:
-                if st.na == m:
+                if st.na == m or st.oom:
                     break
                 _reconstruct(&st, X0)
+                if st.oom:
+                    break
                 _first_half(&st)
                 if _select(&st, X0, Xact, XR, eps, &i, &j, &Ki) != 0:
                     break
@@ -788,6 +827,8 @@ def smo(const floating[:, ::1] X,          # IN  (m, d) training rows (unused fo
             it += 1
             if bias:
                 Kj = _get_row(&st, X0, Xact, XR, j)
+                if Kj == NULL:           # out of memory (st.oom)
+                    break
                 Ki = _get_row(&st, X0, Xact, XR, i)   # (still cached: just used)
                 oi = alpha[i]
                 oj = alpha[j]
@@ -811,8 +852,9 @@ def smo(const floating[:, ::1] X,          # IN  (m, d) training rows (unused fo
                 _pending_bound(&st, i, si)
                 _update_pass(&st, Ki, y[i] * (alpha[i] - oi), NULL, 0.0)
             fresh = True
-        _reconstruct(&st, X0)
-        if bias:
+        if not st.oom:
+            _reconstruct(&st, X0)
+        if bias and not st.oom:
             # libsvm's calculate_rho: the mean of F over the free variables, else the
             # middle of the feasible interval
             for t in range(m):
@@ -835,6 +877,9 @@ def smo(const floating[:, ::1] X,          # IN  (m, d) training rows (unused fo
             else:
                 rho = (ub + lb) / 2
     _free_state(&st, Xact, XR)
+    if st.oom:
+        raise MemoryError("KernelSVC: out of memory during the solve (kernel tiles or "
+                          "gradient reconstruction)")
     return it, rho, hit_max
 
 
