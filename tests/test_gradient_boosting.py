@@ -134,7 +134,9 @@ def test_classifier_losses():
 # ---- kernel properties --------------------------------------------------------
 
 def test_thread_count_does_not_change_the_model():
-    X, y = _data(n=6000, d=8, seed=6, kind="multi")
+    # enough rows that the kernel's per-split pass (histograms, subtraction, scans) runs on 2
+    # threads for the upper nodes (rows x features >= 2 grains)
+    X, y = _data(n=20000, d=8, seed=6, kind="multi")
     a = GradientBoostingClassifier(n_estimators=5, n_jobs=1, random_state=0).fit(X, y)
     b = GradientBoostingClassifier(n_estimators=5, n_jobs=2, random_state=0).fit(X, y)
     for ta, tb in zip(a.estimators_, b.estimators_):
@@ -225,6 +227,22 @@ def test_subsample_and_colsample():
         assert t.n_node_samples[0] == 250                       # half of the rows
     c = GradientBoostingRegressor(n_estimators=8, subsample=0.5, random_state=4).fit(X, y)
     assert not np.array_equal(a.predict(X), c.predict(X))
+
+
+@pytest.mark.parametrize("subsample", [1.0, 0.5])
+def test_training_scores_equal_the_fitted_model_on_the_training_rows(subsample):
+    # the kernel adds each tree's values to the training scores from its leaves' row segments
+    # (the rows of a subsample) and by routing the rows left out: train_score_ must be the loss of
+    # the fitted model's own predictions on the training rows, round by round
+    X, y = _data(n=800, d=5, seed=21)
+    gb = GradientBoostingRegressor(n_estimators=6, subsample=subsample, random_state=2).fit(X, y)
+    for t, pred in enumerate(gb.staged_predict(X)):
+        np.testing.assert_allclose(gb.train_score_[t], np.mean((y - pred) ** 2), rtol=1e-12)
+    Xc, yc = _data(n=800, d=5, seed=22, kind="multi")
+    gc = GradientBoostingClassifier(n_estimators=4, subsample=subsample, random_state=2).fit(Xc, yc)
+    for t, P in enumerate(gc.staged_predict_proba(Xc)):
+        loss = -np.mean(np.log(P[np.arange(len(yc)), np.searchsorted(gc.classes_, yc)]))
+        np.testing.assert_allclose(gc.train_score_[t], loss, rtol=1e-10)
 
 
 def test_categorical_features():

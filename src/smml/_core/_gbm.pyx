@@ -26,8 +26,8 @@
 # shortest category prefix), sums of g and h are serial: results do not depend
 # on the thread count.
 from libc.stdlib cimport malloc, calloc, free
-from libc.string cimport memset
-from libc.math cimport exp, fabs
+from libc.string cimport memcpy, memset
+from libc.math cimport exp, fabs, log, log1p
 from cython.parallel cimport prange
 
 from smml._core._typedefs cimport intp_t, int32_t, uint8_t, uint64_t
@@ -35,6 +35,7 @@ from smml._core._openmp cimport threads_for
 from smml._core._split cimport (MAXCAT, NWORDS, Targets, SplitRecord, ScanState, init_record,
                                 hist_build, hist_subtract, scan_numeric, scan_categorical)
 from smml._core._tree cimport Node
+from smml._core._tree import NODE_DTYPE
 
 import numpy as np
 
@@ -99,6 +100,59 @@ def gradients(int loss,
                     H[k, i] = w * (p * (1.0 - p))
 
 
+cdef enum:
+    LOSS_BLOCK = 4096       # rows per partial sum of loss_sum (fixed: the sum is the same on any thread count)
+
+
+def loss_sum(int loss,
+             const double[::1] y,           # IN (n,) target; class index for the classifiers
+             const double[:, ::1] F,        # IN (n, K) scores
+             const double[::1] sw,          # IN (n,) sample weights
+             int n_threads):
+    """sum_i w_i l(y_i, F_i) for the losses of ``gradients``: (y - F)^2; log(1 + e^F) - y F
+    (the logistic loss, computed as max(F, 0) + log1p(e^-|F|) - y F); log sum_k e^F_k - F_y.
+    Partial sums over fixed blocks of rows, added in block order: the result does not depend
+    on the thread count."""
+    cdef intp_t n = F.shape[0], K = F.shape[1], nb, b, i, k, r0, r1
+    cdef double acc, v, f, m, s
+    cdef double* part
+    cdef int nt
+    if n == 0:
+        return 0.0
+    nb = (n + LOSS_BLOCK - 1) // LOSS_BLOCK
+    part = <double*>malloc(nb * sizeof(double))
+    if part == NULL:
+        raise MemoryError("smml.ensemble: could not allocate the loss partial sums")
+    nt = threads_for(n_threads, n * K, 65536)
+    with nogil:
+        for b in prange(nb, num_threads=nt, schedule="static"):
+            r0 = b * LOSS_BLOCK
+            r1 = min(r0 + LOSS_BLOCK, n)
+            acc = 0.0
+            for i in range(r0, r1):
+                if loss == LOSS_SQUARED:
+                    v = (y[i] - F[i, 0]) * (y[i] - F[i, 0])
+                elif loss == LOSS_LOGISTIC:
+                    f = F[i, 0]
+                    v = (f if f > 0.0 else 0.0) + log1p(exp(-fabs(f))) - y[i] * f
+                else:
+                    m = F[i, 0]
+                    for k in range(1, K):
+                        if F[i, k] > m:
+                            m = F[i, k]
+                    s = 0.0
+                    for k in range(K):
+                        s = s + exp(F[i, k] - m)
+                    v = m + log(s) - F[i, <intp_t>y[i]]
+                acc = acc + sw[i] * v
+            part[b] = acc
+        acc = 0.0
+        for b in range(nb):
+            acc = acc + part[b]
+    free(part)
+    return acc
+
+
 # ---------------------------------------------------------------------------
 # growth of one tree
 
@@ -111,7 +165,7 @@ cdef struct HistBuf:
 
 cdef struct Params:
     Targets t               # w = hessians, wy = gradients, K = 0, reg_lambda, min_child_weight
-    intp_t n, d, max_bins
+    intp_t d, max_bins
     const uint8_t* Xb       # (n, d) codes
     const double* edges     # (d, max_bins) threshold of "code <= b"
     const uint8_t* is_cat   # (d)
@@ -178,34 +232,6 @@ cdef void _hist_put(const Params* P, Scratch* S, HistBuf* b) noexcept nogil:
     S.free_list = b
 
 
-cdef void _hist_fill(const Params* P, HistBuf* b, intp_t start, intp_t end) noexcept nogil:
-    """Histograms of the candidate features over rows[start:end] (b zero before): one pass over
-    the rows per block of features, a block per thread."""
-    cdef intp_t nn = end - start, j, nb
-    cdef int nt = threads_for(P.n_threads, nn * P.mf, P.grain)
-    if nt > 1 and P.mf >= 2:
-        nb = min(<intp_t>nt, P.mf)
-        for j in prange(nb, num_threads=nb, schedule="static"):
-            hist_build(&P.t, b.h, P.max_bins, STRIDE, b.lo, b.hi, P.feats, (j * P.mf) // nb,
-                       ((j + 1) * P.mf) // nb, P.Xb, P.d, P.rows, start, end)
-    else:
-        hist_build(&P.t, b.h, P.max_bins, STRIDE, b.lo, b.hi, P.feats, 0, P.mf, P.Xb, P.d,
-                   P.rows, start, end)
-
-
-cdef void _hist_minus(const Params* P, HistBuf* parent, const HistBuf* child, intp_t nn) noexcept nogil:
-    """parent -= child (parent becomes the sibling's histogram)."""
-    cdef intp_t j, nb
-    cdef int nt = threads_for(P.n_threads, P.mf * P.max_bins * STRIDE, P.grain)
-    if nt > 1 and P.mf >= 2:
-        nb = min(<intp_t>nt, P.mf)
-        for j in prange(nb, num_threads=nb, schedule="static"):
-            hist_subtract(parent.h, child.h, P.max_bins, STRIDE, parent.lo, parent.hi, P.feats,
-                          (j * P.mf) // nb, ((j + 1) * P.mf) // nb)
-    else:
-        hist_subtract(parent.h, child.h, P.max_bins, STRIDE, parent.lo, parent.hi, P.feats, 0, P.mf)
-
-
 cdef void _scan_one(const Params* P, Scratch* S, const HistBuf* b, const double* tot, intp_t j,
                     intp_t nn, SplitRecord* out) noexcept nogil:
     """Best split of candidate feature feats[j] from its histogram (_split.pxd scans)."""
@@ -234,28 +260,57 @@ cdef void _scan_one(const Params* P, Scratch* S, const HistBuf* b, const double*
         out.threshold = P.edges[f * P.max_bins + st.best_idx]
 
 
-cdef void _evaluate(const Params* P, Scratch* S, const HistBuf* b, intp_t nn, double Gs, double Hs,
-                    SplitRecord* best) noexcept nogil:
-    """The node's best split (lowest -(G_L^2/(H_L+lambda) + G_R^2/(H_R+lambda)); ties, up to a
-    relative 1e-12: lowest feature), kept only when gain > gamma (002 "XGBoost"); best.improvement = gain.  A gain
-    within 1e-12 of the children's score is rounding (a split that cannot lower obj*): none."""
+cdef void _block_pass(const Params* P, Scratch* S, HistBuf* hs, intp_t start, intp_t end,
+                      HistBuf* parent, bint scan_small, bint scan_big, intp_t nn_small, intp_t nn_big,
+                      const double* tot_small, const double* tot_big, intp_t j0, intp_t j1) noexcept nogil:
+    """Candidate features feats[j0:j1]: the histograms of rows[start:end] into hs (zero before);
+    parent -= hs when a parent is given (it becomes the sibling's histogram); then the scans of
+    hs (into feat_best[j]) and of the sibling (into feat_best[mf + j]) that are asked for."""
     cdef intp_t j
+    hist_build(&P.t, hs.h, P.max_bins, STRIDE, hs.lo, hs.hi, P.feats, j0, j1, P.Xb, P.d, P.rows,
+               start, end)
+    if parent != NULL:
+        hist_subtract(parent.h, hs.h, P.max_bins, STRIDE, parent.lo, parent.hi, P.feats, j0, j1)
+    for j in range(j0, j1):
+        if scan_small:
+            _scan_one(P, S, hs, tot_small, j, nn_small, &S.feat_best[j])
+        if scan_big:
+            _scan_one(P, S, parent, tot_big, j, nn_big, &S.feat_best[P.mf + j])
+
+
+cdef void _node_pass(const Params* P, Scratch* S, HistBuf* hs, intp_t start, intp_t end,
+                     HistBuf* parent, bint scan_small, bint scan_big, intp_t nn_big,
+                     const double* tot_small, const double* tot_big) noexcept nogil:
+    """_block_pass over all candidate features: one parallel region per split (a block of
+    features per thread: histogram, subtraction and scans), when the work is worth it.  Each
+    feature's histogram and scan are computed by one thread in a fixed order: results do not
+    depend on the thread count."""
+    cdef intp_t nn = end - start, j, nb, work
     cdef int nt
-    cdef double tot[2]
-    cdef double parent, gain, lam = P.t.reg_lambda
-    cdef SplitRecord* r
-    init_record(best)
-    tot[0] = Hs
-    tot[1] = Gs
-    nt = threads_for(P.n_threads, P.mf * P.max_bins, 1 << 15)
-    if nt > 1:
-        for j in prange(P.mf, num_threads=nt, schedule="dynamic"):
-            _scan_one(P, S, b, tot, j, nn, &S.feat_best[j])
+    work = nn * P.mf + (<intp_t>scan_small + <intp_t>scan_big + (1 if parent != NULL else 0)) * P.mf * P.max_bins
+    nt = threads_for(P.n_threads, work, P.grain)
+    if nt > 1 and P.mf >= 2:
+        nb = min(<intp_t>nt, P.mf)
+        for j in prange(nb, num_threads=nb, schedule="static"):
+            _block_pass(P, S, hs, start, end, parent, scan_small, scan_big, nn, nn_big, tot_small,
+                        tot_big, (j * P.mf) // nb, ((j + 1) * P.mf) // nb)
     else:
-        for j in range(P.mf):
-            _scan_one(P, S, b, tot, j, nn, &S.feat_best[j])
+        _block_pass(P, S, hs, start, end, parent, scan_small, scan_big, nn, nn_big, tot_small,
+                    tot_big, 0, P.mf)
+
+
+cdef void _pick(const Params* P, const SplitRecord* feat_best, double Gs, double Hs,
+                SplitRecord* best) noexcept nogil:
+    """The node's best split from its per-feature scans (lowest -(G_L^2/(H_L+lambda) +
+    G_R^2/(H_R+lambda)); ties, up to a relative 1e-12: lowest feature), kept only when
+    gain > gamma (002 "XGBoost"); best.improvement = gain.  A gain within 1e-12 of the
+    children's score is rounding (a split that cannot lower obj*): none."""
+    cdef intp_t j
+    cdef double parent, gain, lam = P.t.reg_lambda
+    cdef const SplitRecord* r
+    init_record(best)
     for j in range(P.mf):
-        r = &S.feat_best[j]
+        r = &feat_best[j]
         if r.feature < 0:
             continue
         # features in ascending order: a later one wins only when clearly better, so splits whose
@@ -381,7 +436,7 @@ cdef inline bint _can_split(const Params* P, intp_t depth, intp_t nn, double Hs)
 
 
 cdef int _grow(const Params* P, Scratch* S, Node* nodes, double* value, uint64_t* bits, int32_t* split_bin,
-               intp_t m, intp_t n_leaf_cap, intp_t* n_nodes) noexcept nogil:
+               intp_t* seg, intp_t m, intp_t n_leaf_cap, intp_t* n_nodes) noexcept nogil:
     """000 "Tree Predictors" growth on the boosting objective: depth-first without a leaf
     limit, best-first (largest gain) with max_leaf_nodes.  Returns 0, or -1 (out of memory)."""
     cdef Pending* front = <Pending*>malloc((n_leaf_cap + 2) * sizeof(Pending))
@@ -393,19 +448,26 @@ cdef int _grow(const Params* P, Scratch* S, Node* nodes, double* value, uint64_t
     cdef double KG[2]
     cdef double KH[2]
     cdef bint need[2]
+    cdef double tot[2]
+    cdef double tot_big[2]
+    cdef intp_t big
     cdef HistBuf* hs
     cdef Node* nd
     if front == NULL:
         return -1
     _totals(P, 0, m, &Gs, &Hs)
     _set_node(P, &nodes[0], &value[0], 0, m, 0, Gs, Hs)
+    seg[0] = 0
+    seg[1] = m
     if _can_split(P, 0, m, Hs):
         cur.hist = _hist_get(P, S)
         if cur.hist == NULL:
             free(front)
             return -1
-        _hist_fill(P, cur.hist, 0, m)
-        _evaluate(P, S, cur.hist, m, Gs, Hs, &cur.split)
+        tot[0] = Hs
+        tot[1] = Gs
+        _node_pass(P, S, cur.hist, 0, m, NULL, True, False, 0, tot, NULL)
+        _pick(P, S.feat_best, Gs, Hs, &cur.split)
         if cur.split.feature >= 0:
             cur.node = 0; cur.start = 0; cur.end = m; cur.depth = 0
             _push(front, &fsize, &cur, heap)
@@ -432,36 +494,45 @@ cdef int _grow(const Params* P, Scratch* S, Node* nodes, double* value, uint64_t
             kids[c].node = count + c
             kids[c].depth = cur.depth + 1
             kids[c].hist = NULL
+            seg[2 * kids[c].node] = kids[c].start
+            seg[2 * kids[c].node + 1] = kids[c].end
             _totals(P, kids[c].start, kids[c].end, &KG[c], &KH[c])
             _set_node(P, &nodes[kids[c].node], &value[kids[c].node], kids[c].start, kids[c].end,
                       kids[c].depth, KG[c], KH[c])
             need[c] = _can_split(P, kids[c].depth, kids[c].end - kids[c].start, KH[c])
         count += 2
-        # histograms: the smaller child's from its rows, the larger one's by subtraction
+        # histograms: the smaller child's from its rows, the larger one's by subtraction; the
+        # scans of both in the same pass (feat_best[0:mf] the smaller's, [mf:2 mf] the larger's)
+        kids[0].split.feature = -1
+        kids[1].split.feature = -1
         if need[0] or need[1]:
             small = 0 if kids[0].end - kids[0].start <= kids[1].end - kids[1].start else 1
+            big = 1 - small
             hs = _hist_get(P, S)
             if hs == NULL:
                 free(front)
                 return -1
-            _hist_fill(P, hs, kids[small].start, kids[small].end)
-            if need[1 - small]:
-                _hist_minus(P, cur.hist, hs, cur.end - cur.start)
-                kids[1 - small].hist = cur.hist
+            tot[0] = KH[small]
+            tot[1] = KG[small]
+            tot_big[0] = KH[big]
+            tot_big[1] = KG[big]
+            _node_pass(P, S, hs, kids[small].start, kids[small].end, cur.hist if need[big] else NULL,
+                       need[small], need[big], kids[big].end - kids[big].start, tot, tot_big)
+            if need[big]:
+                kids[big].hist = cur.hist
             else:
                 _hist_put(P, S, cur.hist)
             if need[small]:
                 kids[small].hist = hs
             else:
                 _hist_put(P, S, hs)
+            for c in range(2):
+                if need[c]:
+                    _pick(P, S.feat_best + (0 if c == small else P.mf), KG[c], KH[c], &kids[c].split)
+                    if kids[c].split.feature < 0:
+                        _hist_put(P, S, kids[c].hist)
         else:
             _hist_put(P, S, cur.hist)
-        for c in range(2):
-            kids[c].split.feature = -1
-            if need[c]:
-                _evaluate(P, S, kids[c].hist, kids[c].end - kids[c].start, KG[c], KH[c], &kids[c].split)
-                if kids[c].split.feature < 0:
-                    _hist_put(P, S, kids[c].hist)
         for c in range(1, -1, -1):      # depth-first: the first child is expanded first
             if kids[c].split.feature >= 0:
                 _push(front, &fsize, &kids[c], heap)
@@ -481,11 +552,15 @@ def grow_tree(const uint8_t[:, ::1] Xb,        # IN (n, d) codes
               const double[::1] hess,          # IN (n,) w h_i (>= 0)
               intp_t[::1] rows,                # IN/OUT (m,) the rows of this tree (distinct, < n); reordered
               const intp_t[::1] feats,         # IN (mf,) candidate features, ascending, distinct, < d
+              double[:, ::1] F, intp_t k_col,  # IN/OUT (n, K) scores: F[i, k_col] += the new tree's value
+                                               # for every row i of ``rows`` (routing the others is the caller's)
               double reg_lambda, double gamma, double min_child_weight, double learning_rate,
               intp_t max_depth, intp_t max_leaf_nodes, int n_threads, intp_t grain):
     """Grow one boosting tree; return (nodes, value, category_bits, split_bin): NODE_DTYPE
     records, the (n_nodes, 1) node values (learning_rate * w*), the (n_nodes, NWORDS)
     category sets and the (n_nodes,) code threshold of each numerical test ("code <= bin").
+    The rows of the tree get their leaf's value added to F[:, k_col] from the leaves' row
+    segments (the rows the tests sent there: the value routing them would give).
 
     Every input is validated by smml.ensemble before this call."""
     cdef Params P
@@ -496,6 +571,13 @@ def grow_tree(const uint8_t[:, ::1] Xb,        # IN (n, d) codes
     cdef double* value = NULL
     cdef uint64_t* bits = NULL
     cdef int32_t* sbin = NULL
+    cdef intp_t* seg = NULL
+    cdef intp_t node, p
+    cdef double v
+    cdef uint8_t[::1] ob
+    cdef double[:, ::1] ov
+    cdef uint64_t[:, ::1] obits
+    cdef int32_t[::1] obin
     memset(&P, 0, sizeof(Params))
     memset(&S, 0, sizeof(Scratch))
     P.t.K = 0
@@ -505,7 +587,6 @@ def grow_tree(const uint8_t[:, ::1] Xb,        # IN (n, d) codes
     P.t.min_child_weight = min_child_weight
     P.t.w = &hess[0]
     P.t.wy = &grad[0]
-    P.n = Xb.shape[0]
     P.d = Xb.shape[1]
     P.max_bins = edges.shape[1]
     P.Xb = &Xb[0, 0]
@@ -532,7 +613,8 @@ def grow_tree(const uint8_t[:, ::1] Xb,        # IN (n, d) codes
         value = <double*>calloc(cap, sizeof(double))
         bits = <uint64_t*>calloc(cap * NWORDS, sizeof(uint64_t))
         sbin = <int32_t*>calloc(cap, sizeof(int32_t))
-        S.feat_best = <SplitRecord*>malloc(P.mf * sizeof(SplitRecord))
+        seg = <intp_t*>malloc(2 * cap * sizeof(intp_t))
+        S.feat_best = <SplitRecord*>malloc(2 * P.mf * sizeof(SplitRecord))
         S.dummy = <double*>calloc(16, sizeof(double))
         S.catkey = <double*>malloc(P.mf * MAXCAT * sizeof(double))
         S.catord = <intp_t*>malloc(P.mf * MAXCAT * sizeof(intp_t))
@@ -540,20 +622,36 @@ def grow_tree(const uint8_t[:, ::1] Xb,        # IN (n, d) codes
         # buffers alive at once: the frontier's (<= leaves) and two more
         S.cap_bufs = n_leaf_cap + 3
         S.all_bufs = <HistBuf**>calloc(S.cap_bufs, sizeof(HistBuf*))
-        if (nodes == NULL or value == NULL or bits == NULL or sbin == NULL or S.feat_best == NULL
+        if (nodes == NULL or value == NULL or bits == NULL or sbin == NULL or seg == NULL or S.feat_best == NULL
                 or S.dummy == NULL or S.catkey == NULL or S.catord == NULL or S.tmp == NULL
                 or S.all_bufs == NULL):
             raise MemoryError("smml.ensemble: could not allocate the boosting buffers")
         for j in range(cap):
             sbin[j] = -1
         with nogil:
-            rc = _grow(&P, &S, nodes, value, bits, sbin, m, n_leaf_cap, &n_nodes)
+            rc = _grow(&P, &S, nodes, value, bits, sbin, seg, m, n_leaf_cap, &n_nodes)
+            if rc == 0:
+                for node in range(n_nodes):
+                    if nodes[node].children_left < 0:
+                        v = value[node]
+                        for p in range(seg[2 * node], seg[2 * node + 1]):
+                            F[rows[p], k_col] += v
         if rc != 0:
             raise MemoryError("smml.ensemble: out of memory while growing a boosting tree")
-        out_nodes = np.asarray(<Node[:n_nodes]>nodes).copy()
-        out_value = np.asarray(<double[:n_nodes]>value).copy().reshape(n_nodes, 1)
-        out_bits = np.asarray(<uint64_t[:n_nodes * NWORDS]>bits).copy().reshape(n_nodes, NWORDS)
-        out_bin = np.asarray(<int32_t[:n_nodes]>sbin).copy()
+        # plain copies into new arrays (a memoryview of the Node struct would rebuild its
+        # dtype from the buffer format on every call)
+        out_nodes = np.empty(n_nodes, dtype=NODE_DTYPE)
+        ob = out_nodes.view(np.uint8)
+        memcpy(&ob[0], nodes, n_nodes * sizeof(Node))
+        out_value = np.empty((n_nodes, 1))
+        ov = out_value
+        memcpy(&ov[0, 0], value, n_nodes * sizeof(double))
+        out_bits = np.empty((n_nodes, NWORDS), dtype=np.uint64)
+        obits = out_bits
+        memcpy(&obits[0, 0], bits, n_nodes * NWORDS * sizeof(uint64_t))
+        out_bin = np.empty(n_nodes, dtype=np.int32)
+        obin = out_bin
+        memcpy(&obin[0], sbin, n_nodes * sizeof(int32_t))
         return out_nodes, out_value, out_bits, out_bin
     finally:
         for j in range(S.n_bufs):
@@ -561,7 +659,7 @@ def grow_tree(const uint8_t[:, ::1] Xb,        # IN (n, d) codes
                 free(S.all_bufs[j].h); free(S.all_bufs[j].lo); free(S.all_bufs[j].hi)
                 free(S.all_bufs[j])
         free(S.all_bufs)
-        free(nodes); free(value); free(bits); free(sbin)
+        free(nodes); free(value); free(bits); free(sbin); free(seg)
         free(S.feat_best); free(S.dummy); free(S.catkey); free(S.catord); free(S.tmp)
 
 
@@ -569,6 +667,7 @@ def grow_tree(const uint8_t[:, ::1] Xb,        # IN (n, d) codes
 # score update: F[:, k] += value of the leaf each binned row reaches
 
 def add_tree_codes(const uint8_t[:, ::1] Xb,       # IN (n, d) codes (training or validation rows)
+                   const intp_t[::1] which,        # IN the rows of Xb to route (distinct, < n)
                    const uint8_t[::1] records,     # IN the tree's Node records, as bytes
                    const int32_t[::1] split_bin,   # IN (n_nodes,) code threshold of numerical tests
                    const uint64_t[:, ::1] category_bits,
@@ -576,13 +675,14 @@ def add_tree_codes(const uint8_t[:, ::1] Xb,       # IN (n, d) codes (training o
                    double[:, ::1] F, intp_t k,     # IN/OUT (n, K): column k gets the tree's values
                    int n_threads):
     """Route rows by their codes ("code <= bin" is "x <= threshold": smml.tree.bin_edges)."""
-    cdef intp_t n = Xb.shape[0], d = Xb.shape[1], i, node, b
+    cdef intp_t n = which.shape[0], d = Xb.shape[1], i, q, node, b
     cdef const Node* nd = <const Node*>&records[0]
     cdef const uint64_t* bits = &category_bits[0, 0]
     cdef int nt = threads_for(n_threads, n, 8192)
     cdef bint left
     with nogil:
-        for i in prange(n, num_threads=nt, schedule="static"):
+        for q in prange(n, num_threads=nt, schedule="static"):
+            i = which[q]
             node = 0
             while nd[node].children_left >= 0:
                 b = Xb[i, nd[node].feature]

@@ -60,17 +60,6 @@ _GRAIN = 32_768
 _PREDICT_GRAIN = 256
 
 
-def _loss_values(loss, y, F):
-    """Per-row loss at scores F (n, K): 002's square loss, logistic loss, softmax cross-entropy."""
-    if loss == "squared_error":
-        return (y - F[:, 0]) ** 2
-    if loss == "log_loss":
-        f = F[:, 0]
-        # -(1-y) log(1-p) - y log p = log(1 + e^f) - y f, computed stably
-        return np.logaddexp(0.0, f) - y * f
-    m = F.max(axis=1, keepdims=True)
-    lse = m[:, 0] + np.log(np.exp(F - m).sum(axis=1))
-    return lse - F[np.arange(len(F)), y.astype(np.intp)]
 
 
 def _store_params(est, params):
@@ -192,26 +181,34 @@ class _BaseGradientBoosting(SmmlEstimator):
             for j in self._cat_idx:
                 Xbv[:, j] = Xv[:, j].astype(np.intp).astype(np.uint8)
             Fv = np.tile(F0, (Xv.shape[0], 1))
+            swv_sum = float(swv.sum())
+            val_rows = np.arange(Xv.shape[0], dtype=np.intp)
         trees = []
         train_score, val_score = [], []
         best, best_round, since = np.inf, -1, 0
         for t in range(self.n_estimators):
             _gbm.gradients(loss_code, yf, F, sw, G, H, n_threads)
             rows = all_rows if m == n else np.sort(rng.choice(n, m, replace=False)).astype(np.intp)
+            if m < n:
+                keep = np.ones(n, bool)
+                keep[rows] = False
+                out_rows = np.flatnonzero(keep)
             feats = all_feats if mf == d else np.sort(rng.choice(d, mf, replace=False)).astype(np.intp)
             for k in range(K):
+                # the tree's own rows get their scores in the kernel (from its leaves' rows)
                 nodes, value, bits, sbin = _gbm.grow_tree(
-                    Xb, edges, is_cat, G[k], H[k], rows.copy(), feats, float(self.reg_lambda),
+                    Xb, edges, is_cat, G[k], H[k], rows.copy(), feats, F, k, float(self.reg_lambda),
                     float(self.gamma), float(self.min_child_weight), float(self.learning_rate),
                     max_depth, max_leaf, n_threads, _GRAIN)
                 tree = Tree(nodes, value, bits)
-                _gbm.add_tree_codes(Xb, tree._records(), sbin, bits, value, F, k, n_threads)
+                if m < n:           # the rows left out of the subsample are routed through the tree
+                    _gbm.add_tree_codes(Xb, out_rows, tree._records(), sbin, bits, value, F, k, n_threads)
                 if val is not None:
-                    _gbm.add_tree_codes(Xbv, tree._records(), sbin, bits, value, Fv, k, n_threads)
+                    _gbm.add_tree_codes(Xbv, val_rows, tree._records(), sbin, bits, value, Fv, k, n_threads)
                 trees.append(tree)
-            train_score.append(float(np.dot(sw, _loss_values(self.loss_, yf, F)) / wsum))
+            train_score.append(_gbm.loss_sum(loss_code, yf, F, sw, n_threads) / wsum)
             if val is not None:
-                v = float(np.dot(swv, _loss_values(self.loss_, yv, Fv)) / swv.sum())
+                v = _gbm.loss_sum(loss_code, yv, Fv, swv, n_threads) / swv_sum
                 val_score.append(v)
                 if v < best - self.tol:
                     best, best_round, since = v, t, 0
