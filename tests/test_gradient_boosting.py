@@ -309,9 +309,115 @@ def test_bad_data():
     with pytest.raises(ValueError):
         gb.predict(X[:, :2])
     with pytest.raises(ValueError):
-        gb.predict(np.full((2, 3), np.nan))
+        gb.predict(np.full((2, 3), np.inf))                 # NaN is a missing value; inf is not
+    Xi = X.copy()
+    Xi[1, 2] = -np.inf
+    with pytest.raises(ValueError):
+        GradientBoostingClassifier().fit(Xi, (y > 0).astype(int))
 
 
 @parametrize_with_checks([GradientBoostingRegressor(n_estimators=5), GradientBoostingClassifier(n_estimators=5)])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+# ---- missing values (NaN) -------------------------------------------------------
+
+def _with_missing(X, frac, seed, cols=None):
+    rng = np.random.default_rng(seed)
+    X = X.copy()
+    cols = range(X.shape[1]) if cols is None else cols
+    for j in cols:
+        X[rng.random(len(X)) < frac, j] = np.nan
+    return X
+
+
+@pytest.mark.parametrize("kind", ["reg", "bin", "multi"])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_missing_values_against_reference(kind, seed):
+    # the kernel's learned default direction equals the reference's exhaustive search over both
+    # directions; few distinct values, so the bin edges are the reference's midpoints
+    X, y = _data(n=70, d=3, seed=30 + seed, kind=kind)
+    X = _with_missing(np.round(X, 1), 0.2, seed)
+    params = dict(n_estimators=4, learning_rate=0.4, max_depth=3, reg_lambda=0.7, gamma=0.01,
+                  min_child_weight=0.05)
+    Xt = _with_missing(np.round(np.random.default_rng(9).normal(size=(60, 3)), 1), 0.3, 5)
+    if kind == "reg":
+        sm = GradientBoostingRegressor(**params).fit(X, y)
+        rf = ref.GradientBoostingRegressor(**params).fit(X, y)
+        for Z in (X, Xt):
+            np.testing.assert_allclose(sm.predict(Z), rf.predict(Z), rtol=1e-9, atol=1e-9)
+    else:
+        sm = GradientBoostingClassifier(**params).fit(X, y)
+        rf = ref.GradientBoostingClassifier(**params).fit(X, y)
+        for Z in (X, Xt):
+            np.testing.assert_allclose(sm.predict_proba(Z), rf.predict_proba(Z), rtol=1e-9, atol=1e-9)
+    ref_trees = [t for rt in rf.trees_ for t in rt]
+    sm_miss = [bool(v) for t in sm.estimators_ for v in t.missing_left[t.feature >= 0]]
+    rf_miss = []
+    for rt in ref_trees:
+        stack = [rt]
+        while stack:
+            node = stack.pop()
+            if node.feature >= 0:
+                rf_miss.append(node.miss_left)
+                stack += [node.right, node.left]
+    assert sorted(sm_miss) == sorted(rf_miss)
+
+
+def test_missing_values_learn_their_side():
+    # y is high for x0 > 0 and for a missing x0: the root splits on x0 and sends NaN with the
+    # high side; then for y high with x0 < 0 and missing, NaN goes to the first child
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=400)
+    miss = rng.random(400) < 0.25
+    for high_side_first in (False, True):
+        hi = (x <= 0) if high_side_first else (x > 0)
+        y = np.where(hi | miss, 5.0, -5.0) + 0.01 * rng.normal(size=400)
+        X = np.column_stack([np.where(miss, np.nan, x), rng.normal(size=400)])
+        gb = GradientBoostingRegressor(n_estimators=1, max_depth=1, learning_rate=1.0, reg_lambda=0.0).fit(X, y)
+        t = gb.estimators_[0]
+        assert t.feature[0] == 0
+        assert bool(t.missing_left[0]) == high_side_first
+        p = gb.predict(np.array([[np.nan, 0.0], [-1.0, 0.0], [1.0, 0.0]]))
+        assert p[0] > 4 and (p[1] > 4) == high_side_first and (p[2] > 4) != high_side_first
+
+
+def test_missing_only_at_predict_goes_to_the_second_child():
+    X, y = _data(n=300, d=3, seed=40)
+    gb = GradientBoostingRegressor(n_estimators=5, max_depth=3).fit(X, y)
+    assert not any(t.missing_left.any() for t in gb.estimators_)
+    Xt = np.random.default_rng(1).normal(size=(20, 3))
+    Xn, Xbig = Xt.copy(), Xt.copy()
+    Xn[:, 1] = np.nan
+    Xbig[:, 1] = 1e300                                  # above every threshold: the second child
+    np.testing.assert_array_equal(gb.predict(Xn), gb.predict(Xbig))
+
+
+def test_missing_values_threads_early_stopping_and_all_missing_column():
+    X, y = _data(n=20000, d=6, seed=41, kind="bin")
+    X = _with_missing(X, 0.1, 2, cols=[0, 2])
+    X[:, 4] = np.nan                                    # a column with no value at all: never split on
+    a = GradientBoostingClassifier(n_estimators=4, n_jobs=1, random_state=0).fit(X, y)
+    b = GradientBoostingClassifier(n_estimators=4, n_jobs=2, random_state=0).fit(X, y)
+    for ta, tb in zip(a.estimators_, b.estimators_):
+        np.testing.assert_array_equal(ta.nodes, tb.nodes)
+    assert any(t.missing_left.any() for t in a.estimators_)
+    assert not any((t.feature == 4).any() for t in a.estimators_)
+    # training scores (kernel-updated) equal the fitted model's predictions with missing values;
+    # validation rows with missing values go through the code path of the scores
+    gs = GradientBoostingClassifier(n_estimators=30, early_stopping=True, validation_fraction=0.2,
+                                    n_iter_no_change=3, random_state=0).fit(X[:3000], y[:3000])
+    assert 1 <= gs.n_estimators_ <= 30
+    assert np.all(np.isfinite(gs.validation_score_))
+    gr = GradientBoostingRegressor(n_estimators=5, subsample=0.7, random_state=1).fit(X[:2000], X[:2000, 1])
+    for t, pred in enumerate(gr.staged_predict(X[:2000])):
+        np.testing.assert_allclose(gr.train_score_[t], np.mean((X[:2000, 1] - pred) ** 2), rtol=1e-12)
+
+
+def test_missing_values_in_a_categorical_column_are_rejected():
+    X, y = _data(n=50, d=2, seed=42)
+    X[:, 0] = np.round(np.abs(X[:, 0]) * 3)
+    X[4, 0] = np.nan
+    with pytest.raises(ValueError, match="missing"):
+        GradientBoostingRegressor(categorical_features=[0]).fit(X, y)

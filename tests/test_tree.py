@@ -742,7 +742,7 @@ def test_node_dtype_is_the_packed_c_record():
     sizes = [dt.fields[name][0].itemsize for name in dt.names]
     assert offsets == list(np.cumsum([0] + sizes[:-1])) and sum(sizes) == dt.itemsize
     # prediction reads the test from the first bytes of the record
-    assert dt.names[:4] == ("threshold", "feature", "children_left", "is_categorical")
+    assert dt.names[:5] == ("threshold", "feature", "children_left", "is_categorical", "missing_left")
     for name in ("impurity", "weighted_n_node_samples", "improvement", "n_node_samples", "depth"):
         assert name in dt.names
 

@@ -47,22 +47,24 @@ def _is_valid_as_is(est, X, dtype, order):
         return bool(np.isfinite(X.sum()))
 
 
-def validate_X(est, X, *, reset=False, dtype="floating", order="C"):
+def validate_X(est, X, *, reset=False, dtype="floating", order="C", allow_nan=False):
     """Validate X alone (predict-time, or unsupervised fit with reset=True).
 
     Predict-time calls on a plain float ndarray that is already valid skip
     scikit-learn's machinery (about 90 microseconds a call): pipelines call
     ``predict`` on a handful of rows at a time. Anything else takes the full
-    path, with its error messages.
+    path, with its error messages. ``allow_nan``: NaN (a missing value) is
+    accepted, +-inf is not.
     """
     if not reset and _is_valid_as_is(est, X, dtype, order):
         return X
     return validate_data(est, X, reset=reset, dtype=_DTYPES[dtype], order=order,
-                         ensure_all_finite=True, ensure_min_samples=1, ensure_min_features=1)
+                         ensure_all_finite="allow-nan" if allow_nan else True,
+                         ensure_min_samples=1, ensure_min_features=1)
 
 
 def validate_X_y(est, X, y, *, dtype="floating", order="C", y_numeric=False, classifier=False,
-                 multi_output=False):
+                 multi_output=False, allow_nan=False):
     """Validate a training pair; y is 1-d (2-d allowed with ``multi_output``) and as long as X.
 
     Classification targets are checked to be discrete (continuous floats are
@@ -70,7 +72,8 @@ def validate_X_y(est, X, y, *, dtype="floating", order="C", y_numeric=False, cla
     targets (``y_numeric``) become finite float64.
     """
     X, y = validate_data(est, X, y, reset=True, dtype=_DTYPES[dtype], order=order,
-                         ensure_all_finite=True, y_numeric=y_numeric, multi_output=multi_output,
+                         ensure_all_finite="allow-nan" if allow_nan else True, y_numeric=y_numeric,
+                         multi_output=multi_output,
                          ensure_min_samples=1, ensure_min_features=1)
     if classifier:
         try:

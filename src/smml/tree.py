@@ -238,8 +238,11 @@ def sort_columns(X, n_threads=1, stable=False, skip=None):
     return Xs, Si
 
 
-def bin_edges(X, max_bins, seed, n_threads=1, skip=None):
+def bin_edges(X, max_bins, seed, n_threads=1, skip=None, reserve=None):
     """Quantile bin edges per column (at most max_bins bins): a list of d ascending arrays.
+
+    NaN values are left out (boosting's missing values); a column with ``reserve[j]`` gets at
+    most ``max_bins - 1`` bins (a code is kept for its missing values).
 
     With at most max_bins distinct values the edges are the midpoints between them (the
     histogram search then equals the exact one); otherwise midpoints at the quantiles of (a
@@ -260,14 +263,17 @@ def bin_edges(X, max_bins, seed, n_threads=1, skip=None):
             if skip is not None and skip[j]:
                 continue
             v = np.unique(np.asarray(Xsub[:, j], dtype=np.float64))
-            if len(v) <= max_bins:
+            if len(v) and np.isnan(v[-1]):          # unique sorts NaN last
+                v = v[~np.isnan(v)]
+            mb = max_bins - 1 if reserve is not None and reserve[j] else max_bins
+            if len(v) <= mb:
                 a, b = v[:-1], v[1:]
                 mid = a / 2.0 + b / 2.0
                 bad = (mid >= b) | (mid < a)
                 mid[bad] = a[bad]
                 edges[j] = mid
             else:
-                idx = (np.arange(1, max_bins) * (len(v) - 1)) // max_bins
+                idx = (np.arange(1, mb) * (len(v) - 1)) // mb
                 mid = v[idx] / 2.0 + v[idx + 1] / 2.0
                 bad = (mid >= v[idx + 1]) | (mid < v[idx])
                 mid[bad] = v[idx][bad]
@@ -277,34 +283,59 @@ def bin_edges(X, max_bins, seed, n_threads=1, skip=None):
     return edges
 
 
-def bin_features(X, max_bins, seed, n_threads, is_cat, n_cats):
+def bin_features(X, max_bins, seed, n_threads, is_cat, n_cats, missing=False):
     """``(codes, edges)``: the (n, d) uint8 codes of X and the (d, n_bins_max) threshold of each
     code, ``code <= b  <=>  x <= edges[j, b]`` (padded with +inf), from :func:`bin_edges`.
 
     ``max_bins=None``: numerical columns are not binned (code 0).  Categorical columns
     (``is_cat[j]``, ``n_cats[j]`` categories) hold their category codes 0..255 (no unknowns in
     training data) and have no edges.  The histogram kernels of the trees and of boosting read these.
+
+    ``missing=True`` (boosting; X may hold NaN in numerical columns): returns ``(codes, edges,
+    nan_code)``; a column with NaN gets at most ``max_bins - 1`` finite bins and its NaN rows the
+    code after them, ``nan_code[j]`` (-1 for a column without NaN).
     """
     n, d = X.shape
     is_cat = np.asarray(is_cat, np.uint8)
+    nan_cols = np.zeros(d, bool)
+    if missing and max_bins is not None:
+        nan_cols = np.isnan(X).any(axis=0) & (is_cat == 0)
     n_bins = np.ones(d, np.intp)
     for j, c in n_cats.items():
         n_bins[j] = max(1, c)
+    n_edges = np.zeros(d, np.intp)
     if max_bins is not None:
-        edges_list = bin_edges(X, max_bins, seed, n_threads, skip=is_cat)
+        edges_list = bin_edges(X, max_bins, seed, n_threads, skip=is_cat, reserve=nan_cols)
         for j in range(d):
             if not is_cat[j]:
-                n_bins[j] = len(edges_list[j]) + 1
+                n_edges[j] = len(edges_list[j])
+                n_bins[j] = n_edges[j] + 1 + int(nan_cols[j])
     edges = np.full((d, max(int(n_bins.max()), 1)), np.inf)
-    Xb = np.zeros((n, d), np.uint8)
     if max_bins is not None:
         for j in range(d):
             if not is_cat[j]:
-                edges[j, :len(edges_list[j])] = edges_list[j]
-        _binning.bin_columns(X, edges, (n_bins - 1).astype(np.intp), is_cat, Xb, n_threads)
-    for j in n_cats:
+                edges[j, :n_edges[j]] = edges_list[j]
+    nan_code = np.where(nan_cols, n_edges + 1, -1).astype(np.intp)
+    Xb = apply_bins(X, edges, n_edges if max_bins is not None else None, is_cat, n_cats, n_threads,
+                    nan_code)
+    return (Xb, edges, nan_code) if missing else (Xb, edges)
+
+
+def apply_bins(X, edges, n_edges, is_cat, cat_columns, n_threads, nan_code=None):
+    """The (n, d) uint8 codes of X for the ``edges`` of :func:`bin_features` (``n_edges[j]``
+    finite edges in column j; None: numerical columns unbinned, code 0); categorical columns
+    (``is_cat``, ``cat_columns``) hold their category codes.  NaN in a numerical column: code
+    ``nan_code[j]`` when that is >= 0, else the last finite code (above every edge)."""
+    Xb = np.zeros(X.shape, np.uint8)
+    if n_edges is not None:
+        _binning.bin_columns(X, edges, np.asarray(n_edges, np.intp), np.asarray(is_cat, np.uint8), Xb,
+                             n_threads)
+    for j in cat_columns:
         Xb[:, j] = X[:, j].astype(np.intp).astype(np.uint8)
-    return Xb, edges
+    if nan_code is not None:
+        for j in np.flatnonzero(nan_code >= 0):
+            Xb[np.isnan(X[:, j]), j] = nan_code[j]
+    return Xb
 
 
 def _check_max_features(mf, d):

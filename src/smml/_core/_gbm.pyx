@@ -27,13 +27,14 @@
 # on the thread count.
 from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memcpy, memset
-from libc.math cimport exp, fabs, log, log1p
+from libc.math cimport exp, fabs, log, log1p, INFINITY
 from cython.parallel cimport prange
 
 from smml._core._typedefs cimport intp_t, int32_t, uint8_t, uint64_t
 from smml._core._openmp cimport threads_for
 from smml._core._split cimport (MAXCAT, NWORDS, Targets, SplitRecord, ScanState, init_record,
-                                hist_build, hist_subtract, scan_numeric, scan_categorical)
+                                init_scan, add_bin_and_score, bin_empty, hist_build, hist_subtract,
+                                scan_numeric, scan_categorical)
 from smml._core._tree cimport Node
 from smml._core._tree import NODE_DTYPE
 
@@ -169,6 +170,7 @@ cdef struct Params:
     const uint8_t* Xb       # (n, d) codes
     const double* edges     # (d, max_bins) threshold of "code <= b"
     const uint8_t* is_cat   # (d)
+    const intp_t* nan_code  # (d) the code of a missing value (NaN), -1: no missing value in training
     const intp_t* feats     # (mf) candidate features of this tree, ascending
     intp_t mf
     double gamma
@@ -234,17 +236,43 @@ cdef void _hist_put(const Params* P, Scratch* S, HistBuf* b) noexcept nogil:
 
 cdef void _scan_one(const Params* P, Scratch* S, const HistBuf* b, const double* tot, intp_t j,
                     intp_t nn, SplitRecord* out) noexcept nogil:
-    """Best split of candidate feature feats[j] from its histogram (_split.pxd scans)."""
-    cdef intp_t f = P.feats[j], k, c
+    """Best split of candidate feature feats[j] from its histogram (_split.pxd scans).
+
+    Missing values (a numerical feature with nan_code >= 0, its last code): the scan over the
+    codes sends them to the second child ("code <= b" is false for them: the candidates are
+    every finite cut and finite | missing); when the node has missing rows, a second scan sends
+    them to the first child (candidates: missing | finite, then missing and "code <= b" |
+    the rest), and wins only when clearly better (by a relative 1e-12, as between features):
+    the direction a missing value takes is learned per split, as xgboost's and LightGBM's."""
+    cdef intp_t f = P.feats[j], k, c, nc, top
     cdef const double* h = b.h + f * P.max_bins * STRIDE
     cdef intp_t* order = S.catord + j * MAXCAT
     cdef ScanState st
+    cdef ScanState sm
+    cdef bint miss_left = False
     init_record(out)
     if P.is_cat[f]:
         scan_categorical(&P.t, tot, h, STRIDE, b.lo[f], b.hi[f], nn, S.dummy, S.dummy,
                          S.catkey + j * MAXCAT, order, &st)
     else:
         scan_numeric(&P.t, tot, h, STRIDE, b.lo[f], b.hi[f], nn, S.dummy, S.dummy, &st)
+        nc = P.nan_code[f]
+        if nc >= 0 and b.hi[f] == nc and b.lo[f] < nc and not bin_empty(&P.t, h + nc * STRIDE):
+            # the node has missing and finite rows: missing values to the first child
+            top = nc - 1                     # the highest finite code present
+            while top > b.lo[f] and bin_empty(&P.t, h + top * STRIDE):
+                top -= 1
+            init_scan(&P.t, tot, &sm)
+            # candidate index = (last finite code on the first side) + 1; 0: missing values only
+            if not add_bin_and_score(&P.t, tot, h + nc * STRIDE, 0, nn, S.dummy, S.dummy, &sm):
+                for k in range(b.lo[f], top):
+                    if bin_empty(&P.t, h + k * STRIDE):
+                        continue
+                    if add_bin_and_score(&P.t, tot, h + k * STRIDE, k + 1, nn, S.dummy, S.dummy, &sm):
+                        break
+            if sm.best_idx >= 0 and (st.best_idx < 0 or sm.best < st.best - 1e-12 * fabs(st.best)):
+                st = sm
+                miss_left = True
     if st.best_idx < 0:
         return
     out.feature = f
@@ -255,6 +283,10 @@ cdef void _scan_one(const Params* P, Scratch* S, const HistBuf* b, const double*
         for k in range(st.best_idx + 1):
             c = order[k]
             out.cat_bits[c >> 6] |= (<uint64_t>1) << (c & 63)
+    elif miss_left:
+        out.missing_left = 1
+        out.bin = st.best_idx - 1
+        out.threshold = P.edges[f * P.max_bins + out.bin] if out.bin >= 0 else -INFINITY
     else:
         out.bin = st.best_idx
         out.threshold = P.edges[f * P.max_bins + st.best_idx]
@@ -340,13 +372,15 @@ cdef void _totals(const Params* P, intp_t start, intp_t end, double* Gs, double*
 
 cdef intp_t _partition(const Params* P, Scratch* S, const SplitRecord* sp, intp_t start, intp_t end) noexcept nogil:
     """Rows of the first child first, both sides in their order; returns where the second starts."""
-    cdef intp_t p, i, q = start, r = 0, f = sp.feature, d = P.d, b
+    cdef intp_t p, i, q = start, r = 0, f = sp.feature, d = P.d, b, nc = P.nan_code[sp.feature]
     cdef bint left
     for p in range(start, end):
         i = P.rows[p]
         b = P.Xb[i * d + f]
         if sp.is_cat:
             left = (sp.cat_bits[b >> 6] >> (b & 63)) & 1
+        elif b == nc:
+            left = sp.missing_left
         else:
             left = b <= sp.bin
         if left:
@@ -421,6 +455,7 @@ cdef void _set_node(const Params* P, Node* nd, double* value, intp_t start, intp
     nd.feature = -1
     nd.children_left = -1
     nd.is_categorical = 0
+    nd.missing_left = 0
     nd.impurity = 0.0
     nd.weighted_n_node_samples = Hs
     nd.improvement = 0.0
@@ -482,6 +517,7 @@ cdef int _grow(const Params* P, Scratch* S, Node* nodes, double* value, uint64_t
         nd.feature = <int32_t>cur.split.feature
         nd.threshold = cur.split.threshold
         nd.is_categorical = cur.split.is_cat
+        nd.missing_left = cur.split.missing_left
         nd.improvement = cur.split.improvement
         nd.children_left = <int32_t>count
         split_bin[cur.node] = <int32_t>cur.split.bin
@@ -548,6 +584,7 @@ cdef int _grow(const Params* P, Scratch* S, Node* nodes, double* value, uint64_t
 def grow_tree(const uint8_t[:, ::1] Xb,        # IN (n, d) codes
               const double[:, ::1] edges,      # IN (d, max_bins) threshold of "code <= b"
               const uint8_t[::1] is_cat,       # IN (d,)
+              const intp_t[::1] nan_code,      # IN (d,) code of a missing value; -1: none in training
               const double[::1] grad,          # IN (n,) w g_i
               const double[::1] hess,          # IN (n,) w h_i (>= 0)
               intp_t[::1] rows,                # IN/OUT (m,) the rows of this tree (distinct, < n); reordered
@@ -592,6 +629,7 @@ def grow_tree(const uint8_t[:, ::1] Xb,        # IN (n, d) codes
     P.Xb = &Xb[0, 0]
     P.edges = &edges[0, 0]
     P.is_cat = &is_cat[0]
+    P.nan_code = &nan_code[0]
     P.feats = &feats[0]
     P.mf = feats.shape[0]
     P.gamma = gamma
@@ -670,6 +708,7 @@ def add_tree_codes(const uint8_t[:, ::1] Xb,       # IN (n, d) codes (training o
                    const intp_t[::1] which,        # IN the rows of Xb to route (distinct, < n)
                    const uint8_t[::1] records,     # IN the tree's Node records, as bytes
                    const int32_t[::1] split_bin,   # IN (n_nodes,) code threshold of numerical tests
+                   const intp_t[::1] nan_code,     # IN (d,) code of a missing value; -1: none in training
                    const uint64_t[:, ::1] category_bits,
                    const double[:, ::1] value,     # IN (n_nodes, 1)
                    double[:, ::1] F, intp_t k,     # IN/OUT (n, K): column k gets the tree's values
@@ -688,6 +727,8 @@ def add_tree_codes(const uint8_t[:, ::1] Xb,       # IN (n, d) codes (training o
                 b = Xb[i, nd[node].feature]
                 if nd[node].is_categorical:
                     left = (bits[node * NWORDS + (b >> 6)] >> (b & 63)) & 1
+                elif b == nan_code[nd[node].feature]:
+                    left = nd[node].missing_left
                 else:
                     left = b <= split_bin[node]
                 node = nd[node].children_left + (0 if left else 1)

@@ -26,6 +26,8 @@ cdef inline intp_t _child(const floating* x, const Node* nd, intp_t node, const 
         # categories are codes 0..255; unknown categories (-1 or >= 256) go to the second child
         c = <intp_t>v
         go_right = not (0 <= c < MAXCAT and (bits[node * NWORDS + (c >> 6)] >> (c & 63)) & 1)
+    elif v != v:
+        go_right = not nd.missing_left     # a missing value (NaN): the node's default child
     else:
         go_right = not (v <= nd.threshold)
     return nd.children_left + go_right

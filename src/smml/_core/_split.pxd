@@ -60,6 +60,7 @@ cdef struct SplitRecord:
     double cost                 # c(first) + c(second) (regression: minus the score)
     double improvement          # c(parent) - cost
     uint8_t is_cat
+    uint8_t missing_left        # boosting with missing values: the missing rows go to the first child
     uint64_t cat_bits[NWORDS]
 
 
@@ -133,6 +134,7 @@ cdef inline void init_record(SplitRecord* r) noexcept nogil:
     r.cost = INFINITY
     r.improvement = -INFINITY
     r.is_cat = 0
+    r.missing_left = 0
     memset(r.cat_bits, 0, NWORDS * sizeof(uint64_t))
 
 

@@ -13,11 +13,13 @@ from smml._core._typedefs cimport intp_t, int32_t, uint8_t
 
 
 cdef packed struct Node:
-    # the test, read by prediction: the first 17 bytes of the record
+    # the test, read by prediction: the first 18 bytes of the record
     double threshold            # numerical test: x[feature] <= threshold sends x to the first child
     int32_t feature             # tested feature (-1 at a leaf)
     int32_t children_left       # first child (-1 at a leaf); the second child is children_left + 1
     uint8_t is_categorical      # 1: the test is "x[feature] in S", S the node's row of the category bits
+    uint8_t missing_left        # numerical test: 1 sends a missing x[feature] (NaN) to the first child,
+                                # 0 to the second (boosting learns it; single trees reject NaN)
     # training statistics of the examples routed to the node
     double impurity             # psi at the node (regression: the weighted variance)
     double weighted_n_node_samples

@@ -210,6 +210,7 @@ cdef inline void _no_test(Node* nd, uint64_t* bits) noexcept nogil:
     nd.feature = -1
     nd.children_left = -1
     nd.is_categorical = 0
+    nd.missing_left = 0
     nd.improvement = 0.0
     memset(bits, 0, NWORDS * sizeof(uint64_t))
 
@@ -643,6 +644,7 @@ cdef int _grow(const Params* P, Scratch* S, NodeStore* store, intp_t start, intp
         nd.feature = <int32_t>sp.feature
         nd.threshold = sp.threshold
         nd.is_categorical = sp.is_cat
+        nd.missing_left = 0
         nd.improvement = sp.improvement
         memcpy(store.bits + node * NWORDS, sp.cat_bits, NWORDS * sizeof(uint64_t))
         n_leaves += 1

@@ -34,6 +34,14 @@ Choices where the notes are silent (a scikit-learn / xgboost user's expectations
 - min_child_weight: least sum of h on each side of a split (xgboost's).
 - subsample: each tree sees a fraction of the rows drawn without replacement; colsample_bytree:
   each tree sees a fraction of the features (at least one), drawn without replacement.
+- Missing values: NaN in a numerical feature is a missing value, handled as xgboost and LightGBM
+  do.  A feature with NaN in the training rows keeps one bin for them (at most max_bins - 1 finite
+  bins); every split scans its candidates twice, with the node's missing rows in the second child
+  (the finite cuts, and finite | missing) and then in the first (missing | finite, missing and
+  "x <= t" | the rest); the second direction wins only when clearly better (a relative 1e-12), and
+  the split stores the side (``Tree.missing_left``).  At prediction a NaN follows that side; at a
+  split that never saw a missing value, the second child.  +-inf is an error; NaN in a categorical
+  feature too.  (Single trees and forests reject NaN.)
 - Early stopping: hold out validation_fraction of the rows (stratified for the classifier);
   stop when the validation loss has not improved by more than tol for n_iter_no_change rounds
   and keep the rounds up to the best one (``n_estimators_``).
@@ -50,7 +58,7 @@ from smml._validation import (InstanceOf, Interval, N_JOBS, Options, RANDOM_STAT
                               drop_zero_weight, encode_classes, validate_sample_weight, validate_X,
                               validate_X_y)
 from smml.base import ClassifierMixin, RegressorMixin, SmmlEstimator
-from smml.tree import Tree, _BaseTree, bin_features
+from smml.tree import Tree, _BaseTree, apply_bins, bin_features
 
 __all__ = ["GradientBoostingRegressor", "GradientBoostingClassifier"]
 
@@ -71,6 +79,11 @@ def _store_params(est, params):
 
 class _BaseGradientBoosting(SmmlEstimator):
     _loss_options = ()
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True        # NaN is a missing value (a learned side per split)
+        return tags
 
     @property
     def _parameter_spec(self):
@@ -103,7 +116,8 @@ class _BaseGradientBoosting(SmmlEstimator):
     def _fit(self, X, y, sample_weight, classifier):
         self._validate_params()
         Xe = self._encode_categorical(X, fit=True)
-        X, y = validate_X_y(self, Xe, y, dtype="floating", classifier=classifier, y_numeric=not classifier)
+        X, y = validate_X_y(self, Xe, y, dtype="floating", classifier=classifier, y_numeric=not classifier,
+                            allow_nan=True)
         sw = validate_sample_weight(sample_weight, X.shape[0])
         if classifier:
             self.classes_, yenc = encode_classes(y)
@@ -145,7 +159,8 @@ class _BaseGradientBoosting(SmmlEstimator):
             val = (X[va], yf[va], sw[va])
             X, yf, sw = np.ascontiguousarray(X[tr]), yf[tr], sw[tr]
             n = X.shape[0]
-        Xb, edges = bin_features(X, self.max_bins, int(rng.integers(2**63)), n_threads, is_cat, n_cats)
+        Xb, edges, nan_code = bin_features(X, self.max_bins, int(rng.integers(2**63)), n_threads, is_cat,
+                                           n_cats, missing=True)
 
         # F_0: the best constant of the loss
         wsum = sw.sum()
@@ -174,12 +189,7 @@ class _BaseGradientBoosting(SmmlEstimator):
         all_feats = np.arange(d, dtype=np.intp)
         if val is not None:
             Xv, yv, swv = val
-            Xbv = np.empty((Xv.shape[0], d), np.uint8)
-            from smml._core import _binning
-            _binning.bin_columns(Xv, edges, np.array([np.isfinite(e).sum() for e in edges], np.intp),
-                                 is_cat, Xbv, n_threads)
-            for j in self._cat_idx:
-                Xbv[:, j] = Xv[:, j].astype(np.intp).astype(np.uint8)
+            Xbv = apply_bins(Xv, edges, np.isfinite(edges).sum(axis=1), is_cat, n_cats, n_threads, nan_code)
             Fv = np.tile(F0, (Xv.shape[0], 1))
             swv_sum = float(swv.sum())
             val_rows = np.arange(Xv.shape[0], dtype=np.intp)
@@ -197,14 +207,16 @@ class _BaseGradientBoosting(SmmlEstimator):
             for k in range(K):
                 # the tree's own rows get their scores in the kernel (from its leaves' rows)
                 nodes, value, bits, sbin = _gbm.grow_tree(
-                    Xb, edges, is_cat, G[k], H[k], rows.copy(), feats, F, k, float(self.reg_lambda),
+                    Xb, edges, is_cat, nan_code, G[k], H[k], rows.copy(), feats, F, k, float(self.reg_lambda),
                     float(self.gamma), float(self.min_child_weight), float(self.learning_rate),
                     max_depth, max_leaf, n_threads, _GRAIN)
                 tree = Tree(nodes, value, bits)
                 if m < n:           # the rows left out of the subsample are routed through the tree
-                    _gbm.add_tree_codes(Xb, out_rows, tree._records(), sbin, bits, value, F, k, n_threads)
+                    _gbm.add_tree_codes(Xb, out_rows, tree._records(), sbin, nan_code, bits, value, F, k,
+                                        n_threads)
                 if val is not None:
-                    _gbm.add_tree_codes(Xbv, val_rows, tree._records(), sbin, bits, value, Fv, k, n_threads)
+                    _gbm.add_tree_codes(Xbv, val_rows, tree._records(), sbin, nan_code, bits, value, Fv, k,
+                                        n_threads)
                 trees.append(tree)
             train_score.append(_gbm.loss_sum(loss_code, yf, F, sw, n_threads) / wsum)
             if val is not None:
@@ -257,7 +269,7 @@ class _BaseGradientBoosting(SmmlEstimator):
     def _validate_predict(self, X):
         check_is_fitted(self, "estimators_")
         Xe = self._encode_categorical(X, fit=False)
-        return validate_X(self, Xe, reset=False, dtype="floating")
+        return validate_X(self, Xe, reset=False, dtype="floating", allow_nan=True)
 
     def _raw(self, X, lo=0, hi=None, baseline=True):
         """F_0 (with baseline) + the sum of the rounds lo..hi-1 (all by default): (n, K)."""

@@ -13,6 +13,12 @@ the best candidate (largest gain; ties up to a relative 1e-12, i.e. rounding: lo
 lowest threshold) is made only when gain > gamma (and is not rounding: gain > 1e-12 of the
 children's score, smml's rule); each child must hold H >= min_child_weight.  Leaves:
 learning_rate * (-G / (H + lambda)).  F_0 is the best constant, as in smml.
+
+Missing values (NaN, xgboost's / LightGBM's rule, smml's): per feature, the candidates first send
+the node's missing rows to the second child (every finite cut, and all finite | missing when the
+node has both), then, when it has both, to the first child (missing | all finite, then missing and
+"x <= t" | the rest); a split remembers the side of its missing values (``miss_left``), and a NaN
+at prediction follows it (the second child at a split that never saw one).
 """
 import math
 
@@ -47,11 +53,18 @@ def grad_hess(loss, y, F):
     return G, H
 
 
+def _goes_left(v, thr, miss_left):
+    """A split's test: x <= thr sends x to the first child; a missing x (NaN) goes where the
+    split learned (miss_left)."""
+    return miss_left if math.isnan(v) else v <= thr
+
+
 class _Node:
     def __init__(self, value):
         self.value = value
         self.feature = -1
         self.threshold = 0.0
+        self.miss_left = False
         self.gain = 0.0
         self.left = self.right = None
 
@@ -80,14 +93,18 @@ class _Booster:
         node = _Node(self._leaf(G, H))
         if (self.max_depth is not None and depth >= self.max_depth) or len(rows) < 2:
             return node
-        best = None   # (children score, feature, threshold)
+        best = None   # (children score, feature, threshold, missing values to the first child)
         for f in range(len(X[0])):
-            vals = sorted(set(X[i][f] for i in rows))
-            for a in vals[:-1]:
-                thr = self._after[f][a]
+            vals = sorted(set(X[i][f] for i in rows if not math.isnan(X[i][f])))
+            has_missing = any(math.isnan(X[i][f]) for i in rows)
+            cuts = vals[:-1] + (vals[-1:] if has_missing else [])
+            candidates = [(self._after[f].get(a, math.inf), False) for a in cuts]
+            if has_missing and vals:
+                candidates += [(-math.inf, True)] + [(self._after[f][a], True) for a in vals[:-1]]
+            for thr, miss_left in candidates:
                 GL = HL = GR = HR = 0.0
                 for i in rows:
-                    if X[i][f] <= thr:
+                    if _goes_left(X[i][f], thr, miss_left):
                         GL += g[i]
                         HL += h[i]
                     else:
@@ -97,22 +114,23 @@ class _Booster:
                     continue
                 sc = self._score(GL, HL) + self._score(GR, HR)
                 if best is None or sc > best[0] + 1e-12 * abs(best[0]):
-                    best = (sc, f, thr)
+                    best = (sc, f, thr, miss_left)
         if best is None:
             return node
-        sc, f, thr = best
+        sc, f, thr, miss_left = best
         gain = 0.5 * (sc - self._score(G, H))
         if not (gain > self.gamma) or not (gain > 1e-12 * sc):
             return node
-        node.feature, node.threshold, node.gain = f, thr, gain
-        node.left = self._grow(X, g, h, [i for i in rows if X[i][f] <= thr], depth + 1)
-        node.right = self._grow(X, g, h, [i for i in rows if X[i][f] > thr], depth + 1)
+        node.feature, node.threshold, node.miss_left, node.gain = f, thr, miss_left, gain
+        node.left = self._grow(X, g, h, [i for i in rows if _goes_left(X[i][f], thr, miss_left)], depth + 1)
+        node.right = self._grow(X, g, h, [i for i in rows if not _goes_left(X[i][f], thr, miss_left)],
+                                depth + 1)
         return node
 
     @staticmethod
     def _eval(node, x):
         while node.feature >= 0:
-            node = node.left if x[node.feature] <= node.threshold else node.right
+            node = node.left if _goes_left(x[node.feature], node.threshold, node.miss_left) else node.right
         return node.value
 
     def _boost(self, X, y, F0, loss):
@@ -121,7 +139,7 @@ class _Booster:
         # whole training set (smml's bin edges when there are at most max_bins values)
         self._after = []
         for f in range(len(X[0])):
-            vals = sorted(set(r[f] for r in X))
+            vals = sorted(set(r[f] for r in X if not math.isnan(r[f])))
             after = {}
             for a, b in zip(vals[:-1], vals[1:]):
                 thr = a / 2.0 + b / 2.0
