@@ -33,8 +33,8 @@ from cython.parallel cimport prange
 from smml._core._typedefs cimport intp_t, int32_t, uint8_t, uint64_t
 from smml._core._openmp cimport threads_for
 from smml._core._split cimport (MAXCAT, NWORDS, Targets, SplitRecord, ScanState, init_record,
-                                init_scan, add_bin_and_score, bin_empty, hist_build, hist_subtract,
-                                scan_numeric, scan_categorical)
+                                init_scan, bin_empty, score_reg, hist_build, hist_subtract,
+                                scan_categorical)
 from smml._core._tree cimport Node
 from smml._core._tree import NODE_DTYPE
 
@@ -234,6 +234,34 @@ cdef void _hist_put(const Params* P, Scratch* S, HistBuf* b) noexcept nogil:
     S.free_list = b
 
 
+cdef inline bint _scan_bins(const Params* P, const double* h, intp_t b0, intp_t b1, intp_t shift,
+                            ScanState* st) noexcept nogil:
+    """The numerical scan of _split.pxd (scan_numeric's loop over add_bin_and_score) written out
+    for boosting's histograms (no counts, no classes): bins b0..b1-1 move to the first side one
+    by one, empty bins skipped, each split after a bin scored as score_reg and kept when strictly
+    better (candidate index = bin + shift); stops when the second side's sum of h falls below
+    min_child_weight (returns True).  Same operations in the same order: the same result."""
+    cdef intp_t q
+    cdef const double* hb
+    cdef double lam = P.t.reg_lambda, mcw = P.t.min_child_weight, c
+    for q in range(b0, b1):
+        hb = h + q * STRIDE
+        if hb[1] == 0.0 and hb[2] == 0.0:
+            continue
+        st.WL += hb[1]
+        st.SL += hb[2]
+        if mcw > 0.0:
+            if st.WL < mcw:
+                continue
+            if st.WT - st.WL < mcw:
+                return True
+        c = score_reg(st.SL, st.WL + lam, st.ST - st.SL, st.WT - st.WL + lam)
+        if c < st.best:
+            st.best = c
+            st.best_idx = q + shift
+    return False
+
+
 cdef void _scan_one(const Params* P, Scratch* S, const HistBuf* b, const double* tot, intp_t j,
                     intp_t nn, SplitRecord* out) noexcept nogil:
     """Best split of candidate feature feats[j] from its histogram (_split.pxd scans).
@@ -255,7 +283,8 @@ cdef void _scan_one(const Params* P, Scratch* S, const HistBuf* b, const double*
         scan_categorical(&P.t, tot, h, STRIDE, b.lo[f], b.hi[f], nn, S.dummy, S.dummy,
                          S.catkey + j * MAXCAT, order, &st)
     else:
-        scan_numeric(&P.t, tot, h, STRIDE, b.lo[f], b.hi[f], nn, S.dummy, S.dummy, &st)
+        init_scan(&P.t, tot, &st)
+        _scan_bins(P, h, b.lo[f], b.hi[f], 0, &st)
         nc = P.nan_code[f]
         if nc >= 0 and b.hi[f] == nc and b.lo[f] < nc and not bin_empty(&P.t, h + nc * STRIDE):
             # the node has missing and finite rows: missing values to the first child
@@ -264,19 +293,15 @@ cdef void _scan_one(const Params* P, Scratch* S, const HistBuf* b, const double*
                 top -= 1
             init_scan(&P.t, tot, &sm)
             # candidate index = (last finite code on the first side) + 1; 0: missing values only
-            if not add_bin_and_score(&P.t, tot, h + nc * STRIDE, 0, nn, S.dummy, S.dummy, &sm):
-                for k in range(b.lo[f], top):
-                    if bin_empty(&P.t, h + k * STRIDE):
-                        continue
-                    if add_bin_and_score(&P.t, tot, h + k * STRIDE, k + 1, nn, S.dummy, S.dummy, &sm):
-                        break
+            if not _scan_bins(P, h, nc, nc + 1, -nc, &sm):
+                _scan_bins(P, h, b.lo[f], top, 1, &sm)
             if sm.best_idx >= 0 and (st.best_idx < 0 or sm.best < st.best - 1e-12 * fabs(st.best)):
                 st = sm
                 miss_left = True
     if st.best_idx < 0:
         return
     out.feature = f
-    out.n_left = st.best_nl
+    out.n_left = st.best_nl             # (no counts in boosting: 0)
     out.cost = st.best
     if P.is_cat[f]:
         out.is_cat = 1
