@@ -34,7 +34,7 @@ from smml._core._typedefs cimport intp_t, int32_t, uint8_t, uint64_t
 from smml._core._openmp cimport threads_for
 from smml._core._split cimport (MAXCAT, NWORDS, Targets, SplitRecord, ScanState, init_record,
                                 init_scan, bin_empty, score_reg, hist_build, hist_subtract,
-                                scan_categorical)
+                                scan_categorical, Pending, frontier_push, frontier_pop)
 from smml._core._tree cimport Node
 from smml._core._tree import NODE_DTYPE
 
@@ -419,59 +419,6 @@ cdef intp_t _partition(const Params* P, Scratch* S, const SplitRecord* sp, intp_
     return q
 
 
-cdef struct Pending:
-    intp_t node, start, end, depth
-    HistBuf* hist
-    SplitRecord split
-
-
-cdef inline bint _before(const Pending* a, const Pending* b) noexcept nogil:
-    """Best-first: larger gain first, then the node created first."""
-    if a.split.improvement != b.split.improvement:
-        return a.split.improvement > b.split.improvement
-    return a.node < b.node
-
-
-cdef void _push(Pending* h, intp_t* size, const Pending* x, bint heap) noexcept nogil:
-    cdef intp_t i = size[0], parent
-    cdef Pending tmp
-    h[i] = x[0]
-    size[0] += 1
-    if not heap:
-        return
-    while i > 0:
-        parent = (i - 1) // 2
-        if _before(&h[i], &h[parent]):
-            tmp = h[i]; h[i] = h[parent]; h[parent] = tmp
-            i = parent
-        else:
-            break
-
-
-cdef void _pop(Pending* h, intp_t* size, Pending* out, bint heap) noexcept nogil:
-    cdef intp_t i = 0, l, r, m, n
-    cdef Pending tmp
-    size[0] -= 1
-    n = size[0]
-    if not heap:
-        out[0] = h[n]
-        return
-    out[0] = h[0]
-    h[0] = h[n]
-    while True:
-        l = 2 * i + 1
-        r = l + 1
-        m = i
-        if l < n and _before(&h[l], &h[m]):
-            m = l
-        if r < n and _before(&h[r], &h[m]):
-            m = r
-        if m == i:
-            break
-        tmp = h[i]; h[i] = h[m]; h[m] = tmp
-        i = m
-
-
 cdef void _set_node(const Params* P, Node* nd, double* value, intp_t start, intp_t end, intp_t depth,
                     double Gs, double Hs) noexcept nogil:
     """A leaf: w* = -G / (H + lambda) times the learning rate (002 "XGBoost")."""
@@ -496,9 +443,10 @@ cdef inline bint _can_split(const Params* P, intp_t depth, intp_t nn, double Hs)
 
 
 cdef int _grow(const Params* P, Scratch* S, Node* nodes, double* value, uint64_t* bits, int32_t* split_bin,
-               intp_t* seg, intp_t m, intp_t n_leaf_cap, intp_t* n_nodes) noexcept nogil:
+               intp_t* seg, HistBuf** hist, intp_t m, intp_t n_leaf_cap, intp_t* n_nodes) noexcept nogil:
     """000 "Tree Predictors" growth on the boosting objective: depth-first without a leaf
-    limit, best-first (largest gain) with max_leaf_nodes.  Returns 0, or -1 (out of memory)."""
+    limit, best-first (largest gain) with max_leaf_nodes.  A leaf of the frontier keeps its
+    histogram until it is split (hist[node]).  Returns 0, or -1 (out of memory)."""
     cdef Pending* front = <Pending*>malloc((n_leaf_cap + 2) * sizeof(Pending))
     cdef intp_t fsize = 0, count = 1, n_leaves = 1, c, small, mid, w
     cdef bint heap = P.max_leaf_nodes > 0
@@ -520,23 +468,23 @@ cdef int _grow(const Params* P, Scratch* S, Node* nodes, double* value, uint64_t
     seg[0] = 0
     seg[1] = m
     if _can_split(P, 0, m, Hs):
-        cur.hist = _hist_get(P, S)
-        if cur.hist == NULL:
+        hist[0] = _hist_get(P, S)
+        if hist[0] == NULL:
             free(front)
             return -1
         tot[0] = Hs
         tot[1] = Gs
-        _node_pass(P, S, cur.hist, 0, m, NULL, True, False, 0, tot, NULL)
+        _node_pass(P, S, hist[0], 0, m, NULL, True, False, 0, tot, NULL)
         _pick(P, S.feat_best, Gs, Hs, &cur.split)
         if cur.split.feature >= 0:
             cur.node = 0; cur.start = 0; cur.end = m; cur.depth = 0
-            _push(front, &fsize, &cur, heap)
+            frontier_push(front, &fsize, &cur, heap)
         else:
-            _hist_put(P, S, cur.hist)
+            _hist_put(P, S, hist[0])
     while fsize > 0:
         if heap and n_leaves >= P.max_leaf_nodes:
             break
-        _pop(front, &fsize, &cur, heap)
+        frontier_pop(front, &fsize, &cur, heap)
         mid = _partition(P, S, &cur.split, cur.start, cur.end)
         nd = &nodes[cur.node]
         nd.feature = <int32_t>cur.split.feature
@@ -554,7 +502,7 @@ cdef int _grow(const Params* P, Scratch* S, Node* nodes, double* value, uint64_t
         for c in range(2):
             kids[c].node = count + c
             kids[c].depth = cur.depth + 1
-            kids[c].hist = NULL
+            hist[kids[c].node] = NULL
             seg[2 * kids[c].node] = kids[c].start
             seg[2 * kids[c].node + 1] = kids[c].end
             _totals(P, kids[c].start, kids[c].end, &KG[c], &KH[c])
@@ -577,30 +525,30 @@ cdef int _grow(const Params* P, Scratch* S, Node* nodes, double* value, uint64_t
             tot[1] = KG[small]
             tot_big[0] = KH[big]
             tot_big[1] = KG[big]
-            _node_pass(P, S, hs, kids[small].start, kids[small].end, cur.hist if need[big] else NULL,
+            _node_pass(P, S, hs, kids[small].start, kids[small].end, hist[cur.node] if need[big] else NULL,
                        need[small], need[big], kids[big].end - kids[big].start, tot, tot_big)
             if need[big]:
-                kids[big].hist = cur.hist
+                hist[kids[big].node] = hist[cur.node]
             else:
-                _hist_put(P, S, cur.hist)
+                _hist_put(P, S, hist[cur.node])
             if need[small]:
-                kids[small].hist = hs
+                hist[kids[small].node] = hs
             else:
                 _hist_put(P, S, hs)
             for c in range(2):
                 if need[c]:
                     _pick(P, S.feat_best + (0 if c == small else P.mf), KG[c], KH[c], &kids[c].split)
                     if kids[c].split.feature < 0:
-                        _hist_put(P, S, kids[c].hist)
+                        _hist_put(P, S, hist[kids[c].node])
         else:
-            _hist_put(P, S, cur.hist)
+            _hist_put(P, S, hist[cur.node])
         for c in range(1, -1, -1):      # depth-first: the first child is expanded first
             if kids[c].split.feature >= 0:
-                _push(front, &fsize, &kids[c], heap)
+                frontier_push(front, &fsize, &kids[c], heap)
     # the leaves left in the frontier (leaf limit reached) keep their histograms until here
     while fsize > 0:
         fsize -= 1
-        _hist_put(P, S, front[fsize].hist)
+        _hist_put(P, S, hist[front[fsize].node])
     free(front)
     n_nodes[0] = count
     return 0
@@ -634,6 +582,7 @@ def grow_tree(const uint8_t[:, ::1] Xb,        # IN (n, d) codes
     cdef uint64_t* bits = NULL
     cdef int32_t* sbin = NULL
     cdef intp_t* seg = NULL
+    cdef HistBuf** node_hist = NULL
     cdef intp_t node, p
     cdef double v
     cdef uint8_t[::1] ob
@@ -677,6 +626,7 @@ def grow_tree(const uint8_t[:, ::1] Xb,        # IN (n, d) codes
         bits = <uint64_t*>calloc(cap * NWORDS, sizeof(uint64_t))
         sbin = <int32_t*>calloc(cap, sizeof(int32_t))
         seg = <intp_t*>malloc(2 * cap * sizeof(intp_t))
+        node_hist = <HistBuf**>calloc(cap, sizeof(HistBuf*))
         S.feat_best = <SplitRecord*>malloc(2 * P.mf * sizeof(SplitRecord))
         S.dummy = <double*>calloc(16, sizeof(double))
         S.catkey = <double*>malloc(P.mf * MAXCAT * sizeof(double))
@@ -685,14 +635,15 @@ def grow_tree(const uint8_t[:, ::1] Xb,        # IN (n, d) codes
         # buffers alive at once: the frontier's (<= leaves) and two more
         S.cap_bufs = n_leaf_cap + 3
         S.all_bufs = <HistBuf**>calloc(S.cap_bufs, sizeof(HistBuf*))
-        if (nodes == NULL or value == NULL or bits == NULL or sbin == NULL or seg == NULL or S.feat_best == NULL
+        if (nodes == NULL or value == NULL or bits == NULL or sbin == NULL or seg == NULL or node_hist == NULL
+                or S.feat_best == NULL
                 or S.dummy == NULL or S.catkey == NULL or S.catord == NULL or S.tmp == NULL
                 or S.all_bufs == NULL):
             raise MemoryError("smml.ensemble: could not allocate the boosting buffers")
         for j in range(cap):
             sbin[j] = -1
         with nogil:
-            rc = _grow(&P, &S, nodes, value, bits, sbin, seg, m, n_leaf_cap, &n_nodes)
+            rc = _grow(&P, &S, nodes, value, bits, sbin, seg, node_hist, m, n_leaf_cap, &n_nodes)
             if rc == 0:
                 for node in range(n_nodes):
                     if nodes[node].children_left < 0:
@@ -722,7 +673,7 @@ def grow_tree(const uint8_t[:, ::1] Xb,        # IN (n, d) codes
                 free(S.all_bufs[j].h); free(S.all_bufs[j].lo); free(S.all_bufs[j].hi)
                 free(S.all_bufs[j])
         free(S.all_bufs)
-        free(nodes); free(value); free(bits); free(sbin); free(seg)
+        free(nodes); free(value); free(bits); free(sbin); free(seg); free(node_hist)
         free(S.feat_best); free(S.dummy); free(S.catkey); free(S.catord); free(S.tmp)
 
 

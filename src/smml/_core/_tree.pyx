@@ -30,7 +30,8 @@ from smml._core._typedefs cimport intp_t, int32_t, uint8_t, uint64_t
 from smml._core._openmp cimport threads_for
 from smml._core._split cimport (MAXCAT, NWORDS, CRIT_ERROR, CRIT_GINI, CRIT_ENTROPY, CRIT_SQRT, CRIT_MSE, Targets,
                                 SplitRecord, ScanState, cost, cost_lr, score_reg, init_record,
-                                hist_build, scan_numeric, scan_categorical)
+                                hist_build, scan_numeric, scan_categorical, Pending, frontier_push,
+                                frontier_pop)
 
 import numpy as np
 
@@ -533,60 +534,6 @@ cdef void _partition_sorted(const Params* P, Scratch* S, intp_t f, intp_t start,
 # ---------------------------------------------------------------------------
 # growth
 
-cdef struct Pending:
-    intp_t node
-    intp_t start
-    intp_t end
-    intp_t depth
-    SplitRecord split
-
-
-# frontier: a stack (depth-first) or a max-heap on (improvement, -node) (best-first)
-
-cdef inline bint _before(Pending* a, Pending* b) noexcept nogil:
-    """a is expanded before b (best-first): larger decrease, then smaller node id."""
-    if a.split.improvement > b.split.improvement:
-        return True
-    if a.split.improvement < b.split.improvement:
-        return False
-    return a.node < b.node
-
-
-cdef void _heap_push(Pending* h, intp_t* size, Pending* x) noexcept nogil:
-    cdef intp_t i = size[0], parent
-    cdef Pending tmp
-    h[i] = x[0]
-    size[0] += 1
-    while i > 0:
-        parent = (i - 1) // 2
-        if _before(&h[i], &h[parent]):
-            tmp = h[i]; h[i] = h[parent]; h[parent] = tmp
-            i = parent
-        else:
-            break
-
-
-cdef void _heap_pop(Pending* h, intp_t* size, Pending* out) noexcept nogil:
-    cdef intp_t i = 0, l, r, m, n
-    cdef Pending tmp
-    out[0] = h[0]
-    size[0] -= 1
-    n = size[0]
-    h[0] = h[n]
-    while True:
-        l = 2 * i + 1
-        r = l + 1
-        m = i
-        if l < n and _before(&h[l], &h[m]):
-            m = l
-        if r < n and _before(&h[r], &h[m]):
-            m = r
-        if m == i:
-            break
-        tmp = h[i]; h[i] = h[m]; h[m] = tmp
-        i = m
-
-
 cdef struct Deferred:
     intp_t node              # global id of the leaf whose subtree is grown later
     intp_t start
@@ -631,11 +578,7 @@ cdef int _grow(const Params* P, Scratch* S, NodeStore* store, intp_t start, intp
     while fsize > 0:
         if max_leaf_nodes > 0 and n_leaves >= max_leaf_nodes:
             break
-        if best_first:
-            _heap_pop(front, &fsize, &cur)
-        else:
-            fsize -= 1
-            cur = front[fsize]
+        frontier_pop(front, &fsize, &cur, best_first)
         sp = cur.split
         _partition(P, S, &sp, cur.start, cur.end)
         mid = cur.start + sp.n_left
@@ -682,15 +625,9 @@ cdef int _grow(const Params* P, Scratch* S, NodeStore* store, intp_t start, intp
                 free(front)
                 return -1
             front = <Pending*>p
-        if best_first:
-            for c in range(2):
-                if kids[c].split.feature >= 0:
-                    _heap_push(front, &fsize, &kids[c])
-        else:
-            for c in range(1, -1, -1):     # second child below the first: first child expanded first
-                if kids[c].split.feature >= 0:
-                    front[fsize] = kids[c]
-                    fsize += 1
+        for c in range(1, -1, -1):     # depth-first: second child below the first (expanded first)
+            if kids[c].split.feature >= 0:
+                frontier_push(front, &fsize, &kids[c], best_first)
     free(front)
     return 0
 
