@@ -245,6 +245,28 @@ ctypedef struct RowCache:
     int64_t *state           # (2,) [the cache's time, slots used so far]
 
 
+cdef inline KernelSpec kernel_spec(int kind, int degree, double scale) noexcept nogil:
+    cdef KernelSpec ks
+    ks.kind = kind
+    ks.degree = degree
+    ks.scale = scale
+    return ks
+
+
+cdef inline RowCache row_cache(intp_t m, intp_t[::1] slot_of, intp_t[::1] owner, int64_t[::1] stamp,
+                               int64_t[::1] tag, int64_t[::1] cstate) noexcept nogil:
+    """The cache over the storage and bookkeeping arrays Python keeps between calls."""
+    cdef RowCache c
+    c.m = m
+    c.n_slots = owner.shape[0]
+    c.slot_of = &slot_of[0]
+    c.owner = &owner[0]
+    c.stamp = &stamp[0]
+    c.tag = &tag[0]
+    c.state = &cstate[0]
+    return c
+
+
 cdef inline intp_t cache_find(RowCache *c, intp_t i) noexcept nogil:
     """The slot of row i (marked as just used), or -1."""
     cdef intp_t s = c.slot_of[i]

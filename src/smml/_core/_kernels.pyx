@@ -36,14 +36,6 @@ cdef enum:
     DEC_S = 512         # support vectors per decision block
 
 
-cdef inline KernelSpec _spec(int kind, int degree, double scale) noexcept nogil:
-    cdef KernelSpec ks
-    ks.kind = kind
-    ks.degree = degree
-    ks.scale = scale
-    return ks
-
-
 cdef inline void _tile_pair(intp_t t, intp_t *bi, intp_t *bj) noexcept nogil:
     """The t-th tile (bi, bj), bj <= bi, of the lower triangle in row order."""
     cdef intp_t i = <intp_t> ((sqrt(8.0 * <double> t + 1.0) - 1.0) * 0.5)
@@ -78,7 +70,7 @@ def gram(const floating[:, ::1] X,          # IN  (n, d)
     cdef intp_t n = X.shape[0], p = Y.shape[0], d = X.shape[1]
     cdef intp_t nbi = (n + GRAM_TILE - 1) // GRAM_TILE, nbj = (p + GRAM_TILE - 1) // GRAM_TILE
     cdef intp_t n_tiles, t, bi = 0, bj = 0, i0, j0, nqb, ntb, a, b, bmax, a0, ab, bb
-    cdef KernelSpec ks = _spec(kind, degree, scale)
+    cdef KernelSpec ks = kernel_spec(kind, degree, scale)
     cdef floating *buf
     cdef float *fbuf
     cdef out_t v
@@ -147,7 +139,7 @@ def gram(const floating[:, ::1] X,          # IN  (n, d)
 
 def gram_diag(const double[::1] xn, int kind, int degree, double scale, double[::1] out):
     """out[i] = K(x_i, x_i) from the squared norms, exactly (kernel_self)."""
-    cdef KernelSpec ks = _spec(kind, degree, scale)
+    cdef KernelSpec ks = kernel_spec(kind, degree, scale)
     cdef intp_t i
     with nogil:
         for i in range(xn.shape[0]):
@@ -174,7 +166,7 @@ def decision(const floating[:, ::1] Xq,     # IN  (nq, d)
     """
     cdef intp_t nq = Xq.shape[0], ns = S.shape[0], d = Xq.shape[1], k = coef.shape[1]
     cdef intp_t nbq = (nq + DEC_Q - 1) // DEC_Q, qb, q0, s0, nqb, nsb, a, c
-    cdef KernelSpec ks = _spec(kind, degree, scale)
+    cdef KernelSpec ks = kernel_spec(kind, degree, scale)
     cdef floating *buf
     cdef floating one = 1.0
     cdef int oom = 0
@@ -215,24 +207,11 @@ def decision(const floating[:, ::1] Xq,     # IN  (nq, d)
 # ---------------------------------------------------------------------------
 # The row cache of the sequential learners
 # ---------------------------------------------------------------------------
-cdef inline RowCache _cache(intp_t m, intp_t[::1] slot_of, intp_t[::1] owner, int64_t[::1] stamp,
-                            int64_t[::1] tag, int64_t[::1] cstate) noexcept nogil:
-    cdef RowCache c
-    c.m = m
-    c.n_slots = owner.shape[0]
-    c.slot_of = &slot_of[0]
-    c.owner = &owner[0]
-    c.stamp = &stamp[0]
-    c.tag = &tag[0]
-    c.state = &cstate[0]
-    return c
-
-
 def cache_put(intp_t i, intp_t[::1] slot_of, intp_t[::1] owner, int64_t[::1] stamp,
               int64_t[::1] tag, int64_t[::1] cstate):
     """Claim a cache slot for row i (evicting the least recently used row); Python
     then writes K(x_i, .) into it (user callable kernels). Returns the slot."""
-    cdef RowCache c = _cache(slot_of.shape[0], slot_of, owner, stamp, tag, cstate)
+    cdef RowCache c = row_cache(slot_of.shape[0], slot_of, owner, stamp, tag, cstate)
     cdef intp_t s = cache_find(&c, i)
     if s < 0:
         s = cache_claim(&c, i)
@@ -289,8 +268,8 @@ def perceptron_run(const floating[:, ::1] X,       # IN  (m, d)
     cdef double yt, yo
     cdef floating *rt
     cdef floating *ro
-    cdef KernelSpec ks = _spec(kind, degree, scale)
-    cdef RowCache c = _cache(m, slot_of, owner, stamp, tag, cstate)
+    cdef KernelSpec ks = kernel_spec(kind, degree, scale)
+    cdef RowCache c = row_cache(m, slot_of, owner, stamp, tag, cstate)
     k = start
     with nogil:
         while k < n:
@@ -359,8 +338,8 @@ def pegasos_run(const floating[:, ::1] X,          # IN  (m, d)
     cdef intp_t k, i, j, need = -1
     cdef double t = tstate[0], H = tstate[1], margin, yi
     cdef floating *ri
-    cdef KernelSpec ks = _spec(kind, degree, scale)
-    cdef RowCache c = _cache(m, slot_of, owner, stamp, tag, cstate)
+    cdef KernelSpec ks = kernel_spec(kind, degree, scale)
+    cdef RowCache c = row_cache(m, slot_of, owner, stamp, tag, cstate)
     k = start
     with nogil:
         while k < n:

@@ -90,37 +90,28 @@ cdef extern from *:
         int waiters
     void smml_bar_wait(smml_bar_t *b, int n, int *local_sense) noexcept nogil
 
-# hidden-unit activations
-ACT_IDENTITY = 0
-ACT_RELU = 1
-ACT_TANH = 2
-ACT_SIGMOID = 3          # the logistic function 1 / (1 + e^{-z})
-ACT_SIGN_SIGMOID = 4     # 003 section 14: (1 - e^{-z}) / (1 + e^{-z}), in [-1, 1]
-# output layer + loss
-OUT_SOFTMAX = 0          # softmax + log loss (multiclass; one-hot targets)
-OUT_LOGISTIC = 1         # one unit, logistic loss ln(1 + e^{-y z}), y in {-1, +1}
-OUT_SQUARE = 2           # identity outputs, square loss sum_j (z_j - y_j)^2
-# step-size schedules (t = 1, 2, ...: the SGD steps taken so far, this one included)
-SCHED_CONSTANT = 0       # eta
-SCHED_INV_SQRT = 1       # eta / sqrt(t)
-SCHED_INV_T = 2          # eta / t
+# (cpdef: one name each, a C constant in the kernels and a module attribute for Python)
+cpdef enum:              # hidden-unit activations
+    ACT_IDENTITY = 0
+    ACT_RELU = 1
+    ACT_TANH = 2
+    ACT_SIGMOID = 3          # the logistic function 1 / (1 + e^{-z})
+    ACT_SIGN_SIGMOID = 4     # 003 section 14: (1 - e^{-z}) / (1 + e^{-z}), in [-1, 1]
+
+cpdef enum:              # output layer + loss
+    OUT_SOFTMAX = 0          # softmax + log loss (multiclass; one-hot targets)
+    OUT_LOGISTIC = 1         # one unit, logistic loss ln(1 + e^{-y z}), y in {-1, +1}
+    OUT_SQUARE = 2           # identity outputs, square loss sum_j (z_j - y_j)^2
+
+cpdef enum:              # step-size schedules (t = 1, 2, ...: the SGD steps taken so far, this one included)
+    SCHED_CONSTANT = 0       # eta
+    SCHED_INV_SQRT = 1       # eta / sqrt(t)
+    SCHED_INV_T = 2          # eta / t
 
 cdef enum:
     ALIGN = 16           # thread blocks of units start at multiples of 16 entries (64 bytes in float32)
     CHUNK = 128          # rows per block of the forward (prediction) kernel
     GEMV_ROWS = 4        # blocks of fewer rows go through gemv, row by row
-
-cdef enum:
-    _IDENTITY = 0
-    _RELU = 1
-    _TANH = 2
-    _SIGMOID = 3
-    _SIGN_SIGMOID = 4
-
-cdef enum:
-    _SOFTMAX = 0
-    _LOGISTIC = 1
-    _SQUARE = 2
 
 
 # ---------------------------------------------------------------------------
@@ -161,20 +152,20 @@ cdef void _bias_act(int act, floating *Z, intp_t ldz, intp_t nr, intp_t c0, intp
     cdef floating v
     for r in range(nr):
         z = Z + r * ldz
-        if act == _RELU:
+        if act == ACT_RELU:
             for j in range(c0, c1):
                 v = z[j] + b[j]
                 z[j] = v if v > 0 else 0
-        elif act == _TANH:
+        elif act == ACT_TANH:
             for j in range(c0, c1):
                 if floating is float:
                     z[j] = tanhf(z[j] + b[j])
                 else:
                     z[j] = tanh(z[j] + b[j])
-        elif act == _SIGMOID:
+        elif act == ACT_SIGMOID:
             for j in range(c0, c1):
                 z[j] = _sigmoid(z[j] + b[j])
-        elif act == _SIGN_SIGMOID:
+        elif act == ACT_SIGN_SIGMOID:
             for j in range(c0, c1):
                 z[j] = _sign_sigmoid(z[j] + b[j])
         else:
@@ -192,19 +183,19 @@ cdef void _dact(int act, floating *D, const floating *A, intp_t ld, intp_t nr,
     cdef intp_t r, j
     cdef floating *dr
     cdef const floating *ar
-    if act == _IDENTITY:
+    if act == ACT_IDENTITY:
         return
     for r in range(nr):
         dr = D + r * ld
         ar = A + r * ld
-        if act == _RELU:
+        if act == ACT_RELU:
             for j in range(c0, c1):
                 if not (ar[j] > 0):
                     dr[j] = 0
-        elif act == _TANH:
+        elif act == ACT_TANH:
             for j in range(c0, c1):
                 dr[j] = dr[j] * (1 - ar[j] * ar[j])
-        elif act == _SIGMOID:
+        elif act == ACT_SIGMOID:
             for j in range(c0, c1):
                 dr[j] = dr[j] * (ar[j] * (1 - ar[j]))
         else:
@@ -224,7 +215,7 @@ cdef double _out_row(int out, floating *z, const floating *y, intp_t k,
     """
     cdef intp_t j
     cdef double m, s, lse, loss = 0.0, e, zz, yy
-    if out == _SOFTMAX:
+    if out == OUT_SOFTMAX:
         m = <double> z[0] + b[0]
         for j in range(k):
             zz = <double> z[j] + b[j]
@@ -241,7 +232,7 @@ cdef double _out_row(int out, floating *z, const floating *y, intp_t k,
             z[j] = <floating> ((exp(zz - lse) - y[j]) * scale)
         if not isfinite(lse):
             loss = lse - lse          # NaN: reported as divergence
-    elif out == _LOGISTIC:
+    elif out == OUT_LOGISTIC:
         zz = <double> z[0] + b[0]
         yy = y[0]
         m = yy * zz
@@ -264,9 +255,9 @@ cdef double _out_row(int out, floating *z, const floating *y, intp_t k,
 
 
 cdef inline double _eta(int sched, double eta, double t) noexcept nogil:
-    if sched == 1:
+    if sched == SCHED_INV_SQRT:
         return eta / sqrt(t)
-    if sched == 2:
+    if sched == SCHED_INV_T:
         return eta / t
     return eta
 
@@ -827,7 +818,7 @@ def forward(const floating[:, ::1] X,            # IN  (n, d)
                         _gemm(False, False, <int> nr, <int> nout, <int> nin, <floating> 1, prev, <int> nin,
                               ptrs[l], <int> nout, <floating> 0, dst, <int> nout)
                     if l == L - 1:
-                        _bias_act(_IDENTITY, dst, nout, nr, 0, nout, ptrs[L + l])
+                        _bias_act(ACT_IDENTITY, dst, nout, nr, 0, nout, ptrs[L + l])
                     else:
                         _bias_act(activation, dst, nout, nr, 0, nout, ptrs[L + l])
                     prev = dst

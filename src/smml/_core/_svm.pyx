@@ -51,7 +51,7 @@ from smml._core._blas cimport _gemv
 from smml._core._openmp cimport threads_for
 from smml._core._distances cimport heap_push, pair_less
 from smml._core._kernels cimport (KernelSpec, KERNEL_CALLABLE, kernel_tile, kernel_tile_f32, RowCache,
-                                  cache_find, cache_claim)
+                                  kernel_spec, row_cache, cache_find, cache_claim)
 
 cdef double TAU = 1e-12
 
@@ -750,18 +750,10 @@ def smo(const floating[:, ::1] X,          # IN  (m, d) training rows (unused fo
     st.Cv = &Cv[0]
     st.bias = bias
     st.n_threads = n_threads
-    st.ks.kind = kind
-    st.ks.degree = degree
-    st.ks.scale = scale
+    st.ks = kernel_spec(kind, degree, scale)
     st.xn = &xn[0]
     st.rows = &rows[0, 0]
-    st.cache.m = m
-    st.cache.n_slots = n_slots
-    st.cache.slot_of = &slot_of[0]
-    st.cache.owner = &owner[0]
-    st.cache.stamp = &stamp[0]
-    st.cache.tag = &tag[0]
-    st.cache.state = &cstate[0]
+    st.cache = row_cache(m, slot_of, owner, stamp, tag, cstate)
     st.stats = &stats[0]
     st.oom = False
     for t in range(4):
