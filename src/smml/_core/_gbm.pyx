@@ -53,6 +53,25 @@ LOSSES = {"squared_error": LOSS_SQUARED, "log_loss": LOSS_LOGISTIC, "softmax": L
 # ---------------------------------------------------------------------------
 # gradients and hessians (002 "XGBoost": g_i, h_i of the loss at F_t(x_i))
 
+cdef inline double _row_max(const double[:, ::1] F, intp_t i, intp_t K) noexcept nogil:
+    cdef intp_t k
+    cdef double m = F[i, 0]
+    for k in range(1, K):
+        if F[i, k] > m:
+            m = F[i, k]
+    return m
+
+
+cdef inline double _sum_exp(const double[:, ::1] F, intp_t i, intp_t K, double m) noexcept nogil:
+    """sum_k e^(F[i, k] - m), m = _row_max: the softmax's denominator.  (Callers inside prange
+    assign m themselves: a variable whose address is taken would be shared between threads.)"""
+    cdef intp_t k
+    cdef double s = 0.0
+    for k in range(K):
+        s = s + exp(F[i, k] - m)
+    return s
+
+
 def gradients(int loss,
               const double[::1] y,          # IN (n,) target; class index (0/1 or 0..K-1) for the classifiers
               const double[:, ::1] F,       # IN (n, K) current scores
@@ -88,13 +107,8 @@ def gradients(int loss,
             for i in prange(n, num_threads=nt, schedule="static"):
                 w = sw[i]
                 c = <intp_t>y[i]
-                m = F[i, 0]
-                for k in range(1, K):
-                    if F[i, k] > m:
-                        m = F[i, k]
-                s = 0.0
-                for k in range(K):
-                    s = s + exp(F[i, k] - m)
+                m = _row_max(F, i, K)
+                s = _sum_exp(F, i, K, m)
                 for k in range(K):
                     p = exp(F[i, k] - m) / s
                     G[k, i] = w * (p - (1.0 if k == c else 0.0))
@@ -137,13 +151,8 @@ def loss_sum(int loss,
                     f = F[i, 0]
                     v = (f if f > 0.0 else 0.0) + log1p(exp(-fabs(f))) - y[i] * f
                 else:
-                    m = F[i, 0]
-                    for k in range(1, K):
-                        if F[i, k] > m:
-                            m = F[i, k]
-                    s = 0.0
-                    for k in range(K):
-                        s = s + exp(F[i, k] - m)
+                    m = _row_max(F, i, K)
+                    s = _sum_exp(F, i, K, m)
                     v = m + log(s) - F[i, <intp_t>y[i]]
                 acc = acc + sw[i] * v
             part[b] = acc
