@@ -19,7 +19,8 @@ import os
 
 from smml._core._openmp_helpers import omp_max_threads, openmp_enabled
 
-__all__ = ["effective_n_threads", "threads_for", "openmp_enabled", "blas_single_thread", "blas_threads"]
+__all__ = ["effective_n_threads", "threads_for", "openmp_enabled", "blas_single_thread", "blas_threads",
+           "joblib_backend_active"]
 
 
 @functools.lru_cache(maxsize=1)
@@ -109,3 +110,20 @@ def blas_threads(n_threads):
     """Context manager limiting BLAS / LAPACK to ``n_threads`` threads (an estimator's
     ``n_jobs`` for a LAPACK call it makes directly, e.g. a Cholesky factorisation)."""
     return _controller().limit(limits=max(1, int(n_threads)), user_api="blas")
+
+
+def joblib_backend_active():
+    """True inside a ``joblib.parallel_config`` / ``parallel_backend`` context that names a
+    backend (e.g. ``"dask"``, ``"ray"``, ``"loky"``): then work that smml would run in its
+    own thread pool (bagging and forest fits) goes through ``joblib.Parallel`` instead, so
+    that the chosen engine runs it."""
+    try:
+        from joblib.parallel import _backend
+        from joblib._utils import _Sentinel
+    except ImportError:        # a joblib without the config machinery: no context can be active
+        return False
+    cfg = getattr(_backend, "config", None)
+    if not cfg:
+        return False
+    b = cfg.get("backend")
+    return b is not None and not isinstance(b, _Sentinel)
