@@ -466,3 +466,436 @@ class KNNRegressor(_DaskKNNBase):
         dask array or ndarray of shape (n_queries,)
         """
         return self._run(X, "regress")
+
+
+# ---- k-means on a dask array -------------------------------------------------------------------
+
+def _chunk_stats(Xb, dtype):
+    """Pass 1 of the preparation: the rows' squared norms' max and sum (``_prepare``'s
+    centring decision) and a finiteness check."""
+    Xb = np.ascontiguousarray(Xb, dtype=dtype)
+    if not np.all(np.isfinite(Xb)):
+        raise ValueError("smml.dask.KMeans: X contains NaN or infinity")
+    xn = row_norms_sq(Xb)
+    return float(xn.max()), float(xn.sum())
+
+
+def _chain_sum(prev, Xb):
+    """Column sums continued row after row from ``prev`` (numpy's own order for
+    X.sum(axis=0, dtype=float64) on a C-ordered X with more than one column)."""
+    Xb = np.asarray(Xb)
+    return np.add.reduce(np.concatenate([prev[None, :], Xb.astype(np.float64)]), axis=0)
+
+
+def _chunk_norms(Xb, dtype):
+    return row_norms_sq(np.ascontiguousarray(Xb, dtype=dtype))
+
+
+class _ChunkOps:
+    """A row chunk's kernel operands (``smml.cluster._Operands``), its global first row and
+    its labels (a new array each iteration: tasks never mutate their inputs, so a lost
+    result can be recomputed from its lineage)."""
+
+    def __init__(self, ops, offset, labels):
+        self.ops, self.offset, self.labels = ops, offset, labels
+
+
+def _make_ops(Xb, offset, shift, dtype, in_dtype):
+    Xb = np.ascontiguousarray(Xb, dtype=in_dtype)
+    if shift is None:
+        ops = _cluster._Operands(Xb, None, dtype)
+    else:
+        ops = _cluster._Operands(Xb, shift, dtype)
+    return _ChunkOps(ops, offset, np.full(Xb.shape[0], -1, dtype=np.int32))
+
+
+def _blocks(n, block):
+    return [(r0, min(n, r0 + block)) for r0 in range(0, n, block)]
+
+
+def _lloyd_chunk(st, cent, k, coef, block, mean, centred, round32):
+    """One Lloyd iteration's assignment and partial sums on a chunk, block by block (the
+    blocks of the in-memory kernel: the chunk starts on a block boundary): one kernel call
+    per block, so each returns exactly that block's partial sums."""
+    C, Cg, cn = cent
+    ops = st.ops
+    n, d = ops.X.shape
+    labels = st.labels.copy()
+    bl = _blocks(n, block)
+    acc = np.empty((len(bl), k * (d + 2)))
+    anch = np.empty((len(bl), k), dtype=np.intp)
+    changed = 0
+    wk = np.empty(0)
+    one_acc = np.empty((1, k * (d + 2)))
+    one_anch = np.empty((1, k), dtype=np.intp)
+    one_cnt = np.empty((1, 2), dtype=np.intp)
+    C_tmp, Cg_tmp, cn_tmp = np.empty_like(C), np.empty_like(Cg), np.empty(k)
+    for b, (r0, r1) in enumerate(bl):
+        _, n_chg, _, _ = _kmeans.lloyd_iter(
+            ops.Xg[r0:r1], ops.X[r0:r1], ops.xn[r0:r1], wk, Cg, C, cn, mean, centred, round32, coef,
+            labels[r0:r1], Cg_tmp, C_tmp, cn_tmp, one_acc, one_anch, one_cnt, block,
+            _cluster._CHUNK_ROWS, _cluster._FAST_TILE, 1)
+        changed += n_chg
+        acc[b] = one_acc[0]
+        anch[b] = np.where(one_anch[0] >= 0, one_anch[0] + r0, one_anch[0])
+    return _ChunkOps(ops, st.offset, labels), _partials(ops.X, acc, anch, st.offset, changed)
+
+
+def _recompute_chunk(st, moves, cent, k, block, mean, centred, round32):
+    """The update step's partial sums for labels changed by the re-seeding (``moves``: local
+    rows and their new clusters)."""
+    C, Cg, cn = cent
+    ops = st.ops
+    n, d = ops.X.shape
+    labels = st.labels.copy()
+    if len(moves[0]):
+        labels[moves[0]] = moves[1]
+    bl = _blocks(n, block)
+    acc = np.empty((len(bl), k * (d + 2)))
+    anch = np.empty((len(bl), k), dtype=np.intp)
+    one_acc = np.empty((1, k * (d + 2)))
+    one_anch = np.empty((1, k), dtype=np.intp)
+    one_cnt = np.empty((1, 2), dtype=np.intp)
+    C_tmp, Cg_tmp, cn_tmp = np.empty_like(C), np.empty_like(Cg), np.empty(k)
+    for b, (r0, r1) in enumerate(bl):
+        _kmeans.recompute_centroids(ops.Xg[r0:r1], ops.X[r0:r1], ops.xn[r0:r1], np.empty(0),
+                                    labels[r0:r1], Cg, C, cn, mean, centred, round32, Cg_tmp, C_tmp,
+                                    cn_tmp, one_acc, one_anch, one_cnt, block, 1)
+        acc[b] = one_acc[0]
+        anch[b] = np.where(one_anch[0] >= 0, one_anch[0] + r0, one_anch[0])
+    return _ChunkOps(ops, st.offset, labels), _partials(ops.X, acc, anch, st.offset, 0)
+
+
+def _partials(X, acc, anch, offset, changed):
+    """(acc per block, anchors as global rows, the anchor rows' values, labels changed)."""
+    rows = np.where(anch >= 0, anch, 0)
+    return acc, np.where(anch >= 0, anch + offset, anch), X[rows], changed
+
+
+def _reduce(parts, cent, k, d, mean, centred, round32, dtype):
+    """Merge the blocks' partial sums in block order and run the update step, exactly as the
+    compiled kernel (``smml._core._kmeans``: ``_merge``, ``_merge_anchors``, ``_objective``,
+    ``_update``, compiled without fused multiply-adds): returns the new centroids, J of the
+    assignment step, the labels changed, the empty clusters and the merged weights W."""
+    C, Cg, cn = cent
+    accs = [a for p in parts for a in p[0]]
+    tot = accs[0].copy()
+    for a in accs[1:]:
+        tot += a
+    # anchors: first member row / mixed (-2) / none (-1), blocks in order
+    pure = np.full(k, -1, dtype=np.intp)
+    pure_row = np.zeros((k, d), dtype=dtype)
+    for acc, anch, vals, _ in parts:
+        for b in range(anch.shape[0]):
+            for j in range(k):
+                a, ab = pure[j], anch[b, j]
+                if a == -2 or ab == -1:
+                    continue
+                if ab == -2:
+                    pure[j] = -2
+                elif a == -1:
+                    pure[j] = ab
+                    pure_row[j] = vals[b, j]
+                elif not np.array_equal(vals[b, j], pure_row[j]):
+                    pure[j] = -2
+    changed = sum(int(p[3]) for p in parts)
+    S = tot[:k * d].reshape(k, d)
+    W = tot[k * d:k * d + k]
+    Q = tot[k * d + k:]
+    dot = np.zeros(k)
+    for f in range(d):
+        dot = dot + Cg[:, f].astype(np.float64) * S[:, f]
+    t = Q - 2.0 * dot + W * cn
+    J = 0.0
+    for j in range(k):
+        if t[j] > 0.0:
+            J = J + float(t[j])
+    C_new, Cg_new, cn_new = C.copy(), Cg.copy(), cn.copy()
+    n_empty = 0
+    for j in range(k):
+        if not W[j] > 0.0:
+            n_empty += 1
+            continue
+        if pure[j] >= 0:
+            v = pure_row[j].astype(np.float64)
+        else:
+            v = S[j] / W[j]
+            if centred:
+                v = mean + v
+        if round32:
+            v = v.astype(np.float32).astype(np.float64)
+        C_new[j] = v.astype(dtype)
+        if centred:
+            v = C_new[j].astype(np.float64) - mean
+            if round32:
+                v = v.astype(np.float32).astype(np.float64)
+        Cg_new[j] = v.astype(dtype)
+        g = Cg_new[j].astype(np.float64)
+        s = 0.0
+        for f in range(d):
+            s = s + g[f] * g[f]
+        cn_new[j] = s
+    return (C_new, Cg_new, cn_new), J, changed, n_empty, W.copy()
+
+
+def _sqdist_chunk(st, C):
+    dist = np.empty(st.ops.X.shape[0])
+    _kmeans.sqdist_to_assigned(st.ops.X, C, st.labels, dist, 1)
+    return dist, st.labels
+
+
+def _assign_chunk(st, cent, coef, block, reassign):
+    """The final assignment step: labels (``reassign``) and J of each block, computed exactly."""
+    C, Cg, cn = cent
+    ops = st.ops
+    labels = st.labels.copy()
+    Js = []
+    for r0, r1 in _blocks(ops.X.shape[0], block):
+        J, _ = _kmeans.assign(ops.Xg[r0:r1], ops.X[r0:r1], ops.xn[r0:r1], np.empty(0), Cg, C, cn, coef,
+                              labels[r0:r1], reassign, True, block, _cluster._CHUNK_ROWS,
+                              _cluster._FAST_TILE, 1)
+        Js.append(J)
+    return labels, Js
+
+
+class KMeans:
+    """k-means (001 "Clustering and the k-means algorithm") on a dask array, on the cluster.
+
+    The algorithm, its rules (ties, empty clusters, the cluster of copies of one row,
+    convergence) and its results are those of :class:`smml.cluster.KMeans`, bit for bit
+    from the same initial centroids: the rows are cut into the in-memory kernel's blocks
+    (X is rechunked so that every chunk starts on a block boundary), each iteration every
+    worker runs smml's compiled Lloyd kernel on each block of its chunks (assignment on
+    exact distances and the block's partial sums S, W, Q), and one task merges the blocks'
+    sums in block order and computes the new centroids exactly as the kernel does.
+    The labels stay on the workers. Re-seeding an empty cluster (rare) gathers the
+    distances of the points to their centroids (one float per row) to choose the farthest
+    points, as the in-memory rule does.
+
+    Parameters
+    ----------
+    n_clusters : int, default=8
+    init : {"random"} or array of shape (n_clusters, n_features), default="random"
+        "random": 001's k distinct training examples, drawn as the in-memory estimator
+        draws them from ``random_state`` (the same rows). "k-means++" is not offered
+        here (it needs k passes over the data): pass its centroids as an array.
+    n_init : "auto" or int, default="auto"
+    max_iter : int, default=300
+    tol : float, default=1e-4
+    random_state : None, int, RandomState or Generator
+    n_jobs : None or int
+        Kept for the parameters of :class:`smml.cluster.KMeans`; each worker runs its
+        blocks on one thread per task (the parallelism is over the chunks).
+
+    Attributes
+    ----------
+    cluster_centers_ : ndarray (n_clusters, n_features)
+    labels_ : dask array (n_samples,) of int32, persisted on the workers
+    inertia_ : float
+    inertia_path_ : ndarray
+    n_iter_ : int
+    converged_ : bool
+    local_ : smml.cluster.KMeans
+        The fitted model as an in-memory estimator (``predict``, ``transform``, ``score``).
+    """
+
+    def __init__(self, n_clusters=8, *, init="random", n_init="auto", max_iter=300, tol=1e-4,
+                 random_state=None, n_jobs=None):
+        self.n_clusters = n_clusters
+        self.init = init
+        self.n_init = n_init
+        self.max_iter = max_iter
+        self.tol = tol
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    def get_params(self, deep=True):
+        return {"n_clusters": self.n_clusters, "init": self.init, "n_init": self.n_init,
+                "max_iter": self.max_iter, "tol": self.tol, "random_state": self.random_state,
+                "n_jobs": self.n_jobs}
+
+    def __repr__(self):
+        return f"smml.dask.KMeans(n_clusters={self.n_clusters!r})"
+
+    def fit(self, X, y=None):
+        """Run k-means on the dask array X (``n_init`` runs, the best kept). y is ignored.
+
+        Parameters
+        ----------
+        X : dask array of shape (n_samples, n_features)
+            Numeric and finite; float32 stays float32, anything else becomes float64.
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
+        local = _cluster.KMeans(**self.get_params())
+        local._validate_params()
+        if isinstance(self.init, str) and self.init == "k-means++":
+            raise ValueError("smml.dask.KMeans: init='k-means++' is not offered on dask arrays; use "
+                             "init='random' or pass initial centroids as an array")
+        X = _check_dask_X(X)
+        in_dtype = np.float32 if X.dtype == np.float32 else np.float64
+        n, d = X.shape
+        k = self.n_clusters
+        if k > n:
+            raise ValueError(f"n_clusters={k} is larger than the number of samples, n_samples={n}")
+        if not isinstance(self.init, str):
+            local._init_C = local._init_array(d, in_dtype)
+        block = _cluster._block_rows(n, k, d)
+        # chunks on block boundaries, about as many as the user's
+        per = max(1, int(round(float(np.mean(X.chunks[0])) / block))) * block
+        if any(c % block for c in X.chunks[0][:-1]):
+            X = X.rechunk({0: per, 1: -1})
+        chunks = X.to_delayed().ravel()
+        offsets = np.concatenate(([0], np.cumsum(X.chunks[0])[:-1])).astype(int)
+
+        # _prepare: the centring decision and the shift, as the in-memory estimator computes them
+        stats = dask.compute(*[dask.delayed(_chunk_stats)(c, in_dtype) for c in chunks])
+        top = max(s[0] for s in stats)
+        if not top < _cluster._MAX_NORM_SQ:
+            raise ValueError(f"KMeans: the squared distances overflow float64 (a row has squared norm "
+                             f"{top:.3g}); rescale the features")
+        if d == 1:              # numpy sums one column pairwise: take it whole
+            mean = X.astype(in_dtype).compute().mean(axis=0, dtype=np.float64)
+        else:
+            s = dask.delayed(np.zeros(d))
+            for c in chunks:
+                s = dask.delayed(_chain_sum)(s, dask.delayed(np.ascontiguousarray)(c, in_dtype))
+            mean = s.compute() / n
+        offset = float(mean @ mean)
+        factor = 1.0 if in_dtype == np.float64 else 64.0
+        spread = sum(s[1] for s in stats) / n - offset
+        if abs(offset - factor * spread) <= 1e-9 * (abs(offset) + factor * abs(spread)):
+            # too close to call with a differently rounded mean of the norms: the exact one
+            xn = np.concatenate(dask.compute(*[dask.delayed(_chunk_norms)(c, in_dtype) for c in chunks]))
+            spread = float(xn.mean()) - offset
+        centre = offset > factor * spread
+        local._shift = mean if centre else None
+        local._round32 = in_dtype == np.float32 and (centre or not top < _cluster._GEMM_LIMIT32)
+        local._dtype = np.float64 if local._round32 else in_dtype
+        dtype = local._dtype
+        states = list(dask.persist(*[dask.delayed(_make_ops)(c, int(o), local._shift, dtype, in_dtype)
+                                     for c, o in zip(chunks, offsets)]))
+        rng = check_random_state(self.random_state)
+        best = None
+        for _ in range(local._n_runs()):
+            if isinstance(self.init, str):         # "random": the rows the in-memory fit draws
+                idx = rng.choice(np.arange(n), k, replace=False)
+                C0 = X[idx].astype(in_dtype).compute()
+            else:
+                C0 = local._init_C
+            run = self._run(local, states, C0, n, d, block)
+            if best is None or run[2] < best[2]:
+                best = run
+        C, st, inertia, path, n_iter, converged, n_empty = best
+        if n_empty:
+            warnings.warn(f"KMeans: only {k - n_empty} of n_clusters={k} clusters are non-empty "
+                          "(fewer distinct points than clusters?)", ConvergenceWarning, stacklevel=2)
+        self.cluster_centers_ = C.astype(in_dtype)
+        self.labels_ = da.concatenate([da.from_delayed(s, shape=(c,), dtype=np.int32)
+                                       for s, c in zip(st, X.chunks[0])])
+        self.inertia_ = float(inertia)
+        self.inertia_path_ = path
+        self.n_iter_ = int(n_iter)
+        self.converged_ = bool(converged)
+        self.n_features_in_ = int(d)
+        local.cluster_centers_ = self.cluster_centers_
+        local.labels_ = None
+        local.inertia_ = self.inertia_
+        local.inertia_path_ = path
+        local.n_iter_ = self.n_iter_
+        local.converged_ = self.converged_
+        local.n_features_in_ = int(d)
+        local._n_features_out = k
+        local._predict_cache = {}
+        for attr in ("_init_C",):
+            local.__dict__.pop(attr, None)
+        self.local_ = local
+        return self
+
+    def _run(self, local, states, C0, n, d, block):
+        """One run of the notes' loop (``smml.cluster.KMeans._run``, step for step)."""
+        k = self.n_clusters
+        dt = local._dtype
+        centred = local._shift is not None
+        mean = np.zeros(d) if local._shift is None else local._shift
+        round32 = local._round32
+        coef = _neighbors._euclidean_error_coef(d, dt)
+        cent = local._gemm_centroids(C0)
+        C, Cg, cn = cent
+        cent = (C, Cg if centred else C, cn)
+        path = []
+        converged = False
+        n_empty = 0
+        it = 0
+        for it in range(1, self.max_iter + 1):
+            pairs = [dask.delayed(_lloyd_chunk, nout=2)(s, cent, k, coef, block, mean, centred, round32)
+                     for s in states]
+            new_states = [p[0] for p in pairs]
+            red = dask.delayed(_reduce)([p[1] for p in pairs], cent, k, d, mean, centred, round32, dt)
+            out = dask.persist(*new_states, red)
+            states, red = list(out[:-1]), out[-1]
+            cent_new, J, n_changed, n_empty, W = red.compute()
+            path.append(J)
+            moved = 0
+            if n_empty:
+                states, moved, n_empty, cent_new = self._reseed(states, cent, cent_new, W, k, d, block,
+                                                                mean, centred, round32, dt)
+            cent = cent_new
+            if n_changed == 0 and moved == 0:
+                converged = True
+                break
+            if self.tol > 0 and len(path) > 1 and path[-2] - J <= self.tol * path[-2]:
+                break
+        outs = dask.compute(*[dask.delayed(_assign_chunk)(s, cent, coef, block, not converged)
+                              for s in states])
+        inertia = 0.0
+        for _, Js in outs:
+            for J in Js:
+                inertia = inertia + J
+        final = [dask.delayed(np.asarray)(lab) for lab, _ in outs]
+        final = list(dask.persist(*final))
+        return cent[0], final, inertia, np.array(path), it, converged, n_empty
+
+    def _reseed(self, states, cent_old, cent_new, W, k, d, block, mean, centred, round32, dt):
+        """``smml.cluster.KMeans._reseed``: the empty clusters take the farthest points (exact
+        distances to the centroids they were assigned to, farthest first, lowest row on
+        ties, skipping points at distance 0 and last members), then the means again."""
+        empty = np.flatnonzero(~(W > 0))
+        got = dask.compute(*[dask.delayed(_sqdist_chunk)(s, cent_old[0]) for s in states])
+        dist = np.concatenate([g[0] for g in got])
+        labels = np.concatenate([g[1] for g in got])
+        cand = np.flatnonzero(dist > 0)
+        cand = cand[np.lexsort((cand, -dist[cand]))]
+        members = np.bincount(labels, minlength=k)
+        moves = {}
+        moved, pos = 0, 0
+        for j in empty:
+            while pos < len(cand) and members[labels[cand[pos]]] < 2:
+                pos += 1
+            if pos == len(cand):
+                break
+            i = cand[pos]
+            pos += 1
+            members[labels[i]] -= 1
+            members[j] += 1
+            labels[i] = j
+            moves[int(i)] = int(j)
+            moved += 1
+        if not moved:
+            return states, 0, len(empty), cent_new
+        sizes = [len(g[0]) for g in got]
+        bounds = np.concatenate(([0], np.cumsum(sizes)))
+        rows = np.array(sorted(moves), dtype=np.intp)
+        pairs = []
+        for c, s in enumerate(states):
+            sel = rows[(rows >= bounds[c]) & (rows < bounds[c + 1])]
+            mv = (sel - bounds[c], np.array([moves[int(i)] for i in sel], dtype=np.int32))
+            pairs.append(dask.delayed(_recompute_chunk, nout=2)(s, mv, cent_old, k, block, mean,
+                                                                 centred, round32))
+        red = dask.delayed(_reduce)([p[1] for p in pairs], cent_old, k, d, mean, centred, round32, dt)
+        out = dask.persist(*[p[0] for p in pairs], red)
+        cent, _, _, still, _ = out[-1].compute()
+        return list(out[:-1]), moved, still, cent
