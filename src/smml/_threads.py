@@ -13,6 +13,8 @@
 
 Without OpenMP in the build every kernel runs on one thread.
 """
+import concurrent.futures
+import contextlib
 import functools
 import numbers
 import os
@@ -20,7 +22,7 @@ import os
 from smml._core._openmp_helpers import omp_max_threads, openmp_enabled
 
 __all__ = ["effective_n_threads", "threads_for", "openmp_enabled", "blas_single_thread", "blas_threads",
-           "joblib_backend_active"]
+           "joblib_backend_active", "engine_errors"]
 
 
 @functools.lru_cache(maxsize=1)
@@ -127,3 +129,21 @@ def joblib_backend_active():
         return False
     b = cfg.get("backend")
     return b is not None and not isinstance(b, _Sentinel)
+
+
+@contextlib.contextmanager
+def engine_errors(what):
+    """Turn the errors of a distributed engine losing work (a Dask worker killed: distributed's
+    ``KilledWorker`` or a cancelled future; Ray's worker errors) into one clear
+    ``RuntimeError``. Errors raised by the work itself (an estimator's fit) pass unchanged.
+    Either way nothing partial is returned: the caller gets no result at all."""
+    try:
+        yield
+    except Exception as exc:
+        root = (type(exc).__module__ or "").split(".")[0]
+        if root in ("distributed", "ray") or isinstance(exc, concurrent.futures.CancelledError):
+            raise RuntimeError(
+                f"{what}: the parallel engine lost work ({type(exc).__name__}: {exc}); a worker probably "
+                "died. No partial result is returned: run it again (given random_state the result is "
+                "the same).") from exc
+        raise

@@ -83,7 +83,9 @@ def _check_dask_y(y, n, X_chunks):
         y = np.asarray(y)
         if y.ndim != 1:
             raise ValueError(f"y must be 1-d, got shape {y.shape}")
-        y = da.from_array(y, chunks=(X_chunks,))
+        if y.shape[0] != n:
+            raise ValueError(f"X and y have inconsistent numbers of samples: {n} and {y.shape[0]}")
+        y = da.from_array(y, chunks=(tuple(X_chunks),))
     if y.ndim != 1:
         raise ValueError(f"y must be 1-d, got a {y.ndim}-d dask array")
     if y.shape[0] != n:
@@ -209,6 +211,10 @@ def _fit_shard(Xb, yb, params, k, offset, classes):
     if yv is None:
         yv = est._y
     return _Shard(est, yv, offset)
+
+
+def _shard_rows(shard):
+    return shard.est.n_samples_fit_
 
 
 def _search_shard(shard, Qb, k):
@@ -344,6 +350,8 @@ class _DaskKNNBase:
         shards = [dask.delayed(_fit_shard)(xb, yb, params, self.k, int(o), classes)
                   for xb, yb, o in zip(X.to_delayed().ravel(), y.to_delayed(), offsets)]
         self.shards_ = list(dask.persist(*shards))
+        # surface a shard's error (bad values, labels) now rather than at the first predict
+        dask.compute(*[dask.delayed(_shard_rows)(s) for s in self.shards_])
         self.shard_sizes_ = tuple(int(c) for c in X.chunks[0])
         self.n_samples_fit_ = int(n)
         self.n_features_in_ = int(d)

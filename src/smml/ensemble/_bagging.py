@@ -8,7 +8,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import has_fit_parameter
 
 from smml._progress import VERBOSE, progress
-from smml._threads import joblib_backend_active, threads_for
+from smml._threads import engine_errors, joblib_backend_active, threads_for
 from smml._validation import (N_JOBS, RANDOM_STATE, InstanceOf, Interval, Options, check_is_fitted,
                               check_random_state, encode_classes, validate_sample_weight, validate_X,
                               validate_X_y)
@@ -111,10 +111,11 @@ class _BaseBagging(SmmlEstimator):
 
             lite = copy.copy(self)         # what _fit_member reads, without the T bootstrap samples
             lite.__dict__.pop("estimators_samples_", None)
-            out = Parallel(n_jobs=self.n_jobs, prefer="threads", return_as="generator")(
-                delayed(_fit_member_task)(lite, proto[t], X, yt, self.estimators_samples_[t], sw)
-                for t in range(T))
-            self.estimators_ = list(progress(out, total=T, desc=desc, verbose=self.verbose))
+            with engine_errors(desc):      # a worker lost: one clear error, no partial ensemble
+                out = Parallel(n_jobs=self.n_jobs, prefer="threads", return_as="generator")(
+                    delayed(_fit_member_task)(lite, proto[t], X, yt, self.estimators_samples_[t], sw)
+                    for t in range(T))
+                self.estimators_ = list(progress(out, total=T, desc=desc, verbose=self.verbose))
             if self.oob_score:
                 self._set_oob(X, yt, m)
             return self
