@@ -44,6 +44,7 @@ def client():
                                            silence_logs=50)
         c = distributed.Client(cluster, timeout="30s")
         c.wait_for_workers(2, timeout=TIMEOUT)
+        c._smml_cluster = cluster          # for _wait_workers
         try:
             yield c
         finally:
@@ -288,16 +289,21 @@ def test_kmeans_bad_inputs(client):
 
 class _KillerTree(ClassifierMixin, BaseEstimator):
     """A tree whose fit kills its worker process: once (if ``marker`` does not exist yet, it is
-    created first) or every time (``marker`` None). Off a worker it is a plain tree."""
+    created first) or every time (``marker`` None); with ``row`` given, only the fits whose
+    training set lacks that row (one fold of an unshuffled CV: a single killing task). Off a
+    worker it is a plain tree."""
 
-    def __init__(self, marker=None):
+    def __init__(self, marker=None, row=None):
         self.marker = marker
+        self.row = row
 
     def fit(self, X, y):
         try:
             distributed.get_worker()
             on_worker = True
         except ValueError:
+            on_worker = False
+        if on_worker and self.row is not None and np.any(np.all(np.asarray(X) == self.row, axis=1)):
             on_worker = False
         if on_worker and (self.marker is None or not os.path.exists(self.marker)):
             if self.marker is not None:
@@ -312,7 +318,20 @@ class _KillerTree(ClassifierMixin, BaseEstimator):
 
 
 def _wait_workers(client):
-    client.wait_for_workers(2, timeout=TIMEOUT)
+    """Until both worker processes run again and the scheduler knows both (a killed worker's
+    nanny restarts it; the scheduler may still list the dead one for a moment)."""
+    from distributed.core import Status
+
+    deadline = time.monotonic() + 2 * TIMEOUT
+    nannies = client._smml_cluster.workers.values()
+    while time.monotonic() < deadline:
+        up = all(getattr(n, "process", None) is not None and n.process.status == Status.running
+                 for n in nannies)
+        if up and len(client.scheduler_info()["workers"]) == 2:
+            client.wait_for_workers(2, timeout=TIMEOUT)
+            return
+        time.sleep(0.2)
+    raise AssertionError("the LocalCluster's 2 workers did not come back")
 
 
 def test_worker_killed_during_cv_gives_a_clear_error_or_the_exact_result(client, tmp_path):
@@ -338,14 +357,16 @@ def test_worker_killed_during_cv_gives_a_clear_error_or_the_exact_result(client,
 def test_worker_killed_every_time_raises(client):
     _wait_workers(client)
     X, y = _data()
+    # one task kills every worker it runs on: allowed-failures=1, so it dies twice, then
+    # KilledWorker (or the batch is cancelled): one RuntimeError, no estimate
     with pytest.raises(RuntimeError, match="worker probably died"):
         with joblib.parallel_backend("dask"):
-            cv_estimate(_KillerTree(None), X, y, K=3)
+            cv_estimate(_KillerTree(None, row=X[0]), X, y, K=3)
     # (joblib runs a call in this process when the cluster has 1 core: wait for both workers)
     _wait_workers(client)
     with pytest.raises(RuntimeError, match="worker probably died"):
         with joblib.parallel_backend("dask"):
-            BaggingRegressor(estimator=_KillerTree(None), n_estimators=3).fit(X, y)
+            BaggingRegressor(estimator=_KillerTree(None), n_estimators=1).fit(X, y)
     _wait_workers(client)
 
 
