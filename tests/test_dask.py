@@ -41,7 +41,7 @@ def client():
                           "distributed.comm.timeouts.connect": "20s"}):
         cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                            host="127.0.0.1", dashboard_address=None,
-                                           silence_logs=50)
+                                           silence_logs=50, env={"OMP_NUM_THREADS": "1"})
         c = distributed.Client(cluster, timeout="30s")
         c.wait_for_workers(2, timeout=TIMEOUT)
         c._smml_cluster = cluster          # for _wait_workers

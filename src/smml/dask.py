@@ -591,21 +591,20 @@ def _reduce(parts, cent, k, d, mean, centred, round32, dtype):
     for a in accs[1:]:
         tot += a
     # anchors: first member row / mixed (-2) / none (-1), blocks in order
+    # (``_merge_anchors``, the k clusters at once, block after block)
     pure = np.full(k, -1, dtype=np.intp)
     pure_row = np.zeros((k, d), dtype=dtype)
     for acc, anch, vals, _ in parts:
         for b in range(anch.shape[0]):
-            for j in range(k):
-                a, ab = pure[j], anch[b, j]
-                if a == -2 or ab == -1:
-                    continue
-                if ab == -2:
-                    pure[j] = -2
-                elif a == -1:
-                    pure[j] = ab
-                    pure_row[j] = vals[b, j]
-                elif not np.array_equal(vals[b, j], pure_row[j]):
-                    pure[j] = -2
+            ab = anch[b]
+            live = pure != -2
+            mixed = live & (ab == -2)
+            first = live & (ab >= 0) & (pure == -1)
+            other = live & (ab >= 0) & (pure >= 0)
+            differ = other & np.any(vals[b] != pure_row, axis=1)
+            pure[mixed | differ] = -2
+            pure[first] = ab[first]
+            pure_row[first] = vals[b][first]
     changed = sum(int(p[3]) for p in parts)
     S = tot[:k * d].reshape(k, d)
     W = tot[k * d:k * d + k]
