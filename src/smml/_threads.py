@@ -18,6 +18,7 @@ import contextlib
 import functools
 import numbers
 import os
+import sys
 
 from smml._core._openmp_helpers import omp_max_threads, openmp_enabled
 
@@ -116,9 +117,11 @@ def blas_threads(n_threads):
 
 def joblib_backend_active():
     """True inside a ``joblib.parallel_config`` / ``parallel_backend`` context that names a
-    backend (e.g. ``"dask"``, ``"ray"``, ``"loky"``): then work that smml would run in its
-    own thread pool (bagging and forest fits) goes through ``joblib.Parallel`` instead, so
-    that the chosen engine runs it."""
+    backend (e.g. ``"dask"``, ``"ray"``, ``"loky"``), set by the caller: then work that smml
+    would run in its own thread pool (bagging and forest fits) goes through
+    ``joblib.Parallel`` instead, so that the chosen engine runs it. False in a call nested in
+    a task that joblib (or a Dask worker) already runs: there the outer level spreads the
+    work, and smml's own pool is the cheaper one. Never imports dask."""
     try:
         from joblib.parallel import _backend
         from joblib._utils import _Sentinel
@@ -128,7 +131,20 @@ def joblib_backend_active():
     if not cfg:
         return False
     b = cfg.get("backend")
-    return b is not None and not isinstance(b, _Sentinel)
+    if b is None or isinstance(b, _Sentinel):
+        return False
+    if getattr(b, "nesting_level", 0):      # a call nested in a task joblib runs: not the top level
+        return False
+    # inside a task on a Dask worker (e.g. a forest fitted in one fold of a CV run on the
+    # cluster): the outer level already spreads the work; the fits stay on this worker
+    dist = sys.modules.get("distributed")
+    if dist is not None:
+        try:
+            dist.get_worker()
+            return False
+        except ValueError:
+            pass
+    return True
 
 
 @contextlib.contextmanager
