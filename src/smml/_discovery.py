@@ -24,6 +24,10 @@ __all__ = ["public_modules", "all_estimators", "model_types"]
 _NEVER_IMPORT = ("smml.__main__",)
 #: subpackages whose classes are not models smml saves (plain-Python twins for tests and benchmarks)
 _NOT_MODELS = ("smml.reference",)
+#: public modules of optional engines (the ``[dask]`` extra): documented and listed by
+#: :func:`public_modules`, never imported by :func:`model_types` (``smml.load`` must not
+#: import dask; their objects hold a cluster's futures and are not saved)
+_ENGINES = ("smml.dask",)
 
 
 def _module_names():
@@ -53,7 +57,12 @@ def all_estimators():
 
     found = {}
     for modname in public_modules():
-        mod = importlib.import_module(modname)
+        try:
+            mod = importlib.import_module(modname)
+        except ImportError:         # an optional engine without its extra
+            if _under(modname, _ENGINES):
+                continue
+            raise
         for name in getattr(mod, "__all__", ()):
             obj = getattr(mod, name, None)
             if (inspect.isclass(obj) and issubclass(obj, BaseEstimator) and not inspect.isabstract(obj)
@@ -71,7 +80,7 @@ def model_types():
     """
     types = {}
     for modname in _module_names():
-        if _under(modname, _NOT_MODELS):
+        if _under(modname, _NOT_MODELS) or _under(modname, _ENGINES):
             continue
         try:
             mod = importlib.import_module(modname)

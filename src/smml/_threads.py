@@ -13,13 +13,17 @@
 
 Without OpenMP in the build every kernel runs on one thread.
 """
+import concurrent.futures
+import contextlib
 import functools
 import numbers
 import os
+import sys
 
 from smml._core._openmp_helpers import omp_max_threads, openmp_enabled
 
-__all__ = ["effective_n_threads", "threads_for", "openmp_enabled", "blas_single_thread", "blas_threads"]
+__all__ = ["effective_n_threads", "threads_for", "openmp_enabled", "blas_single_thread", "blas_threads",
+           "joblib_backend_active", "engine_errors"]
 
 
 @functools.lru_cache(maxsize=1)
@@ -109,3 +113,53 @@ def blas_threads(n_threads):
     """Context manager limiting BLAS / LAPACK to ``n_threads`` threads (an estimator's
     ``n_jobs`` for a LAPACK call it makes directly, e.g. a Cholesky factorisation)."""
     return _controller().limit(limits=max(1, int(n_threads)), user_api="blas")
+
+
+def joblib_backend_active():
+    """True inside a ``joblib.parallel_config`` / ``parallel_backend`` context that names a
+    backend (e.g. ``"dask"``, ``"ray"``, ``"loky"``), set by the caller: then work that smml
+    would run in its own thread pool (bagging and forest fits) goes through
+    ``joblib.Parallel`` instead, so that the chosen engine runs it. False in a call nested in
+    a task that joblib (or a Dask worker) already runs: there the outer level spreads the
+    work, and smml's own pool is the cheaper one. Never imports dask."""
+    try:
+        from joblib.parallel import _backend
+        from joblib._utils import _Sentinel
+    except ImportError:        # a joblib without the config machinery: no context can be active
+        return False
+    cfg = getattr(_backend, "config", None)
+    if not cfg:
+        return False
+    b = cfg.get("backend")
+    if b is None or isinstance(b, _Sentinel):
+        return False
+    if getattr(b, "nesting_level", 0):      # a call nested in a task joblib runs: not the top level
+        return False
+    # inside a task on a Dask worker (e.g. a forest fitted in one fold of a CV run on the
+    # cluster): the outer level already spreads the work; the fits stay on this worker
+    dist = sys.modules.get("distributed")
+    if dist is not None:
+        try:
+            dist.get_worker()
+            return False
+        except ValueError:
+            pass
+    return True
+
+
+@contextlib.contextmanager
+def engine_errors(what):
+    """Turn the errors of a distributed engine losing work (a Dask worker killed: distributed's
+    ``KilledWorker`` or a cancelled future; Ray's worker errors) into one clear
+    ``RuntimeError``. Errors raised by the work itself (an estimator's fit) pass unchanged.
+    Either way nothing partial is returned: the caller gets no result at all."""
+    try:
+        yield
+    except Exception as exc:
+        root = (type(exc).__module__ or "").split(".")[0]
+        if root in ("distributed", "ray") or isinstance(exc, concurrent.futures.CancelledError):
+            raise RuntimeError(
+                f"{what}: the parallel engine lost work ({type(exc).__name__}: {exc}); a worker probably "
+                "died. No partial result is returned: run it again (given random_state the result is "
+                "the same).") from exc
+        raise

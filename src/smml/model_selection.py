@@ -15,7 +15,11 @@
   Hoeffding interval of each test error (000, "Bounding the risk").
 
 scikit-learn is used for plumbing only (``KFold``, ``ParameterGrid``,
-``clone``, ``train_test_split``) and joblib runs folds in parallel. With
+``clone``, ``train_test_split``) and joblib runs folds in parallel: on threads by
+default, on a cluster inside ``joblib.parallel_config(backend="dask")`` (or
+``"ray"``), with the same results given ``random_state`` (the folds are drawn
+in the calling process). A worker lost mid-run raises a ``RuntimeError``; no
+partial result is returned. With
 ``verbose=1`` a progress bar on stderr counts the fits (``smml._progress``). Each
 estimate can come with its Chernoff-Hoeffding interval
 (:func:`smml.bounds.hoeffding_interval`), which needs a loss with values in
@@ -33,6 +37,7 @@ from sklearn.utils import indexable
 from sklearn.utils import _safe_indexing
 
 from smml._progress import check_verbose, progress
+from smml._threads import engine_errors
 from smml._validation import check_random_state
 from smml.bounds import _check_delta, hoeffding_interval
 from smml.losses import get_loss
@@ -52,8 +57,9 @@ def _check_n_jobs(n_jobs):
 def _run_tasks(tasks, n_jobs, verbose, desc):
     """Run joblib ``delayed`` tasks on threads, results in order; a progress bar when ``verbose``."""
     tasks = list(tasks)
-    results = Parallel(n_jobs=n_jobs, prefer="threads", return_as="generator")(tasks)
-    return list(progress(results, total=len(tasks), desc=desc, verbose=verbose, unit="fit"))
+    with engine_errors(desc):      # a Dask worker killed: one clear error, never a partial list
+        results = Parallel(n_jobs=n_jobs, prefer="threads", return_as="generator")(tasks)
+        return list(progress(results, total=len(tasks), desc=desc, verbose=verbose, unit="fit"))
 
 
 def _check_data(X, y):

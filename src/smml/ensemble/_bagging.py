@@ -1,4 +1,5 @@
 """Bagging (002 "Random forests" / "Bagging"; 003 section 16)."""
+import copy
 import numbers
 from concurrent.futures import ThreadPoolExecutor
 
@@ -7,7 +8,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import has_fit_parameter
 
 from smml._progress import VERBOSE, progress
-from smml._threads import threads_for
+from smml._threads import engine_errors, joblib_backend_active, threads_for
 from smml._validation import (N_JOBS, RANDOM_STATE, InstanceOf, Interval, Options, check_is_fitted,
                               check_random_state, encode_classes, validate_sample_weight, validate_X,
                               validate_X_y)
@@ -47,6 +48,11 @@ class _ConstantClassifier:
         return np.full(np.asarray(X).shape[0], self.label)
 
 
+def _fit_member_task(ensemble, est, X, y, idx, sw):
+    """One member's fit as a joblib task (a module-level function: picklable)."""
+    return ensemble._fit_member(est, X, y, idx, sw)
+
+
 class _BaseBagging(SmmlEstimator):
     """Bootstrap aggregation (002 "Bagging"; 003 section 16).
 
@@ -54,7 +60,11 @@ class _BaseBagging(SmmlEstimator):
     alpha = ``max_samples``) and every base-estimator seed is drawn up front
     from ``random_state`` in Python, so the fitted ensemble is the same
     whatever the number of threads. The fits run in a thread pool of
-    ``n_jobs`` threads (the compiled tree kernels release the GIL).
+    ``n_jobs`` threads (the compiled tree kernels release the GIL); inside a
+    ``joblib.parallel_config`` context naming a backend (``"dask"`` for a Dask
+    cluster, ``"ray"``, ``"loky"``...) they run through ``joblib.Parallel`` on
+    that backend instead, each fit a task given its own seed and bootstrap
+    indices, so the fitted members are the same, bit for bit.
     """
 
     _classifier = False
@@ -93,8 +103,23 @@ class _BaseBagging(SmmlEstimator):
         def fit_one(t):
             return self._fit_member(proto[t], X, yt, self.estimators_samples_[t], sw)
 
-        n_threads = min(self._n_threads(), T)
         desc = f"{type(self).__name__} fits"
+        if joblib_backend_active():
+            # the engine of the context (a Dask or Ray cluster...) runs the fits; X, y and the
+            # weights are positional so that the dask backend scatters them once
+            from joblib import Parallel, delayed
+
+            lite = copy.copy(self)         # what _fit_member reads, without the T bootstrap samples
+            lite.__dict__.pop("estimators_samples_", None)
+            with engine_errors(desc):      # a worker lost: one clear error, no partial ensemble
+                out = Parallel(n_jobs=self.n_jobs, prefer="threads", return_as="generator")(
+                    delayed(_fit_member_task)(lite, proto[t], X, yt, self.estimators_samples_[t], sw)
+                    for t in range(T))
+                self.estimators_ = list(progress(out, total=T, desc=desc, verbose=self.verbose))
+            if self.oob_score:
+                self._set_oob(X, yt, m)
+            return self
+        n_threads = min(self._n_threads(), T)
         if n_threads > 1:
             with ThreadPoolExecutor(max_workers=n_threads) as pool:
                 self.estimators_ = list(progress(pool.map(fit_one, range(T)), total=T, desc=desc,

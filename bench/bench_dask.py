@@ -1,0 +1,192 @@
+"""smml on Dask (issue 15): the distributed path against the in-memory one, same 2 cores.
+
+A ``LocalCluster`` of 2 worker processes x 1 thread on the loopback interface (OpenMP
+1 thread per worker) against the in-memory run on 2 OpenMP threads in this process;
+the calls are interleaved round by round (``_common.interleaved_best``) and every
+distributed result is checked against the in-memory one.
+
+- **CV of a forest**: ``cv_estimate(RandomForestClassifier(n_estimators=50), K=10)`` on
+  20,000 x 32 (make_classification): in memory the folds run one after the other and each
+  forest grows its trees on 2 threads; on the cluster (``joblib.parallel_backend("dask")``)
+  the 10 folds are tasks on the 2 workers (X and y scattered once by joblib).
+- **k-NN predict**: ``KNNClassifier(k=5)`` on 1,000,000 x 16 standard normal training
+  rows, 3 classes, 24,000 queries; ``smml.dask.KNNClassifier`` holds the training set in 4
+  shards of 250,000 rows on the workers (the training set is persisted on the cluster
+  first; moving it there and fitting the shards are reported apart), the queries in
+  blocks of 6,000. Peer: dask-ml's ``ParallelPostFit`` around the in-memory estimator
+  (blockwise predict; the whole training set goes to the workers inside the estimator).
+- **k-means**: Lloyd from the same 64 initial centroids (rows of X), ``tol=0``,
+  on 1,000,000 x 16 standard normal rows (no clusters: every run makes ``max_iter`` = 200
+  iterations), k = 64; ``smml.dask.KMeans`` on a persisted dask array of 4 chunks vs the
+  in-memory ``smml.cluster.KMeans`` vs dask-ml's ``KMeans`` (the same init array; its own
+  Lloyd iterations on dask arrays, not bit-comparable: timed once on 10 iterations, its
+  ratio is per iteration, and its centroids are compared with smml's after 10 iterations).
+
+The overhead target: the distributed path adds less than 20% on 2 local workers for work
+of at least 10 s in memory, with identical results. ``--quick`` runs small sizes (a smoke
+test: the 10 s condition does not hold there).
+
+    OMP_NUM_THREADS=2 python bench/bench_dask.py [--quick] [--repeat 2]
+"""
+import argparse
+import os
+import sys
+import time
+import warnings
+
+import numpy as np
+
+from _common import environment_line, interleaved_best, print_table
+
+N_THREADS = 2
+DASKML_ITERS = 10          # dask-ml's KMeans: at most this many iterations (its ratio is per iteration)
+
+
+def _cluster():
+    import distributed
+
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       host="127.0.0.1", dashboard_address=None, silence_logs=40,
+                                       env={"OMP_NUM_THREADS": "1"})   # 1 OpenMP thread per worker
+    client = distributed.Client(cluster)
+    client.wait_for_workers(2, timeout=60)
+    return cluster, client
+
+
+def _wait(*arrays):
+    import distributed
+
+    distributed.wait([f for a in arrays for f in distributed.futures_of(a)])
+
+
+def bench_cv(client, m, d, trees, K, repeat):
+    import joblib
+    from sklearn.datasets import make_classification
+
+    from smml.ensemble import RandomForestClassifier
+    from smml.model_selection import cv_estimate
+
+    X, y = make_classification(m, d, n_informative=d // 2, n_redundant=d // 4, flip_y=0.05, random_state=0)
+    est = RandomForestClassifier(n_estimators=trees, random_state=0)
+
+    def local():
+        return cv_estimate(est, X, y, K=K, shuffle=True, random_state=1)
+
+    def remote():
+        with joblib.parallel_backend("dask"):
+            return cv_estimate(est, X, y, K=K, shuffle=True, random_state=1)
+
+    (t_l, t_r), (a, b) = interleaved_best([local, remote], repeat)
+    return [dict(impl=f"in-memory (folds in turn, trees on {N_THREADS} threads)", t=t_l, ratio=1.0, same="-"),
+            dict(impl="dask backend (folds on 2 workers)", t=t_r, ratio=t_r / t_l, same=str(a == b))]
+
+
+def bench_knn(client, m, d, nq, shards, q_block, repeat):
+    import dask.array as da
+    from dask_ml.wrappers import ParallelPostFit
+
+    import smml.dask as sd
+    from smml.neighbors import KNNClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((m, d))
+    y = rng.integers(0, 3, m)
+    Q = rng.standard_normal((nq, d))
+    t0 = time.perf_counter()
+    mem = KNNClassifier(k=5, n_jobs=N_THREADS).fit(X, y)
+    t_fit_l = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    Xd = client.persist(da.from_array(X, chunks=(-(-m // shards), d)))   # the data on the cluster
+    yd = client.persist(da.from_array(y, chunks=(-(-m // shards),)))
+    _wait(Xd, yd)
+    t_scatter = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    dist = sd.KNNClassifier(k=5).fit(Xd, yd)
+    t_fit_r = time.perf_counter() - t0
+    print(f"# k-NN: training set to the workers {t_scatter:.2f} s; fit (shards' kd-trees / gemm operands) "
+          f"in memory {t_fit_l:.2f} s, on the cluster {t_fit_r:.2f} s")
+    Qd = da.from_array(Q, chunks=(q_block, d))
+    ppf = ParallelPostFit(mem)
+    fns = [lambda: mem.predict(Q), lambda: dist.predict(Qd).compute(), lambda: ppf.predict(Qd).compute()]
+    (t_l, t_r, t_p), (a, b, c) = interleaved_best(fns, repeat)
+    return [dict(impl=f"in-memory KNNClassifier.predict ({N_THREADS} threads)", t=t_l, ratio=1.0, same="-",
+                 fit=t_fit_l),
+            dict(impl=f"smml.dask.KNNClassifier ({shards} shards)", t=t_r, ratio=t_r / t_l,
+                 same=str(np.array_equal(a, b)), fit=t_fit_r),
+            dict(impl="dask-ml ParallelPostFit(in-memory model)", t=t_p, ratio=t_p / t_l,
+                 same=str(np.array_equal(a, c)), fit=None)]
+
+
+def bench_kmeans(client, m, d, k, iters, chunks, repeat):
+    import dask.array as da
+    from dask_ml.cluster import KMeans as DaskMLKMeans
+
+    import smml.dask as sd
+    from smml.cluster import KMeans
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((m, d))          # no clusters to find: Lloyd runs max_iter iterations
+    C0 = X[rng.choice(m, k, replace=False)].copy()
+    # chunks on the kernel's block boundaries (else smml.dask.KMeans rechunks at each fit)
+    from smml.cluster import _block_rows
+    block = _block_rows(m, k, d)
+    Xd = client.persist(da.from_array(X, chunks=(-(-m // chunks // block) * block, d)))
+    _wait(Xd)
+    mem = lambda: KMeans(n_clusters=k, init=C0, max_iter=iters, tol=0, n_jobs=N_THREADS).fit(X)  # noqa: E731
+    dist = lambda: sd.KMeans(n_clusters=k, init=C0, max_iter=iters, tol=0).fit(Xd)  # noqa: E731
+    it_dml = min(iters, DASKML_ITERS)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        (t_l, t_r), (a, b) = interleaved_best([mem, dist], repeat)
+        # dask-ml is timed once, on at most DASKML_ITERS iterations (it is far slower per
+        # iteration) and compared per iteration, against smml after as many iterations
+        t0 = time.perf_counter()
+        c = DaskMLKMeans(n_clusters=k, init=C0, max_iter=it_dml, tol=0).fit(Xd)
+        t_m = time.perf_counter() - t0
+        a_short = KMeans(n_clusters=k, init=C0, max_iter=it_dml, tol=0, n_jobs=N_THREADS).fit(X)
+    same = (np.array_equal(a.cluster_centers_, b.cluster_centers_)
+            and np.array_equal(a.labels_, b.labels_.compute()) and a.inertia_ == b.inertia_)
+    it_m = getattr(c, "n_iter_", None)
+    return [dict(impl=f"in-memory smml KMeans ({N_THREADS} threads)", t=t_l, ratio=1.0, same="-",
+                 it=a.n_iter_, per=t_l / a.n_iter_, inertia=a.inertia_),
+            dict(impl=f"smml.dask.KMeans ({chunks} chunks)", t=t_r, ratio=t_r / t_l, same=str(same),
+                 it=b.n_iter_, per=t_r / b.n_iter_, inertia=b.inertia_),
+            dict(impl=f"dask-ml KMeans (same init; {it_dml} iterations, timed once)", t=t_m,
+                 ratio=(t_m / it_dml) / (t_l / a.n_iter_),
+                 same=f"max |dC| {np.abs(a_short.cluster_centers_ - c.cluster_centers_).max():.1e}",
+                 it=it_m, per=t_m / it_dml, inertia=None)]
+
+
+def main(quick=False, repeat=2):
+    q = quick
+    warnings.filterwarnings("ignore", message="Sending large graph")
+    rep = 1 if q else repeat
+    print(environment_line(N_THREADS))
+    print(f"# LocalCluster: 2 worker processes x 1 thread on 127.0.0.1; load before: {os.getloadavg()}")
+    cluster, client = _cluster()
+    try:
+        cols = [("impl", "implementation", "{}"), ("t", "time (s)", "{:.2f}"),
+                ("ratio", "/ in-memory", "{:.3f}"), ("same", "identical result", "{}")]
+        m, d, trees, K = (3000, 16, 10, 10) if q else (20000, 32, 50, 10)
+        print_table(f"10-fold CV of RandomForestClassifier({trees} trees), {m} x {d}",
+                    bench_cv(client, m, d, trees, K, rep), cols)
+        m, d, nq, qb = (100_000, 16, 2000, 500) if q else (1_000_000, 16, 24_000, 6_000)
+        print_table(f"k-NN predict, k=5, train {m} x {d} (4 shards), {nq} queries (blocks of {qb})",
+                    bench_knn(client, m, d, nq, 4, qb, rep), cols + [("fit", "fit / shard (s)", "{:.2f}")])
+        m, d, k, it = (100_000, 16, 16, 20) if q else (1_000_000, 16, 64, 200)
+        print_table(f"k-means, {m} x {d} standard normal, k={k}, at most {it} Lloyd iterations from the "
+                    f"same centroids, tol=0", bench_kmeans(client, m, d, k, it, 4, rep),
+                    cols + [("it", "iterations", "{}"), ("per", "s / iteration", "{:.3f}"),
+                            ("inertia", "inertia", "{:.9e}")])
+    finally:
+        client.close()
+        cluster.close()
+    print(f"\n# load after: {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    p = argparse.ArgumentParser()
+    p.add_argument("--quick", action="store_true")
+    p.add_argument("--repeat", type=int, default=2)
+    args = p.parse_args()
+    sys.exit(main(args.quick, args.repeat))

@@ -1,0 +1,908 @@
+"""smml on a Dask cluster: blockwise prediction, sharded k-NN and k-means on dask arrays.
+
+Needs the optional ``[dask]`` extra (``pip install "smml[dask]"``: dask and
+distributed); the rest of smml never imports dask. Every function and estimator
+here runs on the active Dask scheduler: the ``distributed.Client`` of an existing
+cluster when one was created (``Client("tcp://scheduler:8786")``), else dask's
+local threads. Nothing else changes: the same estimators, the same parameters,
+the same results, bit for bit, as the in-memory run.
+
+- :func:`predict`, :func:`predict_proba`, :func:`transform`: any FITTED smml
+  estimator on a dask array, block by block of rows (each block is predicted by
+  the in-memory estimator, which predicts every row independently of the others:
+  the result is the in-memory one).
+- :class:`KNNClassifier`, :class:`KNNRegressor`: k-NN (000, "The Nearest
+  Neighbour algorithm") whose training set stays sharded across the workers,
+  one shard per row block of the training dask array. Each shard finds, for each
+  query, its own k' closest points (the k' rule of 000 inside the shard); the
+  candidates of all shards are merged with the same rule over their union, so
+  every point tied with the global k-th is taken, whichever shard holds it.
+- :class:`KMeans`: 001's Lloyd iterations on a dask array; each iteration every
+  worker computes the per-block partial sums of its blocks with smml's compiled
+  kernel and one task reduces them, in block order, into the new centroids.
+
+Meta-parallelism (``cv_estimate``, ``tune``, ``nested_cv_estimate``,
+``compare``, ``learning_curve``, bagging and forests) needs nothing from this
+module: run it inside ``joblib.parallel_config(backend="dask")`` (a
+``distributed.Client`` being active) and joblib sends the folds, candidates or
+trees to the cluster's workers.
+"""
+import numbers
+import warnings
+
+import numpy as np
+
+try:
+    import dask
+    import dask.array as da
+except ImportError as exc:        # pragma: no cover - exercised without the extra only
+    raise ImportError("smml.dask needs dask[array] and distributed: install the extra with "
+                      "pip install 'smml[dask]'") from exc
+
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.multiclass import check_classification_targets
+
+from smml import cluster as _cluster
+from smml import neighbors as _neighbors
+from smml._core import _kmeans
+from smml._core._utils import row_norms_sq
+from smml._validation import check_is_fitted, check_random_state
+
+__all__ = ["predict", "predict_proba", "transform", "KNNClassifier", "KNNRegressor", "KMeans"]
+
+
+# ---- input validation ---------------------------------------------------------------------------
+
+def _check_dask_X(X, n_features=None, name="X", what=None):
+    """A 2-d numeric dask array of known chunk sizes, one block of columns; the feature count
+    checked against ``n_features``. Finiteness is checked block by block when computed (the
+    in-memory estimators validate each block)."""
+    if not isinstance(X, da.Array):
+        raise TypeError(f"{name} must be a dask array, got {type(X).__name__} "
+                        "(use dask.array.from_array, or the in-memory estimator)")
+    if X.ndim != 2:
+        raise ValueError(f"{name} must be 2-d (n_samples, n_features), got a {X.ndim}-d dask array "
+                         f"of shape {X.shape}")
+    if X.dtype.kind not in "biuf":
+        raise ValueError(f"{name} must be numeric, got dtype {X.dtype}")
+    if any(np.isnan(c) for c in X.chunks[0]) or np.isnan(X.shape[1]):
+        raise ValueError(f"{name} has unknown chunk sizes: call {name}.compute_chunk_sizes() first")
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise ValueError(f"{name} is empty (shape {X.shape})")
+    if n_features is not None and X.shape[1] != n_features:
+        raise ValueError(f"{name} has {X.shape[1]} features, but {what or 'the estimator'} was fitted "
+                         f"with {n_features} features")
+    if X.numblocks[1] > 1:
+        X = X.rechunk({1: -1})
+    return X
+
+
+def _check_dask_y(y, n, X_chunks):
+    """y as a 1-d dask array of n entries chunked as the rows of X."""
+    if not isinstance(y, da.Array):
+        y = np.asarray(y)
+        if y.ndim != 1:
+            raise ValueError(f"y must be 1-d, got shape {y.shape}")
+        if y.shape[0] != n:
+            raise ValueError(f"X and y have inconsistent numbers of samples: {n} and {y.shape[0]}")
+        y = da.from_array(y, chunks=(tuple(X_chunks),))
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1-d, got a {y.ndim}-d dask array")
+    if y.shape[0] != n:
+        raise ValueError(f"X and y have inconsistent numbers of samples: {n} and {y.shape[0]}")
+    if y.chunks[0] != tuple(X_chunks):
+        y = y.rechunk((X_chunks,))
+    return y
+
+
+def _as_dask(X, n_features, what):
+    """(dask array, was it one): an ndarray query set becomes a dask array of one block per
+    100,000 rows (numpy in, numpy out)."""
+    if isinstance(X, da.Array):
+        return _check_dask_X(X, n_features, what=what), True
+    X = np.asarray(X)
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-d (n_samples, n_features), got shape {X.shape}")
+    return _check_dask_X(da.from_array(X, chunks=(100_000, -1)), n_features, what=what), False
+
+
+# ---- blockwise predict / predict_proba / transform -------------------------------------------
+
+def _call(est, method, Xb):
+    return np.asarray(getattr(est, method)(Xb))
+
+
+def _blockwise(estimator, X, method):
+    if not hasattr(estimator, method):
+        raise AttributeError(f"{type(estimator).__name__} has no {method}")
+    check_is_fitted(estimator)
+    X = _check_dask_X(X, getattr(estimator, "n_features_in_", None), what=type(estimator).__name__)
+    # one row tells the output's dtype and width (an exception here is the estimator's own)
+    probe = _call(estimator, method, X[:1].compute())
+    est = dask.delayed(estimator, pure=True)          # one copy in the graph, shared by the blocks
+    if probe.ndim == 1:
+        return da.map_blocks(_call, est, method, X, dtype=probe.dtype, drop_axis=1,
+                             meta=np.empty((0,), dtype=probe.dtype))
+    return da.map_blocks(_call, est, method, X, dtype=probe.dtype,
+                         chunks=(X.chunks[0], (probe.shape[1],)),
+                         meta=np.empty((0, 0), dtype=probe.dtype))
+
+
+def predict(estimator, X):
+    """``estimator.predict`` on a dask array, block by block of rows (lazy).
+
+    Parameters
+    ----------
+    estimator : fitted smml estimator
+        Any estimator with ``predict``; shipped once to the workers.
+    X : dask array of shape (n_samples, n_features)
+        Numeric, finite (checked block by block), as many features as the fit.
+
+    Returns
+    -------
+    dask array of shape (n_samples,)
+        The in-memory ``estimator.predict(X)``, row blocks as those of X.
+    """
+    return _blockwise(estimator, X, "predict")
+
+
+def predict_proba(estimator, X):
+    """``estimator.predict_proba`` on a dask array, block by block of rows (lazy).
+
+    Parameters
+    ----------
+    estimator : fitted smml classifier with ``predict_proba``
+    X : dask array of shape (n_samples, n_features)
+
+    Returns
+    -------
+    dask array of shape (n_samples, n_classes)
+    """
+    return _blockwise(estimator, X, "predict_proba")
+
+
+def transform(estimator, X):
+    """``estimator.transform`` on a dask array, block by block of rows (lazy).
+
+    Parameters
+    ----------
+    estimator : fitted smml transformer (e.g. :class:`smml.cluster.KMeans`)
+    X : dask array of shape (n_samples, n_features)
+
+    Returns
+    -------
+    dask array of shape (n_samples, n_outputs)
+    """
+    return _blockwise(estimator, X, "transform")
+
+
+# ---- k-NN on a sharded training set -------------------------------------------------------------
+
+class _Shard:
+    """One block of the training set on a worker: an in-memory smml k-NN fitted on it (used
+    for its search only), its labels and the global index of its first row."""
+
+    def __init__(self, est, y, offset):
+        self.est, self.y, self.offset = est, y, offset
+
+
+def _labels_summary(yb):
+    """Pass 1 of a classifier's fit: the distinct labels of a block and their counts."""
+    yb = np.asarray(yb)
+    check_classification_targets(yb)
+    try:
+        return np.unique(yb, return_counts=True)
+    except TypeError as exc:
+        raise ValueError(f"class labels must be mutually comparable (all numbers or all strings, "
+                         f"no None): {exc}") from None
+
+
+def _fit_shard(Xb, yb, params, k, offset, classes):
+    """Pass 2: the shard's in-memory searcher (k capped at the shard's size: a smaller shard
+    offers all of its points) and its labels (class codes, or float64 values)."""
+    yb = np.asarray(yb)
+    if classes is not None:
+        codes = np.searchsorted(classes, yb)
+        yv = np.ascontiguousarray(codes, dtype=np.intp)
+    else:
+        yv = None
+    est = _neighbors.KNNRegressor(**dict(params, k=min(k, Xb.shape[0])))
+    est.fit(Xb, np.zeros(Xb.shape[0]) if classes is not None else yb)
+    if yv is None:
+        yv = est._y
+    return _Shard(est, yv, offset)
+
+
+def _shard_rows(shard):
+    return shard.est.n_samples_fit_
+
+
+def _search_shard(shard, Qb, k):
+    """The shard's taken points (its own k' rule) for each query: (counts, global indices,
+    exact keys, labels), rows in query order, each sorted by (key, index)."""
+    est = shard.est
+    Q0 = est._queries(Qb)
+    kk = min(k, est.n_samples_fit_)
+    counts, idx, keys = [], [], []
+    for _, _, taken in est._search(Q0, kk, est._n_threads()):
+        indptr, i, key = taken.csr()
+        counts.append(np.diff(indptr))
+        idx.append(i)
+        keys.append(key)
+    idx = np.concatenate(idx)
+    return (np.concatenate(counts), idx + shard.offset, np.concatenate(keys), shard.y[idx])
+
+
+def _merge_taken(parts, k, nb):
+    """The notes' k' rule over the union of the shards' candidates: per query every candidate
+    whose key is <= the k-th smallest key (000, "The Nearest Neighbour algorithm"). Each
+    shard offered all of its points with keys <= its own k-th smallest key, which is >= the
+    global k-th: every globally taken point is among the candidates, ties included.
+    Returns (rows, global indices, keys, labels) sorted by (query, key, index)."""
+    rows = np.concatenate([np.repeat(np.arange(nb), c) for c, _, _, _ in parts])
+    idx = np.concatenate([p[1] for p in parts])
+    keys = np.concatenate([p[2] for p in parts])
+    labs = np.concatenate([p[3] for p in parts])
+    order = np.lexsort((idx, keys, rows))
+    rows, idx, keys, labs = rows[order], idx[order], keys[order], labs[order]
+    start = np.searchsorted(rows, np.arange(nb))
+    kth = keys[start + (k - 1)]
+    keep = keys <= kth[rows]
+    return rows[keep], idx[keep], keys[keep], labs[keep]
+
+
+def _knn_block(decider, kind, k, nb, *parts):
+    rows, _, keys, labs = _merge_taken(parts, k, nb)
+    if kind == "regress":
+        # as KNNRegressor.predict: the taken labels summed in the order of (key, label)
+        order = np.lexsort((labs, keys, rows))
+        rows, yv, keys = rows[order], labs[order], keys[order]
+        w = decider._neighbour_weights(keys, rows, nb)
+        if w is None:
+            return np.bincount(rows, weights=yv, minlength=nb) / np.bincount(rows, minlength=nb)
+        den = np.bincount(rows, weights=w, minlength=nb)
+        if np.any(den == 0):
+            raise ValueError("the weights of all taken neighbours of a query are zero")
+        return np.bincount(rows, weights=w * yv, minlength=nb) / den
+    # as KNNClassifier._votes (the same order of the weighted sums: by key, then index)
+    nc = decider.classes_.size
+    w = decider._neighbour_weights(keys, rows, nb)
+    votes = np.bincount(rows * nc + labs, weights=w, minlength=nb * nc).reshape(nb, nc)
+    if kind == "predict":
+        return decider.classes_[decider._decide(votes)]
+    total = votes.sum(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = votes / total
+    p[total[:, 0] == 0] = 1.0 / nc
+    return p
+
+
+class _DaskKNNBase:
+    """k-NN on a training set sharded across the workers (see the module doc)."""
+
+    _classifier = False
+    _local = _neighbors.KNNRegressor
+
+    def __init__(self, k=1, metric="euclidean", weights="uniform", metric_params=None,
+                 algorithm="auto", n_jobs=None):
+        self.k = k
+        self.metric = metric
+        self.weights = weights
+        self.metric_params = metric_params
+        self.algorithm = algorithm
+        self.n_jobs = n_jobs
+
+    def get_params(self, deep=True):
+        return {"k": self.k, "metric": self.metric, "weights": self.weights,
+                "metric_params": self.metric_params, "algorithm": self.algorithm, "n_jobs": self.n_jobs}
+
+    def set_params(self, **params):
+        for key, value in params.items():
+            if key not in self.get_params():
+                raise ValueError(f"invalid parameter {key!r} for {type(self).__name__}")
+            setattr(self, key, value)
+        return self
+
+    def __repr__(self):
+        return f"smml.dask.{type(self).__name__}(k={self.k!r}, metric={self.metric!r})"
+
+    def fit(self, X, y):
+        """Shard the training set: one in-memory searcher per row block of X, kept on the
+        workers (``dask.persist``).
+
+        Parameters
+        ----------
+        X : dask array of shape (n_samples, n_features)
+            The training points, numeric and finite; each row block is a shard.
+        y : dask array or array-like of shape (n_samples,)
+            The labels.
+
+        Returns
+        -------
+        self
+        """
+        params = self.get_params()
+        decider = self._local(**params)
+        decider._validate_params()            # the in-memory estimator's parameter checks
+        if self.metric == "mahalanobis" and not self.metric_params:
+            raise ValueError("smml.dask k-NN with metric='mahalanobis' needs metric_params={'VI': ...} "
+                             "or {'V': ...}: the covariance of the whole sharded training set is not "
+                             "estimated")
+        X = _check_dask_X(X)
+        n, d = X.shape
+        if self.k > n:
+            raise ValueError(f"k={self.k} is larger than the number of training points, n_samples={n} "
+                             "(000: k cannot be taken larger than the size of the training set)")
+        y = _check_dask_y(y, n, X.chunks[0])
+        classes = None
+        if self._classifier:
+            summaries = dask.compute(*[dask.delayed(_labels_summary)(yb) for yb in y.to_delayed()])
+            classes = np.unique(np.concatenate([u for u, _ in summaries]))
+            counts = np.zeros(classes.size, dtype=np.int64)
+            for u, c in summaries:
+                counts[np.searchsorted(classes, u)] += c
+            self.classes_ = classes
+            decider.classes_ = classes
+            decider._default = int(np.argmax(counts))     # first maximum: smallest label
+            self.default_label_ = classes[decider._default]
+        decider._metric = self.metric
+        offsets = np.concatenate(([0], np.cumsum(X.chunks[0])[:-1]))
+        shards = [dask.delayed(_fit_shard)(xb, yb, params, self.k, int(o), classes)
+                  for xb, yb, o in zip(X.to_delayed().ravel(), y.to_delayed(), offsets)]
+        self.shards_ = list(dask.persist(*shards))
+        # surface a shard's error (bad values, labels) now rather than at the first predict
+        dask.compute(*[dask.delayed(_shard_rows)(s) for s in self.shards_])
+        self.shard_sizes_ = tuple(int(c) for c in X.chunks[0])
+        self.n_samples_fit_ = int(n)
+        self.n_features_in_ = int(d)
+        self._decider = decider
+        return self
+
+    def _run(self, X, kind):
+        if not hasattr(self, "shards_"):
+            raise ValueError(f"this smml.dask.{type(self).__name__} is not fitted yet: call fit first")
+        Xd, lazy = _as_dask(X, self.n_features_in_, f"smml.dask.{type(self).__name__}")
+        k = int(self.k)
+        if not (isinstance(self.k, numbers.Integral) and 1 <= k <= self.n_samples_fit_):
+            raise ValueError(f"k must be an integer in [1, n_samples_fit_={self.n_samples_fit_}], got {self.k!r}")
+        dec = dask.delayed(self._decider, pure=True)
+        blocks = []
+        for qb, nb in zip(Xd.to_delayed().ravel(), Xd.chunks[0]):
+            parts = [dask.delayed(_search_shard)(s, qb, k) for s in self.shards_]
+            out = dask.delayed(_knn_block)(dec, kind, k, nb, *parts)
+            if kind == "proba":
+                shape, dtype = (nb, self.classes_.size), np.float64
+            else:
+                shape = (nb,)
+                dtype = self.classes_.dtype if kind == "predict" else np.float64
+            blocks.append(da.from_delayed(out, shape=shape, dtype=dtype))
+        res = da.concatenate(blocks, axis=0)
+        return res if lazy else res.compute()
+
+
+class KNNClassifier(_DaskKNNBase):
+    """k-NN classifier on a training set sharded across a Dask cluster.
+
+    The parameters are those of :class:`smml.neighbors.KNNClassifier`, and so are the
+    predictions, bit for bit: the k' rule of 000 ("The Nearest Neighbour algorithm";
+    every point tied with the k-th is taken, across shards) and the default label on
+    vote ties (``default_label_``, the most frequent training label, the smallest on
+    equal counts). ``metric="mahalanobis"`` needs ``metric_params``.
+
+    Parameters
+    ----------
+    k : int, default=1
+    metric : {"euclidean", "manhattan", "mahalanobis", "hamming"}, default="euclidean"
+    weights : {"uniform", "distance"} or callable, default="uniform"
+    metric_params : dict or None
+    algorithm : {"auto", "brute", "tree"}, default="auto"
+        The search structure of each shard (chosen per shard with "auto").
+    n_jobs : int or None
+        OpenMP threads of each shard's search on its worker.
+
+    Attributes
+    ----------
+    classes_ : ndarray
+    default_label_ : the label predicted on vote ties
+    shards_ : list of dask Delayed, the persisted shards (one per row block of X)
+    shard_sizes_ : tuple of int
+    n_samples_fit_, n_features_in_ : int
+    """
+
+    _classifier = True
+    _local = _neighbors.KNNClassifier
+
+    def predict(self, X):
+        """The k-NN prediction of each row.
+
+        Parameters
+        ----------
+        X : dask array or array-like of shape (n_queries, n_features)
+
+        Returns
+        -------
+        dask array (for a dask X, lazy) or ndarray of shape (n_queries,)
+        """
+        return self._run(X, "predict")
+
+    def predict_proba(self, X):
+        """The (weighted) share of each class among the taken points.
+
+        Parameters
+        ----------
+        X : dask array or array-like of shape (n_queries, n_features)
+
+        Returns
+        -------
+        dask array or ndarray of shape (n_queries, n_classes)
+        """
+        return self._run(X, "proba")
+
+
+class KNNRegressor(_DaskKNNBase):
+    """k-NN regressor on a training set sharded across a Dask cluster.
+
+    The parameters and the predictions (bit for bit) of
+    :class:`smml.neighbors.KNNRegressor`: the (weighted) mean label of the taken points
+    (000's k' rule across shards), summed in the order of (distance, label).
+
+    Parameters
+    ----------
+    k : int, default=1
+    metric : {"euclidean", "manhattan", "mahalanobis", "hamming"}, default="euclidean"
+    weights : {"uniform", "distance"} or callable, default="uniform"
+    metric_params : dict or None
+    algorithm : {"auto", "brute", "tree"}, default="auto"
+    n_jobs : int or None
+
+    Attributes
+    ----------
+    shards_ : list of dask Delayed
+    shard_sizes_ : tuple of int
+    n_samples_fit_, n_features_in_ : int
+    """
+
+    def predict(self, X):
+        """The (weighted) mean label of the taken points of each row.
+
+        Parameters
+        ----------
+        X : dask array or array-like of shape (n_queries, n_features)
+
+        Returns
+        -------
+        dask array or ndarray of shape (n_queries,)
+        """
+        return self._run(X, "regress")
+
+
+# ---- k-means on a dask array -------------------------------------------------------------------
+
+def _chunk_stats(Xb, dtype):
+    """Pass 1 of the preparation: the rows' squared norms' max and sum (``_prepare``'s
+    centring decision) and a finiteness check."""
+    Xb = np.ascontiguousarray(Xb, dtype=dtype)
+    if not np.all(np.isfinite(Xb)):
+        raise ValueError("smml.dask.KMeans: X contains NaN or infinity")
+    xn = row_norms_sq(Xb)
+    return float(xn.max()), float(xn.sum())
+
+
+def _chain_sum(prev, Xb):
+    """Column sums continued row after row from ``prev`` (numpy's own order for
+    X.sum(axis=0, dtype=float64) on a C-ordered X with more than one column)."""
+    Xb = np.asarray(Xb)
+    return np.add.reduce(np.concatenate([prev[None, :], Xb.astype(np.float64)]), axis=0)
+
+
+def _chunk_norms(Xb, dtype):
+    return row_norms_sq(np.ascontiguousarray(Xb, dtype=dtype))
+
+
+class _ChunkOps:
+    """A row chunk's kernel operands (``smml.cluster._Operands``), its global first row and
+    its labels (a new array each iteration: tasks never mutate their inputs, so a lost
+    result can be recomputed from its lineage)."""
+
+    def __init__(self, ops, offset, labels):
+        self.ops, self.offset, self.labels = ops, offset, labels
+
+
+def _make_ops(Xb, offset, shift, dtype, in_dtype):
+    Xb = np.ascontiguousarray(Xb, dtype=in_dtype)
+    if shift is None:
+        ops = _cluster._Operands(Xb, None, dtype)
+    else:
+        ops = _cluster._Operands(Xb, shift, dtype)
+    return _ChunkOps(ops, offset, np.full(Xb.shape[0], -1, dtype=np.int32))
+
+
+def _blocks(n, block):
+    return [(r0, min(n, r0 + block)) for r0 in range(0, n, block)]
+
+
+def _lloyd_chunk(st, cent, k, coef, block, mean, centred, round32):
+    """One Lloyd iteration's assignment and partial sums on a chunk, block by block (the
+    blocks of the in-memory kernel: the chunk starts on a block boundary): one kernel call
+    per block, so each returns exactly that block's partial sums."""
+    C, Cg, cn = cent
+    ops = st.ops
+    n, d = ops.X.shape
+    labels = st.labels.copy()
+    bl = _blocks(n, block)
+    acc = np.empty((len(bl), k * (d + 2)))
+    anch = np.empty((len(bl), k), dtype=np.intp)
+    changed = 0
+    wk = np.empty(0)
+    one_acc = np.empty((1, k * (d + 2)))
+    one_anch = np.empty((1, k), dtype=np.intp)
+    one_cnt = np.empty((1, 2), dtype=np.intp)
+    C_tmp, Cg_tmp, cn_tmp = np.empty_like(C), np.empty_like(Cg), np.empty(k)
+    for b, (r0, r1) in enumerate(bl):
+        _, n_chg, _, _ = _kmeans.lloyd_iter(
+            ops.Xg[r0:r1], ops.X[r0:r1], ops.xn[r0:r1], wk, Cg, C, cn, mean, centred, round32, coef,
+            labels[r0:r1], Cg_tmp, C_tmp, cn_tmp, one_acc, one_anch, one_cnt, block,
+            _cluster._CHUNK_ROWS, _cluster._FAST_TILE, 1)
+        changed += n_chg
+        acc[b] = one_acc[0]
+        anch[b] = np.where(one_anch[0] >= 0, one_anch[0] + r0, one_anch[0])
+    return _ChunkOps(ops, st.offset, labels), _partials(ops.X, acc, anch, st.offset, changed)
+
+
+def _recompute_chunk(st, moves, cent, k, block, mean, centred, round32):
+    """The update step's partial sums for labels changed by the re-seeding (``moves``: local
+    rows and their new clusters)."""
+    C, Cg, cn = cent
+    ops = st.ops
+    n, d = ops.X.shape
+    labels = st.labels.copy()
+    if len(moves[0]):
+        labels[moves[0]] = moves[1]
+    bl = _blocks(n, block)
+    acc = np.empty((len(bl), k * (d + 2)))
+    anch = np.empty((len(bl), k), dtype=np.intp)
+    one_acc = np.empty((1, k * (d + 2)))
+    one_anch = np.empty((1, k), dtype=np.intp)
+    one_cnt = np.empty((1, 2), dtype=np.intp)
+    C_tmp, Cg_tmp, cn_tmp = np.empty_like(C), np.empty_like(Cg), np.empty(k)
+    for b, (r0, r1) in enumerate(bl):
+        _kmeans.recompute_centroids(ops.Xg[r0:r1], ops.X[r0:r1], ops.xn[r0:r1], np.empty(0),
+                                    labels[r0:r1], Cg, C, cn, mean, centred, round32, Cg_tmp, C_tmp,
+                                    cn_tmp, one_acc, one_anch, one_cnt, block, 1)
+        acc[b] = one_acc[0]
+        anch[b] = np.where(one_anch[0] >= 0, one_anch[0] + r0, one_anch[0])
+    return _ChunkOps(ops, st.offset, labels), _partials(ops.X, acc, anch, st.offset, 0)
+
+
+def _partials(X, acc, anch, offset, changed):
+    """(acc per block, anchors as global rows, the anchor rows' values, labels changed)."""
+    rows = np.where(anch >= 0, anch, 0)
+    return acc, np.where(anch >= 0, anch + offset, anch), X[rows], changed
+
+
+def _reduce(parts, cent, k, d, mean, centred, round32, dtype):
+    """Merge the blocks' partial sums in block order and run the update step, exactly as the
+    compiled kernel (``smml._core._kmeans``: ``_merge``, ``_merge_anchors``, ``_objective``,
+    ``_update``, compiled without fused multiply-adds): returns the new centroids, J of the
+    assignment step, the labels changed, the empty clusters and the merged weights W."""
+    C, Cg, cn = cent
+    accs = [a for p in parts for a in p[0]]
+    tot = accs[0].copy()
+    for a in accs[1:]:
+        tot += a
+    # anchors: first member row / mixed (-2) / none (-1), blocks in order
+    # (``_merge_anchors``, the k clusters at once, block after block)
+    pure = np.full(k, -1, dtype=np.intp)
+    pure_row = np.zeros((k, d), dtype=dtype)
+    for acc, anch, vals, _ in parts:
+        for b in range(anch.shape[0]):
+            ab = anch[b]
+            live = pure != -2
+            mixed = live & (ab == -2)
+            first = live & (ab >= 0) & (pure == -1)
+            other = live & (ab >= 0) & (pure >= 0)
+            differ = other & np.any(vals[b] != pure_row, axis=1)
+            pure[mixed | differ] = -2
+            pure[first] = ab[first]
+            pure_row[first] = vals[b][first]
+    changed = sum(int(p[3]) for p in parts)
+    S = tot[:k * d].reshape(k, d)
+    W = tot[k * d:k * d + k]
+    Q = tot[k * d + k:]
+    dot = np.zeros(k)
+    for f in range(d):
+        dot = dot + Cg[:, f].astype(np.float64) * S[:, f]
+    t = Q - 2.0 * dot + W * cn
+    J = 0.0
+    for j in range(k):
+        if t[j] > 0.0:
+            J = J + float(t[j])
+    C_new, Cg_new, cn_new = C.copy(), Cg.copy(), cn.copy()
+    n_empty = 0
+    for j in range(k):
+        if not W[j] > 0.0:
+            n_empty += 1
+            continue
+        if pure[j] >= 0:
+            v = pure_row[j].astype(np.float64)
+        else:
+            v = S[j] / W[j]
+            if centred:
+                v = mean + v
+        if round32:
+            v = v.astype(np.float32).astype(np.float64)
+        C_new[j] = v.astype(dtype)
+        if centred:
+            v = C_new[j].astype(np.float64) - mean
+            if round32:
+                v = v.astype(np.float32).astype(np.float64)
+        Cg_new[j] = v.astype(dtype)
+        g = Cg_new[j].astype(np.float64)
+        s = 0.0
+        for f in range(d):
+            s = s + g[f] * g[f]
+        cn_new[j] = s
+    return (C_new, Cg_new, cn_new), J, changed, n_empty, W.copy()
+
+
+def _sqdist_chunk(st, C):
+    dist = np.empty(st.ops.X.shape[0])
+    _kmeans.sqdist_to_assigned(st.ops.X, C, st.labels, dist, 1)
+    return dist, st.labels
+
+
+def _assign_chunk(st, cent, coef, block, reassign):
+    """The final assignment step: labels (``reassign``) and J of each block, computed exactly."""
+    C, Cg, cn = cent
+    ops = st.ops
+    labels = st.labels.copy()
+    Js = []
+    for r0, r1 in _blocks(ops.X.shape[0], block):
+        J, _ = _kmeans.assign(ops.Xg[r0:r1], ops.X[r0:r1], ops.xn[r0:r1], np.empty(0), Cg, C, cn, coef,
+                              labels[r0:r1], reassign, True, block, _cluster._CHUNK_ROWS,
+                              _cluster._FAST_TILE, 1)
+        Js.append(J)
+    return labels, Js
+
+
+class KMeans:
+    """k-means (001 "Clustering and the k-means algorithm") on a dask array, on the cluster.
+
+    The algorithm, its rules (ties, empty clusters, the cluster of copies of one row,
+    convergence) and its results are those of :class:`smml.cluster.KMeans`, bit for bit
+    from the same initial centroids: the rows are cut into the in-memory kernel's blocks
+    (X is rechunked so that every chunk starts on a block boundary), each iteration every
+    worker runs smml's compiled Lloyd kernel on each block of its chunks (assignment on
+    exact distances and the block's partial sums S, W, Q), and one task merges the blocks'
+    sums in block order and computes the new centroids exactly as the kernel does.
+    The labels stay on the workers. Re-seeding an empty cluster (rare) gathers the
+    distances of the points to their centroids (one float per row) to choose the farthest
+    points, as the in-memory rule does.
+
+    Parameters
+    ----------
+    n_clusters : int, default=8
+    init : {"random"} or array of shape (n_clusters, n_features), default="random"
+        "random": 001's k distinct training examples, drawn as the in-memory estimator
+        draws them from ``random_state`` (the same rows). "k-means++" is not offered
+        here (it needs k passes over the data): pass its centroids as an array.
+    n_init : "auto" or int, default="auto"
+    max_iter : int, default=300
+    tol : float, default=1e-4
+    random_state : None, int, RandomState or Generator
+    n_jobs : None or int
+        Kept for the parameters of :class:`smml.cluster.KMeans`; each worker runs its
+        blocks on one thread per task (the parallelism is over the chunks).
+
+    Attributes
+    ----------
+    cluster_centers_ : ndarray (n_clusters, n_features)
+    labels_ : dask array (n_samples,) of int32, persisted on the workers
+    inertia_ : float
+    inertia_path_ : ndarray
+    n_iter_ : int
+    converged_ : bool
+    local_ : smml.cluster.KMeans
+        The fitted model as an in-memory estimator (``predict``, ``transform``, ``score``).
+    """
+
+    def __init__(self, n_clusters=8, *, init="random", n_init="auto", max_iter=300, tol=1e-4,
+                 random_state=None, n_jobs=None):
+        self.n_clusters = n_clusters
+        self.init = init
+        self.n_init = n_init
+        self.max_iter = max_iter
+        self.tol = tol
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    def get_params(self, deep=True):
+        return {"n_clusters": self.n_clusters, "init": self.init, "n_init": self.n_init,
+                "max_iter": self.max_iter, "tol": self.tol, "random_state": self.random_state,
+                "n_jobs": self.n_jobs}
+
+    def __repr__(self):
+        return f"smml.dask.KMeans(n_clusters={self.n_clusters!r})"
+
+    def fit(self, X, y=None):
+        """Run k-means on the dask array X (``n_init`` runs, the best kept). y is ignored.
+
+        Parameters
+        ----------
+        X : dask array of shape (n_samples, n_features)
+            Numeric and finite; float32 stays float32, anything else becomes float64.
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
+        local = _cluster.KMeans(**self.get_params())
+        local._validate_params()
+        if isinstance(self.init, str) and self.init == "k-means++":
+            raise ValueError("smml.dask.KMeans: init='k-means++' is not offered on dask arrays; use "
+                             "init='random' or pass initial centroids as an array")
+        X = _check_dask_X(X)
+        in_dtype = np.float32 if X.dtype == np.float32 else np.float64
+        n, d = X.shape
+        k = self.n_clusters
+        if k > n:
+            raise ValueError(f"n_clusters={k} is larger than the number of samples, n_samples={n}")
+        if not isinstance(self.init, str):
+            local._init_C = local._init_array(d, in_dtype)
+        block = _cluster._block_rows(n, k, d)
+        # chunks on block boundaries, about as many as the user's
+        per = max(1, int(round(float(np.mean(X.chunks[0])) / block))) * block
+        if any(c % block for c in X.chunks[0][:-1]):
+            X = X.rechunk({0: per, 1: -1})
+        chunks = X.to_delayed().ravel()
+        offsets = np.concatenate(([0], np.cumsum(X.chunks[0])[:-1])).astype(int)
+
+        # _prepare: the centring decision and the shift, as the in-memory estimator computes them
+        stats = dask.compute(*[dask.delayed(_chunk_stats)(c, in_dtype) for c in chunks])
+        top = max(s[0] for s in stats)
+        if not top < _cluster._MAX_NORM_SQ:
+            raise ValueError(f"KMeans: the squared distances overflow float64 (a row has squared norm "
+                             f"{top:.3g}); rescale the features")
+        if d == 1:              # numpy sums one column pairwise: take it whole
+            mean = X.astype(in_dtype).compute().mean(axis=0, dtype=np.float64)
+        else:
+            s = dask.delayed(np.zeros(d))
+            for c in chunks:
+                s = dask.delayed(_chain_sum)(s, dask.delayed(np.ascontiguousarray)(c, in_dtype))
+            mean = s.compute() / n
+        offset = float(mean @ mean)
+        factor = 1.0 if in_dtype == np.float64 else 64.0
+        spread = sum(s[1] for s in stats) / n - offset
+        if abs(offset - factor * spread) <= 1e-9 * (abs(offset) + factor * abs(spread)):
+            # too close to call with a differently rounded mean of the norms: the exact one
+            xn = np.concatenate(dask.compute(*[dask.delayed(_chunk_norms)(c, in_dtype) for c in chunks]))
+            spread = float(xn.mean()) - offset
+        centre = offset > factor * spread
+        local._shift = mean if centre else None
+        local._round32 = in_dtype == np.float32 and (centre or not top < _cluster._GEMM_LIMIT32)
+        local._dtype = np.float64 if local._round32 else in_dtype
+        dtype = local._dtype
+        states = list(dask.persist(*[dask.delayed(_make_ops)(c, int(o), local._shift, dtype, in_dtype)
+                                     for c, o in zip(chunks, offsets)]))
+        rng = check_random_state(self.random_state)
+        best = None
+        for _ in range(local._n_runs()):
+            if isinstance(self.init, str):         # "random": the rows the in-memory fit draws
+                idx = rng.choice(np.arange(n), k, replace=False)
+                C0 = X[idx].astype(in_dtype).compute()
+            else:
+                C0 = local._init_C
+            run = self._run(local, states, C0, n, d, block)
+            if best is None or run[2] < best[2]:
+                best = run
+        C, st, inertia, path, n_iter, converged, n_empty = best
+        if n_empty:
+            warnings.warn(f"KMeans: only {k - n_empty} of n_clusters={k} clusters are non-empty "
+                          "(fewer distinct points than clusters?)", ConvergenceWarning, stacklevel=2)
+        self.cluster_centers_ = C.astype(in_dtype)
+        self.labels_ = da.concatenate([da.from_delayed(s, shape=(c,), dtype=np.int32)
+                                       for s, c in zip(st, X.chunks[0])])
+        self.inertia_ = float(inertia)
+        self.inertia_path_ = path
+        self.n_iter_ = int(n_iter)
+        self.converged_ = bool(converged)
+        self.n_features_in_ = int(d)
+        local.cluster_centers_ = self.cluster_centers_
+        local.labels_ = None
+        local.inertia_ = self.inertia_
+        local.inertia_path_ = path
+        local.n_iter_ = self.n_iter_
+        local.converged_ = self.converged_
+        local.n_features_in_ = int(d)
+        local._n_features_out = k
+        local._predict_cache = {}
+        for attr in ("_init_C",):
+            local.__dict__.pop(attr, None)
+        self.local_ = local
+        return self
+
+    def _run(self, local, states, C0, n, d, block):
+        """One run of the notes' loop (``smml.cluster.KMeans._run``, step for step)."""
+        k = self.n_clusters
+        dt = local._dtype
+        centred = local._shift is not None
+        mean = np.zeros(d) if local._shift is None else local._shift
+        round32 = local._round32
+        coef = _neighbors._euclidean_error_coef(d, dt)
+        cent = local._gemm_centroids(C0)
+        C, Cg, cn = cent
+        cent = (C, Cg if centred else C, cn)
+        path = []
+        converged = False
+        n_empty = 0
+        it = 0
+        for it in range(1, self.max_iter + 1):
+            pairs = [dask.delayed(_lloyd_chunk, nout=2)(s, cent, k, coef, block, mean, centred, round32)
+                     for s in states]
+            new_states = [p[0] for p in pairs]
+            red = dask.delayed(_reduce)([p[1] for p in pairs], cent, k, d, mean, centred, round32, dt)
+            out = dask.persist(*new_states, red)
+            states, red = list(out[:-1]), out[-1]
+            cent_new, J, n_changed, n_empty, W = red.compute()
+            path.append(J)
+            moved = 0
+            if n_empty:
+                states, moved, n_empty, cent_new = self._reseed(states, cent, cent_new, W, k, d, block,
+                                                                mean, centred, round32, dt)
+            cent = cent_new
+            if n_changed == 0 and moved == 0:
+                converged = True
+                break
+            if self.tol > 0 and len(path) > 1 and path[-2] - J <= self.tol * path[-2]:
+                break
+        outs = dask.compute(*[dask.delayed(_assign_chunk)(s, cent, coef, block, not converged)
+                              for s in states])
+        inertia = 0.0
+        for _, Js in outs:
+            for J in Js:
+                inertia = inertia + J
+        final = [dask.delayed(np.asarray)(lab) for lab, _ in outs]
+        final = list(dask.persist(*final))
+        return cent[0], final, inertia, np.array(path), it, converged, n_empty
+
+    def _reseed(self, states, cent_old, cent_new, W, k, d, block, mean, centred, round32, dt):
+        """``smml.cluster.KMeans._reseed``: the empty clusters take the farthest points (exact
+        distances to the centroids they were assigned to, farthest first, lowest row on
+        ties, skipping points at distance 0 and last members), then the means again."""
+        empty = np.flatnonzero(~(W > 0))
+        got = dask.compute(*[dask.delayed(_sqdist_chunk)(s, cent_old[0]) for s in states])
+        dist = np.concatenate([g[0] for g in got])
+        labels = np.concatenate([g[1] for g in got])
+        cand = np.flatnonzero(dist > 0)
+        cand = cand[np.lexsort((cand, -dist[cand]))]
+        members = np.bincount(labels, minlength=k)
+        moves = {}
+        moved, pos = 0, 0
+        for j in empty:
+            while pos < len(cand) and members[labels[cand[pos]]] < 2:
+                pos += 1
+            if pos == len(cand):
+                break
+            i = cand[pos]
+            pos += 1
+            members[labels[i]] -= 1
+            members[j] += 1
+            labels[i] = j
+            moves[int(i)] = int(j)
+            moved += 1
+        if not moved:
+            return states, 0, len(empty), cent_new
+        sizes = [len(g[0]) for g in got]
+        bounds = np.concatenate(([0], np.cumsum(sizes)))
+        rows = np.array(sorted(moves), dtype=np.intp)
+        pairs = []
+        for c, s in enumerate(states):
+            sel = rows[(rows >= bounds[c]) & (rows < bounds[c + 1])]
+            mv = (sel - bounds[c], np.array([moves[int(i)] for i in sel], dtype=np.int32))
+            pairs.append(dask.delayed(_recompute_chunk, nout=2)(s, mv, cent_old, k, block, mean,
+                                                                 centred, round32))
+        red = dask.delayed(_reduce)([p[1] for p in pairs], cent_old, k, d, mean, centred, round32, dt)
+        out = dask.persist(*[p[0] for p in pairs], red)
+        cent, _, _, still, _ = out[-1].compute()
+        return list(out[:-1]), moved, still, cent
