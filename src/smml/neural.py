@@ -51,7 +51,7 @@ __all__ = ["MLPClassifier", "MLPRegressor"]
 
 #: multiply-adds per SGD step (batch x weights) worth a thread of its own in training.
 #: Measured on this 2-core machine (784 inputs, 10 outputs, float32, one epoch of 12,000
-#: rows, 1 vs 2 threads; /var/tmp/ab/nn_threads.py in issue 12's note): 2 threads are
+#: rows, 1 vs 2 threads; bench/sweep_neural_threads.py [--wide]): 2 threads are
 #: 0.42-0.45x as fast as 1 at 1.2-1.6 M per step ((96,) or (128,) x batch 16, (64,) x 32),
 #: and 1.15-1.31x as fast from 2.4 M on ((96,) x 32, (128,) x 24, (200,) x 16, (32,) x 128):
 #: the step's two barriers cost more than half a step below that. threads_for starts a
