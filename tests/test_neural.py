@@ -242,10 +242,11 @@ def test_float32_kernel_tracks_float64(rng):
 
 
 def test_forward_matches_reference(rng):
-    X, _ = problem(rng, "square", n=300, d=7)          # more rows than a block of the kernel
+    X, _ = problem(rng, "square", n=1100, d=7)         # more rows than two blocks (CHUNK) of the kernel
+    assert len(X) > 2 * K.CHUNK_ROWS
     for act in ACTS:
         coefs, intercepts = net(rng, [7, 9, 4, 2], act)
-        out = np.empty((300, 2))
+        out = np.empty((1100, 2))
         K.forward(X, coefs, intercepts, ACT[act], out, 2)
         ref = np.array([R.forward(x, coefs, intercepts, act)[0][-1] for x in X])
         np.testing.assert_allclose(out, ref, rtol=1e-12, atol=1e-12)
