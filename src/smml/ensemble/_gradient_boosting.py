@@ -71,8 +71,6 @@ _GRAIN = 8192
 _PREDICT_GRAIN = 256
 
 
-
-
 def _store_params(est, params):
     """__init__: every argument stored under its own name, unchanged (scikit-learn's rule)."""
     for name, value in params.items():
