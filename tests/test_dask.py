@@ -37,19 +37,30 @@ TIMEOUT = 60          # seconds: any single computation of this module
 def client():
     """A LocalCluster of 2 worker processes on the loopback interface, closed at the end. A
     task whose worker dies is retried once (allowed-failures=1), then KilledWorker."""
-    with dask.config.set({"distributed.scheduler.allowed-failures": 1,
-                          "distributed.comm.timeouts.connect": "20s"}):
-        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                           host="127.0.0.1", dashboard_address=None,
-                                           silence_logs=50, env={"OMP_NUM_THREADS": "1"})
-        c = distributed.Client(cluster, timeout="30s")
-        c.wait_for_workers(2, timeout=TIMEOUT)
-        c._smml_cluster = cluster          # for _wait_workers
-        try:
-            yield c
-        finally:
-            c.close(timeout=TIMEOUT)
-            cluster.close(timeout=TIMEOUT)
+    # The workers must be able to import this module by name: joblib's batches and the
+    # estimators inside them are pickled by plain pickle, by reference (tests.test_dask._KillerTree),
+    # and under CI the tests run from outside the source tree (--import-mode=importlib), where a
+    # worker process would not find `tests`. Worker processes are spawned with this process's
+    # sys.path (multiprocessing passes it on, also when a killed worker is restarted): the
+    # checkout's root is on it while the cluster lives.
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    sys.path.insert(0, root)
+    try:
+        with dask.config.set({"distributed.scheduler.allowed-failures": 1,
+                              "distributed.comm.timeouts.connect": "20s"}):
+            cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                               host="127.0.0.1", dashboard_address=None,
+                                               silence_logs=50, env={"OMP_NUM_THREADS": "1"})
+            c = distributed.Client(cluster, timeout="30s")
+            c.wait_for_workers(2, timeout=TIMEOUT)
+            c._smml_cluster = cluster          # for _wait_workers
+            try:
+                yield c
+            finally:
+                c.close(timeout=TIMEOUT)
+                cluster.close(timeout=TIMEOUT)
+    finally:
+        sys.path.remove(root)
 
 
 def _data(n=240, d=4, seed=0):
