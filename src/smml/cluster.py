@@ -51,6 +51,25 @@ def _block_rows(n, k, d):
     return int(-(-rows // _CHUNK_ROWS) * _CHUNK_ROWS)
 
 
+def _move_to_empty(labels, cand, members, empty):
+    """Give each empty cluster j (in order) the next candidate row, farthest first (``cand``),
+    whose cluster keeps at least one other member; ``labels`` and ``members`` are updated in
+    place.  Returns the moves [(row, j), ...]."""
+    moves, pos = [], 0
+    for j in empty:
+        while pos < len(cand) and members[labels[cand[pos]]] < 2:
+            pos += 1
+        if pos == len(cand):
+            break
+        i = cand[pos]
+        pos += 1
+        members[labels[i]] -= 1
+        members[j] += 1
+        labels[i] = j
+        moves.append((int(i), int(j)))
+    return moves
+
+
 def _draw(rng, weights):
     """One index drawn with probability proportional to ``weights`` (one uniform number;
     an index of zero weight is never drawn)."""
@@ -312,18 +331,7 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Sm
         cand = np.flatnonzero(positive & (dist > 0))
         cand = cand[np.lexsort((cand, -dist[cand]))]       # farthest first, lowest index on ties
         members = np.bincount(labels[positive], minlength=k)
-        moved, pos = 0, 0
-        for j in empty:
-            while pos < len(cand) and members[labels[cand[pos]]] < 2:
-                pos += 1
-            if pos == len(cand):
-                break
-            i = cand[pos]
-            pos += 1
-            members[labels[i]] -= 1
-            members[j] += 1
-            labels[i] = j
-            moved += 1
+        moved = len(_move_to_empty(labels, cand, members, empty))
         if not moved:
             return 0, len(empty)
         still = _kmeans.recompute_centroids(ops.Xg, ops.X, ops.xn, wk, labels,

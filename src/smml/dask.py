@@ -877,20 +877,8 @@ class KMeans:
         cand = np.flatnonzero(dist > 0)
         cand = cand[np.lexsort((cand, -dist[cand]))]
         members = np.bincount(labels, minlength=k)
-        moves = {}
-        moved, pos = 0, 0
-        for j in empty:
-            while pos < len(cand) and members[labels[cand[pos]]] < 2:
-                pos += 1
-            if pos == len(cand):
-                break
-            i = cand[pos]
-            pos += 1
-            members[labels[i]] -= 1
-            members[j] += 1
-            labels[i] = j
-            moves[int(i)] = int(j)
-            moved += 1
+        moves = dict(_cluster._move_to_empty(labels, cand, members, empty))
+        moved = len(moves)
         if not moved:
             return states, 0, len(empty), cent_new
         sizes = [len(g[0]) for g in got]
