@@ -12,6 +12,14 @@ from smml._validation import validate_params
 __all__ = ["SmmlEstimator", "ClassifierMixin", "RegressorMixin", "ClusterMixin"]
 
 
+def store_params(est, params):
+    """``__init__``: every argument stored under its own name, unchanged (scikit-learn's rule);
+    call as ``store_params(self, locals())``."""
+    for name, value in params.items():
+        if name not in ("self", "__class__"):
+            setattr(est, name, value)
+
+
 class SmmlEstimator(BaseEstimator):
     """Base of every smml estimator: parameter validation and thread count."""
 

@@ -28,7 +28,7 @@ from smml._validation import (
     N_JOBS, RANDOM_STATE, InstanceOf, Interval, Options, check_is_fitted, check_random_state,
     validate_sample_weight, validate_X,
 )
-from smml.base import ClusterMixin, SmmlEstimator
+from smml.base import ClusterMixin, SmmlEstimator, store_params
 from smml.neighbors import _centre, _euclidean_error_coef
 
 __all__ = ["KMeans", "adjusted_rand_index"]
@@ -173,13 +173,7 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Sm
 
     def __init__(self, n_clusters=8, *, init="random", n_init="auto", max_iter=300, tol=1e-4,
                  random_state=None, n_jobs=None):
-        self.n_clusters = n_clusters
-        self.init = init
-        self.n_init = n_init
-        self.max_iter = max_iter
-        self.tol = tol
-        self.random_state = random_state
-        self.n_jobs = n_jobs
+        store_params(self, locals())
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

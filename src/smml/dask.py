@@ -47,6 +47,7 @@ from smml import neighbors as _neighbors
 from smml._core import _kmeans
 from smml._core._utils import row_norms_sq
 from smml._validation import check_is_fitted, check_random_state
+from smml.base import store_params
 
 __all__ = ["predict", "predict_proba", "transform", "KNNClassifier", "KNNRegressor", "KMeans"]
 
@@ -285,12 +286,7 @@ class _DaskKNNBase:
 
     def __init__(self, k=1, metric="euclidean", weights="uniform", metric_params=None,
                  algorithm="auto", n_jobs=None):
-        self.k = k
-        self.metric = metric
-        self.weights = weights
-        self.metric_params = metric_params
-        self.algorithm = algorithm
-        self.n_jobs = n_jobs
+        store_params(self, locals())
 
     def get_params(self, deep=True):
         return {"k": self.k, "metric": self.metric, "weights": self.weights,
@@ -708,13 +704,7 @@ class KMeans:
 
     def __init__(self, n_clusters=8, *, init="random", n_init="auto", max_iter=300, tol=1e-4,
                  random_state=None, n_jobs=None):
-        self.n_clusters = n_clusters
-        self.init = init
-        self.n_init = n_init
-        self.max_iter = max_iter
-        self.tol = tol
-        self.random_state = random_state
-        self.n_jobs = n_jobs
+        store_params(self, locals())
 
     def get_params(self, deep=True):
         return {"n_clusters": self.n_clusters, "init": self.init, "n_init": self.n_init,

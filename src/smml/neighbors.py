@@ -40,7 +40,7 @@ from smml._validation import (
     Callable, InstanceOf, N_JOBS, Interval, Options, check_is_fitted, encode_classes,
     validate_X, validate_X_y,
 )
-from smml.base import ClassifierMixin, RegressorMixin, SmmlEstimator
+from smml.base import ClassifierMixin, RegressorMixin, SmmlEstimator, store_params
 
 __all__ = ["KNNClassifier", "KNNRegressor"]
 
@@ -243,12 +243,7 @@ class _KNNBase(SmmlEstimator):
 
     def __init__(self, k=1, metric="euclidean", weights="uniform", metric_params=None,
                  algorithm="auto", n_jobs=None):
-        self.k = k
-        self.metric = metric
-        self.weights = weights
-        self.metric_params = metric_params
-        self.algorithm = algorithm
-        self.n_jobs = n_jobs
+        store_params(self, locals())
 
     # ---- fit -------------------------------------------------------------
 

@@ -44,7 +44,7 @@ from smml._core import _neural as _k
 from smml._threads import blas_single_thread, threads_for
 from smml._validation import (N_JOBS, RANDOM_STATE, Interval, Options, check_is_fitted,
                               check_random_state, encode_classes, validate_X, validate_X_y)
-from smml.base import ClassifierMixin, RegressorMixin, SmmlEstimator
+from smml.base import ClassifierMixin, RegressorMixin, SmmlEstimator, store_params
 from smml.linear._base import _BOOL, DivergenceError
 
 __all__ = ["MLPClassifier", "MLPRegressor"]
@@ -338,21 +338,7 @@ class MLPClassifier(ClassifierMixin, _BaseMLP):
                  learning_rate=0.01, schedule="constant", momentum=0.0, lam=0.0, max_epochs=200,
                  tol=1e-4, n_iter_no_change=10, early_stopping=False, validation_fraction=0.1,
                  random_state=None, n_jobs=None):
-        self.hidden_layer_sizes = hidden_layer_sizes
-        self.activation = activation
-        self.loss = loss
-        self.batch_size = batch_size
-        self.learning_rate = learning_rate
-        self.schedule = schedule
-        self.momentum = momentum
-        self.lam = lam
-        self.max_epochs = max_epochs
-        self.tol = tol
-        self.n_iter_no_change = n_iter_no_change
-        self.early_stopping = early_stopping
-        self.validation_fraction = validation_fraction
-        self.random_state = random_state
-        self.n_jobs = n_jobs
+        store_params(self, locals())
 
     def _targets(self, y_enc, dtype):
         k = len(self.classes_)
@@ -454,21 +440,7 @@ class MLPRegressor(RegressorMixin, _BaseMLP):
                  learning_rate=0.001, schedule="constant", momentum=0.0, lam=0.0, max_epochs=200,
                  tol=1e-4, n_iter_no_change=10, early_stopping=False, validation_fraction=0.1,
                  random_state=None, n_jobs=None):
-        self.hidden_layer_sizes = hidden_layer_sizes
-        self.activation = activation
-        self.loss = loss
-        self.batch_size = batch_size
-        self.learning_rate = learning_rate
-        self.schedule = schedule
-        self.momentum = momentum
-        self.lam = lam
-        self.max_epochs = max_epochs
-        self.tol = tol
-        self.n_iter_no_change = n_iter_no_change
-        self.early_stopping = early_stopping
-        self.validation_fraction = validation_fraction
-        self.random_state = random_state
-        self.n_jobs = n_jobs
+        store_params(self, locals())
 
     _out = _k.OUT_SQUARE
 

@@ -57,7 +57,7 @@ from smml._threads import threads_for
 from smml._validation import (InstanceOf, Interval, N_JOBS, Options, RANDOM_STATE, check_is_fitted,
                               drop_zero_weight, encode_classes, validate_sample_weight, validate_X,
                               validate_X_y)
-from smml.base import ClassifierMixin, RegressorMixin, SmmlEstimator
+from smml.base import ClassifierMixin, RegressorMixin, SmmlEstimator, store_params
 from smml.tree import Tree, _BaseTree, apply_bins, bin_features
 
 __all__ = ["GradientBoostingRegressor", "GradientBoostingClassifier"]
@@ -69,13 +69,6 @@ __all__ = ["GradientBoostingRegressor", "GradientBoostingClassifier"]
 _GRAIN = 8192
 #: rows routed through all trees at prediction, worth a thread
 _PREDICT_GRAIN = 256
-
-
-def _store_params(est, params):
-    """__init__: every argument stored under its own name, unchanged (scikit-learn's rule)."""
-    for name, value in params.items():
-        if name not in ("self", "__class__"):
-            setattr(est, name, value)
 
 
 class _BaseGradientBoosting(SmmlEstimator):
@@ -339,7 +332,7 @@ class GradientBoostingRegressor(RegressorMixin, _BaseGradientBoosting):
                  max_leaf_nodes=None, reg_lambda=1.0, gamma=0.0, min_child_weight=1.0, subsample=1.0,
                  colsample_bytree=1.0, max_bins=256, categorical_features=None, early_stopping=False,
                  validation_fraction=0.1, n_iter_no_change=10, tol=1e-7, random_state=None, n_jobs=None):
-        _store_params(self, locals())
+        store_params(self, locals())
 
     def fit(self, X, y, sample_weight=None):
         return self._fit(X, y, sample_weight, classifier=False)
@@ -371,7 +364,7 @@ class GradientBoostingClassifier(ClassifierMixin, _BaseGradientBoosting):
                  max_leaf_nodes=None, reg_lambda=1.0, gamma=0.0, min_child_weight=1.0, subsample=1.0,
                  colsample_bytree=1.0, max_bins=256, categorical_features=None, early_stopping=False,
                  validation_fraction=0.1, n_iter_no_change=10, tol=1e-7, random_state=None, n_jobs=None):
-        _store_params(self, locals())
+        store_params(self, locals())
 
     def fit(self, X, y, sample_weight=None):
         return self._fit(X, y, sample_weight, classifier=True)
