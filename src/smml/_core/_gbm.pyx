@@ -35,7 +35,7 @@ from smml._core._openmp cimport threads_for
 from smml._core._split cimport (MAXCAT, NWORDS, Targets, SplitRecord, ScanState, init_record,
                                 init_scan, bin_empty, score_reg, hist_build, hist_subtract,
                                 scan_categorical, Pending, frontier_push, frontier_pop)
-from smml._core._tree cimport Node
+from smml._core._tree cimport Node, leaf_test
 from smml._core._tree import NODE_DTYPE
 
 import numpy as np
@@ -432,14 +432,9 @@ cdef void _set_node(const Params* P, Node* nd, double* value, intp_t start, intp
                     double Gs, double Hs) noexcept nogil:
     """A leaf: w* = -G / (H + lambda) times the learning rate (002 "XGBoost")."""
     cdef double den = Hs + P.t.reg_lambda
-    nd.threshold = 0.0
-    nd.feature = -1
-    nd.children_left = -1
-    nd.is_categorical = 0
-    nd.missing_left = 0
+    leaf_test(nd)
     nd.impurity = 0.0
     nd.weighted_n_node_samples = Hs
-    nd.improvement = 0.0
     nd.n_node_samples = end - start
     nd.depth = <int32_t>depth
     value[0] = P.lr * (-Gs / den) if den > 0.0 else 0.0

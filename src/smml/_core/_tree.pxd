@@ -26,3 +26,14 @@ cdef packed struct Node:
     double improvement          # decrease of the training objective made by the node's split (0 at a leaf)
     intp_t n_node_samples
     int32_t depth
+
+
+cdef inline void leaf_test(Node* nd) noexcept nogil:
+    """The test fields of a leaf (no test, no children, no decrease); the kernels that create
+    nodes (_tree.pyx, _gbm.pyx) set the statistics themselves."""
+    nd.threshold = 0.0
+    nd.feature = -1
+    nd.children_left = -1
+    nd.is_categorical = 0
+    nd.missing_left = 0
+    nd.improvement = 0.0

@@ -207,12 +207,7 @@ cdef int _store_append(NodeStore* G, const NodeStore* L, intp_t g) noexcept nogi
 cdef inline void _no_test(Node* nd, uint64_t* bits) noexcept nogil:
     """The test fields of a leaf (its statistics are left as they are); _grow sets them
     when the leaf is split."""
-    nd.threshold = 0.0
-    nd.feature = -1
-    nd.children_left = -1
-    nd.is_categorical = 0
-    nd.missing_left = 0
-    nd.improvement = 0.0
+    leaf_test(nd)
     memset(bits, 0, NWORDS * sizeof(uint64_t))
 
 
