@@ -10,7 +10,7 @@ from smml._threads import threads_for
 from smml._validation import (N_JOBS, RANDOM_STATE, InstanceOf, Interval, Options, check_is_fitted,
                               check_random_state, drop_zero_weight, encode_classes, validate_sample_weight,
                               validate_X, validate_X_y)
-from smml.base import ClassifierMixin, SmmlEstimator
+from smml.base import ClassifierMixin, SmmlEstimator, store_params
 from smml.ensemble._base import _seeded_clone
 from smml.tree import sort_columns
 
@@ -246,11 +246,7 @@ class AdaBoostClassifier(ClassifierMixin, SmmlEstimator):
                        "n_jobs": N_JOBS, "random_state": RANDOM_STATE, "verbose": VERBOSE}
 
     def __init__(self, estimator=None, n_estimators=50, n_jobs=None, random_state=None, verbose=0):
-        self.estimator = estimator
-        self.n_estimators = n_estimators
-        self.n_jobs = n_jobs
-        self.random_state = random_state
-        self.verbose = verbose
+        store_params(self, locals())
 
     # -- fitting -----------------------------------------------------------
     def fit(self, X, y, sample_weight=None):

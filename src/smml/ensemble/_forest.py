@@ -4,7 +4,7 @@ import numpy as np
 
 from smml._progress import VERBOSE
 from smml._validation import (N_JOBS, RANDOM_STATE, Interval, Options, check_is_fitted)
-from smml.base import ClassifierMixin, RegressorMixin
+from smml.base import ClassifierMixin, RegressorMixin, store_params
 from smml.ensemble._bagging import (_BaggingClassifierMixin, _BaggingRegressorMixin, _BaseBagging,
                                     _default_tree)
 
@@ -110,18 +110,7 @@ class RandomForestClassifier(_BaggingClassifierMixin, ClassifierMixin, _BaseFore
     def __init__(self, n_estimators=100, criterion="gini", max_depth=None, min_samples_split=2,
                  min_samples_leaf=1, max_features="sqrt", max_samples=None, splitter="auto",
                  oob_score=False, n_jobs=None, random_state=None, verbose=0):
-        self.n_estimators = n_estimators
-        self.criterion = criterion
-        self.max_depth = max_depth
-        self.min_samples_split = min_samples_split
-        self.min_samples_leaf = min_samples_leaf
-        self.max_features = max_features
-        self.max_samples = max_samples
-        self.splitter = splitter
-        self.oob_score = oob_score
-        self.n_jobs = n_jobs
-        self.random_state = random_state
-        self.verbose = verbose
+        store_params(self, locals())
 
 
 class RandomForestRegressor(_BaggingRegressorMixin, RegressorMixin, _BaseForest):

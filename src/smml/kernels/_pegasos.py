@@ -8,6 +8,7 @@ from smml.linear._pegasos import _step_indices
 
 from smml.kernels._base import CACHE_SIZE, KERNEL_SPEC, KernelClassifierBase
 from smml.kernels._perceptron import run_rows
+from smml.base import store_params
 
 
 class KernelPegasos(KernelClassifierBase):
@@ -56,15 +57,7 @@ class KernelPegasos(KernelClassifierBase):
 
     def __init__(self, lam=1e-3, n_iter=10000, average=False, kernel="gaussian", degree=3,
                  gamma="scale", random_state=None, cache_size=256.0, n_jobs=None):
-        self.lam = lam
-        self.n_iter = n_iter
-        self.average = average
-        self.kernel = kernel
-        self.degree = degree
-        self.gamma = gamma
-        self.random_state = random_state
-        self.cache_size = cache_size
-        self.n_jobs = n_jobs
+        store_params(self, locals())
 
     def _run(self, kern, Xp, norms, y_pm, rng, cache):
         m = Xp.shape[0]

@@ -6,6 +6,7 @@ from smml._validation import N_JOBS, RANDOM_STATE, Interval, Options
 from smml.linear._base import _BOOL, _check_rng
 
 from smml.kernels._base import CACHE_SIZE, KERNEL_SPEC, KernelClassifierBase, user_kernel
+from smml.base import store_params
 
 
 def run_rows(est, kern, Xp, cache, step):
@@ -84,15 +85,7 @@ class KernelPerceptron(KernelClassifierBase):
 
     def __init__(self, kernel="gaussian", degree=3, gamma="scale", max_epochs=1000, shuffle=False,
                  random_state=None, budget=None, cache_size=256.0, n_jobs=None):
-        self.kernel = kernel
-        self.degree = degree
-        self.gamma = gamma
-        self.max_epochs = max_epochs
-        self.shuffle = shuffle
-        self.random_state = random_state
-        self.budget = budget
-        self.cache_size = cache_size
-        self.n_jobs = n_jobs
+        store_params(self, locals())
 
     def _run(self, kern, Xp, norms, y_pm, rng, cache):
         m = Xp.shape[0]

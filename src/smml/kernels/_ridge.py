@@ -7,7 +7,7 @@ import scipy.linalg
 from smml._core import _kernels as _k
 from smml._threads import blas_threads
 from smml._validation import N_JOBS, Interval, check_is_fitted, validate_X, validate_X_y
-from smml.base import RegressorMixin, SmmlEstimator
+from smml.base import RegressorMixin, SmmlEstimator, store_params
 from smml.linear._base import _BOOL
 
 from smml.kernels._base import KERNEL_SPEC, decision_values, gram, resolve_kernel
@@ -60,12 +60,7 @@ class KernelRidge(RegressorMixin, SmmlEstimator):
 
     def __init__(self, alpha=1.0, kernel="gaussian", degree=3, gamma="scale", fit_intercept=False,
                  n_jobs=None):
-        self.alpha = alpha
-        self.kernel = kernel
-        self.degree = degree
-        self.gamma = gamma
-        self.fit_intercept = fit_intercept
-        self.n_jobs = n_jobs
+        store_params(self, locals())
 
     def _system(self, kern, Xp, norms, fill, nt):
         """alpha I + K (centred with fit_intercept), and the row means r of K."""

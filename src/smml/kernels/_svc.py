@@ -11,6 +11,7 @@ from smml.linear._base import _BOOL
 
 from smml.kernels._base import (CACHE_SIZE, KERNEL_SPEC, KernelClassifierBase, RowCacheArrays,
                                 cache_rows, gram, user_kernel)
+from smml.base import store_params
 
 
 class KernelSVC(KernelClassifierBase):
@@ -84,17 +85,7 @@ class KernelSVC(KernelClassifierBase):
 
     def __init__(self, C=1.0, lam=None, kernel="gaussian", degree=3, gamma="scale", fit_intercept=True,
                  tol=1e-3, shrinking=True, cache_size=1024.0, max_iter=None, n_jobs=None):
-        self.C = C
-        self.lam = lam
-        self.kernel = kernel
-        self.degree = degree
-        self.gamma = gamma
-        self.fit_intercept = fit_intercept
-        self.tol = tol
-        self.shrinking = shrinking
-        self.cache_size = cache_size
-        self.max_iter = max_iter
-        self.n_jobs = n_jobs
+        store_params(self, locals())
 
     def _kernel_cache(self, kern, Xp, norms, nt):
         """(cache arrays, K(x_t, x_t)): the whole Gram matrix when it fits, else an empty cache."""

@@ -11,6 +11,7 @@ from smml._validation import N_JOBS, Interval, validate_X_y
 
 from smml.linear._base import NotSeparableError, _BOOL, _problem_labels, _raise_divergence, _LinearClassifier
 from smml.linear._lp import _augment, _pow2_scale, _separating_lp
+from smml.base import store_params
 
 
 #: multiply-adds (rows x features) per thread worth starting for a pass over X
@@ -227,10 +228,7 @@ class HardMarginSVM(_LinearClassifier):
                        "max_iter": Interval(int, 1, None), "n_jobs": N_JOBS}
 
     def __init__(self, fit_intercept=True, tol=1e-8, max_iter=1000, n_jobs=None):
-        self.fit_intercept = fit_intercept
-        self.tol = tol
-        self.max_iter = max_iter
-        self.n_jobs = n_jobs
+        store_params(self, locals())
 
     def fit(self, X, y):
         self._validate_params()

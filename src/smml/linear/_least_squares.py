@@ -11,6 +11,7 @@ from smml._validation import (N_JOBS, RANDOM_STATE, Interval, Options, validate_
 
 from smml.linear._base import (_BOOL, _center, _centered_gram, _check_rng, _lstsq, _raise_divergence,
                                _small_change, _LinearRegressorBase)
+from smml.base import store_params
 
 class LinearRegression(_LinearRegressorBase):
     """Least squares: the ERM of the square loss (000, "Linear regression"; 001, normal equations).
@@ -140,14 +141,7 @@ class LMSRegressor(LinearRegression):
 
     def __init__(self, mode="batch", learning_rate="auto", max_epochs=1000, tol=1e-6, shuffle=False,
                  fit_intercept=True, random_state=None, n_jobs=None):
-        self.mode = mode
-        self.learning_rate = learning_rate
-        self.max_epochs = max_epochs
-        self.tol = tol
-        self.shuffle = shuffle
-        self.fit_intercept = fit_intercept
-        self.random_state = random_state
-        self.n_jobs = n_jobs
+        store_params(self, locals())
 
     def _lr(self, X):
         if self.learning_rate != "auto":

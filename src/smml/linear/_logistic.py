@@ -11,6 +11,7 @@ from smml._validation import (N_JOBS, RANDOM_STATE, Interval, Options, encode_cl
 
 from smml.linear._base import (_BOOL, _GRAIN, _check_rng, _problem_labels, _raise_divergence, _small_change,
                                _LinearClassifier)
+from smml.base import store_params
 
 
 #: from this many n * d * n_classes on, the softmax loss's matrix products may use BLAS threads
@@ -67,15 +68,7 @@ class LogisticRegression(_LinearClassifier):
 
     def __init__(self, lam=1e-3, fit_intercept=True, solver="lbfgs", multi_class="ovr", max_iter=1000,
                  tol=1e-6, learning_rate=0.01, random_state=None, n_jobs=None):
-        self.lam = lam
-        self.fit_intercept = fit_intercept
-        self.solver = solver
-        self.multi_class = multi_class
-        self.max_iter = max_iter
-        self.tol = tol
-        self.learning_rate = learning_rate
-        self.random_state = random_state
-        self.n_jobs = n_jobs
+        store_params(self, locals())
 
     def _loss_grad(self, X, y_pm, n_threads):
         """f(w) -> (objective, gradient) on the compiled kernel."""

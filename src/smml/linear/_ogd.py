@@ -7,6 +7,7 @@ from smml._validation import (N_JOBS, RANDOM_STATE, Interval, Options, validate_
 
 from smml.linear._base import (_BOOL, _check_rng, _problem_labels, _raise_divergence, _LinearClassifier,
                                _LinearRegressorBase)
+from smml.base import store_params
 
 _LOSS_CODES = {"hinge": _k.LOSS_HINGE, "logistic": _k.LOSS_LOGISTIC, "square": _k.LOSS_SQUARE}
 
@@ -107,15 +108,7 @@ class OnlineGradientDescent(_OGDMixin, _LinearClassifier):
 
     def __init__(self, loss="hinge", eta=1.0, radius=None, sigma=None, n_epochs=5, shuffle=False,
                  fit_intercept=True, random_state=None, n_jobs=None):
-        self.loss = loss
-        self.eta = eta
-        self.radius = radius
-        self.sigma = sigma
-        self.n_epochs = n_epochs
-        self.shuffle = shuffle
-        self.fit_intercept = fit_intercept
-        self.random_state = random_state
-        self.n_jobs = n_jobs
+        store_params(self, locals())
 
     def fit(self, X, y):
         self._validate_params()
@@ -163,15 +156,7 @@ class OnlineGradientDescentRegressor(_OGDMixin, _LinearRegressorBase):
 
     def __init__(self, loss="square", eta="auto", radius=None, sigma=None, n_epochs=5, shuffle=False,
                  fit_intercept=True, random_state=None, n_jobs=None):
-        self.loss = loss
-        self.eta = eta
-        self.radius = radius
-        self.sigma = sigma
-        self.n_epochs = n_epochs
-        self.shuffle = shuffle
-        self.fit_intercept = fit_intercept
-        self.random_state = random_state
-        self.n_jobs = n_jobs
+        store_params(self, locals())
 
     def fit(self, X, y):
         self._validate_params()

@@ -7,6 +7,7 @@ from smml._validation import (N_JOBS, RANDOM_STATE, Interval, validate_X_y)
 
 from smml.linear._base import (_BOOL, _PEGASOS_CHUNK, _check_rng, _draw_integers, _problem_labels,
                                _raise_divergence, _LinearClassifier)
+from smml.base import store_params
 
 def _step_indices(rng, m, n_steps, chunk=_PEGASOS_CHUNK):
     """The examples of steps 1..n_steps, drawn uniformly with replacement, in chunks."""
@@ -45,12 +46,7 @@ class Pegasos(_LinearClassifier):
 
     def __init__(self, lam=1e-3, n_iter=10000, average=False, fit_intercept=True, random_state=None,
                  n_jobs=None):
-        self.lam = lam
-        self.n_iter = n_iter
-        self.average = average
-        self.fit_intercept = fit_intercept
-        self.random_state = random_state
-        self.n_jobs = n_jobs
+        store_params(self, locals())
 
     def fit(self, X, y):
         self._validate_params()

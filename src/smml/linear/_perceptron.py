@@ -4,7 +4,7 @@ import numpy as np
 
 from smml._core import _linear as _k
 from smml._validation import (N_JOBS, RANDOM_STATE, Interval, encode_classes, validate_X_y)
-from smml.base import ClassifierMixin, SmmlEstimator
+from smml.base import ClassifierMixin, SmmlEstimator, store_params
 
 from smml.linear._base import (_BOOL, _check_rng, _raise_divergence, _scores)
 
@@ -46,11 +46,7 @@ class Perceptron(ClassifierMixin, SmmlEstimator):
 
     def __init__(self, fit_intercept=True, max_epochs=1000, shuffle=False, random_state=None,
                  n_jobs=None):
-        self.fit_intercept = fit_intercept
-        self.max_epochs = max_epochs
-        self.shuffle = shuffle
-        self.random_state = random_state
-        self.n_jobs = n_jobs
+        store_params(self, locals())
 
     def _run(self, X, y_pm, rng):
         n, d = X.shape

@@ -8,6 +8,7 @@ from smml._validation import N_JOBS, Interval, check_is_fitted, validate_X, vali
 
 from smml.linear._base import _BOOL, _LinearRegressorBase
 from smml.linear._least_squares import LinearRegression, RidgeRegression
+from smml.base import store_params
 
 #: refuse feature maps with more monomials than this (C(d + p, p) - 1 grows fast)
 MAX_TERMS = 100_000
@@ -106,10 +107,7 @@ class PolynomialRegression(_LinearRegressorBase):
                        "fit_intercept": _BOOL, "n_jobs": N_JOBS}
 
     def __init__(self, degree=2, alpha=0.0, fit_intercept=True, n_jobs=None):
-        self.degree = degree
-        self.alpha = alpha
-        self.fit_intercept = fit_intercept
-        self.n_jobs = n_jobs
+        store_params(self, locals())
 
     def fit(self, X, y):
         self._validate_params()
