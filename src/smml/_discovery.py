@@ -52,17 +52,15 @@ def public_modules():
 
 
 def all_estimators():
-    """``[(name, class)]`` of every public smml estimator, sorted by module then name."""
+    """``[(name, class)]`` of every public in-memory smml estimator, sorted by module then name
+    (the engines' classes, which take a cluster's arrays and are not saved, are not listed)."""
     from sklearn.base import BaseEstimator
 
     found = {}
     for modname in public_modules():
-        try:
-            mod = importlib.import_module(modname)
-        except ImportError:         # an optional engine without its extra
-            if _under(modname, _ENGINES):
-                continue
-            raise
+        if _under(modname, _ENGINES):
+            continue
+        mod = importlib.import_module(modname)
         for name in getattr(mod, "__all__", ()):
             obj = getattr(mod, name, None)
             if (inspect.isclass(obj) and issubclass(obj, BaseEstimator) and not inspect.isabstract(obj)

@@ -39,6 +39,7 @@ except ImportError as exc:        # pragma: no cover - exercised without the ext
     raise ImportError("smml.dask needs dask[array] and distributed: install the extra with "
                       "pip install 'smml[dask]'") from exc
 
+from sklearn.base import BaseEstimator   # plumbing: get_params / set_params from the signature
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import check_classification_targets
 
@@ -278,7 +279,7 @@ def _knn_block(decider, kind, k, nb, *parts):
     return p
 
 
-class _DaskKNNBase:
+class _DaskKNNBase(BaseEstimator):
     """k-NN on a training set sharded across the workers (see the module doc)."""
 
     _classifier = False
@@ -287,17 +288,6 @@ class _DaskKNNBase:
     def __init__(self, k=1, metric="euclidean", weights="uniform", metric_params=None,
                  algorithm="auto", n_jobs=None):
         store_params(self, locals())
-
-    def get_params(self, deep=True):
-        return {"k": self.k, "metric": self.metric, "weights": self.weights,
-                "metric_params": self.metric_params, "algorithm": self.algorithm, "n_jobs": self.n_jobs}
-
-    def set_params(self, **params):
-        for key, value in params.items():
-            if key not in self.get_params():
-                raise ValueError(f"invalid parameter {key!r} for {type(self).__name__}")
-            setattr(self, key, value)
-        return self
 
     def __repr__(self):
         return f"smml.dask.{type(self).__name__}(k={self.k!r}, metric={self.metric!r})"
@@ -661,7 +651,7 @@ def _assign_chunk(st, cent, coef, block, reassign):
     return labels, Js
 
 
-class KMeans:
+class KMeans(BaseEstimator):
     """k-means (001 "Clustering and the k-means algorithm") on a dask array, on the cluster.
 
     The algorithm, its rules (ties, empty clusters, the cluster of copies of one row,
@@ -705,11 +695,6 @@ class KMeans:
     def __init__(self, n_clusters=8, *, init="random", n_init="auto", max_iter=300, tol=1e-4,
                  random_state=None, n_jobs=None):
         store_params(self, locals())
-
-    def get_params(self, deep=True):
-        return {"n_clusters": self.n_clusters, "init": self.init, "n_init": self.n_init,
-                "max_iter": self.max_iter, "tol": self.tol, "random_state": self.random_state,
-                "n_jobs": self.n_jobs}
 
     def __repr__(self):
         return f"smml.dask.KMeans(n_clusters={self.n_clusters!r})"
