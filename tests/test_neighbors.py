@@ -203,8 +203,15 @@ def test_split_train_is_chosen_for_few_queries(rng, monkeypatch):
 def _taken_lists(est, Q):
     """[(counts, indices, keys)] of every block of the estimator's search (all k' points)."""
     k = est._checked_k(est.n_samples_fit_)
-    out = [(t.counts, *t.csr()[1:]) for _, _, t in est._search(est._queries(Q), k, est._n_threads())]
-    return [np.concatenate(parts) for parts in zip(*out)]
+    Q0 = est._queries(Q)
+    per_query = [None] * len(Q0)
+    for rows, t in est._search(Q0, k, est._n_threads()):
+        indptr, idx, keys = t.csr()
+        for j, q in enumerate(np.arange(len(Q0))[rows]):     # rows: a slice or the tree's order
+            assert per_query[q] is None
+            per_query[q] = (idx[indptr[j]:indptr[j + 1]], keys[indptr[j]:indptr[j + 1]])
+    return [np.array([len(i) for i, _ in per_query]), np.concatenate([i for i, _ in per_query]),
+            np.concatenate([v for _, v in per_query])]
 
 
 def _tie_data(kind, rng, d):
@@ -230,14 +237,15 @@ def _tie_data(kind, rng, d):
 def test_tree_and_brute_take_identical_points(rng, monkeypatch, kind, metric, dtype):
     # every k' list (not just k points) and every key, bit for bit, on tie-heavy data,
     # with tiny leaves (ties spread over many leaves) and the default ones, the queries
-    # searched in their own order and in tree order
+    # searched in their own order and in tree order, in one block or several
     d = 2 if kind != "continuous" else 3
     X, Q = _tie_data(kind, rng, d)
     X, Q = X.astype(dtype), Q.astype(dtype)
     y = rng.integers(0, 3, size=len(X))
-    for leaf, order_min in ((2, 1), (16, 1 << 30), (None, 1)):
+    for leaf, order_min, budget in ((2, 1, 1 << 16), (16, 1 << 30, 200), (None, 1, 300)):
         monkeypatch.setattr(nb, "_LEAF_SIZE", leaf)
         monkeypatch.setattr(nb, "_ORDER_MIN", order_min)
+        monkeypatch.setattr(nb, "_TREE_OUT_BUDGET", budget)     # blocks of queries
         for k in (1, 5, 41, len(X)):
             for n_jobs in (1, 2):
                 kw = dict(k=k, metric=metric, n_jobs=n_jobs)
@@ -294,9 +302,13 @@ def test_tree_memory_and_selection_rule(rng):
     y = rng.integers(0, 2, size=1000)
     est = KNNClassifier(k=3).fit(X, y)
     assert est.algorithm_ == "tree"
-    Tt, perm, start, end, _, _ = est._tree
+    Tb, perm, start, end, _, _ = est._tree
     assert sorted(perm.tolist()) == list(range(1000))
-    np.testing.assert_array_equal(Tt, X[perm])                    # tree order copy
+    flat = Tb.ravel()
+    first_leaf = len(start) // 2
+    assert start[first_leaf] == 0 and end[-1] == 1000 and np.all(start[first_leaf + 1:] == end[first_leaf:-1])
+    for s, e in zip(start[first_leaf:], end[first_leaf:]):       # each leaf's rows, feature-major
+        np.testing.assert_array_equal(flat[3 * s:3 * e].reshape(3, e - s).T, X[perm[s:e]])
     leaf = nb._leaf_size(3)
     assert (end - start)[len(start) // 2:].max() <= leaf           # leaves
     assert len(start) < 4 * 1000 / leaf                            # O(m / leaf_size) nodes
@@ -813,10 +825,17 @@ def test_kernel_rejects_bad_arguments():
         _kdtree.knn(X[:1], *tree[:4], tree[4][:2], tree[5], 0, 1, 2, key, idx, cnt, 1)
     with pytest.raises(ValueError):
         _kdtree.radius(X[:1], *tree, 0, 1.0, np.zeros(5, dtype=np.intp), idx[0], key[0], False, 1)
+    dim, val = nb._split_planes(tree[4], tree[5])
     with pytest.raises(ValueError):
-        _kdtree.knn(X[:1], *tree, 0, 1, 2, key, idx, cnt, 1, np.array([1]))    # order out of range
+        _kdtree.query_order(X, dim, val, np.empty(3, dtype=np.intp), 1)        # order length
     with pytest.raises(ValueError):
-        _kdtree.query_order(X, tree[4], tree[5], 0, np.empty(3, dtype=np.intp), 1)
+        _kdtree.query_order(X, dim + 2, val, np.empty(4, dtype=np.intp), 1)    # feature out of range
+    with pytest.raises(ValueError):
+        _kdtree.query_order(X, np.zeros(2, np.intp), np.zeros(2), np.empty(4, dtype=np.intp), 1)  # not a tree
+    with pytest.raises(ValueError):
+        _kdtree.leaf_blocks(tree[0], tree[2], tree[3], np.empty((3, 2)), 1)   # shapes
+    with pytest.raises(ValueError):
+        _kdtree.leaf_blocks(tree[0], tree[2][::-1].copy(), tree[3], np.empty((4, 2)), 1)  # not tiled
     with pytest.raises(ValueError):
         _kdtree.build(X.copy(), np.arange(4), 3, *[np.empty(15, np.intp)] * 2,
                       np.empty((15, 2)), np.empty((15, 2)), 1)                 # empty leaves

@@ -226,7 +226,7 @@ def _search_shard(shard, Qb, k):
     Q0 = est._queries(Qb)
     kk = min(k, est.n_samples_fit_)
     counts, idx, keys = [], [], []
-    for _, _, taken in est._search(Q0, kk, est._n_threads()):
+    for _, taken in est._search(Q0, kk, est._n_threads(), in_order=True):
         indptr, i, key = taken.csr()
         counts.append(np.diff(indptr))
         idx.append(i)

@@ -64,6 +64,7 @@ _NO_NORMS = np.empty(0, dtype=np.float64)   # the gemm kernels' t_norm for augme
 _LEAF_SIZE = None               # kd-tree: max points per leaf; None: _leaf_size(d) (measured)
 _TREE_GRAIN = 64                # kd-tree: queries worth a thread of their own
 _ORDER_MIN = 256                # kd-tree: from this many queries, search them in tree order
+_TREE_OUT_BUDGET = 1 << 16      # kd-tree: max (queries x cap) output entries per kernel call
 _BUILD_GRAIN = 1 << 15          # kd-tree build: training points worth a thread of their own
 _VOTE_GRAIN = 1 << 16           # compiled vote: queries worth a thread of their own (~10 ns each)
 # algorithm="auto" (measured: bench/README.md, 'The algorithm="auto" rule'): the kd-tree up to
@@ -146,7 +147,22 @@ def _build_tree(T0, leaf_size, n_threads):
     lo = np.empty((n_nodes, d), dtype=T0.dtype)
     hi = np.empty((n_nodes, d), dtype=T0.dtype)
     _kdtree.build(Tt, perm, depth, start, end, lo, hi, threads_for(n_threads, m, _BUILD_GRAIN))
-    return Tt, perm, start, end, lo, hi
+    Tb = np.empty_like(Tt)
+    _kdtree.leaf_blocks(Tt, start, end, Tb, n_threads)
+    return Tb, perm, start, end, lo, hi
+
+
+def _split_planes(lo, hi):
+    """(feature, value) of each internal node of a tree of :func:`_build_tree`: the feature
+    of largest spread of its box (the one it was split on) and the middle of the gap
+    between its children along it (for ``_kdtree.query_order``, where only speed depends
+    on them)."""
+    n_int = lo.shape[0] // 2
+    spread = hi[:n_int].astype(np.float64) - lo[:n_int]
+    dim = np.argmax(spread, axis=1).astype(np.intp)
+    left = 2 * np.arange(n_int) + 1
+    val = (hi[left, dim].astype(np.float64) + lo[left + 1, dim]) / 2
+    return dim, val
 
 
 def _leaf_size(d):
@@ -155,11 +171,23 @@ def _leaf_size(d):
     return int(min(128, max(32, 8 * d)))
 
 
+def _column_range(A):
+    """(min, max) of each column of A (n x d, C order). With few columns numpy's axis-0
+    reduction walks rows of d elements (0.7 ms each on 20,000 x 2); the transposed copy
+    reduces along contiguous rows instead."""
+    if A.shape[1] < 16 and A.shape[0] > 64:
+        At = np.ascontiguousarray(A.T)
+        return At.min(axis=1), At.max(axis=1)
+    return A.min(axis=0), A.max(axis=0)
+
+
 def _flat_tree(T0):
     """A depth-0 'tree' over T0 in its own order: the radius search's brute-force scan."""
-    m = T0.shape[0]
-    return (T0, np.arange(m, dtype=np.intp), np.array([0], dtype=np.intp),
-            np.array([m], dtype=np.intp), T0.min(axis=0, keepdims=True), T0.max(axis=0, keepdims=True))
+    m, d = T0.shape
+    lo, hi = _column_range(T0)
+    # one leaf of all m rows, stored feature-major (see _kdtree.leaf_blocks)
+    return (np.ascontiguousarray(T0.T).reshape(m, d), np.arange(m, dtype=np.intp),
+            np.array([0], dtype=np.intp), np.array([m], dtype=np.intp), lo[None, :], hi[None, :])
 
 
 def _csr(counts, key, idx, extra_rows=None, extra_key=None, extra_idx=None):
@@ -342,17 +370,19 @@ class _KNNBase(SmmlEstimator):
                 raise ValueError(f"{type(self).__name__}: the Mahalanobis transform of X overflows "
                                  f"{np.dtype(self._dtype).name}; rescale the features or the matrix")
         self._T0 = np.array(X, dtype=self._dtype, order="C", copy=True)
-        self._lo = self._T0.min(axis=0).astype(np.float64)
-        self._hi = self._T0.max(axis=0).astype(np.float64)
+        lo, hi = _column_range(self._T0)
+        self._lo, self._hi = lo.astype(np.float64), hi.astype(np.float64)
         self._check_key_range(self._lo, self._hi)
         self.n_samples_fit_ = m
         self.algorithm_ = self._pick_algorithm(m, X.shape[1])
         self._tree = None
+        self._split = None
         self._flat = None
         self._gemm = False
         if self.algorithm_ in ("tree", "both"):
             self._tree = _build_tree(self._T0, _LEAF_SIZE or _leaf_size(X.shape[1]),
                                      self._n_threads())
+            self._split = _split_planes(self._tree[4], self._tree[5])
         if self.algorithm_ in ("brute", "both") and self._metric in ("euclidean", "mahalanobis"):
             self._mu = self._T0.mean(axis=0, dtype=np.float64)
             self._gemm_dtype = self._dtype
@@ -390,8 +420,8 @@ class _KNNBase(SmmlEstimator):
                     else "X (cast to the dtype of the training data)")
             raise ValueError(f"{type(self).__name__}: {what} overflows "
                              f"{np.dtype(self._dtype).name}; rescale the features")
-        self._check_key_range(np.minimum(self._lo, Q0.min(axis=0)),
-                              np.maximum(self._hi, Q0.max(axis=0)))
+        lo, hi = _column_range(Q0)
+        self._check_key_range(np.minimum(self._lo, lo), np.maximum(self._hi, hi))
         return Q0
 
     def _metric_code(self):
@@ -401,26 +431,27 @@ class _KNNBase(SmmlEstimator):
     def _distance(self, key):
         return np.sqrt(key) if self._metric in ("euclidean", "mahalanobis") else key
 
-    def _search(self, Q0, k, n_threads):
-        """Yield (start, stop, taken) per block of queries (a :class:`_Taken`).
+    def _search(self, Q0, k, n_threads, in_order=False):
+        """Yield (rows, taken) per block of queries: ``rows`` the block's rows of Q0 (a
+        slice, or an index array when the tree searches the queries in its own order,
+        unless ``in_order``), ``taken`` a :class:`_Taken`.
 
-        For query i of the block its taken points (the notes' k' closest) are
+        For the i-th query of the block its taken points (the notes' k' closest) are
         ``indices[indptr[i]:indptr[i+1]]`` of ``taken.csr()``, sorted by (exact key,
         index), with their exact keys (squared distance for euclidean/mahalanobis).
         """
         m, d = self._T0.shape
         n = Q0.shape[0]
         cap = min(m, k + k // 2 + _SLACK)
-        block = max(1, _OUT_BUDGET // cap)
         code = self._metric_code()
-        use_tree = self._tree is not None and (self.algorithm_ == "tree" or n <= _FEW_QUERIES)
+        if self._tree is not None and (self.algorithm_ == "tree" or n <= _FEW_QUERIES):
+            yield from self._tree_blocks(Q0, k, cap, code, n_threads, in_order)
+            return
+        block = max(1, _OUT_BUDGET // cap)
         for start in range(0, n, block):
             stop = min(n, start + block)
             Qb = Q0[start:stop]
             nb = stop - start
-            if use_tree:
-                yield start, stop, self._tree_search(Qb, k, cap, code, n_threads)
-                continue
             # a parallel region costs more than it saves on small work
             nt = threads_for(n_threads, nb * m * d, _GRAIN)
             out_key = np.empty((nb, cap), dtype=np.float64)
@@ -447,20 +478,33 @@ class _KNNBase(SmmlEstimator):
             else:
                 nt = min(nt, -(-nb // _MIN_QUERIES_PER_THREAD))
                 _knn.knn_direct(Qb, self._T0, code, k, cap, out_key, out_idx, cnt, nt)
-            yield start, stop, self._assemble(Qb, k, cap, code, out_key, out_idx, cnt, nt)
+            yield slice(start, stop), self._assemble(Qb, k, cap, code, out_key, out_idx, cnt, nt)
+
+    def _tree_blocks(self, Q0, k, cap, code, n_threads, in_order):
+        """:meth:`_search` through the kd-tree. From ``_ORDER_MIN`` queries they are searched
+        leaf by leaf (:func:`_kdtree.query_order`: the same results, fewer cache misses),
+        in blocks of at most ``_TREE_OUT_BUDGET`` output entries (small outputs are reused
+        by the allocator instead of being faulted in afresh, and stay in cache for the vote)."""
+        n = Q0.shape[0]
+        order = None
+        if n >= _ORDER_MIN and not in_order:
+            order = np.empty(n, dtype=np.intp)
+            _kdtree.query_order(Q0, *self._split, order, n_threads)
+            Q0 = Q0[order]
+        block = max(1, _TREE_OUT_BUDGET // cap)
+        for start in range(0, n, block):
+            stop = min(n, start + block)
+            rows = slice(start, stop) if order is None else order[start:stop]
+            yield rows, self._tree_search(Q0[start:stop], k, cap, code, n_threads)
 
     def _tree_search(self, Qb, k, cap, code, n_threads):
-        """The taken points (a :class:`_Taken`) through the kd-tree."""
+        """The taken points (a :class:`_Taken`) of the queries Qb through the kd-tree."""
         nb = Qb.shape[0]
         nt = threads_for(n_threads, nb, _TREE_GRAIN)
         out_key = np.empty((nb, cap), dtype=np.float64)
         out_idx = np.empty((nb, cap), dtype=np.intp)
         cnt = np.empty(nb, dtype=np.intp)
-        order = None
-        if nb >= _ORDER_MIN:       # search the queries leaf by leaf: the same results, fewer cache misses
-            order = np.empty(nb, dtype=np.intp)
-            _kdtree.query_order(Qb, self._tree[4], self._tree[5], code, order, nt)
-        _kdtree.knn(Qb, *self._tree, code, k, cap, out_key, out_idx, cnt, nt, order)
+        _kdtree.knn(Qb, *self._tree, code, k, cap, out_key, out_idx, cnt, nt)
         over = np.flatnonzero(cnt > cap)
         if not over.size:
             return _Taken(cnt, out_key, out_idx)
@@ -553,15 +597,15 @@ class _KNNBase(SmmlEstimator):
         n = Q0.shape[0]
         D = np.empty((n, kk), dtype=np.float64)
         I = np.empty((n, kk), dtype=np.intp)
-        for start, stop, taken in self._search(Q0, kk, self._n_threads()):
+        for rows, taken in self._search(Q0, kk, self._n_threads()):
             if taken.idx is not None:
-                I[start:stop] = taken.idx[:, :kk]
-                D[start:stop] = taken.key[:, :kk]
+                I[rows] = taken.idx[:, :kk]
+                D[rows] = taken.key[:, :kk]
                 continue
             indptr, idx, keys = taken.csr()
             pos = indptr[:-1, None] + np.arange(kk)
-            I[start:stop] = idx[pos]
-            D[start:stop] = keys[pos]
+            I[rows] = idx[pos]
+            D[rows] = keys[pos]
         D = self._distance(D)
         if self_query:
             is_self = I == np.arange(n)[:, None]
@@ -729,28 +773,31 @@ class KNNClassifier(ClassifierMixin, _KNNBase):
         pred = np.empty(Q0.shape[0], dtype=np.intp)
         uniform = isinstance(self.weights, str) and self.weights == "uniform"
         n_threads = self._n_threads()
-        for start, stop, taken in self._search(Q0, k, n_threads):
+        for rows, taken in self._search(Q0, k, n_threads):
+            nb = taken.counts.shape[0]
             if uniform and taken.idx is not None:      # the compiled vote (same rule as _decide)
+                out = pred[rows] if isinstance(rows, slice) else np.empty(nb, dtype=np.intp)
                 _knn.vote_uniform(taken.idx, taken.counts, self._y, self.classes_.size,
-                                  self._default, pred[start:stop],
-                                  threads_for(n_threads, stop - start, _VOTE_GRAIN))
-                if np.any(pred[start:stop] < 0):
+                                  self._default, out, threads_for(n_threads, nb, _VOTE_GRAIN))
+                if np.any(out < 0):
                     raise MemoryError("k-NN vote: could not allocate the per-thread counts")
+                if not isinstance(rows, slice):
+                    pred[rows] = out
             else:
-                pred[start:stop] = self._decide(self._votes(taken, stop - start))
+                pred[rows] = self._decide(self._votes(taken, nb))
         return self.classes_[pred]
 
     def predict_proba(self, X):
         """(Weighted) fraction of the taken points in each class, columns as ``classes_``."""
         Q0, k = self._fitted_queries(X)
         proba = np.empty((Q0.shape[0], self.classes_.size), dtype=np.float64)
-        for start, stop, taken in self._search(Q0, k, self._n_threads()):
-            votes = self._votes(taken, stop - start)
+        for rows, taken in self._search(Q0, k, self._n_threads()):
+            votes = self._votes(taken, taken.counts.shape[0])
             total = votes.sum(axis=1, keepdims=True)
             with np.errstate(invalid="ignore", divide="ignore"):
                 p = votes / total
             p[total[:, 0] == 0] = 1.0 / self.classes_.size   # only with a callable giving all-zero weights
-            proba[start:stop] = p
+            proba[rows] = p
         return proba
 
 
@@ -779,9 +826,9 @@ class KNNRegressor(RegressorMixin, _KNNBase):
         """The (weighted) mean label of the taken points, for each row of X."""
         Q0, k = self._fitted_queries(X)
         pred = np.empty(Q0.shape[0], dtype=np.float64)
-        for start, stop, taken in self._search(Q0, k, self._n_threads()):
-            nb = stop - start
+        for block, taken in self._search(Q0, k, self._n_threads()):
             counts = taken.counts
+            nb = counts.shape[0]
             _, idx, keys = taken.csr()
             rows = np.repeat(np.arange(nb), counts)
             yv = self._y[idx]
@@ -789,10 +836,10 @@ class KNNRegressor(RegressorMixin, _KNNBase):
             rows, yv, keys = rows[order], yv[order], keys[order]
             w = self._neighbour_weights(keys, rows, nb)
             if w is None:
-                pred[start:stop] = np.bincount(rows, weights=yv, minlength=nb) / counts
+                pred[block] = np.bincount(rows, weights=yv, minlength=nb) / counts
             else:
                 den = np.bincount(rows, weights=w, minlength=nb)
                 if np.any(den == 0):
                     raise ValueError("the weights of all taken neighbours of a query are zero")
-                pred[start:stop] = np.bincount(rows, weights=w * yv, minlength=nb) / den
+                pred[block] = np.bincount(rows, weights=w * yv, minlength=nb) / den
         return pred

@@ -56,6 +56,28 @@ from smml._core._openmp cimport threads_for
 from smml._core._distances cimport (SQEUCLIDEAN, MANHATTAN, HAMMING, Pair, cmp_pair,
                                     exact_key_upto, heap_push, heap_sort)
 
+cdef extern from "_kdtree_simd.h" nogil:
+    void smml_block_keys_d(const double *q, const double *B, intp_t stride, intp_t n,
+                           intp_t d, int metric, double *out)
+    void smml_block_keys_f(const float *q, const float *B, intp_t stride, intp_t n,
+                           intp_t d, int metric, double *out)
+    void smml_rank_sort(const double *key, const intp_t *idx, intp_t n, intp_t cap,
+                        double *out_key, intp_t *out_idx)
+
+cdef enum:
+    KEY_CHUNK = 128      # points whose keys one block call computes
+    RANK_MAX = 128       # results of at most this many points are sorted by rank (smml_rank_sort)
+
+
+cdef inline void _block_keys(const floating *q, const floating *B, intp_t stride, intp_t n,
+                             intp_t d, int metric, double *out) noexcept nogil:
+    """out[j] = exact_key(q, point j) for n points of a leaf block (feature f of point j at
+    B[f * stride + j]): the same operations in the same order, several points at once."""
+    if floating is double:
+        smml_block_keys_d(q, B, stride, n, d, metric, out)
+    else:
+        smml_block_keys_f(q, B, stride, n, d, metric, out)
+
 
 # ---- build ------------------------------------------------------------------------
 
@@ -182,6 +204,44 @@ def build(floating[:, ::1] Tt, intp_t[::1] perm, intp_t depth,               # I
             _leaf_box(T, d, start[n], end[n], &lo[n, 0], &hi[n, 0])
 
 
+def leaf_blocks(const floating[:, ::1] Tt, const intp_t[::1] start, const intp_t[::1] end,  # IN
+                floating[:, ::1] Tb,                                                      # OUT
+                int n_threads):
+    """The search's layout of the tree-ordered data ``Tt``: every leaf's points stored
+    feature-major in place of its rows, i.e. for a leaf of rows s .. e - 1, feature f of
+    row j is at flat position ``s d + f (e - s) + (j - s)`` of ``Tb`` (so a leaf's keys are
+    computed several points at a time, :func:`_block_keys`)."""
+    cdef intp_t m = Tt.shape[0], d = Tt.shape[1], n_nodes = start.shape[0], depth = 0
+    cdef intp_t first_leaf, n, s, e, f, j
+    cdef const floating *T
+    cdef floating *B
+    while ((<intp_t> 2 << depth) - 1) < n_nodes:
+        depth += 1
+    if ((<intp_t> 2 << depth) - 1) != n_nodes or end.shape[0] != n_nodes \
+            or Tb.shape[0] != m or Tb.shape[1] != d:
+        raise ValueError("leaf_blocks: bad shapes")
+    first_leaf = (<intp_t> 1 << depth) - 1
+    e = 0
+    for n in range(first_leaf, n_nodes):
+        if start[n] != e or end[n] < start[n]:
+            raise ValueError("leaf_blocks: the leaves must tile the rows in order")
+        e = end[n]
+    if e != m:
+        raise ValueError("leaf_blocks: the leaves must tile the rows in order")
+    if m == 0 or d == 0:
+        return
+    T = &Tt[0, 0]
+    B = &Tb[0, 0]
+    with nogil:
+        for n in prange(first_leaf, n_nodes, schedule="static",
+                        num_threads=threads_for(n_threads, m * d, 1 << 18)):
+            s = start[n]
+            e = end[n]
+            for f in range(d):
+                for j in range(s, e):
+                    B[s * d + f * (e - s) + (j - s)] = T[j * d + f]
+
+
 # ---- search -------------------------------------------------------------------------
 
 cdef inline double box_bound(const floating *q, const floating *lo, const floating *hi,
@@ -218,6 +278,9 @@ ctypedef struct KState:
     intp_t buf_cap
     intp_t *stack
     double *sbound
+    double *keys        # KEY_CHUNK keys of a leaf's points
+    double *rk          # RANK_MAX (key, index) pairs gathered for smml_rank_sort
+    intp_t *ri
     int failed
 
 
@@ -263,7 +326,7 @@ cdef void _knn_one(const floating *q, const floating *T, const intp_t *perm,
                    const intp_t *start, const intp_t *end,
                    const floating *lo, const floating *hi, intp_t d, intp_t first_leaf,
                    int metric, intp_t k, KState *st) noexcept nogil:
-    cdef intp_t top, node, near, far, j, l
+    cdef intp_t top, node, near, far, j0, l, s, e, n, c
     cdef double b, bn, bf, v, tau
     st.hs = 0
     st.n_ties = 0
@@ -299,11 +362,17 @@ cdef void _knn_one(const floating *q, const floating *T, const intp_t *perm,
             node = near
         if node < 0:
             continue
-        for j in range(start[node], end[node]):
-            # the exact key, or (stopping early) some value > tau: such a point is not needed
-            v = exact_key_upto(q, T + j * d, d, metric, _tau(st, k))
-            if st.hs < k or v <= st.hv[0]:
-                _offer(st, k, v, perm[j])
+        s = start[node]
+        e = end[node]
+        j0 = s
+        while j0 < e:
+            n = e - j0 if e - j0 < KEY_CHUNK else KEY_CHUNK
+            _block_keys(q, T + s * d + (j0 - s), e - s, n, d, metric, st.keys)
+            for c in range(n):
+                v = st.keys[c]
+                if st.hs < k or v <= st.hv[0]:
+                    _offer(st, k, v, perm[j0 + c])
+            j0 += n
         if st.failed:
             return
 
@@ -313,6 +382,21 @@ cdef intp_t _finish(KState *st, intp_t k, double *out_key, intp_t *out_idx,
     """Sort heap + ties by (key, index), write the first ``cap``; return k' (may be > cap)."""
     cdef intp_t n = st.hs + st.n_ties, c
     cdef Pair *p
+    if n <= RANK_MAX:
+        if st.n_ties == 0:
+            smml_rank_sort(st.hv, st.hi, n, cap, out_key, out_idx)
+        else:
+            for c in range(st.hs):
+                st.rk[c] = st.hv[c]
+                st.ri[c] = st.hi[c]
+            for c in range(st.n_ties):
+                st.rk[st.hs + c] = st.ties[c].key
+                st.ri[st.hs + c] = st.ties[c].idx
+            smml_rank_sort(st.rk, st.ri, n, cap, out_key, out_idx)
+        for c in range(n, cap):
+            out_key[c] = INFINITY
+            out_idx[c] = -1
+        return n
     if st.n_ties == 0:
         heap_sort(st.hv, st.hi, st.hs)
         for c in range(cap):
@@ -357,12 +441,16 @@ cdef KState *_new_state(intp_t k, intp_t depth) noexcept nogil:
     st.sbound = <double *> malloc((depth + 2) * sizeof(double))
     st.buf = <Pair *> malloc((k if k > 0 else 1) * sizeof(Pair))
     st.buf_cap = k if k > 0 else 1
+    st.keys = <double *> malloc(KEY_CHUNK * sizeof(double))
+    st.rk = <double *> malloc(RANK_MAX * sizeof(double))
+    st.ri = <intp_t *> malloc(RANK_MAX * sizeof(intp_t))
     st.ties = NULL
     st.ties_cap = 0
     st.n_ties = 0
     st.hs = 0
     st.failed = 0
-    if st.hv == NULL or st.hi == NULL or st.stack == NULL or st.sbound == NULL or st.buf == NULL:
+    if st.hv == NULL or st.hi == NULL or st.stack == NULL or st.sbound == NULL or st.buf == NULL \
+            or st.keys == NULL or st.rk == NULL or st.ri == NULL:
         st.failed = 1
     return st
 
@@ -375,6 +463,9 @@ cdef void _free_state(KState *st) noexcept nogil:
         free(st.sbound)
         free(st.ties)
         free(st.buf)
+        free(st.keys)
+        free(st.rk)
+        free(st.ri)
         free(st)
 
 
@@ -398,26 +489,16 @@ def knn(const floating[:, ::1] Q, const floating[:, ::1] Tt, const intp_t[::1] p
         int metric, intp_t k, intp_t cap,
         double[:, ::1] out_key, intp_t[:, ::1] out_idx,                                 # OUT (nq, cap)
         intp_t[::1] out_cnt,                                                            # OUT k'
-        int n_threads, const intp_t[::1] order=None):
+        int n_threads):
     """The notes' k' nearest points of every query (see the module doc): the first ``cap``
     sorted by (exact key, original index) in ``out_key`` / ``out_idx`` (padded with inf /
-    -1), and k' in ``out_cnt`` (a query with k' > cap must be asked again with cap >= k').
-    ``order`` (optional, a permutation of the queries, see :func:`query_order`) is the
-    order in which the queries are searched: it changes the speed, never the results."""
+    -1), and k' in ``out_cnt`` (a query with k' > cap must be asked again with cap >= k')."""
     cdef intp_t nq = Q.shape[0], m = Tt.shape[0], d = Tt.shape[1]
-    cdef intp_t n_nodes = start.shape[0], depth, first_leaf, i, ii
+    cdef intp_t n_nodes = start.shape[0], depth, first_leaf, i
     cdef KState *st
     cdef int failed[1]
-    cdef const intp_t *op = NULL
     if nq == 0:
         return
-    if order is not None and order.shape[0] > 0:
-        if order.shape[0] != nq:
-            raise ValueError("knn: order must have one entry per query")
-        for i in range(nq):
-            if order[i] < 0 or order[i] >= nq:
-                raise ValueError("knn: order out of range")
-        op = &order[0]
     depth = _check_tree("knn", Q.shape[1], m, d, perm.shape[0], n_nodes, end.shape[0],
                         lo.shape[0], lo.shape[1], hi.shape[0], hi.shape[1], metric)
     if out_key.shape[0] != nq or out_idx.shape[0] != nq or out_cnt.shape[0] != nq \
@@ -431,11 +512,10 @@ def knn(const floating[:, ::1] Q, const floating[:, ::1] Tt, const intp_t[::1] p
     st = NULL
     with nogil, parallel(num_threads=n_threads):
         st = _new_state(k, depth)
-        for ii in prange(nq, schedule="dynamic", chunksize=32):
+        for i in prange(nq, schedule="dynamic", chunksize=32):
             if st == NULL or st.failed:
                 failed[0] = 1
                 continue
-            i = op[ii] if op != NULL else ii
             _knn_one(&Q[i, 0], &Tt[0, 0], &perm[0], &start[0], &end[0], &lo[0, 0], &hi[0, 0],
                      d, first_leaf, metric, k, st)
             out_cnt[i] = _finish(st, k, &out_key[i, 0], &out_idx[i, 0], cap)
@@ -451,7 +531,7 @@ cdef void _radius_one(const floating *q, const floating *T, const intp_t *perm,
                       const floating *lo, const floating *hi, intp_t d, intp_t first_leaf,
                       int metric, double thr, KState *st) noexcept nogil:
     """Every point with key <= thr into st.ties (unsorted)."""
-    cdef intp_t top, node, j, l
+    cdef intp_t top, node, j0, l, s, e, n, c
     cdef double v
     st.n_ties = 0
     st.stack[0] = 0
@@ -467,10 +547,17 @@ cdef void _radius_one(const floating *q, const floating *T, const intp_t *perm,
             st.stack[top + 1] = l
             top += 2
             continue
-        for j in range(start[node], end[node]):
-            v = exact_key_upto(q, T + j * d, d, metric, thr)
-            if v <= thr:
-                _add_tie(st, v, perm[j])
+        s = start[node]
+        e = end[node]
+        j0 = s
+        while j0 < e:
+            n = e - j0 if e - j0 < KEY_CHUNK else KEY_CHUNK
+            _block_keys(q, T + s * d + (j0 - s), e - s, n, d, metric, st.keys)
+            for c in range(n):
+                v = st.keys[c]
+                if v <= thr:
+                    _add_tie(st, v, perm[j0 + c])
+            j0 += n
         if st.failed:
             return
 
@@ -529,28 +616,30 @@ def radius(const floating[:, ::1] Q, const floating[:, ::1] Tt, const intp_t[::1
         raise MemoryError("kdtree.radius: could not allocate the per-thread buffers")
 
 
-def query_order(const floating[:, ::1] Q, const floating[:, ::1] lo, const floating[:, ::1] hi,  # IN
-                int metric, intp_t[::1] order,                                                   # OUT
+def query_order(const floating[:, ::1] Q, const intp_t[::1] split_dim,                 # IN
+                const double[::1] split_val,                                            # IN
+                intp_t[::1] order,                                                      # OUT
                 int n_threads):
-    """A search order of the queries for cache locality: by the leaf each query reaches when
-    descending to the nearer child (smaller box bound, left on ties), leaves in tree order,
-    queries of one leaf in their own order (a counting sort: deterministic)."""
-    cdef intp_t nq = Q.shape[0], d = Q.shape[1], n_nodes = lo.shape[0], depth = 0
-    cdef intp_t first_leaf, n_leaves, i, node, l, c
+    """A search order of the queries for cache locality: by the leaf each query reaches
+    descending to child ``2n + 1 + (q[split_dim[n]] > split_val[n])`` from every internal
+    node n, leaves in tree order, queries of one leaf in their own order (a counting sort:
+    deterministic). Any order gives the same results; this one makes consecutive queries
+    visit the same leaves."""
+    cdef intp_t nq = Q.shape[0], d = Q.shape[1], first_leaf = split_dim.shape[0]
+    cdef intp_t n_leaves, i, node, c, f
     cdef intp_t *leaf
     cdef intp_t *count
-    cdef double bl, br
-    while ((<intp_t> 2 << depth) - 1) < n_nodes:
-        depth += 1
-    if ((<intp_t> 2 << depth) - 1) != n_nodes or hi.shape[0] != n_nodes or lo.shape[1] != d \
-            or hi.shape[1] != d or order.shape[0] != nq:
+    if split_val.shape[0] != first_leaf or order.shape[0] != nq:
         raise ValueError("query_order: bad shapes")
-    if metric not in (SQEUCLIDEAN, MANHATTAN, HAMMING):
-        raise ValueError("query_order: unknown metric code")
+    n_leaves = first_leaf + 1
+    if n_leaves & first_leaf:
+        raise ValueError("query_order: the split arrays must describe a complete binary tree")
+    for node in range(first_leaf):
+        f = split_dim[node]
+        if f < 0 or f >= d:
+            raise ValueError("query_order: split feature out of range")
     if nq == 0:
         return
-    first_leaf = (<intp_t> 1 << depth) - 1
-    n_leaves = first_leaf + 1
     leaf = <intp_t *> malloc(nq * sizeof(intp_t))
     count = <intp_t *> malloc((n_leaves + 1) * sizeof(intp_t))
     if leaf == NULL or count == NULL:
@@ -558,14 +647,10 @@ def query_order(const floating[:, ::1] Q, const floating[:, ::1] lo, const float
         free(count)
         raise MemoryError("query_order: out of memory")
     with nogil:
-        for i in prange(nq, schedule="dynamic", chunksize=256,
-                        num_threads=threads_for(n_threads, nq, 1)):
+        for i in prange(nq, schedule="static", num_threads=threads_for(n_threads, nq, 4096)):
             node = 0
             while node < first_leaf:
-                l = 2 * node + 1
-                bl = box_bound(&Q[i, 0], &lo[l, 0], &hi[l, 0], d, metric)
-                br = box_bound(&Q[i, 0], &lo[l + 1, 0], &hi[l + 1, 0], d, metric)
-                node = l if bl <= br else l + 1
+                node = 2 * node + 1 + (<double> Q[i, split_dim[node]] > split_val[node])
             leaf[i] = node - first_leaf
         for c in range(n_leaves + 1):
             count[c] = 0

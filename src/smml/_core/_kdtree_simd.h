@@ -1,0 +1,90 @@
+/* The kd-tree's two data-parallel loops (smml._core._kdtree), in C so that they can be
+ * compiled for several instruction sets.
+ *
+ * smml_block_keys_*: exact distance keys of a block of points stored feature-major.
+ * out[j] = the key of point j against q, where point j's feature f is B[f * stride + j]:
+ * exactly smml._core._distances.exact_key (float64 subtraction q_f - p_f, squared or
+ * absolute, summed in feature order starting from 0.0), computed for several points at
+ * once. Each point's sum sees the same operations in the same order as the scalar
+ * function, so the keys are bit for bit the same (the module is compiled with
+ * -ffp-contract=off: no fused multiply-add in either).
+ *
+ * On x86-64 Linux with gcc the functions are compiled twice (target_clones): for AVX2
+ * and for the baseline, the loader picking the one the CPU runs. The wheel stays generic.
+ *
+ * smml_rank_sort: n (key, index) pairs with distinct indices sorted by (key, index), each
+ * placed at its rank (the number of pairs before it), computed by comparing it with every
+ * pair: O(n^2) branch-free comparisons, for the small n of a k-NN result (a heap sort of
+ * 50 pairs costs more in mispredicted branches).
+ */
+#ifndef SMML_KDTREE_SIMD_H
+#define SMML_KDTREE_SIMD_H
+
+#include <math.h>
+#include <stddef.h>
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define SMML_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define SMML_CLONES
+#endif
+
+/* metric codes: smml._core._distances (SQEUCLIDEAN, MANHATTAN, HAMMING) */
+#define SMML_BODY(T)                                                            \
+    ptrdiff_t f, j;                                                             \
+    for (j = 0; j < n; j++)                                                     \
+        out[j] = 0.0;                                                           \
+    for (f = 0; f < d; f++) {                                                   \
+        const T *restrict col = B + f * stride;                                 \
+        const double a = (double) q[f];                                         \
+        if (metric == 0) {                                                      \
+            for (j = 0; j < n; j++) {                                           \
+                double t = a - (double) col[j];                                 \
+                out[j] = out[j] + t * t;                                        \
+            }                                                                   \
+        } else if (metric == 1) {                                               \
+            for (j = 0; j < n; j++)                                             \
+                out[j] = out[j] + fabs(a - (double) col[j]);                    \
+        } else {                                                                \
+            const T qf = q[f];                                                  \
+            for (j = 0; j < n; j++)                                             \
+                out[j] = out[j] + (qf != col[j] ? 1.0 : 0.0);                   \
+        }                                                                       \
+    }
+
+SMML_CLONES static void smml_block_keys_d(const double *restrict q, const double *restrict B,
+                                          ptrdiff_t stride, ptrdiff_t n, ptrdiff_t d,
+                                          int metric, double *restrict out)
+{
+    SMML_BODY(double)
+}
+
+SMML_CLONES static void smml_block_keys_f(const float *restrict q, const float *restrict B,
+                                          ptrdiff_t stride, ptrdiff_t n, ptrdiff_t d,
+                                          int metric, double *restrict out)
+{
+    SMML_BODY(float)
+}
+
+#undef SMML_BODY
+
+/* Pairs of rank < cap are written to out_key / out_idx[rank]. */
+SMML_CLONES static void smml_rank_sort(const double *restrict key, const ptrdiff_t *restrict idx,
+                                       ptrdiff_t n, ptrdiff_t cap, double *restrict out_key,
+                                       ptrdiff_t *restrict out_idx)
+{
+    ptrdiff_t i, j, r;
+    for (i = 0; i < n; i++) {
+        const double ki = key[i];
+        const ptrdiff_t ii = idx[i];
+        r = 0;
+        for (j = 0; j < n; j++)
+            r += (key[j] < ki) | ((key[j] == ki) & (idx[j] < ii));
+        if (r < cap) {
+            out_key[r] = ki;
+            out_idx[r] = ii;
+        }
+    }
+}
+
+#endif
