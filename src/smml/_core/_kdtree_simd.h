@@ -23,10 +23,17 @@
 #include <math.h>
 #include <stddef.h>
 
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) \
+    && defined(__GLIBC__)
 #define SMML_CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define SMML_CLONES
+#endif
+
+#if defined(_MSC_VER)
+#define SMML_RESTRICT __restrict
+#else
+#define SMML_RESTRICT restrict
 #endif
 
 /* metric codes: smml._core._distances (SQEUCLIDEAN, MANHATTAN, HAMMING) */
@@ -35,7 +42,7 @@
     for (j = 0; j < n; j++)                                                     \
         out[j] = 0.0;                                                           \
     for (f = 0; f < d; f++) {                                                   \
-        const T *restrict col = B + f * stride;                                 \
+        const T *SMML_RESTRICT col = B + f * stride;                                 \
         const double a = (double) q[f];                                         \
         if (metric == 0) {                                                      \
             for (j = 0; j < n; j++) {                                           \
@@ -52,16 +59,16 @@
         }                                                                       \
     }
 
-SMML_CLONES static void smml_block_keys_d(const double *restrict q, const double *restrict B,
+SMML_CLONES static void smml_block_keys_d(const double *SMML_RESTRICT q, const double *SMML_RESTRICT B,
                                           ptrdiff_t stride, ptrdiff_t n, ptrdiff_t d,
-                                          int metric, double *restrict out)
+                                          int metric, double *SMML_RESTRICT out)
 {
     SMML_BODY(double)
 }
 
-SMML_CLONES static void smml_block_keys_f(const float *restrict q, const float *restrict B,
+SMML_CLONES static void smml_block_keys_f(const float *SMML_RESTRICT q, const float *SMML_RESTRICT B,
                                           ptrdiff_t stride, ptrdiff_t n, ptrdiff_t d,
-                                          int metric, double *restrict out)
+                                          int metric, double *SMML_RESTRICT out)
 {
     SMML_BODY(float)
 }
@@ -69,9 +76,9 @@ SMML_CLONES static void smml_block_keys_f(const float *restrict q, const float *
 #undef SMML_BODY
 
 /* Pairs of rank < cap are written to out_key / out_idx[rank]. */
-SMML_CLONES static void smml_rank_sort(const double *restrict key, const ptrdiff_t *restrict idx,
-                                       ptrdiff_t n, ptrdiff_t cap, double *restrict out_key,
-                                       ptrdiff_t *restrict out_idx)
+SMML_CLONES static void smml_rank_sort(const double *SMML_RESTRICT key, const ptrdiff_t *SMML_RESTRICT idx,
+                                       ptrdiff_t n, ptrdiff_t cap, double *SMML_RESTRICT out_key,
+                                       ptrdiff_t *SMML_RESTRICT out_idx)
 {
     ptrdiff_t i, j, r;
     for (i = 0; i < n; i++) {
