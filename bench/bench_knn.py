@@ -10,7 +10,8 @@ implementation interleaved round by round. smml runs with algorithm="auto" (the 
 extrapolated (labelled so).
 
 ``--rule`` prints the measurements behind algorithm="auto" (tree vs brute force by metric,
-dimension, training size and number of queries); ``--index`` / ``--brute`` run one part.
+dimension, training size and number of queries); ``--leaf`` those behind the kd-tree's leaf
+size (``smml.neighbors._leaf_size``); ``--index`` / ``--brute`` run one part.
 
 Part 2, brute force (issue 3, 16): 50,000 x 64 training points, 5,000 queries, k = 5,
 float64 and float32, 2 threads; then 200,000 x 128 with 10,000 queries, float32. Also
@@ -287,6 +288,42 @@ def main_rule(quick=False):
                  ("load", "load", "{:.1f}")])
 
 
+LEAF_SHAPES = [(200_000, 2, 20_000), (1_000_000, 3, 10_000), (200_000, 4, 20_000),
+               (200_000, 6, 20_000), (200_000, 8, 20_000)]
+LEAF_SIZES = (32, 64, 128, 256)
+
+
+def main_leaf(quick=False):
+    """kd-tree predict time by leaf size (the measurements behind smml.neighbors._leaf_size),
+    the leaf sizes interleaved round by round, best of 3."""
+    import os
+    import smml.neighbors as nb
+    from smml.neighbors import KNNClassifier
+    print(environment_line(N_THREADS))
+    rows = []
+    shapes = [(20_000, 2, 2_000), (20_000, 8, 2_000)] if quick else LEAF_SHAPES
+    saved = nb._LEAF_SIZE
+    try:
+        for m, d, nq in shapes:
+            X, y, Q = _data(m, d, nq, np.float64)
+            for k in LOWD_KS:
+                models = []
+                for leaf in LEAF_SIZES:
+                    nb._LEAF_SIZE = leaf
+                    models.append(KNNClassifier(k=k, algorithm="tree", n_jobs=N_THREADS).fit(X, y))
+                times, _ = interleaved_best([lambda mdl=mdl: mdl.predict(Q) for mdl in models], 3)
+                best = min(times)
+                row = dict(shape=f"{m} x {d}", k=k, rule=nb._leaf_size(d), load=os.getloadavg()[0])
+                row.update({f"l{leaf}": t / best for leaf, t in zip(LEAF_SIZES, times)})
+                rows.append(row)
+    finally:
+        nb._LEAF_SIZE = saved
+    print_table(f"kd-tree predict time / best, by leaf size, {N_THREADS} threads", rows,
+                [("shape", "train", "{}"), ("k", "k", "{}")]
+                + [(f"l{leaf}", f"leaf {leaf}", "{:.2f}") for leaf in LEAF_SIZES]
+                + [("rule", "_leaf_size(d)", "{}"), ("load", "load", "{:.1f}")])
+
+
 def main(quick=False):
     main_index(quick)
     main_brute(quick)
@@ -327,6 +364,8 @@ if __name__ == "__main__":
         main_index(quick)
     elif "--rule" in sys.argv:
         main_rule(quick)
+    elif "--leaf" in sys.argv:
+        main_leaf(quick)
     elif "--brute" in sys.argv:
         main_brute(quick)
     else:

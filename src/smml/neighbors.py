@@ -166,9 +166,11 @@ def _split_planes(lo, hi):
 
 
 def _leaf_size(d):
-    """Points per kd-tree leaf: 8 d within [32, 128] (measured: 32 is best at d = 2-3, 64
-    at d = 8, where more pruning costs more box bounds than it saves)."""
-    return int(min(128, max(32, 8 * d)))
+    """Points per kd-tree leaf: 16 d within [32, 128]. Measured (``bench/bench_knn.py
+    --leaf``, bench/README.md) with the leaves' keys computed several points at a time:
+    32-64 best at d = 2-4, 128 at d = 8 (a leaf's keys cost less than the box bounds that
+    smaller leaves would add)."""
+    return int(min(128, max(32, 16 * d)))
 
 
 def _column_range(A):
@@ -711,7 +713,7 @@ _DOC_PARAMS = """
         used (both compare the same exact keys, see ``smml._core._kdtree``).
         "brute" scans every training point (the Euclidean / Mahalanobis distances through
         a gemm candidate filter, re-ranked exactly). "tree" searches an exact kd-tree built
-        at fit (leaves of at most 8 d points, within [32, 128]; extra memory: a reordered
+        at fit (leaves of at most 16 d points, within [32, 128]; extra memory: a reordered
         copy of the training data, m indices and fewer than m / 8 nodes of 2 indices and 2
         d-vectors, i.e. O(m d)).
         "auto" picks by metric, dimension d, training size m and number of queries, from
