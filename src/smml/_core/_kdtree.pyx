@@ -12,14 +12,15 @@ Layout (built by :func:`build`, all arrays allocated by the caller):
   ``floor(m / 2^depth)`` or ``ceil(m / 2^depth)`` points;
 - every node keeps the tight bounding box ``lo[n], hi[n]`` of its points.
 
-Memory: ``Tt`` (m x d, the data's dtype), ``perm`` (m), and per node two intp and two
-d-vectors of the data's dtype: with ``2^(depth+1) - 1 <= 4 m / leaf_size`` nodes, at most
-``m (d + 1)`` + ``(4 m / leaf_size)(2 + 2 d)`` numbers, i.e. O(m d).
+Memory: ``Tt`` (m x d, the data's dtype; every leaf's points feature-major, see
+:func:`leaf_blocks`), ``perm`` (m), and per node two intp and two d-vectors of the data's
+dtype: with ``2^(depth+1) - 1 <= 4 m / leaf_size`` nodes, at most ``m (d + 1)`` +
+``(4 m / leaf_size)(2 + 2 d)`` numbers, i.e. O(m d).
 
 Exactness. A point's key is :func:`smml._core._distances.exact_key` (the same function
-as the brute path: direct subtraction in float64, feature by feature in order), summed
-through ``exact_key_upto``, which stops early only once the partial sum exceeds the
-current k-th key (the point is then not needed; a needed key is bit for bit the same). A node's
+as the brute path: direct subtraction in float64, feature by feature in order), computed
+for a leaf's points several at a time by :func:`_block_keys` with the same operations in
+the same order for each point, so bit for bit the same. A node's
 lower bound is computed by :func:`box_bound` with per-feature terms ``lo_f - q_f`` /
 ``q_f - hi_f`` (0 inside the box), each rounded to float64 by one subtraction, squared
 (or taken as is for Manhattan) and summed in feature order, never updated
@@ -54,7 +55,7 @@ from cython.parallel cimport prange, parallel
 from smml._core._typedefs cimport floating, intp_t
 from smml._core._openmp cimport threads_for
 from smml._core._distances cimport (SQEUCLIDEAN, MANHATTAN, HAMMING, Pair, cmp_pair,
-                                    exact_key_upto, heap_push, heap_sort)
+                                    heap_push, heap_sort)
 
 cdef extern from "_kdtree_simd.h" nogil:
     void smml_block_keys_d(const double *q, const double *B, intp_t stride, intp_t n,
