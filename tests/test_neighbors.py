@@ -260,6 +260,28 @@ def test_tree_and_brute_take_identical_points(rng, monkeypatch, kind, metric, dt
             assert counts.max() > 5 + 5 // 2 + 8      # ties beyond the first cap: asked again
 
 
+@pytest.mark.parametrize("k", [1, 5, 150])
+def test_tree_labels_are_those_of_the_indices(rng, k):
+    # the kd-tree writes the class codes of the taken points (read from the tree-ordered
+    # copy) beside their indices; k = 150 sorts more than RANK_MAX points (the qsort path)
+    X = rng.integers(0, 5, size=(600, 2)).astype(float)          # a grid: many ties
+    y = rng.integers(0, 4, size=600)
+    est = KNNClassifier(k=k, algorithm="tree").fit(X, y)
+    Q = rng.integers(-1, 6, size=(40, 2)).astype(float)
+    cap = k + 3
+    key, idx = np.empty((40, cap)), np.empty((40, cap), dtype=np.intp)
+    lab, cnt = np.empty((40, cap), dtype=np.intp), np.empty(40, dtype=np.intp)
+    _kdtree.knn(Q, *est._tree, 0, k, cap, key, idx, cnt, 2, est._ytree, lab)
+    written = idx >= 0
+    assert written.sum() > 40 * k and np.all(written.sum(axis=1) == np.minimum(cnt, cap))
+    np.testing.assert_array_equal(lab[written], est._y[idx[written]])
+    assert np.all(lab[~written] == -1)
+    with pytest.raises(ValueError):
+        _kdtree.knn(Q, *est._tree, 0, k, cap, key, idx, cnt, 1, est._ytree, None)
+    with pytest.raises(ValueError):
+        _kdtree.knn(Q, *est._tree, 0, k, cap, key, idx, cnt, 1, est._ytree[:-1], lab)
+
+
 def test_tree_against_reference_on_a_circle_of_ties(monkeypatch):
     # 12 lattice points at distance 5 from the origin, spread over leaves of 2 points;
     # 4 points at distance 2 and one at fl(sqrt(2) * sqrt(2)) = 2 + 4e-16 (not tied):

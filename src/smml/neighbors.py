@@ -234,12 +234,13 @@ class _Taken:
 
     ``counts[i]`` = k' of query i. When every query's points fit the kernel's padded rows,
     ``key`` / ``idx`` are those (n_queries, width) rows (sorted by (key, index), padded
-    with inf / -1) and the compiled vote can read them; otherwise they are None. ``csr()``
-    gives (indptr, indices, keys) in every case.
+    with inf / -1) and the compiled vote can read them; otherwise they are None. ``lab``
+    (the kd-tree's classifiers) holds the class codes of ``idx`` in the same layout, or
+    None. ``csr()`` gives (indptr, indices, keys) in every case.
     """
 
-    def __init__(self, counts, key=None, idx=None, csr=None):
-        self.counts, self.key, self.idx, self._csr = counts, key, idx, csr
+    def __init__(self, counts, key=None, idx=None, csr=None, lab=None):
+        self.counts, self.key, self.idx, self._csr, self.lab = counts, key, idx, csr, lab
 
     def csr(self):
         if self._csr is None:
@@ -262,6 +263,7 @@ def _sqrt_threshold(r):
 
 
 class _KNNBase(SmmlEstimator):
+    _tree_labels = False        # the kd-tree search also returns the points' class codes
     _parameter_spec = {
         "k": Interval(int, 1, None),
         "metric": Options("euclidean", "manhattan", "mahalanobis", "hamming"),
@@ -379,12 +381,15 @@ class _KNNBase(SmmlEstimator):
         self.algorithm_ = self._pick_algorithm(m, X.shape[1])
         self._tree = None
         self._split = None
+        self._ytree = None
         self._flat = None
         self._gemm = False
         if self.algorithm_ in ("tree", "both"):
             self._tree = _build_tree(self._T0, _LEAF_SIZE or _leaf_size(X.shape[1]),
                                      self._n_threads())
             self._split = _split_planes(self._tree[4], self._tree[5])
+            if self._tree_labels:       # the class codes in tree order, for the vote
+                self._ytree = np.ascontiguousarray(self._y[self._tree[1]], dtype=np.intp)
         if self.algorithm_ in ("brute", "both") and self._metric in ("euclidean", "mahalanobis"):
             self._mu = self._T0.mean(axis=0, dtype=np.float64)
             self._gemm_dtype = self._dtype
@@ -506,10 +511,11 @@ class _KNNBase(SmmlEstimator):
         out_key = np.empty((nb, cap), dtype=np.float64)
         out_idx = np.empty((nb, cap), dtype=np.intp)
         cnt = np.empty(nb, dtype=np.intp)
-        _kdtree.knn(Qb, *self._tree, code, k, cap, out_key, out_idx, cnt, nt)
+        lab = None if self._ytree is None else np.empty((nb, cap), dtype=np.intp)
+        _kdtree.knn(Qb, *self._tree, code, k, cap, out_key, out_idx, cnt, nt, self._ytree, lab)
         over = np.flatnonzero(cnt > cap)
         if not over.size:
-            return _Taken(cnt, out_key, out_idx)
+            return _Taken(cnt, out_key, out_idx, lab=lab)
         # more ties than cap: ask again for those queries with room for all of them
         cap2 = int(cnt[over].max())
         Qo = np.ascontiguousarray(Qb[over])
@@ -727,6 +733,7 @@ _DOC_PARAMS = """
 
 
 class KNNClassifier(ClassifierMixin, _KNNBase):
+    _tree_labels = True
     __doc__ = """k-NN classifier (000, 'The Nearest Neighbour algorithm'; 002, 'Nearest neighbors').
 
     Predicts the majority label of the k' nearest training points (k' >= k takes every
@@ -779,7 +786,11 @@ class KNNClassifier(ClassifierMixin, _KNNBase):
             nb = taken.counts.shape[0]
             if uniform and taken.idx is not None:      # the compiled vote (same rule as _decide)
                 out = pred[rows] if isinstance(rows, slice) else np.empty(nb, dtype=np.intp)
-                _knn.vote_uniform(taken.idx, taken.counts, self._y, self.classes_.size,
+                if taken.lab is not None:              # the codes themselves: y = identity
+                    codes, y = taken.lab, np.arange(self.classes_.size, dtype=np.intp)
+                else:
+                    codes, y = taken.idx, self._y
+                _knn.vote_uniform(codes, taken.counts, y, self.classes_.size,
                                   self._default, out, threads_for(n_threads, nb, _VOTE_GRAIN))
                 if np.any(out < 0):
                     raise MemoryError("k-NN vote: could not allocate the per-thread counts")

@@ -62,8 +62,8 @@ cdef extern from "_kdtree_simd.h" nogil:
                            intp_t d, int metric, double *out)
     void smml_block_keys_f(const float *q, const float *B, intp_t stride, intp_t n,
                            intp_t d, int metric, double *out)
-    void smml_rank_sort(const double *key, const intp_t *idx, intp_t n, intp_t cap,
-                        double *out_key, intp_t *out_idx)
+    void smml_rank_sort(const double *key, const intp_t *idx, const intp_t *pay, intp_t n,
+                        intp_t cap, double *out_key, intp_t *out_idx, intp_t *out_pay)
 
 cdef enum:
     KEY_CHUNK = 128      # points whose keys one block call computes
@@ -268,20 +268,45 @@ cdef inline double box_bound(const floating *q, const floating *lo, const floati
     return s
 
 
+ctypedef struct Entry:
+    double key
+    intp_t idx          # original training index
+    intp_t pos          # row in tree order
+
+
+cdef int _cmp_entry(const void *a, const void *b) noexcept nogil:
+    """qsort order on (key, original index)."""
+    cdef const Entry *p = <const Entry *> a
+    cdef const Entry *q = <const Entry *> b
+    if p.key < q.key:
+        return -1
+    if p.key > q.key:
+        return 1
+    if p.idx < q.idx:
+        return -1
+    if p.idx > q.idx:
+        return 1
+    return 0
+
+
 ctypedef struct KState:
-    double *hv          # max-heap of the k best (key, index) pairs
+    # knn keeps points by their row in tree order (perm[row] is read for the few results
+    # only, at the end); radius by their original index
+    double *hv          # max-heap of the k best (key, row) pairs
     intp_t *hi
     intp_t hs
     Pair *ties          # every other point seen with key == the heap's root key
     intp_t n_ties
     intp_t ties_cap
-    Pair *buf           # heap + ties, sorted at the end
+    Entry *buf          # heap + ties, sorted at the end (more than RANK_MAX of them)
     intp_t buf_cap
     intp_t *stack
     double *sbound
     double *keys        # KEY_CHUNK keys of a leaf's points
-    double *rk          # RANK_MAX (key, index) pairs gathered for smml_rank_sort
+    double *rk          # RANK_MAX (key, original index, row) gathered for smml_rank_sort
     intp_t *ri
+    intp_t *rp
+    intp_t *op          # the rows of the sorted results
     int failed
 
 
@@ -323,7 +348,7 @@ cdef inline double _tau(const KState *st, intp_t k) noexcept nogil:
     return st.hv[0] if st.hs == k else INFINITY
 
 
-cdef void _knn_one(const floating *q, const floating *T, const intp_t *perm,
+cdef void _knn_one(const floating *q, const floating *T,
                    const intp_t *start, const intp_t *end,
                    const floating *lo, const floating *hi, intp_t d, intp_t first_leaf,
                    int metric, intp_t k, KState *st) noexcept nogil:
@@ -372,62 +397,60 @@ cdef void _knn_one(const floating *q, const floating *T, const intp_t *perm,
             for c in range(n):
                 v = st.keys[c]
                 if st.hs < k or v <= st.hv[0]:
-                    _offer(st, k, v, perm[j0 + c])
+                    _offer(st, k, v, j0 + c)
             j0 += n
         if st.failed:
             return
 
 
-cdef intp_t _finish(KState *st, intp_t k, double *out_key, intp_t *out_idx,
+cdef intp_t _finish(KState *st, intp_t k, const intp_t *perm, const intp_t *ytree,
+                    double *out_key, intp_t *out_idx, intp_t *out_lab,
                     intp_t cap) noexcept nogil:
-    """Sort heap + ties by (key, index), write the first ``cap``; return k' (may be > cap)."""
-    cdef intp_t n = st.hs + st.n_ties, c
-    cdef Pair *p
+    """Sort heap + ties by (key, original index), write the first ``cap`` (and their labels
+    ``ytree[row]`` if ``out_lab`` is not NULL); return k' (may be > cap)."""
+    cdef intp_t n = st.hs + st.n_ties, c, w
+    cdef Entry *p
+    w = n if n < cap else cap
     if n <= RANK_MAX:
-        if st.n_ties == 0:
-            smml_rank_sort(st.hv, st.hi, n, cap, out_key, out_idx)
-        else:
-            for c in range(st.hs):
-                st.rk[c] = st.hv[c]
-                st.ri[c] = st.hi[c]
-            for c in range(st.n_ties):
-                st.rk[st.hs + c] = st.ties[c].key
-                st.ri[st.hs + c] = st.ties[c].idx
-            smml_rank_sort(st.rk, st.ri, n, cap, out_key, out_idx)
-        for c in range(n, cap):
-            out_key[c] = INFINITY
-            out_idx[c] = -1
-        return n
-    if st.n_ties == 0:
-        heap_sort(st.hv, st.hi, st.hs)
-        for c in range(cap):
-            if c < n:
-                out_key[c] = st.hv[c]
-                out_idx[c] = st.hi[c]
-            else:
-                out_key[c] = INFINITY
-                out_idx[c] = -1
-        return n
-    if n > st.buf_cap:
-        p = <Pair *> realloc(st.buf, n * sizeof(Pair))
-        if p == NULL:
-            st.failed = 1
-            return 0
-        st.buf = p
-        st.buf_cap = n
-    for c in range(st.hs):
-        st.buf[c].key = st.hv[c]
-        st.buf[c].idx = st.hi[c]
-    for c in range(st.n_ties):
-        st.buf[st.hs + c] = st.ties[c]
-    qsort(st.buf, n, sizeof(Pair), cmp_pair)
-    for c in range(cap):
-        if c < n:
+        for c in range(st.hs):
+            st.rk[c] = st.hv[c]
+            st.rp[c] = st.hi[c]
+            st.ri[c] = perm[st.hi[c]]
+        for c in range(st.n_ties):
+            st.rk[st.hs + c] = st.ties[c].key
+            st.rp[st.hs + c] = st.ties[c].idx
+            st.ri[st.hs + c] = perm[st.ties[c].idx]
+        smml_rank_sort(st.rk, st.ri, st.rp, n, cap, out_key, out_idx, st.op)
+        if out_lab != NULL:
+            for c in range(w):
+                out_lab[c] = ytree[st.op[c]]
+    else:
+        if n > st.buf_cap:
+            p = <Entry *> realloc(st.buf, n * sizeof(Entry))
+            if p == NULL:
+                st.failed = 1
+                return 0
+            st.buf = p
+            st.buf_cap = n
+        for c in range(st.hs):
+            st.buf[c].key = st.hv[c]
+            st.buf[c].pos = st.hi[c]
+        for c in range(st.n_ties):
+            st.buf[st.hs + c].key = st.ties[c].key
+            st.buf[st.hs + c].pos = st.ties[c].idx
+        for c in range(n):
+            st.buf[c].idx = perm[st.buf[c].pos]
+        qsort(st.buf, n, sizeof(Entry), _cmp_entry)
+        for c in range(w):
             out_key[c] = st.buf[c].key
             out_idx[c] = st.buf[c].idx
-        else:
-            out_key[c] = INFINITY
-            out_idx[c] = -1
+            if out_lab != NULL:
+                out_lab[c] = ytree[st.buf[c].pos]
+    for c in range(w, cap):
+        out_key[c] = INFINITY
+        out_idx[c] = -1
+        if out_lab != NULL:
+            out_lab[c] = -1
     return n
 
 
@@ -440,18 +463,21 @@ cdef KState *_new_state(intp_t k, intp_t depth) noexcept nogil:
     st.hi = <intp_t *> malloc((k if k > 0 else 1) * sizeof(intp_t))
     st.stack = <intp_t *> malloc((depth + 2) * sizeof(intp_t))
     st.sbound = <double *> malloc((depth + 2) * sizeof(double))
-    st.buf = <Pair *> malloc((k if k > 0 else 1) * sizeof(Pair))
+    st.buf = <Entry *> malloc((k if k > 0 else 1) * sizeof(Entry))
     st.buf_cap = k if k > 0 else 1
     st.keys = <double *> malloc(KEY_CHUNK * sizeof(double))
     st.rk = <double *> malloc(RANK_MAX * sizeof(double))
     st.ri = <intp_t *> malloc(RANK_MAX * sizeof(intp_t))
+    st.rp = <intp_t *> malloc(RANK_MAX * sizeof(intp_t))
+    st.op = <intp_t *> malloc(RANK_MAX * sizeof(intp_t))
     st.ties = NULL
     st.ties_cap = 0
     st.n_ties = 0
     st.hs = 0
     st.failed = 0
     if st.hv == NULL or st.hi == NULL or st.stack == NULL or st.sbound == NULL or st.buf == NULL \
-            or st.keys == NULL or st.rk == NULL or st.ri == NULL:
+            or st.keys == NULL or st.rk == NULL or st.ri == NULL or st.rp == NULL \
+            or st.op == NULL:
         st.failed = 1
     return st
 
@@ -467,6 +493,8 @@ cdef void _free_state(KState *st) noexcept nogil:
         free(st.keys)
         free(st.rk)
         free(st.ri)
+        free(st.rp)
+        free(st.op)
         free(st)
 
 
@@ -490,14 +518,25 @@ def knn(const floating[:, ::1] Q, const floating[:, ::1] Tt, const intp_t[::1] p
         int metric, intp_t k, intp_t cap,
         double[:, ::1] out_key, intp_t[:, ::1] out_idx,                                 # OUT (nq, cap)
         intp_t[::1] out_cnt,                                                            # OUT k'
-        int n_threads):
+        int n_threads,
+        const intp_t[::1] ytree=None, intp_t[:, ::1] out_lab=None):                    # IN / OUT labels
     """The notes' k' nearest points of every query (see the module doc): the first ``cap``
     sorted by (exact key, original index) in ``out_key`` / ``out_idx`` (padded with inf /
-    -1), and k' in ``out_cnt`` (a query with k' > cap must be asked again with cap >= k')."""
+    -1), and k' in ``out_cnt`` (a query with k' > cap must be asked again with cap >= k').
+    With ``ytree`` (the points' labels in tree order, ``y[perm]``) and ``out_lab`` (nq,
+    cap), the labels of the written points too (padded with -1): read from the tree-ordered
+    copy, near each other, rather than from y at scattered original indices."""
     cdef intp_t nq = Q.shape[0], m = Tt.shape[0], d = Tt.shape[1]
     cdef intp_t n_nodes = start.shape[0], depth, first_leaf, i
+    cdef const intp_t *yt = NULL
     cdef KState *st
     cdef int failed[1]
+    if (ytree is None) != (out_lab is None):
+        raise ValueError("knn: give both ytree and out_lab, or neither")
+    if ytree is not None:
+        if ytree.shape[0] != Tt.shape[0] or out_lab.shape[0] != nq or out_lab.shape[1] != cap:
+            raise ValueError("knn: bad label shapes")
+        yt = &ytree[0]
     if nq == 0:
         return
     depth = _check_tree("knn", Q.shape[1], m, d, perm.shape[0], n_nodes, end.shape[0],
@@ -517,9 +556,10 @@ def knn(const floating[:, ::1] Q, const floating[:, ::1] Tt, const intp_t[::1] p
             if st == NULL or st.failed:
                 failed[0] = 1
                 continue
-            _knn_one(&Q[i, 0], &Tt[0, 0], &perm[0], &start[0], &end[0], &lo[0, 0], &hi[0, 0],
+            _knn_one(&Q[i, 0], &Tt[0, 0], &start[0], &end[0], &lo[0, 0], &hi[0, 0],
                      d, first_leaf, metric, k, st)
-            out_cnt[i] = _finish(st, k, &out_key[i, 0], &out_idx[i, 0], cap)
+            out_cnt[i] = _finish(st, k, &perm[0], yt, &out_key[i, 0], &out_idx[i, 0],
+                                 &out_lab[i, 0] if yt != NULL else NULL, cap)
             if st.failed:
                 failed[0] = 1
         _free_state(st)

@@ -13,7 +13,7 @@
  * and for the baseline, the loader picking the one the CPU runs. The wheel stays generic.
  *
  * smml_rank_sort: n (key, index) pairs with distinct indices sorted by (key, index), each
- * placed at its rank (the number of pairs before it), computed by comparing it with every
+ * (with a payload) placed at its rank (the number of pairs before it), computed by comparing it with every
  * pair: O(n^2) branch-free comparisons, for the small n of a k-NN result (a heap sort of
  * 50 pairs costs more in mispredicted branches).
  */
@@ -75,10 +75,14 @@ SMML_CLONES static void smml_block_keys_f(const float *SMML_RESTRICT q, const fl
 
 #undef SMML_BODY
 
-/* Pairs of rank < cap are written to out_key / out_idx[rank]. */
-SMML_CLONES static void smml_rank_sort(const double *SMML_RESTRICT key, const ptrdiff_t *SMML_RESTRICT idx,
-                                       ptrdiff_t n, ptrdiff_t cap, double *SMML_RESTRICT out_key,
-                                       ptrdiff_t *SMML_RESTRICT out_idx)
+/* Pairs of rank < cap are written to out_key / out_idx[rank], with their payload
+ * pay[i] (any number carried along) to out_pay[rank]. */
+SMML_CLONES static void smml_rank_sort(const double *SMML_RESTRICT key,
+                                       const ptrdiff_t *SMML_RESTRICT idx,
+                                       const ptrdiff_t *SMML_RESTRICT pay, ptrdiff_t n,
+                                       ptrdiff_t cap, double *SMML_RESTRICT out_key,
+                                       ptrdiff_t *SMML_RESTRICT out_idx,
+                                       ptrdiff_t *SMML_RESTRICT out_pay)
 {
     ptrdiff_t i, j, r;
     for (i = 0; i < n; i++) {
@@ -90,6 +94,7 @@ SMML_CLONES static void smml_rank_sort(const double *SMML_RESTRICT key, const pt
         if (r < cap) {
             out_key[r] = ki;
             out_idx[r] = ii;
+            out_pay[r] = pay[i];
         }
     }
 }
