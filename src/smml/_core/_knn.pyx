@@ -176,6 +176,25 @@ cdef extern from *:
     int smml_any_below0_f(const float *r, intp_t n, float top) noexcept nogil
 
 
+cdef extern from "_simd.h" nogil:
+    intp_t smml_first_below_d(const double *r, intp_t n, double top)
+    intp_t smml_first_below_f(const float *r, intp_t n, float top)
+
+
+cdef inline intp_t _first_below(const floating *row, intp_t n, double top) noexcept nogil:
+    """The first j < n with row[j] < top, or n, possibly earlier: for float rows the test
+    runs against the nearest float >= top (row[j] < top implies row[j] < that float), so a
+    returned j may fail the exact test; none before it passes it."""
+    cdef float topf
+    if floating is double:
+        return smml_first_below_d(row, n, top)
+    else:
+        topf = <float> top
+        if <double> topf < top:
+            topf = nextafterf(topf, INFINITY)
+        return smml_first_below_f(row, n, topf)
+
+
 cdef inline bint _any_below(const floating *row, const double *tn, intp_t n,
                             double top) noexcept nogil:
     """Is any row[j] (+ tn[j]; tn NULL: the row holds the whole key) below top?"""
@@ -218,6 +237,28 @@ cdef inline void _scan_tile_rows(const floating *tile, const double *tn, intp_t 
             top = nextafter(hvi[0], INFINITY) if hs[i] == cap else INFINITY
         else:
             top = hvi[0] if hs[i] == cap else INFINITY
+        if tn == NULL:
+            # the tile holds the whole key: jump from candidate to candidate (branch-free
+            # test of 32 values at a time, _first_below); every value before the next one
+            # returned is >= top, so the same points enter the heap as value by value
+            j = 0
+            while j < ntb:
+                if hs[i] == cap:
+                    j = j + _first_below(row + j, ntb - j, top)
+                    if j >= ntb:
+                        break
+                v = <double> row[j]
+                if v != v:
+                    v = INFINITY        # NaN from an overflowing tile: sort it last
+                if by_index:
+                    if hs[i] < cap or pair_less(v, t0 + j, hvi[0], hii[0]):
+                        heap_push(hvi, hii, &hs[i], cap, v, t0 + j)
+                        top = nextafter(hvi[0], INFINITY) if hs[i] == cap else INFINITY
+                elif v < top or hs[i] < cap:
+                    heap_push(hvi, hii, &hs[i], cap, v, t0 + j)
+                    top = hvi[0] if hs[i] == cap else INFINITY
+                j += 1
+            continue
         j0 = 0
         while j0 < ntb:
             j1 = j0 + _BLOCK

@@ -1,5 +1,5 @@
-/* The kd-tree's two data-parallel loops (smml._core._kdtree), in C so that they can be
- * compiled for several instruction sets.
+/* Data-parallel loops of the distance kernels (smml._core._kdtree, smml._core._knn), in C
+ * so that they can be compiled for several instruction sets.
  *
  * smml_block_keys_*: exact distance keys of a block of points stored feature-major.
  * out[j] = the key of point j against q, where point j's feature f is B[f * stride + j]:
@@ -16,9 +16,13 @@
  * (with a payload) placed at its rank (the number of pairs before it), computed by comparing it with every
  * pair: O(n^2) branch-free comparisons, for the small n of a k-NN result (a heap sort of
  * 50 pairs costs more in mispredicted branches).
+ *
+ * smml_first_below_*: the first j < n with r[j] < top, or n: the candidate filter of the
+ * brute-force k-NN scan (smml._core._knn), where almost no tile value passes; blocks of 32
+ * values are tested branch-free, the block that holds one is searched value by value.
  */
-#ifndef SMML_KDTREE_SIMD_H
-#define SMML_KDTREE_SIMD_H
+#ifndef SMML_SIMD_H
+#define SMML_SIMD_H
 
 #include <math.h>
 #include <stddef.h>
@@ -98,5 +102,26 @@ SMML_CLONES static void smml_rank_sort(const double *SMML_RESTRICT key,
         }
     }
 }
+
+#define SMML_FIRST_BELOW(T, NAME)                                               \
+    SMML_CLONES static ptrdiff_t NAME(const T *SMML_RESTRICT r, ptrdiff_t n, T top)  \
+    {                                                                           \
+        ptrdiff_t j = 0, u;                                                     \
+        for (; j + 32 <= n; j += 32) {                                          \
+            int any = 0;                                                        \
+            for (u = 0; u < 32; u++)                                            \
+                any |= r[j + u] < top;                                          \
+            if (any)                                                            \
+                break;                                                          \
+        }                                                                       \
+        for (; j < n; j++)                                                      \
+            if (r[j] < top)                                                     \
+                return j;                                                       \
+        return n;                                                               \
+    }
+
+SMML_FIRST_BELOW(double, smml_first_below_d)
+SMML_FIRST_BELOW(float, smml_first_below_f)
+#undef SMML_FIRST_BELOW
 
 #endif
