@@ -28,16 +28,28 @@ def interleaved_best(fns, repeat, cpu=False):
     round: this machine shifts between speed modes over seconds, and timing one
     implementation's block after another's lets a shift decide the ratio. Returns
     (best wall times, each fn's last result), or with ``cpu=True`` (best wall times, best
-    process CPU times (all threads), results)."""
+    process CPU times (all threads), results).
+
+    The order of the calls changes from round to round (a seeded shuffle, the first round in
+    the given order): a call made right after another OpenMP runtime's parallel work shares
+    the cores with that runtime's threads, which spin for milliseconds before they sleep
+    (measured: smml's k-NN predict on 200,000 x 2 took 23 ms right after pykdtree's query,
+    16 ms after a pause). A fixed order would hand that penalty to the same implementation
+    in every round."""
+    import random
     best = [float("inf")] * len(fns)
     best_cpu = [float("inf")] * len(fns)
     out = [None] * len(fns)
+    shuffle = random.Random(0).shuffle
+    order = list(range(len(fns)))
     for _ in range(repeat):
-        for i, fn in enumerate(fns):
+        for i in order:
+            fn = fns[i]
             c0 = time.process_time()
             t, out[i] = best_time(fn, repeat=1)
             best_cpu[i] = min(best_cpu[i], time.process_time() - c0)
             best[i] = min(best[i], t)
+        shuffle(order)
     return (best, best_cpu, out) if cpu else (best, out)
 
 

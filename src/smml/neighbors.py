@@ -77,6 +77,16 @@ _TREE_LOG2_M_OVER_D = 8
 _FEW_QUERIES = 64
 
 
+def _balanced_chunk(n, n_threads, limit):
+    """Rows per chunk, at most ``limit``, splitting n rows into a multiple of n_threads
+    chunks of (nearly) equal size: the kernels hand each thread a contiguous run of chunks
+    (static schedule), so 5 chunks of 1,024 among 2 threads would leave one thread idle for
+    a fifth of the time (measured: 14% of a 5,000-query predict)."""
+    per_thread = -(-n // n_threads)
+    chunks = -(-per_thread // max(1, limit))
+    return int(max(1, -(-per_thread // chunks)))
+
+
 def _euclidean_error_coef(d, dtype):
     """c such that c S^2 rigorously bounds |gemm-approximated - exactly-computed| squared
     distance (see :func:`_euclidean_error_bound`; also used by smml.cluster)."""
@@ -476,8 +486,8 @@ class _KNNBase(SmmlEstimator):
                 # too few queries to feed the threads: split the training chunks among them
                 # instead (the same candidates, see _knn.knn_gemm_split_train)
                 split = nt > 1 and nb < nt * _SPLIT_TRAIN_BELOW
-                q_chunk = int(min(_Q_CHUNK, max(1, nb if split else -(-nb // nt)),
-                                  max(1, _HEAP_BUDGET // cap)))
+                q_chunk = _balanced_chunk(nb, 1 if split else nt,
+                                          min(_Q_CHUNK, max(1, _HEAP_BUDGET // cap)))
                 kernel = _knn.knn_gemm_split_train if split else _knn.knn_gemm
                 with blas_single_thread(work=2.0 * nb * m * d):
                     kernel(Qc, self._Tc, q_norm, _NO_NORMS, Qb, self._T0, eps,
