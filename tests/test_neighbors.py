@@ -345,6 +345,28 @@ def test_tree_memory_and_selection_rule(rng):
             assert got == want
 
 
+@pytest.mark.parametrize("weights", ["uniform", "distance"])
+def test_tree_order_and_blocks_keep_every_output_in_query_order(rng, monkeypatch, weights):
+    # the tree searches the queries in its own order and in blocks; predict, predict_proba,
+    # kneighbors and the regressor must still answer row by row as brute force does
+    X = rng.integers(0, 6, size=(500, 2)).astype(float)
+    y = rng.integers(0, 3, size=500)
+    Q = rng.integers(-1, 7, size=(300, 2)).astype(float)
+    monkeypatch.setattr(nb, "_ORDER_MIN", 1)
+    monkeypatch.setattr(nb, "_TREE_OUT_BUDGET", 500)
+    for k in (1, 7):
+        kw = dict(k=k, weights=weights, n_jobs=2)
+        t = KNNClassifier(algorithm="tree", **kw).fit(X, y)
+        b = KNNClassifier(algorithm="brute", **kw).fit(X, y)
+        np.testing.assert_array_equal(t.predict(Q), b.predict(Q))
+        np.testing.assert_array_equal(t.predict_proba(Q), b.predict_proba(Q))
+        for u, v in zip(t.kneighbors(Q), b.kneighbors(Q)):
+            np.testing.assert_array_equal(u, v)
+        tr = KNNRegressor(algorithm="tree", **kw).fit(X, y * 0.1)
+        br = KNNRegressor(algorithm="brute", **kw).fit(X, y * 0.1)
+        np.testing.assert_array_equal(tr.predict(Q), br.predict(Q))
+
+
 def test_both_structures_pick_per_call(rng, monkeypatch):
     # algorithm_ == "both": calls of at most _FEW_QUERIES queries take the tree, larger ones brute
     X, y, Q = _data("grid", rng, m=300, nq=100, d=8)
