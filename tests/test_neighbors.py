@@ -337,7 +337,8 @@ def test_tree_memory_and_selection_rule(rng):
     assert not hasattr(est, "_Tc")                                 # no brute-force copy
     for metric, d, m, want in (("euclidean", 6, 50, "tree"), ("euclidean", 8, 50, "both"),
                                ("euclidean", 8, 1 << 16, "tree"), ("euclidean", 11, 50, "brute"),
-                               ("manhattan", 2, 50, "tree"), ("hamming", 2, 50, "brute"),
+                               ("manhattan", 2, 50, "tree"), ("manhattan", 30, 50, "tree"),
+                               ("manhattan", 49, 50, "brute"), ("hamming", 2, 50, "brute"),
                                ("mahalanobis", 3, 50, "tree")):
         assert nb._pick_rule(metric, d, m) == want
         if m == 50:

@@ -71,8 +71,8 @@ _VOTE_GRAIN = 1 << 16           # compiled vote: queries worth a thread of their
 # _TREE_ALWAYS_D features; up to _TREE_MAX_D the tree when m >= 2^(d + _TREE_LOG2_M_OVER_D),
 # else both structures (the tree for calls of at most _FEW_QUERIES queries); brute force
 # beyond, and always for Hamming (a box bound is almost always 0 there).
-_TREE_ALWAYS_D = {"euclidean": 6, "mahalanobis": 6, "manhattan": 6}
-_TREE_MAX_D = {"euclidean": 10, "mahalanobis": 10, "manhattan": 8}
+_TREE_ALWAYS_D = {"euclidean": 6, "mahalanobis": 6, "manhattan": 48}
+_TREE_MAX_D = {"euclidean": 10, "mahalanobis": 10, "manhattan": 48}
 _TREE_LOG2_M_OVER_D = 8
 _FEW_QUERIES = 64
 
@@ -231,7 +231,8 @@ def _pick_rule(metric, d, m):
     brute force for more). Measured on this machine (bench/README.md): the tree wins by
     far at low d, for every m and number of queries; in the middle it wins when m is large
     against 2^d, and on few-row calls (a few leaves against all m rows); beyond, brute
-    force. Mahalanobis is Euclidean on the whitened data (the same exact keys)."""
+    force (the gemm filter). Manhattan has no gemm filter: the tree won at every d measured
+    (2-48). Mahalanobis is Euclidean on the whitened data (the same exact keys)."""
     if d <= _TREE_ALWAYS_D.get(metric, 0):
         return "tree"
     if d <= _TREE_MAX_D.get(metric, 0):
@@ -733,10 +734,12 @@ _DOC_PARAMS = """
         copy of the training data, m indices and fewer than m / 8 nodes of 2 indices and 2
         d-vectors, i.e. O(m d)).
         "auto" picks by metric, dimension d, training size m and number of queries, from
-        measurements on a 2-core x86-64 machine (bench/README.md): the tree for
-        Euclidean, Mahalanobis and Manhattan up to d = 6; for d = 7..10 the tree when
-        m >= 2^(d+8), otherwise both (the tree for calls of at most 64 queries, brute
-        force for more); brute force beyond d = 10 (Manhattan: 8) and always for Hamming.
+        measurements on a 2-core x86-64 machine (bench/README.md): for Euclidean and
+        Mahalanobis the tree up to d = 6, for d = 7..10 the tree when m >= 2^(d+8),
+        otherwise both (the tree for calls of at most 64 queries, brute force for more),
+        brute force beyond d = 10; for Manhattan the tree up to d = 48 (its leaves' keys,
+        computed several points at a time, beat the exact direct scan even where it
+        prunes little); brute force for Hamming.
     n_jobs : int or None
         OpenMP threads (None or -1: all usable cores). Results do not depend on it.
 """
