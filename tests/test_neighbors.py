@@ -560,11 +560,12 @@ def test_many_duplicates_beyond_the_candidate_heap(rng):
     est = KNNClassifier(k=1).fit(X, y)
     np.testing.assert_array_equal(est.predict(Q), [0, 0])
     np.testing.assert_allclose(est.predict_proba(Q), [[110 / 200, 0, 90 / 200]] * 2)
-    # the kernel itself reports -1 for these queries
+    # the exact (one-leaf tree) scan reports k' = 200 for both, beyond its cap
     cap = 2 + 16
     key = np.empty((2, cap)); idx = np.empty((2, cap), dtype=np.intp); cnt = np.empty(2, dtype=np.intp)
-    _knn.knn_direct(Q, X, 0, 1, cap, key, idx, cnt, 1)
-    np.testing.assert_array_equal(cnt, [-1, -1])
+    _kdtree.knn(Q, *nb._flat_tree(X), 0, 1, cap, key, idx, cnt, 1)
+    np.testing.assert_array_equal(cnt, [200, 200])
+    np.testing.assert_array_equal(idx, np.tile(np.arange(cap), (2, 1)))
 
 
 def test_gemm_candidates_are_rescored_exactly_far_from_the_origin(rng):
@@ -814,7 +815,7 @@ def test_kernel_never_reads_an_unfilled_heap():
     T = np.array([[1e300], [-1e300], [3e300]])
     Q = np.array([[-1.7e308]])
     key = np.empty((1, 3)); idx = np.empty((1, 3), dtype=np.intp); cnt = np.empty(1, dtype=np.intp)
-    _knn.knn_direct(Q, T, 0, 2, 3, key, idx, cnt, 1)
+    _kdtree.knn(Q, *nb._flat_tree(T), 0, 2, 3, key, idx, cnt, 1)
     assert cnt[0] == 3 and sorted(idx[0].tolist()) == [0, 1, 2]
 
 
@@ -848,10 +849,6 @@ def test_numpy_integer_k_and_parameters_changed_after_fit(rng):
 def test_kernel_rejects_bad_arguments():
     X = np.zeros((4, 2))
     key = np.empty((1, 2)); idx = np.empty((1, 2), dtype=np.intp); cnt = np.empty(1, dtype=np.intp)
-    with pytest.raises(ValueError):
-        _knn.knn_direct(X[:1], X, 0, 3, 2, key, idx, cnt, 1)          # cap < k
-    with pytest.raises(ValueError):
-        _knn.knn_direct(X[:1], X, 7, 1, 2, key, idx, cnt, 1)          # unknown metric
     with pytest.raises(ValueError):
         _knn.exact_rows(X, X, np.array([4], dtype=np.intp), 0, np.empty((1, 4)), 1)
     n = np.zeros(4)

@@ -26,7 +26,9 @@ same points, bit for bit (``algorithm``):
   centred data and then re-ranks the candidates on their exact distances, with a
   rigorous bound on the gemm rounding deciding whether the candidate list
   provably holds every tied point (otherwise that query is scanned exactly); see
-  ``smml._core._knn``;
+  ``smml._core._knn``. Manhattan and Hamming (and data too wide for the gemm filter) are
+  scanned exactly by the kd-tree kernel over a one-leaf tree, its keys computed several
+  points at a time;
 - an exact kd-tree (``smml._core._kdtree``) whose node bounds are lower bounds
   of the exact keys in floating point and which keeps every point tied with the
   k-th.
@@ -494,8 +496,14 @@ class _KNNBase(SmmlEstimator):
                     kernel(Qc, self._Tc, q_norm, _NO_NORMS, Qb, self._T0, eps,
                            k, cap, out_key, out_idx, cnt, q_chunk, t_chunk, nt)
             else:
+                # no gemm filter (Manhattan, Hamming, or data too wide for it): the exact
+                # scan is the one-leaf tree's search (its keys computed several points at
+                # a time)
+                if self._flat is None:
+                    self._flat = _flat_tree(self._T0)
                 nt = min(nt, -(-nb // _MIN_QUERIES_PER_THREAD))
-                _knn.knn_direct(Qb, self._T0, code, k, cap, out_key, out_idx, cnt, nt)
+                yield slice(start, stop), self._tree_search(Qb, k, cap, code, nt, flat=True)
+                continue
             yield slice(start, stop), self._assemble(Qb, k, cap, code, out_key, out_idx, cnt, nt)
 
     def _tree_blocks(self, Q0, k, cap, code, n_threads, in_order):
@@ -515,15 +523,19 @@ class _KNNBase(SmmlEstimator):
             rows = slice(start, stop) if order is None else order[start:stop]
             yield rows, self._tree_search(Q0[start:stop], k, cap, code, n_threads)
 
-    def _tree_search(self, Qb, k, cap, code, n_threads):
-        """The taken points (a :class:`_Taken`) of the queries Qb through the kd-tree."""
+    def _tree_search(self, Qb, k, cap, code, n_threads, flat=False):
+        """The taken points (a :class:`_Taken`) of the queries Qb through the kd-tree, or
+        with ``flat`` through the one-leaf tree over the training rows in their own order
+        (the exact brute-force scan; ``n_threads`` is then used as given)."""
         nb = Qb.shape[0]
-        nt = threads_for(n_threads, nb, _TREE_GRAIN)
+        tree = self._flat if flat else self._tree
+        ytree = (self._y if self._tree_labels else None) if flat else self._ytree
+        nt = n_threads if flat else threads_for(n_threads, nb, _TREE_GRAIN)
         out_key = np.empty((nb, cap), dtype=np.float64)
         out_idx = np.empty((nb, cap), dtype=np.intp)
         cnt = np.empty(nb, dtype=np.intp)
-        lab = None if self._ytree is None else np.empty((nb, cap), dtype=np.intp)
-        _kdtree.knn(Qb, *self._tree, code, k, cap, out_key, out_idx, cnt, nt, self._ytree, lab)
+        lab = None if ytree is None else np.empty((nb, cap), dtype=np.intp)
+        _kdtree.knn(Qb, *tree, code, k, cap, out_key, out_idx, cnt, nt, ytree, lab)
         over = np.flatnonzero(cnt > cap)
         if not over.size:
             return _Taken(cnt, out_key, out_idx, lab=lab)
@@ -533,7 +545,7 @@ class _KNNBase(SmmlEstimator):
         key2 = np.empty((over.size, cap2), dtype=np.float64)
         idx2 = np.empty((over.size, cap2), dtype=np.intp)
         cnt2 = np.empty(over.size, dtype=np.intp)
-        _kdtree.knn(Qo, *self._tree, code, k, cap2, key2, idx2, cnt2,
+        _kdtree.knn(Qo, *tree, code, k, cap2, key2, idx2, cnt2,
                     threads_for(n_threads, over.size, _TREE_GRAIN))
         return _Taken(cnt, csr=_csr(cnt, out_key, out_idx, over, key2, idx2))
 

@@ -33,8 +33,8 @@ queries to feed them, training chunks (:func:`knn_gemm_split_train`: per-thread 
 merged on (approximate key, index) into exactly the serial heap). Query chunks of at
 most ``GEMV_ROWS`` rows use gemv instead of gemm (see ``smml._core._distances.neg2_dot_tile``).
 
-Other metrics (:func:`knn_direct`) compute the exact key of every pair directly
-(no gemm) and use the same heap and the same completion test with eps = 0.
+Other metrics, and data the gemm filter cannot take, are scanned exactly by the kd-tree
+kernel over a one-leaf tree (``smml._core._kdtree``, ``smml.neighbors._flat_tree``).
 
 Memory: per thread one tile (q_chunk x t_chunk) plus q_chunk heaps of ``cap``
 entries; never n_queries x n_train.
@@ -526,59 +526,6 @@ def knn_gemm_split_train(const floating[:, ::1] Q, const floating[:, ::1] T,  # 
         free(hi_all)
         free(hs_all)
         free(buf_all)
-
-
-def knn_direct(const floating[:, ::1] Q0, const floating[:, ::1] T0,      # IN  original data
-               int metric, intp_t k, intp_t cap,
-               double[:, ::1] out_key, intp_t[:, ::1] out_idx,            # OUT (n_queries, cap)
-               intp_t[::1] out_cnt,                                       # OUT k' or -1
-               int n_threads):
-    """k-NN candidates computing every exact key directly (Manhattan, Hamming, Euclidean)."""
-    cdef intp_t nq = Q0.shape[0], m = T0.shape[0], d = Q0.shape[1]
-    cdef intp_t i, j, hs
-    cdef double *hv
-    cdef intp_t *hi
-    cdef Pair *buf
-    cdef double v, top
-    cdef int failed[1]
-    cdef bint full
-    if nq == 0:
-        return
-    if k < 1 or cap < k or cap > m:
-        raise ValueError("knn_direct: bad k/cap")
-    if metric not in (SQEUCLIDEAN, MANHATTAN, HAMMING):
-        raise ValueError("knn_direct: unknown metric code")
-    if n_threads > nq:
-        n_threads = <int> nq
-    if n_threads < 1:
-        n_threads = 1
-    failed[0] = 0
-    hv = NULL
-    hi = NULL
-    buf = NULL
-    with nogil, parallel(num_threads=n_threads):
-        hv = <double *> malloc(cap * sizeof(double))
-        hi = <intp_t *> malloc(cap * sizeof(intp_t))
-        buf = <Pair *> malloc(cap * sizeof(Pair))
-        for i in prange(nq, schedule="static"):
-            if hv == NULL or hi == NULL or buf == NULL:
-                failed[0] = 1
-                continue
-            hs = 0
-            top = INFINITY
-            for j in range(m):
-                v = exact_key(&Q0[i, 0], &T0[j, 0], d, metric)
-                if v < top or hs < cap:     # an infinite key still fills a non-full heap
-                    heap_push(hv, hi, &hs, cap, v, j)
-                    top = hv[0] if hs == cap else INFINITY
-            full = hs == cap and cap < m
-            out_cnt[i] = _finalize(&Q0[i, 0], &T0[0, 0], d, metric, hv, hi, hs, full,
-                                   hv[0], k, buf, &out_key[i, 0], &out_idx[i, 0], cap)
-        free(hv)
-        free(hi)
-        free(buf)
-    if failed[0]:
-        raise MemoryError("knn_direct: could not allocate the per-thread buffers")
 
 
 def exact_rows(const floating[:, ::1] Q0, const floating[:, ::1] T0,      # IN  original data

@@ -29,7 +29,9 @@
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) \
     && defined(__GLIBC__)
-#define SMML_CLONES __attribute__((target_clones("avx2", "default")))
+#define SMML_CLONES __attribute__((target_clones("avx2", "default"), unused))
+#elif defined(__GNUC__)
+#define SMML_CLONES __attribute__((unused))
 #else
 #define SMML_CLONES
 #endif
