@@ -269,24 +269,10 @@ cdef inline double box_bound(const floating *q, const floating *lo, const floati
 
 
 ctypedef struct Entry:
+    # begins as a Pair does (key, original index), so cmp_pair orders Entries too
     double key
     intp_t idx          # original training index
     intp_t pos          # row in tree order
-
-
-cdef int _cmp_entry(const void *a, const void *b) noexcept nogil:
-    """qsort order on (key, original index)."""
-    cdef const Entry *p = <const Entry *> a
-    cdef const Entry *q = <const Entry *> b
-    if p.key < q.key:
-        return -1
-    if p.key > q.key:
-        return 1
-    if p.idx < q.idx:
-        return -1
-    if p.idx > q.idx:
-        return 1
-    return 0
 
 
 ctypedef struct KState:
@@ -344,6 +330,15 @@ cdef inline void _offer(KState *st, intp_t k, double v, intp_t i) noexcept nogil
         _add_tie(st, v, i)                  # v == tau
 
 
+cdef inline intp_t _chunk_keys(const floating *q, const floating *T, intp_t s, intp_t e,
+                              intp_t j0, intp_t d, int metric, double *keys) noexcept nogil:
+    """The exact keys of the next rows j0 .. j0 + n - 1 (n <= KEY_CHUNK returned) of the
+    leaf of rows s .. e - 1, stored feature-major (see :func:`leaf_blocks`)."""
+    cdef intp_t n = e - j0 if e - j0 < KEY_CHUNK else KEY_CHUNK
+    _block_keys(q, T + s * d + (j0 - s), e - s, n, d, metric, keys)
+    return n
+
+
 cdef inline double _tau(const KState *st, intp_t k) noexcept nogil:
     return st.hv[0] if st.hs == k else INFINITY
 
@@ -352,8 +347,8 @@ cdef void _knn_one(const floating *q, const floating *T,
                    const intp_t *start, const intp_t *end,
                    const floating *lo, const floating *hi, intp_t d, intp_t first_leaf,
                    int metric, intp_t k, KState *st) noexcept nogil:
-    cdef intp_t top, node, near, far, j0, l, s, e, n, c
-    cdef double b, bn, bf, v, tau
+    cdef intp_t top, node, near, far, l, j0, n, c
+    cdef double b, bn, bf, tau
     st.hs = 0
     st.n_ties = 0
     st.stack[0] = 0
@@ -388,16 +383,12 @@ cdef void _knn_one(const floating *q, const floating *T,
             node = near
         if node < 0:
             continue
-        s = start[node]
-        e = end[node]
-        j0 = s
-        while j0 < e:
-            n = e - j0 if e - j0 < KEY_CHUNK else KEY_CHUNK
-            _block_keys(q, T + s * d + (j0 - s), e - s, n, d, metric, st.keys)
+        j0 = start[node]
+        while j0 < end[node]:
+            n = _chunk_keys(q, T, start[node], end[node], j0, d, metric, st.keys)
             for c in range(n):
-                v = st.keys[c]
-                if st.hs < k or v <= st.hv[0]:
-                    _offer(st, k, v, j0 + c)
+                if st.hs < k or st.keys[c] <= st.hv[0]:
+                    _offer(st, k, st.keys[c], j0 + c)
             j0 += n
         if st.failed:
             return
@@ -440,7 +431,7 @@ cdef intp_t _finish(KState *st, intp_t k, const intp_t *perm, const intp_t *ytre
             st.buf[st.hs + c].pos = st.ties[c].idx
         for c in range(n):
             st.buf[c].idx = perm[st.buf[c].pos]
-        qsort(st.buf, n, sizeof(Entry), _cmp_entry)
+        qsort(st.buf, n, sizeof(Entry), cmp_pair)
         for c in range(w):
             out_key[c] = st.buf[c].key
             out_idx[c] = st.buf[c].idx
@@ -572,8 +563,7 @@ cdef void _radius_one(const floating *q, const floating *T, const intp_t *perm,
                       const floating *lo, const floating *hi, intp_t d, intp_t first_leaf,
                       int metric, double thr, KState *st) noexcept nogil:
     """Every point with key <= thr into st.ties (unsorted)."""
-    cdef intp_t top, node, j0, l, s, e, n, c
-    cdef double v
+    cdef intp_t top, node, l, j0, n, c
     st.n_ties = 0
     st.stack[0] = 0
     top = 1
@@ -588,16 +578,12 @@ cdef void _radius_one(const floating *q, const floating *T, const intp_t *perm,
             st.stack[top + 1] = l
             top += 2
             continue
-        s = start[node]
-        e = end[node]
-        j0 = s
-        while j0 < e:
-            n = e - j0 if e - j0 < KEY_CHUNK else KEY_CHUNK
-            _block_keys(q, T + s * d + (j0 - s), e - s, n, d, metric, st.keys)
+        j0 = start[node]
+        while j0 < end[node]:
+            n = _chunk_keys(q, T, start[node], end[node], j0, d, metric, st.keys)
             for c in range(n):
-                v = st.keys[c]
-                if v <= thr:
-                    _add_tie(st, v, perm[j0 + c])
+                if st.keys[c] <= thr:
+                    _add_tie(st, st.keys[c], perm[j0 + c])
             j0 += n
         if st.failed:
             return

@@ -109,55 +109,7 @@ cdef extern from *:
         for (; j < n; j++) any |= ((double) r[j] + t[j]) < top;
         return any != 0;
     }
-    /* The same test when the tile already holds the whole key (augmented gemm, no norms):
-       any r[j] < top; floats compared 4 at a time against a float bound >= the double one. */
-    typedef float smml_v4f __attribute__((vector_size(16)));
-    typedef int smml_v4i __attribute__((vector_size(16)));
-    static inline int smml_any_below0_d(const double *r, Py_ssize_t n, double top) {
-        smml_v2l acc0 = {0, 0}, acc1 = {0, 0};
-        smml_v2d vt = {top, top};
-        Py_ssize_t j = 0;
-        long long any;
-        for (; j + 4 <= n; j += 4) {
-            smml_v2d a0, a1;
-            memcpy(&a0, r + j, sizeof a0);
-            memcpy(&a1, r + j + 2, sizeof a1);
-            acc0 |= (smml_v2l)(a0 < vt);
-            acc1 |= (smml_v2l)(a1 < vt);
-        }
-        acc0 |= acc1;
-        any = acc0[0] | acc0[1];
-        for (; j < n; j++) any |= r[j] < top;
-        return any != 0;
-    }
-    static inline int smml_any_below0_f(const float *r, Py_ssize_t n, float top) {
-        smml_v4i acc0 = {0, 0, 0, 0}, acc1 = {0, 0, 0, 0};
-        smml_v4f vt = {top, top, top, top};
-        Py_ssize_t j = 0;
-        int any;
-        for (; j + 8 <= n; j += 8) {
-            smml_v4f a0, a1;
-            memcpy(&a0, r + j, sizeof a0);
-            memcpy(&a1, r + j + 4, sizeof a1);
-            acc0 |= (smml_v4i)(a0 < vt);
-            acc1 |= (smml_v4i)(a1 < vt);
-        }
-        acc0 |= acc1;
-        any = acc0[0] | acc0[1] | acc0[2] | acc0[3];
-        for (; j < n; j++) any |= r[j] < top;
-        return any != 0;
-    }
     #else
-    static inline int smml_any_below0_d(const double *r, Py_ssize_t n, double top) {
-        int any = 0; Py_ssize_t j;
-        for (j = 0; j < n; j++) any |= r[j] < top;
-        return any;
-    }
-    static inline int smml_any_below0_f(const float *r, Py_ssize_t n, float top) {
-        int any = 0; Py_ssize_t j;
-        for (j = 0; j < n; j++) any |= r[j] < top;
-        return any;
-    }
     static inline int smml_any_below_d(const double *r, const double *t, Py_ssize_t n, double top) {
         int any = 0; Py_ssize_t j;
         for (j = 0; j < n; j++) any |= (r[j] + t[j]) < top;
@@ -172,8 +124,6 @@ cdef extern from *:
     """
     int smml_any_below_d(const double *r, const double *t, intp_t n, double top) noexcept nogil
     int smml_any_below_f(const float *r, const double *t, intp_t n, double top) noexcept nogil
-    int smml_any_below0_d(const double *r, intp_t n, double top) noexcept nogil
-    int smml_any_below0_f(const float *r, intp_t n, float top) noexcept nogil
 
 
 cdef extern from "_simd.h" nogil:
@@ -197,19 +147,28 @@ cdef inline intp_t _first_below(const floating *row, intp_t n, double top) noexc
 
 cdef inline bint _any_below(const floating *row, const double *tn, intp_t n,
                             double top) noexcept nogil:
-    """Is any row[j] (+ tn[j]; tn NULL: the row holds the whole key) below top?"""
-    cdef float topf
-    if tn == NULL:
-        if floating is double:
-            return smml_any_below0_d(row, n, top)
-        topf = <float> top              # a float >= top: r < top implies r < topf
-        if <double> topf < top:
-            topf = nextafterf(topf, INFINITY)
-        return smml_any_below0_f(row, n, topf)
+    """Is any row[j] + tn[j] below top? (A tile holding the whole key is scanned by
+    :func:`_first_below` instead.)"""
     if floating is double:
         return smml_any_below_d(row, tn, n, top)
     else:
         return smml_any_below_f(row, tn, n, top)
+
+
+cdef inline double _enter(double v, intp_t t, double *hvi, intp_t *hii, intp_t *hs,
+                          intp_t cap, bint by_index, double top) noexcept nogil:
+    """Training point t with tile key v into a query's bounded heap if it belongs there
+    (see :func:`_scan_tile_rows`); returns the heap's new test bound."""
+    if v != v:
+        v = INFINITY            # NaN from an overflowing tile: sort it last
+    if by_index:
+        if hs[0] < cap or pair_less(v, t, hvi[0], hii[0]):
+            heap_push(hvi, hii, hs, cap, v, t)
+            top = nextafter(hvi[0], INFINITY) if hs[0] == cap else INFINITY
+    elif v < top or hs[0] < cap:
+        heap_push(hvi, hii, hs, cap, v, t)
+        top = hvi[0] if hs[0] == cap else INFINITY
+    return top
 
 
 cdef inline void _scan_tile_rows(const floating *tile, const double *tn, intp_t nqb, intp_t ntb,
@@ -247,16 +206,7 @@ cdef inline void _scan_tile_rows(const floating *tile, const double *tn, intp_t 
                     j = j + _first_below(row + j, ntb - j, top)
                     if j >= ntb:
                         break
-                v = <double> row[j]
-                if v != v:
-                    v = INFINITY        # NaN from an overflowing tile: sort it last
-                if by_index:
-                    if hs[i] < cap or pair_less(v, t0 + j, hvi[0], hii[0]):
-                        heap_push(hvi, hii, &hs[i], cap, v, t0 + j)
-                        top = nextafter(hvi[0], INFINITY) if hs[i] == cap else INFINITY
-                elif v < top or hs[i] < cap:
-                    heap_push(hvi, hii, &hs[i], cap, v, t0 + j)
-                    top = hvi[0] if hs[i] == cap else INFINITY
+                top = _enter(<double> row[j], t0 + j, hvi, hii, &hs[i], cap, by_index, top)
                 j += 1
             continue
         j0 = 0
@@ -265,20 +215,12 @@ cdef inline void _scan_tile_rows(const floating *tile, const double *tn, intp_t 
             if j1 > ntb:
                 j1 = ntb
             # branch-free (vectorised) test first: most blocks hold no candidate
-            if hs[i] < cap or _any_below(row + j0, (tn + j0) if tn != NULL else NULL, j1 - j0, top):
+            if hs[i] < cap or _any_below(row + j0, tn + j0, j1 - j0, top):
                 for j in range(j0, j1):
                     v = <double> row[j]
                     if tn != NULL:
                         v = v + tn[j]
-                    if v != v:
-                        v = INFINITY    # NaN from an overflowing tile: sort it last
-                    if by_index:
-                        if hs[i] < cap or pair_less(v, t0 + j, hvi[0], hii[0]):
-                            heap_push(hvi, hii, &hs[i], cap, v, t0 + j)
-                            top = nextafter(hvi[0], INFINITY) if hs[i] == cap else INFINITY
-                    elif v < top or hs[i] < cap:
-                        heap_push(hvi, hii, &hs[i], cap, v, t0 + j)
-                        top = hvi[0] if hs[i] == cap else INFINITY
+                    top = _enter(v, t0 + j, hvi, hii, &hs[i], cap, by_index, top)
             j0 = j1
 
 
