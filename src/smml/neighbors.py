@@ -140,12 +140,13 @@ def _centre(A, mu, dtype, augment=None):
 
 
 def _build_tree(T0, leaf_size, n_threads):
-    """The kd-tree of ``smml._core._kdtree`` over the rows of T0: (Tt, perm, start, end, lo, hi).
+    """The kd-tree of ``smml._core._kdtree`` over the rows of T0: (Tb, perm, start, end, lo, hi),
+    Tb the rows in tree order with every leaf's points feature-major (``_kdtree.leaf_blocks``).
 
     Depth: the least with ceil(m / 2^depth) <= leaf_size, so every leaf holds
     floor(m / 2^depth) >= 1 or ceil(m / 2^depth) <= leaf_size points. Extra memory: a
-    reordered copy of T0, m indices and 2^(depth+1) - 1 < 4 m / leaf_size nodes of
-    2 indices and 2 d-vectors.
+    reordered copy of T0 (two while building), m indices and 2^(depth+1) - 1 < 4 m /
+    leaf_size nodes of 2 indices and 2 d-vectors.
     """
     m, d = T0.shape
     depth = 0
@@ -196,7 +197,8 @@ def _column_range(A):
 
 
 def _flat_tree(T0):
-    """A depth-0 'tree' over T0 in its own order: the radius search's brute-force scan."""
+    """A depth-0 'tree' over T0 in its own order (a feature-major copy of T0): the exact
+    brute-force scan of ``radius_neighbors`` and of k-NN without the gemm filter."""
     m, d = T0.shape
     lo, hi = _column_range(T0)
     # one leaf of all m rows, stored feature-major (see _kdtree.leaf_blocks)
