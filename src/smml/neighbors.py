@@ -745,8 +745,8 @@ _DOC_PARAMS = """
         "brute" scans every training point (the Euclidean / Mahalanobis distances through
         a gemm candidate filter, re-ranked exactly). "tree" searches an exact kd-tree built
         at fit (leaves of at most 16 d points, within [32, 128]; extra memory: a reordered
-        copy of the training data, m indices and fewer than m / 8 nodes of 2 indices and 2
-        d-vectors, i.e. O(m d)).
+        copy of the training data, m indices (and for the classifier m class codes), and
+        fewer than m / 8 nodes of 2 indices and 2 d-vectors, i.e. O(m d)).
         "auto" picks by metric, dimension d, training size m and number of queries, from
         measurements on a 2-core x86-64 machine (bench/README.md): for Euclidean and
         Mahalanobis the tree up to d = 6, for d = 7..10 the tree when m >= 2^(d+8),
