@@ -23,7 +23,7 @@ import sys
 from smml._core._openmp_helpers import omp_max_threads, openmp_enabled
 
 __all__ = ["effective_n_threads", "threads_for", "openmp_enabled", "blas_single_thread", "blas_threads",
-           "joblib_backend_active", "engine_errors"]
+           "joblib_backend_active", "engine_errors", "run_tasks"]
 
 
 @functools.lru_cache(maxsize=1)
@@ -163,3 +163,17 @@ def engine_errors(what):
                 "died. No partial result is returned: run it again (given random_state the result is "
                 "the same).") from exc
         raise
+
+
+def run_tasks(tasks, n_jobs, verbose, desc, unit="fit"):
+    """Run joblib ``delayed`` tasks through ``joblib.Parallel`` (threads by default, the
+    engine of an active ``joblib.parallel_config`` otherwise), results in order; a progress
+    bar when ``verbose``; a lost worker is one clear error (:func:`engine_errors`)."""
+    from joblib import Parallel
+
+    from smml._progress import progress
+
+    tasks = list(tasks)
+    with engine_errors(desc):
+        results = Parallel(n_jobs=n_jobs, prefer="threads", return_as="generator")(tasks)
+        return list(progress(results, total=len(tasks), desc=desc, verbose=verbose, unit=unit))

@@ -70,6 +70,14 @@ def _move_to_empty(labels, cand, members, empty):
     return moves
 
 
+def _warn_empty(k, n_empty):
+    """The warning of a fit whose best run ended with ``n_empty`` empty clusters (none if 0);
+    its stack level points at the caller of ``fit``."""
+    if n_empty:
+        warnings.warn(f"KMeans: only {k - n_empty} of n_clusters={k} clusters are non-empty "
+                      "(fewer distinct points than clusters?)", ConvergenceWarning, stacklevel=3)
+
+
 def _draw(rng, weights):
     """One index drawn with probability proportional to ``weights`` (one uniform number;
     an index of zero weight is never drawn)."""
@@ -358,9 +366,7 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Sm
                 if best is None or run[2] < best[2]:
                     best = run
         C, labels, inertia, path, n_iter, converged, n_empty = best
-        if n_empty:
-            warnings.warn(f"KMeans: only {k - n_empty} of n_clusters={k} clusters are non-empty "
-                          "(fewer distinct points than clusters?)", ConvergenceWarning, stacklevel=2)
+        _warn_empty(k, n_empty)
         self.cluster_centers_ = C.astype(X.dtype.type)
         self.labels_ = labels
         self.inertia_ = float(inertia)

@@ -28,7 +28,6 @@ module: run it inside ``joblib.parallel_config(backend="dask")`` (a
 trees to the cluster's workers.
 """
 import numbers
-import warnings
 
 import numpy as np
 
@@ -40,7 +39,6 @@ except ImportError as exc:        # pragma: no cover - exercised without the ext
                       "pip install 'smml[dask]'") from exc
 
 from sklearn.base import BaseEstimator   # plumbing: get_params / set_params from the signature
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import check_classification_targets
 
 from smml import cluster as _cluster
@@ -254,29 +252,15 @@ def _merge_taken(parts, k, nb):
 
 
 def _knn_block(decider, kind, k, nb, *parts):
+    # the in-memory estimator's own steps, on the merged points (sorted as its search
+    # returns them: by query, key, index)
     rows, _, keys, labs = _merge_taken(parts, k, nb)
     if kind == "regress":
-        # as KNNRegressor.predict: the taken labels summed in the order of (key, label)
-        order = np.lexsort((labs, keys, rows))
-        rows, yv, keys = rows[order], labs[order], keys[order]
-        w = decider._neighbour_weights(keys, rows, nb)
-        if w is None:
-            return np.bincount(rows, weights=yv, minlength=nb) / np.bincount(rows, minlength=nb)
-        den = np.bincount(rows, weights=w, minlength=nb)
-        if np.any(den == 0):
-            raise ValueError("the weights of all taken neighbours of a query are zero")
-        return np.bincount(rows, weights=w * yv, minlength=nb) / den
-    # as KNNClassifier._votes (the same order of the weighted sums: by key, then index)
-    nc = decider.classes_.size
-    w = decider._neighbour_weights(keys, rows, nb)
-    votes = np.bincount(rows * nc + labs, weights=w, minlength=nb * nc).reshape(nb, nc)
+        return decider._mean_label(rows, labs, keys, nb)
+    votes = decider._class_votes(rows, labs, keys, nb)
     if kind == "predict":
         return decider.classes_[decider._decide(votes)]
-    total = votes.sum(axis=1, keepdims=True)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        p = votes / total
-    p[total[:, 0] == 0] = 1.0 / nc
-    return p
+    return decider._proba(votes)
 
 
 class _DaskKNNBase(BaseEstimator):
@@ -496,15 +480,30 @@ class _ChunkOps:
 
 def _make_ops(Xb, offset, shift, dtype, in_dtype):
     Xb = np.ascontiguousarray(Xb, dtype=in_dtype)
-    if shift is None:
-        ops = _cluster._Operands(Xb, None, dtype)
-    else:
-        ops = _cluster._Operands(Xb, shift, dtype)
-    return _ChunkOps(ops, offset, np.full(Xb.shape[0], -1, dtype=np.int32))
+    return _ChunkOps(_cluster._Operands(Xb, shift, dtype), offset,
+                     np.full(Xb.shape[0], -1, dtype=np.int32))
 
 
 def _blocks(n, block):
     return [(r0, min(n, r0 + block)) for r0 in range(0, n, block)]
+
+
+def _per_block(ops, k, block, cent, step):
+    """Run ``step(r0, r1, *out)`` (one kernel call on rows r0 .. r1 - 1, writing the kernel's
+    outputs ``out`` = (Cg_tmp, C_tmp, cn_tmp, acc, anchors, counts) of one block) on each
+    block of a chunk; returns every block's partial sums and anchors (as chunk rows)."""
+    C, Cg, _ = cent
+    n, d = ops.X.shape
+    bl = _blocks(n, block)
+    acc = np.empty((len(bl), k * (d + 2)))
+    anch = np.empty((len(bl), k), dtype=np.intp)
+    out = (np.empty_like(Cg), np.empty_like(C), np.empty(k), np.empty((1, k * (d + 2))),
+           np.empty((1, k), dtype=np.intp), np.empty((1, 2), dtype=np.intp))
+    for b, (r0, r1) in enumerate(bl):
+        step(r0, r1, *out)
+        acc[b] = out[3][0]
+        anch[b] = np.where(out[4][0] >= 0, out[4][0] + r0, out[4][0])
+    return acc, anch
 
 
 def _lloyd_chunk(st, cent, k, coef, block, mean, centred, round32):
@@ -513,26 +512,17 @@ def _lloyd_chunk(st, cent, k, coef, block, mean, centred, round32):
     per block, so each returns exactly that block's partial sums."""
     C, Cg, cn = cent
     ops = st.ops
-    n, d = ops.X.shape
     labels = st.labels.copy()
-    bl = _blocks(n, block)
-    acc = np.empty((len(bl), k * (d + 2)))
-    anch = np.empty((len(bl), k), dtype=np.intp)
-    changed = 0
-    wk = np.empty(0)
-    one_acc = np.empty((1, k * (d + 2)))
-    one_anch = np.empty((1, k), dtype=np.intp)
-    one_cnt = np.empty((1, 2), dtype=np.intp)
-    C_tmp, Cg_tmp, cn_tmp = np.empty_like(C), np.empty_like(Cg), np.empty(k)
-    for b, (r0, r1) in enumerate(bl):
+    changed = []
+
+    def step(r0, r1, *out):
         _, n_chg, _, _ = _kmeans.lloyd_iter(
-            ops.Xg[r0:r1], ops.X[r0:r1], ops.xn[r0:r1], wk, Cg, C, cn, mean, centred, round32, coef,
-            labels[r0:r1], Cg_tmp, C_tmp, cn_tmp, one_acc, one_anch, one_cnt, block,
-            _cluster._CHUNK_ROWS, _cluster._FAST_TILE, 1)
-        changed += n_chg
-        acc[b] = one_acc[0]
-        anch[b] = np.where(one_anch[0] >= 0, one_anch[0] + r0, one_anch[0])
-    return _ChunkOps(ops, st.offset, labels), _partials(ops.X, acc, anch, st.offset, changed)
+            ops.Xg[r0:r1], ops.X[r0:r1], ops.xn[r0:r1], np.empty(0), Cg, C, cn, mean, centred,
+            round32, coef, labels[r0:r1], *out, block, _cluster._CHUNK_ROWS, _cluster._FAST_TILE, 1)
+        changed.append(n_chg)
+
+    acc, anch = _per_block(ops, k, block, cent, step)
+    return _ChunkOps(ops, st.offset, labels), _partials(ops.X, acc, anch, st.offset, sum(changed))
 
 
 def _recompute_chunk(st, moves, cent, k, block, mean, centred, round32):
@@ -540,23 +530,15 @@ def _recompute_chunk(st, moves, cent, k, block, mean, centred, round32):
     rows and their new clusters)."""
     C, Cg, cn = cent
     ops = st.ops
-    n, d = ops.X.shape
     labels = st.labels.copy()
     if len(moves[0]):
         labels[moves[0]] = moves[1]
-    bl = _blocks(n, block)
-    acc = np.empty((len(bl), k * (d + 2)))
-    anch = np.empty((len(bl), k), dtype=np.intp)
-    one_acc = np.empty((1, k * (d + 2)))
-    one_anch = np.empty((1, k), dtype=np.intp)
-    one_cnt = np.empty((1, 2), dtype=np.intp)
-    C_tmp, Cg_tmp, cn_tmp = np.empty_like(C), np.empty_like(Cg), np.empty(k)
-    for b, (r0, r1) in enumerate(bl):
+
+    def step(r0, r1, *out):
         _kmeans.recompute_centroids(ops.Xg[r0:r1], ops.X[r0:r1], ops.xn[r0:r1], np.empty(0),
-                                    labels[r0:r1], Cg, C, cn, mean, centred, round32, Cg_tmp, C_tmp,
-                                    cn_tmp, one_acc, one_anch, one_cnt, block, 1)
-        acc[b] = one_acc[0]
-        anch[b] = np.where(one_anch[0] >= 0, one_anch[0] + r0, one_anch[0])
+                                    labels[r0:r1], Cg, C, cn, mean, centred, round32, *out, block, 1)
+
+    acc, anch = _per_block(ops, k, block, cent, step)
     return _ChunkOps(ops, st.offset, labels), _partials(ops.X, acc, anch, st.offset, 0)
 
 
@@ -772,9 +754,7 @@ class KMeans(BaseEstimator):
             if best is None or run[2] < best[2]:
                 best = run
         C, st, inertia, path, n_iter, converged, n_empty = best
-        if n_empty:
-            warnings.warn(f"KMeans: only {k - n_empty} of n_clusters={k} clusters are non-empty "
-                          "(fewer distinct points than clusters?)", ConvergenceWarning, stacklevel=2)
+        _cluster._warn_empty(k, n_empty)
         self.cluster_centers_ = C.astype(in_dtype)
         self.labels_ = da.concatenate([da.from_delayed(s, shape=(c,), dtype=np.int32)
                                        for s, c in zip(st, X.chunks[0])])
@@ -792,8 +772,7 @@ class KMeans(BaseEstimator):
         local.n_features_in_ = int(d)
         local._n_features_out = k
         local._predict_cache = {}
-        for attr in ("_init_C",):
-            local.__dict__.pop(attr, None)
+        local.__dict__.pop("_init_C", None)
         self.local_ = local
         return self
 

@@ -30,14 +30,14 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import numpy as np
-from joblib import Parallel, delayed
+from joblib import delayed
 from sklearn.base import clone
 from sklearn.model_selection import KFold, ParameterGrid, RepeatedKFold, train_test_split
 from sklearn.utils import indexable
 from sklearn.utils import _safe_indexing
 
-from smml._progress import check_verbose, progress
-from smml._threads import engine_errors
+from smml._progress import check_verbose
+from smml._threads import run_tasks
 from smml._validation import check_random_state
 from smml.bounds import _check_delta, hoeffding_interval
 from smml.losses import get_loss
@@ -54,12 +54,6 @@ def _check_n_jobs(n_jobs):
         raise ValueError(f"n_jobs must be None or a non-zero integer, got {n_jobs!r}")
 
 
-def _run_tasks(tasks, n_jobs, verbose, desc):
-    """Run joblib ``delayed`` tasks on threads, results in order; a progress bar when ``verbose``."""
-    tasks = list(tasks)
-    with engine_errors(desc):      # a Dask worker killed: one clear error, never a partial list
-        results = Parallel(n_jobs=n_jobs, prefer="threads", return_as="generator")(tasks)
-        return list(progress(results, total=len(tasks), desc=desc, verbose=verbose, unit="fit"))
 
 
 def _check_data(X, y):
@@ -220,7 +214,7 @@ def _grid_cv(estimator, thetas, X, y, K, loss_fn, shuffle, seed, method, n_jobs,
     on S_i; theta None: the estimator as given); the (theta, fold) fits run in parallel.
     Returns (per-theta lists of per-fold losses, per-theta CV estimates)."""
     folds = list(_kfold(K, shuffle, seed).split(np.zeros((len(y), 1))))
-    flat = _run_tasks((delayed(_fit_and_losses)(estimator, theta, X, y, tr, te, loss_fn, method)
+    flat = run_tasks((delayed(_fit_and_losses)(estimator, theta, X, y, tr, te, loss_fn, method)
                        for theta in thetas for tr, te in folds), n_jobs, verbose, desc)
     per_theta = [flat[i * K:(i + 1) * K] for i in range(len(thetas))]
     return per_theta, [float(np.mean([_fold_error(l) for l in f])) for f in per_theta]
@@ -387,7 +381,7 @@ def tune(estimator, param_grid, X, y, dev_size=0.2, dev_set=None, loss="zero_one
                                                     random_state=_seed_from(random_state) if shuffle else None)
         n_dev = len(y_dev)
 
-    dev_losses = _run_tasks((delayed(_fit_eval)(estimator, t, X_tr, y_tr, X_dev, y_dev, loss_fn, method)
+    dev_losses = run_tasks((delayed(_fit_eval)(estimator, t, X_tr, y_tr, X_dev, y_dev, loss_fn, method)
                              for t in thetas), n_jobs, verbose, "grid")
     errors = [float(np.mean(l)) for l in dev_losses]
     best = int(np.argmin(errors))  # first minimum in grid order
@@ -503,7 +497,7 @@ def nested_cv_estimate(estimator, param_grid, X, y, K_outer=5, K_inner=5, loss="
     outer_seed = int(rs.randint(np.iinfo(np.int32).max)) if shuffle else None
     inner_seed = int(rs.randint(np.iinfo(np.int32).max)) if shuffle else None
     folds = list(_kfold(K_outer, shuffle, outer_seed).split(np.zeros((m, 1))))
-    out = _run_tasks((delayed(_nested_outer_fold)(estimator, thetas, X, y, tr, te, int(K_inner), loss_fn,
+    out = run_tasks((delayed(_nested_outer_fold)(estimator, thetas, X, y, tr, te, int(K_inner), loss_fn,
                                                   shuffle, inner_seed, method)
                       for tr, te in folds), n_jobs, verbose, "outer folds")
     fold_errors = [_fold_error(l) for _, _, l in out]
@@ -681,7 +675,7 @@ def compare(estimator_a, estimator_b, X, y, K=10, n_repeats=1, loss="zero_one", 
         splitter = RepeatedKFold(n_splits=K, n_repeats=int(n_repeats), random_state=seed)
     folds = list(splitter.split(np.zeros((m, 1))))
     # both learners on the same folds: the pairing of 001
-    losses = _run_tasks((delayed(_fit_and_losses)(est, None, X, y, tr, te, loss_fn, method)
+    losses = run_tasks((delayed(_fit_and_losses)(est, None, X, y, tr, te, loss_fn, method)
                          for tr, te in folds for est in (estimator_a, estimator_b)),
                         n_jobs, verbose, "compare")
     errors = np.array([_fold_error(fl) for fl in losses]).reshape(len(folds), 2)
@@ -833,7 +827,7 @@ def learning_curve(estimator, X, y, train_sizes=(0.1, 0.325, 0.55, 0.775, 1.0), 
             raise ValueError(f"cannot hold out test_size={test_size!r} of m={m} examples: {exc}") from None
         n_test = len(y_te)
     sizes = _train_sizes(train_sizes, len(y_tr))
-    out = _run_tasks((delayed(_fit_train_test)(estimator, _safe_indexing(X_tr, np.arange(s)),
+    out = run_tasks((delayed(_fit_train_test)(estimator, _safe_indexing(X_tr, np.arange(s)),
                                                _safe_indexing(y_tr, np.arange(s)), X_te, y_te, loss_fn, method)
                       for s in sizes), n_jobs, verbose, "learning curve")
     train_errors = np.array([float(np.mean(tr)) for tr, _ in out])

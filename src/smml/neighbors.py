@@ -476,28 +476,13 @@ class _KNNBase(SmmlEstimator):
             nb = stop - start
             # a parallel region costs more than it saves on small work
             nt = threads_for(n_threads, nb * m * d, _GRAIN)
-            out_key = np.empty((nb, cap), dtype=np.float64)
-            out_idx = np.empty((nb, cap), dtype=np.intp)
-            cnt = np.empty(nb, dtype=np.intp)
             use_gemm = self._gemm
             if use_gemm:
                 with np.errstate(over="ignore"):
                     Qc, q_norm = _centre(Qb, self._mu, self._gemm_dtype, "half")
                 # far queries could overflow the gemm tile (float32): exact scan instead
                 use_gemm = bool(np.sqrt(q_norm.max()) < _GEMM_LIMIT[self._gemm_dtype])
-            if use_gemm:
-                eps = _euclidean_error_bound(q_norm, self._radius, d, self._gemm_dtype)
-                t_chunk = int(_T_CHUNK[self._gemm_dtype])
-                # too few queries to feed the threads: split the training chunks among them
-                # instead (the same candidates, see _knn.knn_gemm_split_train)
-                split = nt > 1 and nb < nt * _SPLIT_TRAIN_BELOW
-                q_chunk = _balanced_chunk(nb, 1 if split else nt,
-                                          min(_Q_CHUNK, max(1, _HEAP_BUDGET // cap)))
-                kernel = _knn.knn_gemm_split_train if split else _knn.knn_gemm
-                with blas_single_thread(work=2.0 * nb * m * d):
-                    kernel(Qc, self._Tc, q_norm, _NO_NORMS, Qb, self._T0, eps,
-                           k, cap, out_key, out_idx, cnt, q_chunk, t_chunk, nt)
-            else:
+            if not use_gemm:
                 # no gemm filter (Manhattan, Hamming, or data too wide for it): the exact
                 # scan is the one-leaf tree's search (its keys computed several points at
                 # a time)
@@ -506,6 +491,20 @@ class _KNNBase(SmmlEstimator):
                 nt = min(nt, -(-nb // _MIN_QUERIES_PER_THREAD))
                 yield slice(start, stop), self._tree_search(Qb, k, cap, code, nt, flat=True)
                 continue
+            out_key = np.empty((nb, cap), dtype=np.float64)
+            out_idx = np.empty((nb, cap), dtype=np.intp)
+            cnt = np.empty(nb, dtype=np.intp)
+            eps = _euclidean_error_bound(q_norm, self._radius, d, self._gemm_dtype)
+            t_chunk = int(_T_CHUNK[self._gemm_dtype])
+            # too few queries to feed the threads: split the training chunks among them
+            # instead (the same candidates, see _knn.knn_gemm_split_train)
+            split = nt > 1 and nb < nt * _SPLIT_TRAIN_BELOW
+            q_chunk = _balanced_chunk(nb, 1 if split else nt,
+                                      min(_Q_CHUNK, max(1, _HEAP_BUDGET // cap)))
+            kernel = _knn.knn_gemm_split_train if split else _knn.knn_gemm
+            with blas_single_thread(work=2.0 * nb * m * d):
+                kernel(Qc, self._Tc, q_norm, _NO_NORMS, Qb, self._T0, eps,
+                       k, cap, out_key, out_idx, cnt, q_chunk, t_chunk, nt)
             yield slice(start, stop), self._assemble(Qb, k, cap, code, out_key, out_idx, cnt, nt)
 
     def _tree_blocks(self, Q0, k, cap, code, n_threads, in_order):
@@ -789,12 +788,23 @@ class KNNClassifier(ClassifierMixin, _KNNBase):
         return self._fit(X, y)
 
     def _votes(self, taken, nb):
-        nc = self.classes_.size
-        counts = taken.counts
         _, idx, keys = taken.csr()
-        rows = np.repeat(np.arange(nb), counts)
+        return self._class_votes(np.repeat(np.arange(nb), taken.counts), self._y[idx], keys, nb)
+
+    def _class_votes(self, rows, codes, keys, nb):
+        """(nb, n_classes) (weighted) votes of taken points given by their query row, class
+        code and key, summed in the order given (also smml.dask's merge of shards)."""
+        nc = self.classes_.size
         w = self._neighbour_weights(keys, rows, nb)
-        return np.bincount(rows * nc + self._y[idx], weights=w, minlength=nb * nc).reshape(nb, nc)
+        return np.bincount(rows * nc + codes, weights=w, minlength=nb * nc).reshape(nb, nc)
+
+    def _proba(self, votes):
+        """Each class's share of the votes (uniform where a weights callable gave all zeros)."""
+        total = votes.sum(axis=1, keepdims=True)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            p = votes / total
+        p[total[:, 0] == 0] = 1.0 / self.classes_.size
+        return p
 
     def _decide(self, votes):
         pred = np.argmax(votes, axis=1)
@@ -832,12 +842,7 @@ class KNNClassifier(ClassifierMixin, _KNNBase):
         Q0, k = self._fitted_queries(X)
         proba = np.empty((Q0.shape[0], self.classes_.size), dtype=np.float64)
         for rows, taken in self._search(Q0, k, self._n_threads()):
-            votes = self._votes(taken, taken.counts.shape[0])
-            total = votes.sum(axis=1, keepdims=True)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                p = votes / total
-            p[total[:, 0] == 0] = 1.0 / self.classes_.size   # only with a callable giving all-zero weights
-            proba[rows] = p
+            proba[rows] = self._proba(self._votes(taken, taken.counts.shape[0]))
         return proba
 
 
@@ -867,19 +872,21 @@ class KNNRegressor(RegressorMixin, _KNNBase):
         Q0, k = self._fitted_queries(X)
         pred = np.empty(Q0.shape[0], dtype=np.float64)
         for block, taken in self._search(Q0, k, self._n_threads()):
-            counts = taken.counts
-            nb = counts.shape[0]
+            nb = taken.counts.shape[0]
             _, idx, keys = taken.csr()
-            rows = np.repeat(np.arange(nb), counts)
-            yv = self._y[idx]
-            order = np.lexsort((yv, keys, rows))
-            rows, yv, keys = rows[order], yv[order], keys[order]
-            w = self._neighbour_weights(keys, rows, nb)
-            if w is None:
-                pred[block] = np.bincount(rows, weights=yv, minlength=nb) / counts
-            else:
-                den = np.bincount(rows, weights=w, minlength=nb)
-                if np.any(den == 0):
-                    raise ValueError("the weights of all taken neighbours of a query are zero")
-                pred[block] = np.bincount(rows, weights=w * yv, minlength=nb) / den
+            pred[block] = self._mean_label(np.repeat(np.arange(nb), taken.counts), self._y[idx], keys, nb)
         return pred
+
+    def _mean_label(self, rows, yv, keys, nb):
+        """The (weighted) mean of the labels yv of taken points given by their query row and
+        key, summed in the order of (row, key, label) whatever order they come in (also
+        smml.dask's merge of shards)."""
+        order = np.lexsort((yv, keys, rows))
+        rows, yv, keys = rows[order], yv[order], keys[order]
+        w = self._neighbour_weights(keys, rows, nb)
+        if w is None:
+            return np.bincount(rows, weights=yv, minlength=nb) / np.bincount(rows, minlength=nb)
+        den = np.bincount(rows, weights=w, minlength=nb)
+        if np.any(den == 0):
+            raise ValueError("the weights of all taken neighbours of a query are zero")
+        return np.bincount(rows, weights=w * yv, minlength=nb) / den

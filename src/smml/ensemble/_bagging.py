@@ -8,7 +8,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import has_fit_parameter
 
 from smml._progress import VERBOSE, progress
-from smml._threads import engine_errors, joblib_backend_active, threads_for
+from smml._threads import joblib_backend_active, run_tasks, threads_for
 from smml._validation import (N_JOBS, RANDOM_STATE, InstanceOf, Interval, Options, check_is_fitted,
                               check_random_state, encode_classes, validate_sample_weight, validate_X,
                               validate_X_y)
@@ -104,23 +104,19 @@ class _BaseBagging(SmmlEstimator):
             return self._fit_member(proto[t], X, yt, self.estimators_samples_[t], sw)
 
         desc = f"{type(self).__name__} fits"
+        n_threads = min(self._n_threads(), T)
         if joblib_backend_active():
-            # the engine of the context (a Dask or Ray cluster...) runs the fits; X, y and the
-            # weights are positional so that the dask backend scatters them once
-            from joblib import Parallel, delayed
+            # the engine of the context (a Dask or Ray cluster...) runs the fits (a worker lost:
+            # one clear error, no partial ensemble); X, y and the weights are positional so that
+            # the dask backend scatters them once
+            from joblib import delayed
 
             lite = copy.copy(self)         # what _fit_member reads, without the T bootstrap samples
             lite.__dict__.pop("estimators_samples_", None)
-            with engine_errors(desc):      # a worker lost: one clear error, no partial ensemble
-                out = Parallel(n_jobs=self.n_jobs, prefer="threads", return_as="generator")(
-                    delayed(_fit_member_task)(lite, proto[t], X, yt, self.estimators_samples_[t], sw)
-                    for t in range(T))
-                self.estimators_ = list(progress(out, total=T, desc=desc, verbose=self.verbose))
-            if self.oob_score:
-                self._set_oob(X, yt, m)
-            return self
-        n_threads = min(self._n_threads(), T)
-        if n_threads > 1:
+            self.estimators_ = run_tasks(
+                (delayed(_fit_member_task)(lite, proto[t], X, yt, self.estimators_samples_[t], sw)
+                 for t in range(T)), self.n_jobs, self.verbose, desc, unit="it")
+        elif n_threads > 1:
             with ThreadPoolExecutor(max_workers=n_threads) as pool:
                 self.estimators_ = list(progress(pool.map(fit_one, range(T)), total=T, desc=desc,
                                                  verbose=self.verbose))
