@@ -16,7 +16,9 @@ Peers, same run, timed interleaved round by round (best of the rounds):
   all rows and the test accuracies are compared. Batch 1: scikit-learn takes
   ~1-2 ms per step in Python, so both are timed on a subset of rows (stated in the
   table) and the per-epoch time is extrapolated to all rows (labelled so); the
-  accuracy comparison at batch 1 is on that subset.
+  accuracy comparison at batch 1 is on that subset, and is the mean test accuracy of
+  3 fits per estimator (seeds 0, 1, 2: initial weights and example order), as one
+  seed's accuracy after 3 epochs on 6,000 rows moves by a point or more.
 - ``smml.reference.neural.sgd_epoch`` (plain numpy backprop) on a few hundred rows,
   extrapolated to an epoch of all rows.
 
@@ -90,19 +92,19 @@ def _interleaved(fns, repeat):
     return best, out
 
 
-def _smml(hidden, batch, eta, mu, epochs, n_jobs=N_THREADS):
+def _smml(hidden, batch, eta, mu, epochs, n_jobs=N_THREADS, seed=0):
     from smml.neural import MLPClassifier
 
     return MLPClassifier(hidden, batch_size=batch, learning_rate=eta, momentum=mu, max_epochs=epochs,
-                         tol=0.0, n_iter_no_change=epochs + 1, random_state=0, n_jobs=n_jobs)
+                         tol=0.0, n_iter_no_change=epochs + 1, random_state=seed, n_jobs=n_jobs)
 
 
-def _sklearn(hidden, batch, eta, mu, epochs):
+def _sklearn(hidden, batch, eta, mu, epochs, seed=0):
     from sklearn.neural_network import MLPClassifier as Sk
 
     return Sk(hidden, solver="sgd", batch_size=batch, learning_rate_init=eta, learning_rate="constant",
               momentum=mu, nesterovs_momentum=False, alpha=0.0, max_iter=epochs, tol=0.0,
-              n_iter_no_change=epochs + 1, shuffle=True, random_state=0)
+              n_iter_no_change=epochs + 1, shuffle=True, random_state=seed)
 
 
 def _fit(make, X, y):
@@ -125,7 +127,9 @@ def _reference_epoch_time(X, Y, hidden, batch, eta, mu, rows):
     return (time.perf_counter() - t0) * X.shape[0] / rows
 
 
-def bench_case(X, y, Xte, yte, hidden, batch, eta, mu, epochs, rounds, sub_rows, ref_rows, peak):
+def bench_case(X, y, Xte, yte, hidden, batch, eta, mu, epochs, rounds, sub_rows, ref_rows, peak, seeds=1):
+    """One table. Times are of the seed-0 fits; the accuracies are the mean test accuracy over
+    ``seeds`` fits (seeds 0 .. seeds - 1: initial weights and example order) of each estimator."""
     from threadpoolctl import threadpool_limits
 
     n = X.shape[0]
@@ -141,6 +145,16 @@ def bench_case(X, y, Xte, yte, hidden, batch, eta, mu, epochs, rounds, sub_rows,
     t_ref = _reference_epoch_time(X, Y, hidden, batch, eta, mu, ref_rows)
     fl = _flops_per_example(X.shape[1], hidden, 10) * n
     acc_sm, acc_sk, acc_one = sm.score(Xte, yte), sk.score(Xte, yte), one.score(Xte, yte)
+    if seeds > 1:
+        with threadpool_limits(N_THREADS, user_api="blas"):
+            more_sm = [_fit(lambda: _smml(hidden, batch, eta, mu, epochs, seed=s), Xm, ym).score(Xte, yte)
+                       for s in range(1, seeds)]
+            more_sk = [_fit(lambda: _sklearn(hidden, batch, eta, mu, epochs, seed=s), Xm, ym).score(Xte, yte)
+                       for s in range(1, seeds)]
+        acc_sm, acc_sk = np.mean([acc_sm, *more_sm]), np.mean([acc_sk, *more_sk])
+        # the 1-thread fit: its mean is the 2-thread one when their seed-0 fits agree (batch 1:
+        # identical weights for any thread count), not measured otherwise
+        acc_one = acc_sm if acc_one == sm.score(Xte, yte) else float("nan")
     ext = f" (extrapolated from {m} rows)" if m != n else ""
     rows = []
     for name, t, acc, est in [(f"smml MLPClassifier, {N_THREADS} threads", t_sm, acc_sm, sm),
@@ -156,7 +170,8 @@ def bench_case(X, y, Xte, yte, hidden, batch, eta, mu, epochs, rounds, sub_rows,
                 f"784 features, 10 classes, float32, {N_THREADS} threads; test accuracy on {len(yte)} rows; "
                 f"best of {rounds} interleaved rounds; load {open('/proc/loadavg').read().split()[0]}",
                 rows, [("impl", "implementation", "{}"), ("epoch", "s/epoch (all rows)", "{:.3f}"),
-                       ("ratio", "time / smml", "{:.2f}x"), ("acc", "test acc %", "{:.2f}"),
+                       ("ratio", "time / smml", "{:.2f}x"),
+                       ("acc", "test acc %" + (f" (mean of {seeds} seeds)" if seeds > 1 else ""), "{:.2f}"),
                        ("loss", "last epoch's train loss", "{:.4f}"), ("gf", "GFLOP/s", "{:.1f}"), ("peak", "of gemm peak", "{:.0%}")])
     return dict(speedup=t_sk / t_sm, acc_gap=100 * (acc_sm - acc_sk))
 
@@ -199,8 +214,9 @@ def main(quick=False, n=None, epochs=None, rounds=None):
     for hidden in ((128,), (256, 256)):
         r32 = bench_case(X, y, Xte, yte, hidden, 32, 0.01, 0.9, epochs, rounds, None, 256, peak)
         # batch 1: scikit-learn's Python loop over the steps is ~1-2 ms a step: a subset
+        # and one seed's accuracy on it is noisy (+-1 point): the mean over 3 seeds
         r1 = bench_case(X, y, Xte, yte, hidden, 1, 0.01, 0.0, 2 if quick else 3, rounds,
-                        1_000 if quick else 6_000, 64, peak)
+                        1_000 if quick else 6_000, 64, peak, seeds=1 if quick else 3)
         summary += [dict(case=f"hidden {hidden}, batch 32", sp=r32["speedup"], target=2.0, gap=r32["acc_gap"]),
                     dict(case=f"hidden {hidden}, batch 1", sp=r1["speedup"], target=10.0, gap=r1["acc_gap"])]
     for s in summary:

@@ -275,11 +275,28 @@ cdef inline void _part(intp_t n, int tid, int T, intp_t *lo, intp_t *hi) noexcep
 
 
 cdef inline floating _row_dot(const floating *w, const floating *v, intp_t n) noexcept nogil:
-    cdef intp_t j
-    cdef floating acc = 0
-    for j in range(n):
-        acc = acc + w[j] * v[j]
-    return acc
+    """sum_j w[j] v[j] in a fixed order that vectorises: 16 partial sums (sum t takes the
+    j = t mod 16 of the first 16 floor(n / 16) terms), folded in halves, then the tail in
+    order. One running sum waited on each add's latency: the batch-1 backward pass of a
+    256-wide layer spent most of its time there."""
+    cdef floating acc[16]
+    cdef floating tot
+    cdef intp_t j = 0, t
+    for t in range(16):
+        acc[t] = 0
+    while j + 16 <= n:
+        for t in range(16):
+            acc[t] = acc[t] + w[j + t] * v[j + t]
+        j += 16
+    for t in range(8):
+        acc[t] = acc[t] + acc[t + 8]
+    for t in range(4):
+        acc[t] = acc[t] + acc[t + 4]
+    tot = (acc[0] + acc[2]) + (acc[1] + acc[3])
+    while j < n:
+        tot = tot + w[j] * v[j]
+        j += 1
+    return tot
 
 
 cdef void _dense_forward(const floating *a, intp_t nin, const floating *W, intp_t nout,
@@ -334,6 +351,13 @@ cdef void _step_rows(floating *dst, const floating *src, floating *V, intp_t nro
             for j in range(c0, c1):
                 w[j] = decay * s[j] - ai * g[j]
         elif ai != 0:
+            bi = xn[i] if zn != NULL else 0
+            if bi != 0:                          # update and forward in one loop (same sums)
+                for j in range(c0, c1):
+                    v = s[j] - ai * g[j]
+                    w[j] = v
+                    zn[j] = zn[j] + bi * v
+                continue
             for j in range(c0, c1):
                 w[j] = s[j] - ai * g[j]
         elif w != s:
