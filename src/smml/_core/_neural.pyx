@@ -371,8 +371,11 @@ cdef void _step_rows(floating *dst, const floating *src, floating *V, intp_t nro
 
 
 cdef void _momentum_block(floating *dst, const floating *src, floating *V, intp_t nrows, intp_t ld,
-                          intp_t c0, intp_t c1, floating etalam) noexcept nogil:
-    """After V <- mu V - eta (A^T D) (a gemm): V <- V - eta lam src; dst <- src + V."""
+                          intp_t c0, intp_t c1, floating etalam, floating mu_next) noexcept nogil:
+    """After V <- mu V - eta (A^T D) (a gemm): V <- V - eta lam src; dst <- src + V.
+    mu_next != 0: V <- mu_next V instead, the next step's gemm's beta applied here (that gemm
+    then has beta = 1), so that the velocity is read and written once a step instead of twice
+    (the gemm's own beta pass is a separate pass over C): the same products, the same values."""
     cdef intp_t i, j
     cdef floating v
     cdef floating *w
@@ -382,10 +385,16 @@ cdef void _momentum_block(floating *dst, const floating *src, floating *V, intp_
         w = dst + i * ld
         s = src + i * ld
         vr = V + i * ld
-        for j in range(c0, c1):
-            v = vr[j] - etalam * s[j]
-            vr[j] = v
-            w[j] = s[j] + v
+        if mu_next != 0:
+            for j in range(c0, c1):
+                v = vr[j] - etalam * s[j]
+                w[j] = s[j] + v
+                vr[j] = mu_next * v
+        else:
+            for j in range(c0, c1):
+                v = vr[j] - etalam * s[j]
+                vr[j] = v
+                w[j] = s[j] + v
 
 
 cdef void _bias_step(floating *dst, const floating *src, floating *vb, const floating *D, intp_t ld,
@@ -470,6 +479,11 @@ cdef void _epoch(Ctx *c, floating **W, floating **b, floating **VW, floating **V
     cdef bint mom = c.mu > 0
     cdef int sense = 0                             # this thread's barrier phase
     cdef bint fused = False, done0 = False
+    # minibatch momentum: V holds mu V already (the previous step's _momentum_block scaled it,
+    # as this step is a gemm step too), so this step's gemms take beta = 1. A stop on a
+    # non-finite loss leaves V scaled: the caller raises DivergenceError and V is not used.
+    cdef bint prescaled = False
+    cdef floating beta_v, mu_next
     Wo[0] = W[L - 1]
     Wo[1] = Wout2
     bo[0] = b[L - 1]
@@ -483,6 +497,9 @@ cdef void _epoch(Ctx *c, floating **W, floating **b, floating **VW, floating **V
         eta_t = _eta(c.schedule, c.eta, <double> (c.t0 + s + 1))
         eta_f = <floating> eta_t
         etalam = <floating> (eta_t * c.lam)
+        beta_v = 1 if prescaled else mu_f
+        mu_next = mu_f if (mom and nb > 1 and start + nb + 1 < n) else 0   # the next step: >= 2 rows
+        prescaled = mu_next != 0
         if nb == 1:
             x = <floating *> (X + order[start] * d)
         else:
@@ -543,8 +560,9 @@ cdef void _epoch(Ctx *c, floating **W, floating **b, floating **VW, floating **V
                            i1 - i0, k, 0, k, Ain + i0, 1, g, mu_f, etalam, NULL, NULL)
             elif mom:
                 _gemm(True, False, <int> (i1 - i0), <int> k, <int> nb, -eta_f, Ain + i0, <int> nh,
-                      Zo, <int> k, mu_f, Vo + i0 * k, <int> k)
-                _momentum_block(Wo[nxt] + i0 * k, Wo[cur] + i0 * k, Vo + i0 * k, i1 - i0, k, 0, k, etalam)
+                      Zo, <int> k, beta_v, Vo + i0 * k, <int> k)
+                _momentum_block(Wo[nxt] + i0 * k, Wo[cur] + i0 * k, Vo + i0 * k, i1 - i0, k, 0, k, etalam,
+                                mu_next)
             else:
                 memcpy(Wo[nxt] + i0 * k, Wo[cur] + i0 * k, (i1 - i0) * k * sizeof(floating))
                 _gemm(True, False, <int> (i1 - i0), <int> k, <int> nb, -eta_f, Ain + i0, <int> nh,
@@ -594,8 +612,8 @@ cdef void _epoch(Ctx *c, floating **W, floating **b, floating **VW, floating **V
             else:
                 if mom:
                     _gemm(True, False, <int> nin, <int> (i1 - i0), <int> nb, -eta_f, Ain, <int> nin,
-                          D[l] + i0, <int> nout, mu_f, VW[l] + i0, <int> nout)
-                    _momentum_block(W[l], W[l], VW[l], nin, nout, i0, i1, etalam)
+                          D[l] + i0, <int> nout, beta_v, VW[l] + i0, <int> nout)
+                    _momentum_block(W[l], W[l], VW[l], nin, nout, i0, i1, etalam, mu_next)
                 else:
                     _gemm(True, False, <int> nin, <int> (i1 - i0), <int> nb, -eta_f, Ain, <int> nin,
                           D[l] + i0, <int> nout, <floating> (1.0 - eta_t * c.lam), W[l] + i0, <int> nout)
