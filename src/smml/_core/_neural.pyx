@@ -367,31 +367,24 @@ cdef void _step_rows(floating *dst, const floating *src, floating *V, intp_t nro
                     zn[j] = zn[j] + bi * w[j]
 
 
-cdef void _momentum_block(floating *dst, const floating *src, floating *V, intp_t nrows, intp_t ld,
-                          intp_t c0, intp_t c1, floating etalam, floating mu_next) noexcept nogil:
+cdef extern from "_simd.h" nogil:
+    void smml_momentum_d(double *dst, const double *src, double *V, intp_t nrows, intp_t ld,
+                         intp_t c0, intp_t c1, double etalam, double mu_next)
+    void smml_momentum_f(float *dst, const float *src, float *V, intp_t nrows, intp_t ld,
+                         intp_t c0, intp_t c1, float etalam, float mu_next)
+
+
+cdef inline void _momentum_block(floating *dst, const floating *src, floating *V, intp_t nrows, intp_t ld,
+                                 intp_t c0, intp_t c1, floating etalam, floating mu_next) noexcept nogil:
     """After V <- mu V - eta (A^T D) (a gemm): V <- V - eta lam src; dst <- src + V.
     mu_next != 0: V <- mu_next V instead, the next step's gemm's beta applied here (that gemm
     then has beta = 1), so that the velocity is read and written once a step instead of twice
-    (the gemm's own beta pass is a separate pass over C): the same products, the same values."""
-    cdef intp_t i, j
-    cdef floating v
-    cdef floating *w
-    cdef const floating *s
-    cdef floating *vr
-    for i in range(nrows):
-        w = dst + i * ld
-        s = src + i * ld
-        vr = V + i * ld
-        if mu_next != 0:
-            for j in range(c0, c1):
-                v = vr[j] - etalam * s[j]
-                w[j] = s[j] + v
-                vr[j] = mu_next * v
-        else:
-            for j in range(c0, c1):
-                v = vr[j] - etalam * s[j]
-                vr[j] = v
-                w[j] = s[j] + v
+    (the gemm's own beta pass is a separate pass over C): the same products, the same values.
+    The loop is _simd.h's smml_momentum (an AVX2 copy where the compiler makes one)."""
+    if floating is double:
+        smml_momentum_d(dst, src, V, nrows, ld, c0, c1, etalam, mu_next)
+    else:
+        smml_momentum_f(dst, src, V, nrows, ld, c0, c1, etalam, mu_next)
 
 
 cdef void _bias_step(floating *dst, const floating *src, floating *vb, const floating *D, intp_t ld,

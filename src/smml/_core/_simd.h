@@ -1,5 +1,5 @@
-/* Data-parallel loops of the distance kernels (smml._core._kdtree, smml._core._knn), in C
- * so that they can be compiled for several instruction sets.
+/* Data-parallel loops of the distance kernels (smml._core._kdtree, smml._core._knn) and of
+ * the network kernel (smml._core._neural), in C so that they can be compiled for several instruction sets.
  *
  * smml_block_keys_*: exact distance keys of a block of points stored feature-major.
  * out[j] = the key of point j against q, where point j's feature f is B[f * stride + j]:
@@ -20,6 +20,9 @@
  * smml_first_below_*: the first j < n with r[j] < top, or n: the candidate filter of the
  * brute-force k-NN scan (smml._core._knn), where almost no tile value passes; blocks of 32
  * values are tested branch-free, the block that holds one is searched value by value.
+ *
+ * smml_momentum_*: the weight and velocity update of a minibatch SGD step with momentum
+ * (smml._core._neural), below.
  */
 #ifndef SMML_SIMD_H
 #define SMML_SIMD_H
@@ -125,5 +128,50 @@ SMML_CLONES static void smml_rank_sort(const double *SMML_RESTRICT key,
 SMML_FIRST_BELOW(double, smml_first_below_d)
 SMML_FIRST_BELOW(float, smml_first_below_f)
 #undef SMML_FIRST_BELOW
+
+/* smml_momentum_*: the weight step of minibatch SGD with momentum (smml._core._neural
+ * _momentum_block), on the entries [c0, c1) of nrows rows of leading dimension ld, after
+ * a gemm has left V = mu V - eta G:  v = V - etalam * W;  W <- W + v;  V <- v, or
+ * V <- mu_next * v when mu_next != 0 (the next step's momentum factor, applied here so
+ * that the next gemm need not). W is updated in place (dst == src in every caller but
+ * the double-buffered output layer, which passes its other copy as dst): the two cases
+ * are separate loops, as a possibly aliased pair would not vectorise. */
+#define SMML_MOMENTUM(T, NAME)                                                  \
+    SMML_CLONES static void NAME(T *dst, const T *src, T *SMML_RESTRICT V, ptrdiff_t nrows, \
+                                 ptrdiff_t ld, ptrdiff_t c0, ptrdiff_t c1, T etalam, T mu_next) \
+    {                                                                           \
+        ptrdiff_t i, j;                                                         \
+        for (i = 0; i < nrows; i++) {                                           \
+            T *SMML_RESTRICT v = V + i * ld;                                    \
+            if (dst == src) {                                                   \
+                T *SMML_RESTRICT w = dst + i * ld;                              \
+                if (mu_next != 0) {                                             \
+                    for (j = c0; j < c1; j++) {                                 \
+                        T x = w[j], t = v[j] - etalam * x;                      \
+                        w[j] = x + t;                                           \
+                        v[j] = mu_next * t;                                     \
+                    }                                                           \
+                } else {                                                        \
+                    for (j = c0; j < c1; j++) {                                 \
+                        T x = w[j], t = v[j] - etalam * x;                      \
+                        v[j] = t;                                               \
+                        w[j] = x + t;                                           \
+                    }                                                           \
+                }                                                               \
+            } else {                                                            \
+                T *SMML_RESTRICT w = dst + i * ld;                              \
+                const T *SMML_RESTRICT s = src + i * ld;                        \
+                for (j = c0; j < c1; j++) {                                     \
+                    T t = v[j] - etalam * s[j];                                 \
+                    w[j] = s[j] + t;                                            \
+                    v[j] = mu_next != 0 ? mu_next * t : t;                      \
+                }                                                               \
+            }                                                                   \
+        }                                                                       \
+    }
+
+SMML_MOMENTUM(double, smml_momentum_d)
+SMML_MOMENTUM(float, smml_momentum_f)
+#undef SMML_MOMENTUM
 
 #endif
