@@ -4,6 +4,7 @@ Checked against the plain-numpy reference (smml.reference.neural: backprop from
 the chain rule), finite differences, scikit-learn's MLP on the same weights, and
 hand-made cases (XOR, one class, divergence, bad input).
 """
+import copy
 import warnings
 
 import numpy as np
@@ -491,6 +492,40 @@ def test_partial_fit_continues_fit():
     assert r.n_iter_ == 2
     with pytest.raises(ValueError, match="output"):
         r.partial_fit(X, np.column_stack([X[:, 0], X[:, 1]]))
+
+
+def _misaligned(a, offset):
+    """A copy of a starting ``offset`` bytes past a 64-byte boundary."""
+    buf = np.empty(a.nbytes + 128, dtype=np.uint8)
+    start = (-buf.ctypes.data) % 64 + offset
+    out = buf[start:start + a.nbytes].view(a.dtype).reshape(a.shape)
+    out[...] = a
+    return out
+
+
+@pytest.mark.parametrize("momentum", [0.0, 0.9])
+def test_training_aligns_weights_and_keeps_values(momentum):
+    """Training works on cache-line aligned, writeable weights and velocities (threads
+    own 64-byte column blocks): misaligned or read-only ones are copied first, and the
+    next epoch is the same either way."""
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((64, 20)).astype(np.float32)
+    y = rng.integers(0, 3, 64)
+    a = MLPClassifier((48, 32), batch_size=8, momentum=momentum, max_epochs=1, tol=0,
+                      random_state=0, n_jobs=2).fit(X, y)
+    for w in a.coefs_ + a.intercepts_ + a._velocity[0] + a._velocity[1]:
+        assert w.ctypes.data % 64 == 0 and w.flags.writeable
+    b = copy.deepcopy(a)
+    for group in (b.coefs_, b.intercepts_, *b._velocity):
+        group[:] = [_misaligned(w, 16 * (i % 3 + 1)) for i, w in enumerate(group)]
+    b.coefs_[0].flags.writeable = False
+    assert b.coefs_[0].ctypes.data % 64 != 0
+    a.partial_fit(X, y)
+    b.partial_fit(X, y)
+    assert b.coefs_[0].ctypes.data % 64 == 0 and b.coefs_[0].flags.writeable
+    for u, v in zip(a.coefs_ + a.intercepts_, b.coefs_ + b.intercepts_):
+        np.testing.assert_array_equal(u, v)
+    assert a.loss_curve_ == b.loss_curve_
 
 
 def test_deterministic_given_seed():

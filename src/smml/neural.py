@@ -64,6 +64,23 @@ _ACT = {"identity": _k.ACT_IDENTITY, "relu": _k.ACT_RELU, "tanh": _k.ACT_TANH,
         "sigmoid": _k.ACT_SIGMOID, "sign_sigmoid": _k.ACT_SIGN_SIGMOID}
 _SCHED = {"constant": _k.SCHED_CONSTANT, "inverse_sqrt": _k.SCHED_INV_SQRT, "inverse_t": _k.SCHED_INV_T}
 _GAIN = {"identity": 1.0, "tanh": 1.0, "sign_sigmoid": 2.0, "sigmoid": 4.0}
+_CACHE_LINE = 64
+
+
+def _aligned_copy(a, align=_CACHE_LINE):
+    """A writeable copy of ``a`` (C order) starting on an ``align``-byte boundary.
+
+    The kernel splits a layer's units among threads at multiples of 16 entries (64 bytes
+    in float32), each thread updating its own columns of every weight row: with a
+    weight matrix that starts mid cache line, the lines at those boundaries are written
+    by both threads in every row (false sharing). numpy guarantees 16 bytes.
+    A/B in one process (784-128-10, batch 32, 2 threads, 20,000 rows): 0.271 -> 0.240 s
+    per 60,000 rows; 784-256-256-10 and 784-100-10 level."""
+    buf = np.empty(a.nbytes + align, dtype=np.uint8)
+    off = (-buf.ctypes.data) % align
+    out = buf[off:off + a.nbytes].view(a.dtype).reshape(a.shape)
+    out[...] = a
+    return out
 
 
 class _LayerSizes:
@@ -186,9 +203,11 @@ class _BaseMLP(SmmlEstimator):
     def _run(self, X, Y, y_raw, incremental):
         """fit (``incremental=False``: up to max_epochs epochs with the stopping rules)
         or partial_fit (one epoch)."""
-        # (weights unpickled from a read-only memmap are copied before training)
+        # weights and velocities are trained in place, so they must be writeable (a model
+        # unpickled from a read-only memmap is not) and cache-line aligned (_aligned_copy)
         for group in (self.coefs_, self.intercepts_, *self._velocity):
-            group[:] = [a if a.flags.writeable else a.copy() for a in group]
+            group[:] = [a if a.flags.writeable and a.ctypes.data % _CACHE_LINE == 0 else _aligned_copy(a)
+                        for a in group]
         batch = min(int(self.batch_size), X.shape[0])
         n_threads = self._train_threads(batch)
         # the kernel calls BLAS from its own threads (and the batch-1 path none at all)
