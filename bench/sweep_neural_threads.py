@@ -12,15 +12,18 @@ import warnings
 
 import numpy as np
 
+import smml.neural
 from smml.neural import MLPClassifier
 
 SHAPES = [((64,), 32), ((128,), 32), ((256,), 32), ((256, 256), 32), ((128,), 8), ((128,), 128),
-          ((512,), 32), ((128,), 1)]
+          ((512,), 32), ((128,), 1), ((256, 256), 1)]
 AROUND = [((96,), 16), ((128,), 16), ((96,), 32), ((128,), 24), ((128,), 32), ((200,), 16), ((64,), 64),
           ((32,), 128)]
 
 
 def main(n=12000, shapes=SHAPES):
+    # n_jobs=2 must really run 2 threads, also below the grain being measured
+    smml.neural.NEURAL_GRAIN = 1
     rng = np.random.default_rng(0)
     X = rng.random((n, 784), dtype=np.float32)
     y = rng.integers(0, 10, n)
