@@ -16,6 +16,11 @@ Shapes (issue 6): 50,000 x 32 float64, two classes (make_classification), 2 thre
   the 2-thread run slower (OMP_WAIT_POLICY=passive avoids that).
 - Random forest, 100 trees: smml ``RandomForestClassifier(n_jobs=2)`` vs scikit-learn
   ``RandomForestClassifier(n_jobs=2)``; test accuracy on 10,000 held-out rows.
+- ``--forest-accuracy`` (issue 9): the forest's splitters on two data sets, bench_tree's
+  nonlinear rule with 10% label noise and this module's make_classification data (50,000 x 32,
+  10,000 test rows), 100 trees, 2 threads: smml with splitter "exact" (the forest's "auto") and
+  "hist", scikit-learn, and scikit-learn-intelex when installed; mean fit time and mean test
+  accuracy over random_state 0, 1, 2 (the fits interleaved seed by seed).
 """
 import math
 
@@ -134,6 +139,46 @@ def bench_forest(X, y, Xt, yt, n_trees):
                  ("p", "predict s", "{:.3f}"), ("acc", "test accuracy", "{:.4f}")])
 
 
+def bench_forest_accuracy(n_trees=100, seeds=3):
+    from sklearn.ensemble import RandomForestClassifier as SkRF
+
+    from bench_tree import make_data
+    from smml.ensemble import RandomForestClassifier
+
+    makers = {'smml splitter="exact" (auto)': lambda s: RandomForestClassifier(
+                  n_estimators=n_trees, n_jobs=N_THREADS, random_state=s),
+              'smml splitter="hist"': lambda s: RandomForestClassifier(
+                  n_estimators=n_trees, n_jobs=N_THREADS, random_state=s, splitter="hist"),
+              "sklearn RandomForestClassifier": lambda s: SkRF(n_estimators=n_trees, n_jobs=N_THREADS,
+                                                               random_state=s)}
+    try:
+        from sklearnex.ensemble import RandomForestClassifier as ExRF
+
+        makers["sklearnex RandomForestClassifier"] = lambda s: ExRF(n_estimators=n_trees, n_jobs=N_THREADS,
+                                                                    random_state=s)
+    except ImportError:
+        pass
+    XX, yy = make_data(60_000, 32)
+    sets = {"bench_tree's nonlinear rule, 10% noise": (XX[:50_000], yy[:50_000], XX[50_000:], yy[50_000:]),
+            "make_classification": _data(50_000, 32, 10_000)}
+    for name, (X, y, Xt, yt) in sets.items():
+        res = {k: [] for k in makers}
+        for s in range(seeds):
+            for k, make in makers.items():
+                t, f = best_time(lambda: make(s).fit(X, y), repeat=1)
+                res[k].append((t, f.score(Xt, yt)))
+        t_ex = np.mean([t for t, _ in res['smml splitter="exact" (auto)']])
+        a_sk = np.mean([a for _, a in res["sklearn RandomForestClassifier"]])
+        rows = [dict(impl=k, t=np.mean([t for t, _ in v]), ratio=np.mean([t for t, _ in v]) / t_ex,
+                     acc=np.mean([a for _, a in v]), gap=100 * (np.mean([a for _, a in v]) - a_sk))
+                for k, v in res.items()]
+        print_table(f"Random forest splitters, {name}, {X.shape[0]} x {X.shape[1]}, {n_trees} trees, "
+                    f"{N_THREADS} threads, mean of {seeds} seeds, test accuracy on {len(yt)} rows", rows,
+                    [("impl", "implementation", "{}"), ("t", "mean fit s", "{:.2f}"),
+                     ("ratio", "fit / smml exact", "{:.2f}"), ("acc", "mean test accuracy", "{:.4f}"),
+                     ("gap", "vs sklearn (points)", "{:+.2f}")])
+
+
 def main(quick=False):
     print(environment_line(N_THREADS))
     if quick:
@@ -149,4 +194,8 @@ def main(quick=False):
 if __name__ == "__main__":
     import sys
 
-    main(quick="--quick" in sys.argv)
+    if "--forest-accuracy" in sys.argv:
+        print(environment_line(N_THREADS))
+        bench_forest_accuracy()
+    else:
+        main(quick="--quick" in sys.argv)

@@ -556,6 +556,29 @@ def test_forest_accuracy_close_to_sklearn():
     assert abs(ours - theirs) < 0.04
 
 
+def test_forest_auto_splitter_is_exact():
+    """A forest's splitter="auto" grows exact trees even where a single tree's "auto" bins
+    (bootstrap samples of more than 20,000 distinct rows): the forest equals splitter="exact"."""
+    from smml.tree import _AUTO_HIST_MIN_SAMPLES
+
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(36_000, 3))
+    y = (X[:, 0] * X[:, 1] + 0.3 * rng.normal(size=36_000) > 0).astype(int)
+    auto = RandomForestClassifier(n_estimators=2, max_depth=6, random_state=0, n_jobs=2).fit(X, y)
+    exact = RandomForestClassifier(n_estimators=2, max_depth=6, random_state=0, splitter="exact",
+                                   n_jobs=2).fit(X, y)
+    hist = RandomForestClassifier(n_estimators=2, max_depth=6, random_state=0, splitter="hist",
+                                  n_jobs=2).fit(X, y)
+    assert all(len(np.unique(s)) > _AUTO_HIST_MIN_SAMPLES for s in auto.estimators_samples_)
+    assert all(t.splitter == "exact" for t in auto.estimators_)
+    for a, e in zip(auto.estimators_, exact.estimators_):
+        np.testing.assert_array_equal(a.tree_.threshold, e.tree_.threshold)
+    np.testing.assert_array_equal(auto.predict_proba(X), exact.predict_proba(X))
+    # the histogram forest's thresholds are bin edges: not the exact midpoints
+    assert any(not np.array_equal(h.tree_.threshold, e.tree_.threshold)
+               for h, e in zip(hist.estimators_, exact.estimators_))
+
+
 def test_forest_bad_inputs():
     X, y = make_classification(40, 3, n_informative=2, n_redundant=0, random_state=0)
     for kw in ({"max_features": "all"}, {"max_samples": -1.0}, {"n_estimators": 0}, {"criterion": "mse"},
