@@ -1,5 +1,6 @@
 /* Data-parallel loops of the distance kernels (smml._core._kdtree, smml._core._knn) and of
- * the network kernel (smml._core._neural), in C so that they can be compiled for several instruction sets.
+ * the network kernel (smml._core._neural), in C so that they can be compiled for several
+ * instruction sets.
  *
  * smml_block_keys_*: exact distance keys of a block of points stored feature-major.
  * out[j] = the key of point j against q, where point j's feature f is B[f * stride + j]:
