@@ -259,6 +259,41 @@ def test_categorical_features():
     gb.predict(np.array([[42.0, 0.0]]))
 
 
+@pytest.mark.parametrize("kind", ["bin", "multi", "reg"])
+def test_level_kernel_equals_the_record_kernel(kind):
+    """Without categorical tests, prediction walks flat per-node arrays level by level
+    (_predict.sum_trees_levels, leaves routing to themselves); it equals the record kernel
+    (sum_trees) bit for bit: NaNs on both learned sides, huge values, float32, staged, a few
+    rows. With a categorical test the record kernel is used."""
+    rng = np.random.default_rng(21)
+    n = 3000
+    X = rng.normal(size=(n, 6))
+    y = {"bin": (X[:, 0] * X[:, 1] > 0).astype(int), "multi": (X[:, 0] > 0) + (X[:, 2] > 0.5),
+         "reg": X[:, 0] * X[:, 1] + X[:, 2]}[kind]
+    X[rng.random(X.shape) < 0.1] = np.nan
+    cls = GradientBoostingRegressor if kind == "reg" else GradientBoostingClassifier
+    m = cls(n_estimators=15, max_depth=5, n_jobs=2, random_state=0).fit(X, y)
+    assert m._levels is not None
+    Z = np.vstack([X, np.full((2, 6), np.nan), np.full((2, 6), 1e30), np.full((2, 6), -1e30)])
+    pred = m.predict if kind == "reg" else m.predict_proba
+
+    def outputs():
+        return ([pred(Z), pred(Z.astype(np.float32)), pred(Z[:3])]
+                + [s for s in (m.staged_predict(Z[:200]))])
+
+    fast = outputs()
+    levels, m._levels = m._levels, None
+    slow = outputs()
+    m._levels = levels
+    for a, b in zip(fast, slow):
+        np.testing.assert_array_equal(a, b)
+    cat = rng.integers(0, 5, n)
+    yc = {"bin": cat % 2, "multi": cat % 3, "reg": cat.astype(float)}[kind]
+    Xc = np.column_stack([cat, np.nan_to_num(X[:, 1:])])
+    mc = cls(n_estimators=5, max_depth=3, categorical_features=[0], random_state=0).fit(Xc, yc)
+    assert any(t.is_categorical.any() for t in mc.estimators_) and mc._levels is None
+
+
 def test_float32_pickle_and_one_row():
     X, y = _data(n=200, seed=14, kind="bin")
     X32 = X.astype(np.float32)

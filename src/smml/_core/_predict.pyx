@@ -9,7 +9,7 @@
 # overlap instead of waiting one after another (deep trees do not fit in cache).
 from cython.parallel cimport prange
 
-from smml._core._typedefs cimport intp_t, uint8_t, uint64_t, floating
+from smml._core._typedefs cimport intp_t, int32_t, uint8_t, uint64_t, floating
 from smml._core._split cimport MAXCAT, NWORDS
 from smml._core._tree cimport Node
 
@@ -112,6 +112,58 @@ cdef inline void _sum_block(const floating* X, intp_t ld, intp_t nr, const Node*
         _route_block(X, ld, nr, nodes, bits, roots[t], leaf)
         for r in range(nr):
             out[r * ldo + column[t]] += value[leaf[r]]
+
+
+def sum_trees_levels(const floating[:, ::1] X,    # IN (n, d)
+                     const int32_t[::1] feat,         # IN (n_nodes,) tested feature (0 at a leaf)
+                     const double[::1] thr,           # IN (n_nodes,) threshold (+inf at a leaf)
+                     const int32_t[::1] left,         # IN (n_nodes,) first child (the node itself at a leaf)
+                     const uint8_t[::1] miss_right,   # IN (n_nodes,) 1: a NaN goes to the second child
+                     const double[::1] value,         # IN (n_nodes,)
+                     const intp_t[::1] roots,         # IN (n_trees,)
+                     const intp_t[::1] depth,         # IN (n_trees,) depth of each tree's deepest leaf
+                     const intp_t[::1] column,        # IN (n_trees,)
+                     double[:, ::1] out,              # IN/OUT (n, k) as sum_trees
+                     int n_threads):
+    """sum_trees for ensembles without categorical tests, from per-node arrays (the records'
+    test fields, split by _gradient_boosting._pack): each tree is walked for exactly its depth,
+    a leaf routing to itself (threshold +inf, NaN to the first child), so the level loop has no
+    test for "already at a leaf" and no branch at all. The same child as _child for every node
+    and row (x <= thr: first child; NaN: the node's missing side), so the same leaves and, in
+    the same tree order, the same sums."""
+    cdef intp_t b, i0, n = X.shape[0], d = X.shape[1], nblk = (n + SUM_BLOCK - 1) // SUM_BLOCK
+    cdef intp_t nt = roots.shape[0]
+    if n == 0 or nt == 0:
+        return
+    with nogil:
+        for b in prange(nblk, num_threads=max(1, n_threads), schedule="static"):
+            i0 = b * SUM_BLOCK
+            _sum_block_levels(&X[i0, 0], d, min(<intp_t>SUM_BLOCK, n - i0), &feat[0], &thr[0], &left[0],
+                              &miss_right[0], &value[0], &roots[0], &depth[0], &column[0], nt,
+                              &out[i0, 0], out.shape[1])
+
+
+cdef inline void _sum_block_levels(const floating* X, intp_t ld, intp_t nr, const int32_t* feat,
+                                   const double* thr, const int32_t* left, const uint8_t* miss_right,
+                                   const double* value, const intp_t* roots, const intp_t* depth,
+                                   const intp_t* column, intp_t nt, double* out, intp_t ldo) noexcept nogil:
+    cdef intp_t node[MAX_BLOCK]
+    cdef intp_t t, r, lev, nd
+    cdef double v
+    for t in range(nt):
+        for r in range(nr):
+            node[r] = roots[t]
+        for lev in range(depth[t]):
+            for r in range(nr):
+                nd = node[r]
+                v = X[r * ld + feat[nd]]
+                # second child unless v <= thr; a NaN (not <= anything) goes back to the first
+                # child unless its missing side is the second. Integer arithmetic on the two
+                # comparisons: a branch on them would be mispredicted on about half the rows.
+                node[r] = (left[nd] + <intp_t> (not (v <= thr[nd]))
+                           - <intp_t> ((<int> (v != v)) & (1 - <int> miss_right[nd])))
+        for r in range(nr):
+            out[r * ldo + column[t]] += value[node[r]]
 
 
 def path_sums(const floating[:, ::1] X,          # IN (n, d)

@@ -258,6 +258,16 @@ class _BaseGradientBoosting(SmmlEstimator):
                         np.concatenate([t.category_bits for t in self.estimators_]),
                         np.concatenate([t.value[:, 0] for t in self.estimators_]),
                         roots, np.tile(np.arange(K, dtype=np.intp), len(sizes) // K))
+        self._levels = None
+        if len(nodes) and not nodes["is_categorical"].any():
+            # the tests as flat arrays, a leaf routing to itself, for _predict.sum_trees_levels
+            leaf = nodes["children_left"] < 0
+            depth = np.array([t.nodes["depth"].max() for t in self.estimators_], np.intp)
+            self._levels = (np.where(leaf, 0, nodes["feature"]).astype(np.int32),
+                            np.where(leaf, np.inf, nodes["threshold"]),
+                            np.where(leaf, np.arange(len(nodes)), nodes["children_left"]).astype(np.int32),
+                            np.where(leaf, 0, nodes["missing_left"] == 0).astype(np.uint8),
+                            depth)
 
     # ---- predict ------------------------------------------------------------
     def _validate_predict(self, X):
@@ -272,8 +282,14 @@ class _BaseGradientBoosting(SmmlEstimator):
         hi = self.n_estimators_ if hi is None else hi
         out = np.empty((X.shape[0], K))
         out[:] = self._baseline if baseline else 0.0
-        _predict.sum_trees(X, records, bits, value, roots[lo * K:hi * K], column[lo * K:hi * K], out,
-                           threads_for(self._n_threads, X.shape[0], _PREDICT_GRAIN))
+        nt = threads_for(self._n_threads, X.shape[0], _PREDICT_GRAIN)
+        levels = getattr(self, "_levels", None)     # (a model pickled before _levels: none)
+        if levels is not None:
+            feat, thr, left, miss_right, depth = levels
+            _predict.sum_trees_levels(X, feat, thr, left, miss_right, value, roots[lo * K:hi * K],
+                                      depth[lo * K:hi * K], column[lo * K:hi * K], out, nt)
+        else:
+            _predict.sum_trees(X, records, bits, value, roots[lo * K:hi * K], column[lo * K:hi * K], out, nt)
         return out
 
     def _staged_raw(self, X):
