@@ -1,5 +1,6 @@
 # Prediction: route rows through a tree's node records (_tree.pxd), the ones the
-# growth kernel wrote and smml.tree.Tree holds (no second node format).
+# growth kernel wrote and smml.tree.Tree holds. (Boosting without categorical tests also
+# keeps the records' test fields as flat arrays for sum_trees_levels, derived at fit.)
 #
 # 000 "Tree Predictors": start at the root; at an internal node go to the child
 # its test picks, until a leaf.  The second child of a node is stored right
