@@ -210,9 +210,10 @@ class _BaseMLP(SmmlEstimator):
                         for a in group]
         batch = min(int(self.batch_size), X.shape[0])
         n_threads = self._train_threads(batch)
-        # the kernel calls BLAS from its own threads (and the batch-1 path none at all)
-        flops = 2 * batch * max(c.size for c in self.coefs_)
-        with blas_single_thread(work=flops if batch > 1 else 0):
+        # the kernel calls BLAS from its own threads, at every batch size (batch 1: a gemv per
+        # layer in the backward pass, which OpenBLAS would split among threads of its own from
+        # a few thousand entries on, however few the flops)
+        with blas_single_thread():
             if incremental:
                 self._epoch(X, Y, n_threads)
                 self.best_loss_ = min(self.best_loss_, self.loss_)

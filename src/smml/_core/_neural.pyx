@@ -271,31 +271,6 @@ cdef inline void _part(intp_t n, int tid, int T, intp_t *lo, intp_t *hi) noexcep
     hi[0] = z * ALIGN if z * ALIGN < n else n
 
 
-cdef inline floating _row_dot(const floating *w, const floating *v, intp_t n) noexcept nogil:
-    """sum_j w[j] v[j] in a fixed order that vectorises: 16 partial sums (sum t takes the
-    j = t mod 16 of the first 16 floor(n / 16) terms), folded in halves, then the tail in
-    order. One running sum waited on each add's latency: the batch-1 backward pass of a
-    256-wide layer spent most of its time there."""
-    cdef floating acc[16]
-    cdef floating tot
-    cdef intp_t j = 0, t
-    for t in range(16):
-        acc[t] = 0
-    while j + 16 <= n:
-        for t in range(16):
-            acc[t] = acc[t] + w[j + t] * v[j + t]
-        j += 16
-    for t in range(8):
-        acc[t] = acc[t] + acc[t + 8]
-    for t in range(4):
-        acc[t] = acc[t] + acc[t + 4]
-    tot = (acc[0] + acc[2]) + (acc[1] + acc[3])
-    while j < n:
-        tot = tot + w[j] * v[j]
-        j += 1
-    return tot
-
-
 cdef void _dense_forward(const floating *a, intp_t nin, const floating *W, intp_t nout,
                          intp_t c0, intp_t c1, floating *z) noexcept nogil:
     """z[c0:c1] = sum_i a[i] W[i, c0:c1] (one example; rows with a[i] == 0 are skipped:
@@ -427,7 +402,7 @@ cdef void _epoch(Ctx *c, floating **W, floating **b, floating **VW, floating **V
                  const floating *X, const floating *Y, smml_bar_t *bar, int tid, int T) noexcept nogil:
     """One SGD epoch, run by each of the T threads of the parallel region.
 
-    A step on a batch of nb rows (nb = 1: 003's update, hand loops; nb > 1: gemm):
+    A step on a batch of nb rows (nb = 1: 003's update, hand loops and gemv; nb > 1: gemm):
       gather   nb > 1: each thread copies the batch's rows into its own Xb (x = Xb);
                nb = 1: x is the example's row of X
       F_l      (hidden layers) A_l[:, own] = act(A_{l-1} W_l[:, own] + b_l[own])   | barrier F_l
@@ -536,8 +511,8 @@ cdef void _epoch(Ctx *c, floating **W, floating **b, floating **VW, floating **V
         _part(nh, tid, T, &i0, &i1)
         if L >= 2 and i1 > i0:
             if nb == 1:
-                for j in range(i0, i1):
-                    D[L - 2][j] = _row_dot(Wo[cur] + j * k, Zo, k)
+                _gemv(False, <int> (i1 - i0), <int> k, <floating> 1, Wo[cur] + i0 * k, <int> k, Zo, 1,
+                      <floating> 0, D[L - 2] + i0, 1)
             else:
                 _gemm(False, True, <int> nb, <int> (i1 - i0), <int> k, <floating> 1, Zo, <int> k,
                       Wo[cur] + i0 * k, <int> k, <floating> 0, D[L - 2] + i0, <int> nh)
@@ -567,8 +542,8 @@ cdef void _epoch(Ctx *c, floating **W, floating **b, floating **VW, floating **V
             _part(nin, tid, T, &i0, &i1)
             if i1 > i0:
                 if nb == 1:
-                    for j in range(i0, i1):
-                        D[l - 1][j] = _row_dot(W[l] + j * nout, D[l], nout)
+                    _gemv(False, <int> (i1 - i0), <int> nout, <floating> 1, W[l] + i0 * nout, <int> nout,
+                          D[l], 1, <floating> 0, D[l - 1] + i0, 1)
                 else:
                     _gemm(False, True, <int> nb, <int> (i1 - i0), <int> nout, <floating> 1, D[l], <int> nout,
                           W[l] + i0 * nout, <int> nout, <floating> 0, D[l - 1] + i0, <int> nin)

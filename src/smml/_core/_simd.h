@@ -146,18 +146,10 @@ SMML_FIRST_BELOW(float, smml_first_below_f)
             T *SMML_RESTRICT v = V + i * ld;                                    \
             if (dst == src) {                                                   \
                 T *SMML_RESTRICT w = dst + i * ld;                              \
-                if (mu_next != 0) {                                             \
-                    for (j = c0; j < c1; j++) {                                 \
-                        T x = w[j], t = v[j] - etalam * x;                      \
-                        w[j] = x + t;                                           \
-                        v[j] = mu_next * t;                                     \
-                    }                                                           \
-                } else {                                                        \
-                    for (j = c0; j < c1; j++) {                                 \
-                        T x = w[j], t = v[j] - etalam * x;                      \
-                        v[j] = t;                                               \
-                        w[j] = x + t;                                           \
-                    }                                                           \
+                for (j = c0; j < c1; j++) {                                     \
+                    T x = w[j], t = v[j] - etalam * x;                          \
+                    w[j] = x + t;                                               \
+                    v[j] = mu_next != 0 ? mu_next * t : t;                      \
                 }                                                               \
             } else {                                                            \
                 T *SMML_RESTRICT w = dst + i * ld;                              \
