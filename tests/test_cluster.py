@@ -589,6 +589,74 @@ def test_kernel_rejects_bad_arguments():
         _kmeans.min_sqdist_update(X, np.zeros(3), np.zeros(4), 1)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("centred", [False, True])
+def test_blocks_partial_sums_then_update_equal_one_lloyd_iteration(dtype, centred):
+    # smml.dask.KMeans's split of an iteration: lloyd_iter(update=False) keeps every block's
+    # sums and merges the anchors, update_from_blocks merges the sums; the same centroids, J and empties as
+    # lloyd_iter in one call (one cluster is all copies of one row: its anchor decides it)
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(1000, 3)).astype(dtype)
+    X[::5] = 50.1                                 # 200 copies of one far row (their mean is not 50.1)
+    k, block = 5, 128
+    C = X[[0, 1, 2, 3, 4]].astype(dtype)
+    C[4] = 1e3                                    # no member: an empty cluster
+    mean = X.mean(axis=0, dtype=np.float64) if centred else np.zeros(3)
+    if centred:
+        Xg = (X - mean).astype(dtype)
+        Cg = (C - mean).astype(dtype)
+    else:
+        Xg, Cg = X, C
+    xn = np.einsum("ij,ij->i", Xg.astype(np.float64), Xg.astype(np.float64))
+    cn = np.einsum("ij,ij->i", Cg.astype(np.float64), Cg.astype(np.float64))
+    nb = -(-1000 // block)
+
+    def run(update):
+        lab = np.full(1000, -1, dtype=np.int32)
+        acc, anch = np.empty((nb, k * 5)), np.empty((nb, k), dtype=np.intp)
+        cnt = np.empty((nb, 2), dtype=np.intp)
+        out = (np.empty_like(Cg), np.empty_like(C), np.empty(k))
+        res = _kmeans.lloyd_iter(Xg, X, xn, np.empty(0), Cg, C, cn, mean, centred, False, 1e-6, lab,
+                                 *out, acc, anch, cnt, block, 64, True, 1, update)
+        return res, out, acc, anch, lab
+
+    (J, chg, _, empty), (Cg1, C1, cn1), _, _, lab1 = run(True)
+    (_, chg2, _, _), _, acc, anch, lab2 = run(False)
+    np.testing.assert_array_equal(lab1, lab2)
+    assert chg2 == chg == 1000
+    # the merged anchors (anch[0]) on the first block, none on the others; V holds their rows
+    V = X[np.where(anch[0] >= 0, anch[0], 0)]
+    anch_v = np.full(anch.shape, -1, dtype=np.intp)
+    anch_v[0] = np.where(anch[0] >= 0, np.arange(k), anch[0])
+    out = (np.empty_like(Cg), np.empty_like(C), np.empty(k))
+    J2, empty2 = _kmeans.update_from_blocks(V, acc, anch_v, Cg, C, cn, mean, centred, False, *out)
+    assert (J2, empty2) == (J, empty) and empty == 1
+    for a, b in zip(out, (Cg1, C1, cn1)):
+        np.testing.assert_array_equal(a, b)
+    assert np.array_equal(out[1][0], X[0])        # the cluster of copies of row 0
+
+
+def test_update_from_blocks_rejects_bad_arguments():
+    C = np.zeros((2, 2))
+    acc, anch = np.zeros((3, 2 * 4)), np.full((3, 2), -1, dtype=np.intp)
+    V = np.zeros((6, 2))
+    args = (C, C, np.zeros(2), np.zeros(2), False, False, C.copy(), C.copy(), np.zeros(2))
+    with pytest.raises(ValueError, match="not a row of V"):
+        _kmeans.update_from_blocks(V, acc, np.full((3, 2), 6, dtype=np.intp), *args)
+    with pytest.raises(ValueError, match="not a row of V"):
+        _kmeans.update_from_blocks(V, acc, np.full((3, 2), -3, dtype=np.intp), *args)
+    with pytest.raises(ValueError, match="disagree"):
+        _kmeans.update_from_blocks(V, np.zeros((3, 7)), anch, *args)
+    with pytest.raises(ValueError, match="disagree"):
+        _kmeans.update_from_blocks(V, acc, anch[:2], *args)
+    with pytest.raises(ValueError, match="disagree"):
+        _kmeans.update_from_blocks(V[:0], acc, anch, *args)
+    with pytest.raises(ValueError, match="disagree"):
+        _kmeans.update_from_blocks(np.zeros((6, 3)), acc, anch, *args)
+    with pytest.raises(ValueError, match="disagree"):
+        _kmeans.update_from_blocks(V, acc, anch, *args[:6], C[:1].copy(), C.copy(), np.zeros(2))
+
+
 # ---- scikit-learn compatibility -----------------------------------------------------------------
 
 # As for scikit-learn's own KMeans: init="random" and "k-means++" draw the initial

@@ -34,6 +34,7 @@ import numpy as np
 try:
     import dask
     import dask.array as da
+    from dask.sizeof import sizeof as _dask_sizeof
 except ImportError as exc:        # pragma: no cover - exercised without the extra only
     raise ImportError("smml.dask needs dask[array] and distributed: install the extra with "
                       "pip install 'smml[dask]'") from exc
@@ -478,6 +479,16 @@ class _ChunkOps:
         self.ops, self.offset, self.labels = ops, offset, labels
 
 
+@_dask_sizeof.register(_ChunkOps)
+def _sizeof_chunk(st):
+    """The chunk's bytes (its data and labels): the scheduler keeps each iteration's task on
+    the worker that holds its chunk (a state reported as a few bytes was moved between
+    workers, and every chunk ended up on one of them)."""
+    ops = st.ops
+    arrays = {id(a): a for a in (ops.X, ops.Xg, ops.xn, st.labels)}
+    return int(sum(a.nbytes for a in arrays.values()))
+
+
 def _make_ops(Xb, offset, shift, dtype, in_dtype):
     Xb = np.ascontiguousarray(Xb, dtype=in_dtype)
     return _ChunkOps(_cluster._Operands(Xb, shift, dtype), offset,
@@ -488,129 +499,77 @@ def _blocks(n, block):
     return [(r0, min(n, r0 + block)) for r0 in range(0, n, block)]
 
 
-def _per_block(ops, k, block, cent, step):
-    """Run ``step(r0, r1, *out)`` (one kernel call on rows r0 .. r1 - 1, writing the kernel's
-    outputs ``out`` = (Cg_tmp, C_tmp, cn_tmp, acc, anchors, counts) of one block) on each
-    block of a chunk; returns every block's partial sums and anchors (as chunk rows)."""
-    C, Cg, _ = cent
-    n, d = ops.X.shape
-    bl = _blocks(n, block)
-    acc = np.empty((len(bl), k * (d + 2)))
-    anch = np.empty((len(bl), k), dtype=np.intp)
-    out = (np.empty_like(Cg), np.empty_like(C), np.empty(k), np.empty((1, k * (d + 2))),
-           np.empty((1, k), dtype=np.intp), np.empty((1, 2), dtype=np.intp))
-    for b, (r0, r1) in enumerate(bl):
-        step(r0, r1, *out)
-        acc[b] = out[3][0]
-        anch[b] = np.where(out[4][0] >= 0, out[4][0] + r0, out[4][0])
-    return acc, anch
-
-
-def _lloyd_chunk(st, cent, k, coef, block, mean, centred, round32):
-    """One Lloyd iteration's assignment and partial sums on a chunk, block by block (the
-    blocks of the in-memory kernel: the chunk starts on a block boundary): one kernel call
-    per block, so each returns exactly that block's partial sums."""
-    C, Cg, cn = cent
+def _lloyd_chunk(st, prev, k, coef, block, mean, centred, round32):
+    """One Lloyd iteration's assignment and partial sums on a chunk: one call of the in-memory
+    kernel over the chunk's rows (the chunk starts on a block boundary, so its blocks are
+    the in-memory run's), without the update step, so that it returns every block's partial
+    sums. ``prev`` is the previous reduce's result (its first item: the centroids), so that
+    an iteration can be sent to the cluster before the driver has read the previous one."""
+    C, Cg, cn = prev[0]
     ops = st.ops
+    n, d = ops.X.shape
+    nb = len(_blocks(n, block))
     labels = st.labels.copy()
-    changed = []
-
-    def step(r0, r1, *out):
-        _, n_chg, _, _ = _kmeans.lloyd_iter(
-            ops.Xg[r0:r1], ops.X[r0:r1], ops.xn[r0:r1], np.empty(0), Cg, C, cn, mean, centred,
-            round32, coef, labels[r0:r1], *out, block, _cluster._CHUNK_ROWS, _cluster._FAST_TILE, 1)
-        changed.append(n_chg)
-
-    acc, anch = _per_block(ops, k, block, cent, step)
-    return _ChunkOps(ops, st.offset, labels), _partials(ops.X, acc, anch, st.offset, sum(changed))
+    acc = np.empty((nb, k * (d + 2)))
+    anch = np.empty((nb, k), dtype=np.intp)
+    counts = np.empty((nb, 2), dtype=np.intp)
+    _, n_chg, _, _ = _kmeans.lloyd_iter(
+        ops.Xg, ops.X, ops.xn, np.empty(0), Cg, C, cn, mean, centred, round32, coef, labels,
+        np.empty_like(Cg), np.empty_like(C), np.empty(k), acc, anch, counts, block,
+        _cluster._CHUNK_ROWS, _cluster._FAST_TILE, 1, False)
+    return _ChunkOps(ops, st.offset, labels), _partials(ops.X, acc, anch, n_chg)
 
 
 def _recompute_chunk(st, moves, cent, k, block, mean, centred, round32):
     """The update step's partial sums for labels changed by the re-seeding (``moves``: local
-    rows and their new clusters)."""
+    rows and their new clusters), every block's, in one kernel call over the chunk."""
     C, Cg, cn = cent
     ops = st.ops
+    n, d = ops.X.shape
+    nb = len(_blocks(n, block))
     labels = st.labels.copy()
     if len(moves[0]):
         labels[moves[0]] = moves[1]
-
-    def step(r0, r1, *out):
-        _kmeans.recompute_centroids(ops.Xg[r0:r1], ops.X[r0:r1], ops.xn[r0:r1], np.empty(0),
-                                    labels[r0:r1], Cg, C, cn, mean, centred, round32, *out, block, 1)
-
-    acc, anch = _per_block(ops, k, block, cent, step)
-    return _ChunkOps(ops, st.offset, labels), _partials(ops.X, acc, anch, st.offset, 0)
-
-
-def _partials(X, acc, anch, offset, changed):
-    """(acc per block, anchors as global rows, the anchor rows' values, labels changed)."""
-    rows = np.where(anch >= 0, anch, 0)
-    return acc, np.where(anch >= 0, anch + offset, anch), X[rows], changed
+    acc = np.empty((nb, k * (d + 2)))
+    anch = np.empty((nb, k), dtype=np.intp)
+    _kmeans.recompute_centroids(ops.Xg, ops.X, ops.xn, np.empty(0), labels, Cg, C, cn, mean, centred,
+                                round32, np.empty_like(Cg), np.empty_like(C), np.empty(k), acc, anch,
+                                np.empty((nb, 2), dtype=np.intp), block, 1, False)
+    return _ChunkOps(ops, st.offset, labels), _partials(ops.X, acc, anch, 0)
 
 
-def _reduce(parts, cent, k, d, mean, centred, round32, dtype):
-    """Merge the blocks' partial sums in block order and run the update step, exactly as the
-    compiled kernel (``smml._core._kmeans``: ``_merge``, ``_merge_anchors``, ``_objective``,
-    ``_update``, compiled without fused multiply-adds): returns the new centroids, J of the
-    assignment step, the labels changed, the empty clusters and the merged weights W."""
-    C, Cg, cn = cent
-    accs = [a for p in parts for a in p[0]]
-    tot = accs[0].copy()
-    for a in accs[1:]:
-        tot += a
-    # anchors: first member row / mixed (-2) / none (-1), blocks in order
-    # (``_merge_anchors``, the k clusters at once, block after block)
-    pure = np.full(k, -1, dtype=np.intp)
-    pure_row = np.zeros((k, d), dtype=dtype)
-    for acc, anch, vals, _ in parts:
-        for b in range(anch.shape[0]):
-            ab = anch[b]
-            live = pure != -2
-            mixed = live & (ab == -2)
-            first = live & (ab >= 0) & (pure == -1)
-            other = live & (ab >= 0) & (pure >= 0)
-            differ = other & np.any(vals[b] != pure_row, axis=1)
-            pure[mixed | differ] = -2
-            pure[first] = ab[first]
-            pure_row[first] = vals[b][first]
+def _partials(X, acc, anch, changed):
+    """What the reduce needs of a chunk: every block's sums, the chunk's merged anchors (the
+    kernel's ``anch[0]``) with the values of the anchor rows, and the labels changed."""
+    a = anch[0].copy()
+    return acc, a, X[a[a >= 0]], changed
+
+
+def _reduce(parts, prev, k, d, mean, centred, round32):
+    """The update step from the chunks' partial sums: the in-memory kernel's own merge (blocks
+    in order), objective and update (``_kmeans.update_from_blocks``). ``prev``: the previous
+    reduce's result, whose first item is the centroids of the assignment. Returns the new
+    centroids, J of the assignment step, the labels changed, the empty clusters and the
+    merged weights W."""
+    C, Cg, cn = prev[0]
+    acc = np.concatenate([p[0] for p in parts])
+    # each chunk's merged anchors on its first block (-1: no member on the others), as rows
+    # of V, which holds the anchor rows' values
+    anch = np.full((acc.shape[0], k), -1, dtype=np.intp)
+    V = np.concatenate([p[2] for p in parts] + [np.zeros((1, d), dtype=C.dtype)])
+    b = v = 0
+    for p in parts:
+        a = p[1]
+        live = a >= 0
+        anch[b] = a
+        anch[b, live] = v + np.arange(int(live.sum()))
+        b += p[0].shape[0]
+        v += int(live.sum())
+    C_new, Cg_new, cn_new = np.empty_like(C), np.empty_like(Cg), np.empty(k)
+    J, n_empty = _kmeans.update_from_blocks(V, acc, anch, Cg, C, cn, mean, centred, round32,
+                                            Cg_new, C_new, cn_new)
     changed = sum(int(p[3]) for p in parts)
-    S = tot[:k * d].reshape(k, d)
-    W = tot[k * d:k * d + k]
-    Q = tot[k * d + k:]
-    dot = np.zeros(k)
-    for f in range(d):
-        dot = dot + Cg[:, f].astype(np.float64) * S[:, f]
-    t = Q - 2.0 * dot + W * cn
-    J = 0.0
-    for j in range(k):
-        if t[j] > 0.0:
-            J = J + float(t[j])
-    C_new, Cg_new, cn_new = C.copy(), Cg.copy(), cn.copy()
-    n_empty = 0
-    for j in range(k):
-        if not W[j] > 0.0:
-            n_empty += 1
-            continue
-        if pure[j] >= 0:
-            v = pure_row[j].astype(np.float64)
-        else:
-            v = S[j] / W[j]
-            if centred:
-                v = mean + v
-        if round32:
-            v = v.astype(np.float32).astype(np.float64)
-        C_new[j] = v.astype(dtype)
-        if centred:
-            v = C_new[j].astype(np.float64) - mean
-            if round32:
-                v = v.astype(np.float32).astype(np.float64)
-        Cg_new[j] = v.astype(dtype)
-        g = Cg_new[j].astype(np.float64)
-        s = 0.0
-        for f in range(d):
-            s = s + g[f] * g[f]
-        cn_new[j] = s
-    return (C_new, Cg_new, cn_new), J, changed, n_empty, W.copy()
+    return (C_new, Cg_new, cn_new), J, changed, n_empty, acc[0, k * d:k * d + k].copy()
 
 
 def _sqdist_chunk(st, C):
@@ -631,6 +590,19 @@ def _assign_chunk(st, cent, coef, block, reassign):
                               _cluster._FAST_TILE, 1)
         Js.append(J)
     return labels, Js
+
+
+_PIPELINE = 2        # Lloyd iterations in flight on a distributed cluster
+
+
+def _on_distributed():
+    """Whether ``dask.persist`` runs on a ``distributed.Client`` (asynchronously); dask's local
+    schedulers compute at once, where an iteration sent ahead would be computed for nothing."""
+    try:
+        from distributed import Client
+    except ImportError:       # pragma: no cover - distributed is part of the extra
+        return False
+    return isinstance(getattr(dask.base.get_scheduler(), "__self__", None), Client)
 
 
 class KMeans(BaseEstimator):
@@ -791,17 +763,29 @@ class KMeans(BaseEstimator):
         converged = False
         n_empty = 0
         it = 0
-        for it in range(1, self.max_iter + 1):
-            pairs = [dask.delayed(_lloyd_chunk, nout=2)(s, cent, k, coef, block, mean, centred, round32)
-                     for s in states]
-            new_states = [p[0] for p in pairs]
-            red = dask.delayed(_reduce)([p[1] for p in pairs], cent, k, d, mean, centred, round32, dt)
-            out = dask.persist(*new_states, red)
-            states, red = list(out[:-1]), out[-1]
+        # Iterations in flight: on a distributed cluster the next iteration is sent before the
+        # driver has read the current one (its tasks take the reduce's result as an input), so
+        # the workers never wait for the driver's round trip. An iteration the driver would not
+        # have run (after a stop, or after a re-seeding changed the centroids) is dropped
+        # unread: the results are those of the loop run one iteration at a time.
+        depth = _PIPELINE if _on_distributed() else 1
+        flight = []
+        while it < self.max_iter:
+            while len(flight) < depth and it + len(flight) < self.max_iter:
+                src, prev = (flight[-1][0], flight[-1][1]) if flight else (states, (cent,))
+                pairs = [dask.delayed(_lloyd_chunk, nout=2)(s, prev, k, coef, block, mean, centred,
+                                                            round32)
+                         for s in src]
+                red = dask.delayed(_reduce)([p[1] for p in pairs], prev, k, d, mean, centred, round32)
+                out = dask.persist(*[p[0] for p in pairs], red)
+                flight.append((list(out[:-1]), out[-1]))
+            states, red = flight.pop(0)
             cent_new, J, n_changed, n_empty, W = red.compute()
+            it += 1
             path.append(J)
             moved = 0
             if n_empty:
+                flight.clear()
                 states, moved, n_empty, cent_new = self._reseed(states, cent, cent_new, W, k, d, block,
                                                                 mean, centred, round32, dt)
             cent = cent_new
@@ -810,6 +794,7 @@ class KMeans(BaseEstimator):
                 break
             if self.tol > 0 and len(path) > 1 and path[-2] - J <= self.tol * path[-2]:
                 break
+        flight.clear()
         outs = dask.compute(*[dask.delayed(_assign_chunk)(s, cent, coef, block, not converged)
                               for s in states])
         inertia = 0.0
@@ -844,7 +829,7 @@ class KMeans(BaseEstimator):
             mv = (sel - bounds[c], np.array([moves[int(i)] for i in sel], dtype=np.int32))
             pairs.append(dask.delayed(_recompute_chunk, nout=2)(s, mv, cent_old, k, block, mean,
                                                                  centred, round32))
-        red = dask.delayed(_reduce)([p[1] for p in pairs], cent_old, k, d, mean, centred, round32, dt)
+        red = dask.delayed(_reduce)([p[1] for p in pairs], (cent_old,), k, d, mean, centred, round32)
         out = dask.persist(*[p[0] for p in pairs], red)
         cent, _, _, still, _ = out[-1].compute()
         return list(out[:-1]), moved, still, cent

@@ -625,10 +625,16 @@ def lloyd_iter(const floating[:, ::1] Xg, const floating[:, ::1] X,     # IN  (n
                intp_t[:, ::1] anch,                                      # WORK (n_blocks, k); OUT anch[0]:
                                                                          #      row a if cluster j is all row a
                intp_t[:, ::1] counts,                                    # WORK (n_blocks, 2)
-               intp_t block_rows, intp_t chunk_rows, bint fast, int n_threads):
+               intp_t block_rows, intp_t chunk_rows, bint fast, int n_threads, bint update=True):
     """One Lloyd iteration (see the module doc). ``C_new`` may be ``Cg_new`` when not
     centred (likewise ``C`` and ``Cg``). Returns (J(c_new, mu_old), labels changed,
-    rows decided on exact distances, empty clusters)."""
+    rows decided on exact distances, empty clusters).
+
+    With ``update=False`` only the assignment step and the blocks' partial sums run: ``acc``
+    and ``counts`` keep one row per block, ``anch[0]`` holds the anchors of all the blocks
+    merged (rows of this call's X), the centroid outputs are not written, and J and the
+    empty clusters are returned as 0.0 and 0 (``smml.dask.KMeans`` merges every chunk's
+    blocks in block order, with :func:`update_from_blocks`)."""
     cdef intp_t n = Xg.shape[0], d = Xg.shape[1], k = Cg.shape[0]
     cdef intp_t n_blocks = (n + block_rows - 1) // block_rows, b
     cdef intp_t n_changed = 0, n_exact = 0, n_empty = 0
@@ -642,17 +648,55 @@ def lloyd_iter(const floating[:, ::1] Xg, const floating[:, ::1] X,     # IN  (n
         failed = _pass(Xg, X, xn, w, Cg, C, cn, coef, labels, &acc[0, 0], &anch[0, 0], &counts[0, 0],
                        NULL, True, True, block_rows, chunk_rows, fast, n_threads)
         if not failed:
-            _merge(&acc[0, 0], n_blocks, k * (d + 2), n_threads)
-            _merge_anchors(&X[0, 0], d, &anch[0, 0], n_blocks, k)
             for b in range(n_blocks):
                 n_changed += counts[b, 0]
                 n_exact += counts[b, 1]
+        if not failed:
+            _merge_anchors(&X[0, 0], d, &anch[0, 0], n_blocks, k)
+        if not failed and update:
+            _merge(&acc[0, 0], n_blocks, k * (d + 2), n_threads)
             J = _objective(&acc[0, 0], Cg, cn, k, d)
             n_empty = _update(&acc[0, 0], &anch[0, 0], X, mean, centred, round32, C, Cg, cn,
                               C_new, Cg_new, cn_new, k, d)
     if failed:
         raise MemoryError("lloyd_iter: could not allocate the tiles")
     return J, n_changed, n_exact, n_empty
+
+
+def update_from_blocks(const floating[:, ::1] V,                    # IN  (n_blocks k, d) anchor values
+                       double[:, ::1] acc,                              # IN  (n_blocks, k (d + 2));
+                                                                        #     OUT acc[0] = [S | W | Q]
+                       intp_t[:, ::1] anch,                             # IN  (n_blocks, k): row of V,
+                                                                        #     -1 or -2; OUT anch[0]
+                       const floating[:, ::1] Cg, const floating[:, ::1] C,
+                       const double[::1] cn, const double[::1] mean, bint centred, bint round32,
+                       floating[:, ::1] Cg_new, floating[:, ::1] C_new, double[::1] cn_new):
+    """The rest of :func:`lloyd_iter` (or :func:`recompute_centroids`) from the blocks'
+    partial sums and anchors computed elsewhere (``smml.dask.KMeans``: every chunk's blocks,
+    in block order): the same merge, objective and update step, in the same order. A
+    block's anchor is a row of V holding that row's values; a cluster's anchors merge to
+    the same state whichever blocks hold them, so a chunk may give its merged anchors on
+    its first block and -1 (no member) on the others. Returns (J, empty clusters)."""
+    cdef intp_t n_blocks = acc.shape[0], d = Cg.shape[1], k = Cg.shape[0], i, n_empty = 0
+    cdef intp_t n_rows = V.shape[0]
+    cdef double J = 0.0
+    if n_blocks < 1 or n_rows < 1 or acc.shape[1] != k * (d + 2) or anch.shape[0] != n_blocks or anch.shape[1] != k:
+        raise ValueError("update_from_blocks: acc and anchors disagree in shape")
+    if V.shape[1] != d or C.shape[0] != k or C.shape[1] != d or cn.shape[0] != k or mean.shape[0] != d:
+        raise ValueError("update_from_blocks: centroid arrays disagree in shape")
+    if (C_new.shape[0] != k or Cg_new.shape[0] != k or C_new.shape[1] != d or Cg_new.shape[1] != d
+            or cn_new.shape[0] != k):
+        raise ValueError("update_from_blocks: output centroid arrays disagree in shape")
+    for i in range(n_blocks * k):
+        if (&anch[0, 0])[i] < -2 or (&anch[0, 0])[i] >= n_rows:
+            raise ValueError("update_from_blocks: an anchor is not a row of V")
+    with nogil:
+        _merge(&acc[0, 0], n_blocks, k * (d + 2), 1)
+        _merge_anchors(&V[0, 0], d, &anch[0, 0], n_blocks, k)
+        J = _objective(&acc[0, 0], Cg, cn, k, d)
+        n_empty = _update(&acc[0, 0], &anch[0, 0], V, mean, centred, round32, C, Cg, cn,
+                          C_new, Cg_new, cn_new, k, d)
+    return J, n_empty
 
 
 def recompute_centroids(const floating[:, ::1] Xg, const floating[:, ::1] X,
@@ -663,9 +707,11 @@ def recompute_centroids(const floating[:, ::1] Xg, const floating[:, ::1] X,
                         const double[::1] mean, bint centred, bint round32,
                         floating[:, ::1] Cg_new, floating[:, ::1] C_new,         # OUT mu_new
                         double[::1] cn_new, double[:, ::1] acc, intp_t[:, ::1] anch,
-                        intp_t[:, ::1] counts, intp_t block_rows, int n_threads):
+                        intp_t[:, ::1] counts, intp_t block_rows, int n_threads, bint update=True):
     """The update step alone for given labels (after empty clusters were re-seeded): the
-    same blocks, sums and rounding as :func:`lloyd_iter`. Returns the empty clusters."""
+    same blocks, sums and rounding as :func:`lloyd_iter`. Returns the empty clusters.
+    ``update=False``: the blocks' partial sums and the merged anchors only (as
+    :func:`lloyd_iter`); returns 0."""
     cdef intp_t n = Xg.shape[0], d = Xg.shape[1], k = Cg.shape[0]
     cdef intp_t n_blocks = (n + block_rows - 1) // block_rows, i, n_empty = 0
     _check(Xg, X, xn, w, Cg, C, cn, labels, block_rows, block_rows)
@@ -679,10 +725,11 @@ def recompute_centroids(const floating[:, ::1] Xg, const floating[:, ::1] X,
         # no tile without the assignment: one chunk per block
         _pass(Xg, X, xn, w, Cg, C, cn, 0.0, labels, &acc[0, 0], &anch[0, 0], &counts[0, 0], NULL,
               False, True, block_rows, block_rows, False, n_threads)
-        _merge(&acc[0, 0], n_blocks, k * (d + 2), n_threads)
         _merge_anchors(&X[0, 0], d, &anch[0, 0], n_blocks, k)
-        n_empty = _update(&acc[0, 0], &anch[0, 0], X, mean, centred, round32, C, Cg, cn,
-                          C_new, Cg_new, cn_new, k, d)
+        if update:
+            _merge(&acc[0, 0], n_blocks, k * (d + 2), n_threads)
+            n_empty = _update(&acc[0, 0], &anch[0, 0], X, mean, centred, round32, C, Cg, cn,
+                              C_new, Cg_new, cn_new, k, d)
     return n_empty
 
 
