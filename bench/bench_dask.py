@@ -5,12 +5,12 @@ A ``LocalCluster`` of 2 worker processes x 1 thread on the loopback interface (O
 the calls are interleaved round by round (``_common.interleaved_best``) and every
 distributed result is checked against the in-memory one.
 
-- **CV of a forest**: ``cv_estimate(RandomForestClassifier(n_estimators=50), K=10)`` on
+- **CV of a forest**: ``cv_estimate(RandomForestClassifier(n_estimators=100), K=10)`` on
   20,000 x 32 (make_classification): in memory the folds run one after the other and each
   forest grows its trees on 2 threads; on the cluster (``joblib.parallel_backend("dask")``)
   the 10 folds are tasks on the 2 workers (X and y scattered once by joblib).
 - **k-NN predict**: ``KNNClassifier(k=5)`` on 1,000,000 x 16 standard normal training
-  rows, 3 classes, 24,000 queries; ``smml.dask.KNNClassifier`` holds the training set in 4
+  rows, 3 classes, 60,000 queries; ``smml.dask.KNNClassifier`` holds the training set in 4
   shards of 250,000 rows on the workers (the training set is persisted on the cluster
   first; moving it there and fitting the shards are reported apart), the queries in
   blocks of 6,000. Peer: dask-ml's ``ParallelPostFit`` around the in-memory estimator
@@ -27,6 +27,12 @@ of at least 10 s in memory, with identical results. ``--quick`` runs small sizes
 test: the 10 s condition does not hold there).
 
     OMP_NUM_THREADS=2 python bench/bench_dask.py [--quick] [--repeat 2] [--only cv|knn|kmeans]
+                                                  [--no-malloc-trim]
+
+Dask's nannies start the workers with ``MALLOC_TRIM_THRESHOLD_=65536``, which also turns off
+glibc's dynamic mmap threshold: every allocation above 128 KB is then mapped afresh and
+faulted in (a forest of 50 trees on 18,000 x 32: 147,000 page faults against 11,000).
+``--no-malloc-trim`` starts them without it, to measure what that setting costs.
 """
 import argparse
 import os
@@ -42,12 +48,20 @@ N_THREADS = 2
 DASKML_ITERS = 10          # dask-ml's KMeans: at most this many iterations (its ratio is per iteration)
 
 
-def _cluster():
+def _cluster(malloc_trim=True):
+    """The 2-worker LocalCluster. ``malloc_trim=False``: the workers start without the
+    ``MALLOC_TRIM_THRESHOLD_=65536`` that dask's nannies set by default
+    (``distributed.nanny.pre-spawn-environ``); glibc then keeps its dynamic mmap threshold."""
+    import dask
     import distributed
 
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       host="127.0.0.1", dashboard_address=None, silence_logs=40,
-                                       env={"OMP_NUM_THREADS": "1"})   # 1 OpenMP thread per worker
+    env = dict(dask.config.get("distributed.nanny.pre-spawn-environ"))
+    if not malloc_trim:
+        env.pop("MALLOC_TRIM_THRESHOLD_", None)
+    with dask.config.set({"distributed.nanny.pre-spawn-environ": env}):
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                           host="127.0.0.1", dashboard_address=None, silence_logs=40,
+                                           env={"OMP_NUM_THREADS": "1"})   # 1 OpenMP thread per worker
     client = distributed.Client(cluster)
     client.wait_for_workers(2, timeout=60)
     return cluster, client
@@ -157,21 +171,23 @@ def bench_kmeans(client, m, d, k, iters, chunks, repeat):
                  it=it_m, per=t_m / it_dml, inertia=None)]
 
 
-def main(quick=False, repeat=2, only=None):
+def main(quick=False, repeat=2, only=None, malloc_trim=True):
     q = quick
     warnings.filterwarnings("ignore", message="Sending large graph")
     rep = 1 if q else repeat
     print(environment_line(N_THREADS))
-    print(f"# LocalCluster: 2 worker processes x 1 thread on 127.0.0.1; load before: {os.getloadavg()}")
-    cluster, client = _cluster()
+    print(f"# LocalCluster: 2 worker processes x 1 thread on 127.0.0.1; workers' MALLOC_TRIM_THRESHOLD_: "
+          f"{'dask default (65536)' if malloc_trim else 'unset (--no-malloc-trim)'}; "
+          f"load before: {os.getloadavg()}")
+    cluster, client = _cluster(malloc_trim)
     try:
         cols = [("impl", "implementation", "{}"), ("t", "time (s)", "{:.2f}"),
                 ("ratio", "/ in-memory", "{:.3f}"), ("same", "identical result", "{}")]
-        m, d, trees, K = (3000, 16, 10, 10) if q else (20000, 32, 50, 10)
+        m, d, trees, K = (3000, 16, 10, 10) if q else (20000, 32, 100, 10)
         if only in (None, "cv"):
             print_table(f"10-fold CV of RandomForestClassifier({trees} trees), {m} x {d}",
                         bench_cv(client, m, d, trees, K, rep), cols)
-        m, d, nq, qb = (100_000, 16, 2000, 500) if q else (1_000_000, 16, 24_000, 6_000)
+        m, d, nq, qb = (100_000, 16, 2000, 500) if q else (1_000_000, 16, 60_000, 6_000)
         if only in (None, "knn"):
             print_table(f"k-NN predict, k=5, train {m} x {d} (4 shards), {nq} queries (blocks of {qb})",
                         bench_knn(client, m, d, nq, 4, qb, rep),
@@ -193,5 +209,7 @@ if __name__ == "__main__":
     p.add_argument("--quick", action="store_true")
     p.add_argument("--repeat", type=int, default=2)
     p.add_argument("--only", choices=("cv", "knn", "kmeans"), help="run one of the three benchmarks")
+    p.add_argument("--no-malloc-trim", action="store_true",
+                   help="start the workers without dask's default MALLOC_TRIM_THRESHOLD_=65536")
     args = p.parse_args()
-    sys.exit(main(args.quick, args.repeat, args.only))
+    sys.exit(main(args.quick, args.repeat, args.only, not args.no_malloc_trim))

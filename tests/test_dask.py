@@ -282,6 +282,23 @@ def test_kmeans_equals_in_memory_from_the_same_start(client, shift, dtype):
     np.testing.assert_array_equal(b.local_.predict(X[:500]), a.predict(X[:500]))
 
 
+def test_kmeans_pipelined_on_the_cluster_and_not_on_local_threads(client):
+    # a distributed client: iterations are sent ahead (dropped after the stop); dask's local
+    # schedulers compute at once: one iteration at a time. The same fit either way.
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(9000, 3))
+    a = KMeans(n_clusters=5, init=X[:5].copy(), tol=1e-3, max_iter=50).fit(X)
+    assert sd._on_distributed()
+    b = sd.KMeans(n_clusters=5, init=X[:5].copy(), tol=1e-3, max_iter=50).fit(da.from_array(X, chunks=4096))
+    _km_equal(a, b)
+    with dask.config.set(scheduler="threads"):
+        assert not sd._on_distributed()
+        c = sd.KMeans(n_clusters=5, init=X[:5].copy(), tol=1e-3, max_iter=50).fit(
+            da.from_array(X, chunks=4096))
+    _km_equal(a, c)
+    assert 1 < a.n_iter_ < 50          # stopped by the tolerance, before max_iter
+
+
 def test_kmeans_random_init_and_empty_clusters(client):
     rng = np.random.default_rng(6)
     X = np.repeat(rng.integers(0, 4, size=(6, 2)).astype(float), 1500, axis=0)   # few distinct rows
