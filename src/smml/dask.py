@@ -471,45 +471,66 @@ def _chunk_norms(Xb, dtype):
 
 
 class _ChunkOps:
-    """A row chunk's kernel operands (``smml.cluster._Operands``), its global first row and
-    its labels (a new array each iteration: tasks never mutate their inputs, so a lost
-    result can be recomputed from its lineage)."""
+    """A row chunk's kernel operands (``smml.cluster._Operands``) and its global first row:
+    persisted once per fit, read by every iteration's task on the chunk."""
 
-    def __init__(self, ops, offset, labels):
-        self.ops, self.offset, self.labels = ops, offset, labels
+    def __init__(self, ops, offset):
+        self.ops, self.offset = ops, offset
+
+
+class _Step:
+    """One iteration's result on a chunk, one task output read by two tasks: the next
+    iteration on the chunk reads the labels, the reduce the rest (every block's partial sums,
+    the chunk's merged anchors with their rows' values, the labels changed). A new object
+    each iteration: tasks never mutate their inputs, so a lost result can be recomputed
+    from its lineage."""
+
+    def __init__(self, labels, acc=None, anch=None, V=None, changed=0):
+        self.labels, self.acc, self.anch, self.V, self.changed = labels, acc, anch, V, changed
 
 
 @_dask_sizeof.register(_ChunkOps)
 def _sizeof_chunk(st):
-    """The chunk's bytes (its data and labels): the scheduler keeps each iteration's task on
-    the worker that holds its chunk (a state reported as a few bytes was moved between
-    workers, and every chunk ended up on one of them)."""
+    """The chunk's bytes: the scheduler keeps each iteration's task on the worker that holds
+    its chunk (a chunk reported as a few bytes was moved between workers, and every chunk
+    ended up on one of them)."""
     ops = st.ops
-    arrays = {id(a): a for a in (ops.X, ops.Xg, ops.xn, st.labels)}
-    return int(sum(a.nbytes for a in arrays.values()))
+    return int(sum(a.nbytes for a in {id(a): a for a in (ops.X, ops.Xg, ops.xn)}.values()))
+
+
+@_dask_sizeof.register(_Step)
+def _sizeof_step(sp):
+    return int(sum(a.nbytes for a in (sp.labels, sp.acc, sp.anch, sp.V) if a is not None))
 
 
 def _make_ops(Xb, offset, shift, dtype, in_dtype):
     Xb = np.ascontiguousarray(Xb, dtype=in_dtype)
-    return _ChunkOps(_cluster._Operands(Xb, shift, dtype), offset,
-                     np.full(Xb.shape[0], -1, dtype=np.int32))
+    return _ChunkOps(_cluster._Operands(Xb, shift, dtype), offset)
+
+
+def _labels_of(st, step):
+    """The chunk's labels before this task (a copy): none yet (-1) before the first iteration."""
+    if step is None:
+        return np.full(st.ops.X.shape[0], -1, dtype=np.int32)
+    return step.labels.copy()
 
 
 def _blocks(n, block):
     return [(r0, min(n, r0 + block)) for r0 in range(0, n, block)]
 
 
-def _lloyd_chunk(st, prev, k, coef, block, mean, centred, round32):
+def _lloyd_chunk(st, step, prev, k, coef, block, mean, centred, round32):
     """One Lloyd iteration's assignment and partial sums on a chunk: one call of the in-memory
     kernel over the chunk's rows (the chunk starts on a block boundary, so its blocks are
     the in-memory run's), without the update step, so that it returns every block's partial
-    sums. ``prev`` is the previous reduce's result (its first item: the centroids), so that
-    an iteration can be sent to the cluster before the driver has read the previous one."""
+    sums. ``step``: the chunk's previous iteration (its labels), or None. ``prev`` is the
+    previous reduce's result (its first item: the centroids), so that an iteration can be
+    sent to the cluster before the driver has read the previous one."""
     C, Cg, cn = prev[0]
     ops = st.ops
     n, d = ops.X.shape
     nb = len(_blocks(n, block))
-    labels = st.labels.copy()
+    labels = _labels_of(st, step)
     acc = np.empty((nb, k * (d + 2)))
     anch = np.empty((nb, k), dtype=np.intp)
     counts = np.empty((nb, 2), dtype=np.intp)
@@ -517,17 +538,17 @@ def _lloyd_chunk(st, prev, k, coef, block, mean, centred, round32):
         ops.Xg, ops.X, ops.xn, np.empty(0), Cg, C, cn, mean, centred, round32, coef, labels,
         np.empty_like(Cg), np.empty_like(C), np.empty(k), acc, anch, counts, block,
         _cluster._CHUNK_ROWS, _cluster._FAST_TILE, 1, False)
-    return _ChunkOps(ops, st.offset, labels), _partials(ops.X, acc, anch, n_chg)
+    return _step(ops.X, labels, acc, anch, n_chg)
 
 
-def _recompute_chunk(st, moves, cent, k, block, mean, centred, round32):
+def _recompute_chunk(st, step, moves, cent, k, block, mean, centred, round32):
     """The update step's partial sums for labels changed by the re-seeding (``moves``: local
     rows and their new clusters), every block's, in one kernel call over the chunk."""
     C, Cg, cn = cent
     ops = st.ops
     n, d = ops.X.shape
     nb = len(_blocks(n, block))
-    labels = st.labels.copy()
+    labels = _labels_of(st, step)
     if len(moves[0]):
         labels[moves[0]] = moves[1]
     acc = np.empty((nb, k * (d + 2)))
@@ -535,54 +556,54 @@ def _recompute_chunk(st, moves, cent, k, block, mean, centred, round32):
     _kmeans.recompute_centroids(ops.Xg, ops.X, ops.xn, np.empty(0), labels, Cg, C, cn, mean, centred,
                                 round32, np.empty_like(Cg), np.empty_like(C), np.empty(k), acc, anch,
                                 np.empty((nb, 2), dtype=np.intp), block, 1, False)
-    return _ChunkOps(ops, st.offset, labels), _partials(ops.X, acc, anch, 0)
+    return _step(ops.X, labels, acc, anch, 0)
 
 
-def _partials(X, acc, anch, changed):
-    """What the reduce needs of a chunk: every block's sums, the chunk's merged anchors (the
-    kernel's ``anch[0]``) with the values of the anchor rows, and the labels changed."""
+def _step(X, labels, acc, anch, changed):
+    """The chunk's labels and what the reduce needs of it: every block's sums, the chunk's
+    merged anchors (the kernel's ``anch[0]``) with the values of the anchor rows, and the
+    labels changed."""
     a = anch[0].copy()
-    return acc, a, X[a[a >= 0]], changed
+    return _Step(labels, acc, a, X[a[a >= 0]], changed)
 
 
-def _reduce(parts, prev, k, d, mean, centred, round32):
+def _reduce(steps, prev, k, d, mean, centred, round32):
     """The update step from the chunks' partial sums: the in-memory kernel's own merge (blocks
     in order), objective and update (``_kmeans.update_from_blocks``). ``prev``: the previous
     reduce's result, whose first item is the centroids of the assignment. Returns the new
     centroids, J of the assignment step, the labels changed, the empty clusters and the
     merged weights W."""
     C, Cg, cn = prev[0]
-    acc = np.concatenate([p[0] for p in parts])
+    acc = np.concatenate([p.acc for p in steps])
     # each chunk's merged anchors on its first block (-1: no member on the others), as rows
     # of V, which holds the anchor rows' values
     anch = np.full((acc.shape[0], k), -1, dtype=np.intp)
-    V = np.concatenate([p[2] for p in parts] + [np.zeros((1, d), dtype=C.dtype)])
+    V = np.concatenate([p.V for p in steps] + [np.zeros((1, d), dtype=C.dtype)])
     b = v = 0
-    for p in parts:
-        a = p[1]
-        live = a >= 0
-        anch[b] = a
+    for p in steps:
+        live = p.anch >= 0
+        anch[b] = p.anch
         anch[b, live] = v + np.arange(int(live.sum()))
-        b += p[0].shape[0]
+        b += p.acc.shape[0]
         v += int(live.sum())
     C_new, Cg_new, cn_new = np.empty_like(C), np.empty_like(Cg), np.empty(k)
     J, n_empty = _kmeans.update_from_blocks(V, acc, anch, Cg, C, cn, mean, centred, round32,
                                             Cg_new, C_new, cn_new)
-    changed = sum(int(p[3]) for p in parts)
+    changed = sum(int(p.changed) for p in steps)
     return (C_new, Cg_new, cn_new), J, changed, n_empty, acc[0, k * d:k * d + k].copy()
 
 
-def _sqdist_chunk(st, C):
+def _sqdist_chunk(st, step, C):
     dist = np.empty(st.ops.X.shape[0])
-    _kmeans.sqdist_to_assigned(st.ops.X, C, st.labels, dist, 1)
-    return dist, st.labels
+    _kmeans.sqdist_to_assigned(st.ops.X, C, step.labels, dist, 1)
+    return dist, step.labels
 
 
-def _assign_chunk(st, cent, coef, block, reassign):
+def _assign_chunk(st, step, cent, coef, block, reassign):
     """The final assignment step: labels (``reassign``) and J of each block, computed exactly."""
     C, Cg, cn = cent
     ops = st.ops
-    labels = st.labels.copy()
+    labels = _labels_of(st, step)
     Js = []
     for r0, r1 in _blocks(ops.X.shape[0], block):
         J, _ = _kmeans.assign(ops.Xg[r0:r1], ops.X[r0:r1], ops.xn[r0:r1], np.empty(0), Cg, C, cn, coef,
@@ -770,24 +791,24 @@ class KMeans(BaseEstimator):
         # unread: the results are those of the loop run one iteration at a time.
         depth = _PIPELINE if _on_distributed() else 1
         flight = []
+        steps = [None] * len(states)       # each chunk's last iteration (labels and partial sums)
         while it < self.max_iter:
             while len(flight) < depth and it + len(flight) < self.max_iter:
-                src, prev = (flight[-1][0], flight[-1][1]) if flight else (states, (cent,))
-                pairs = [dask.delayed(_lloyd_chunk, nout=2)(s, prev, k, coef, block, mean, centred,
-                                                            round32)
-                         for s in src]
-                red = dask.delayed(_reduce)([p[1] for p in pairs], prev, k, d, mean, centred, round32)
-                out = dask.persist(*[p[0] for p in pairs], red)
+                src, prev = (flight[-1][0], flight[-1][1]) if flight else (steps, (cent,))
+                new = [dask.delayed(_lloyd_chunk)(s, p, prev, k, coef, block, mean, centred, round32)
+                       for s, p in zip(states, src)]
+                red = dask.delayed(_reduce)(new, prev, k, d, mean, centred, round32)
+                out = dask.persist(*new, red)
                 flight.append((list(out[:-1]), out[-1]))
-            states, red = flight.pop(0)
+            steps, red = flight.pop(0)
             cent_new, J, n_changed, n_empty, W = red.compute()
             it += 1
             path.append(J)
             moved = 0
             if n_empty:
                 flight.clear()
-                states, moved, n_empty, cent_new = self._reseed(states, cent, cent_new, W, k, d, block,
-                                                                mean, centred, round32, dt)
+                steps, moved, n_empty, cent_new = self._reseed(states, steps, cent, cent_new, W, k, d,
+                                                               block, mean, centred, round32)
             cent = cent_new
             if n_changed == 0 and moved == 0:
                 converged = True
@@ -795,8 +816,8 @@ class KMeans(BaseEstimator):
             if self.tol > 0 and len(path) > 1 and path[-2] - J <= self.tol * path[-2]:
                 break
         flight.clear()
-        outs = dask.compute(*[dask.delayed(_assign_chunk)(s, cent, coef, block, not converged)
-                              for s in states])
+        outs = dask.compute(*[dask.delayed(_assign_chunk)(s, p, cent, coef, block, not converged)
+                              for s, p in zip(states, steps)])
         inertia = 0.0
         for _, Js in outs:
             for J in Js:
@@ -805,12 +826,12 @@ class KMeans(BaseEstimator):
         final = list(dask.persist(*final))
         return cent[0], final, inertia, np.array(path), it, converged, n_empty
 
-    def _reseed(self, states, cent_old, cent_new, W, k, d, block, mean, centred, round32, dt):
+    def _reseed(self, states, steps, cent_old, cent_new, W, k, d, block, mean, centred, round32):
         """``smml.cluster.KMeans._reseed``: the empty clusters take the farthest points (exact
         distances to the centroids they were assigned to, farthest first, lowest row on
         ties, skipping points at distance 0 and last members), then the means again."""
         empty = np.flatnonzero(~(W > 0))
-        got = dask.compute(*[dask.delayed(_sqdist_chunk)(s, cent_old[0]) for s in states])
+        got = dask.compute(*[dask.delayed(_sqdist_chunk)(s, p, cent_old[0]) for s, p in zip(states, steps)])
         dist = np.concatenate([g[0] for g in got])
         labels = np.concatenate([g[1] for g in got])
         cand = np.flatnonzero(dist > 0)
@@ -819,17 +840,17 @@ class KMeans(BaseEstimator):
         moves = dict(_cluster._move_to_empty(labels, cand, members, empty))
         moved = len(moves)
         if not moved:
-            return states, 0, len(empty), cent_new
+            return steps, 0, len(empty), cent_new
         sizes = [len(g[0]) for g in got]
         bounds = np.concatenate(([0], np.cumsum(sizes)))
         rows = np.array(sorted(moves), dtype=np.intp)
-        pairs = []
-        for c, s in enumerate(states):
+        new = []
+        for c, (s, p) in enumerate(zip(states, steps)):
             sel = rows[(rows >= bounds[c]) & (rows < bounds[c + 1])]
             mv = (sel - bounds[c], np.array([moves[int(i)] for i in sel], dtype=np.int32))
-            pairs.append(dask.delayed(_recompute_chunk, nout=2)(s, mv, cent_old, k, block, mean,
-                                                                 centred, round32))
-        red = dask.delayed(_reduce)([p[1] for p in pairs], (cent_old,), k, d, mean, centred, round32)
-        out = dask.persist(*[p[0] for p in pairs], red)
+            new.append(dask.delayed(_recompute_chunk)(s, p, mv, cent_old, k, block, mean, centred,
+                                                      round32))
+        red = dask.delayed(_reduce)(new, (cent_old,), k, d, mean, centred, round32)
+        out = dask.persist(*new, red)
         cent, _, _, still, _ = out[-1].compute()
         return list(out[:-1]), moved, still, cent
