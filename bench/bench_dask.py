@@ -27,7 +27,11 @@ of at least 10 s in memory, with identical results. ``--quick`` runs small sizes
 test: the 10 s condition does not hold there).
 
     OMP_NUM_THREADS=2 python bench/bench_dask.py [--quick] [--repeat 2] [--only cv|knn|kmeans]
-                                                  [--no-malloc-trim]
+                                                  [--no-malloc-trim] [--similar]
+
+``--similar`` runs the CV and the k-NN predict on other shapes like the target's: CV of 100
+trees on 40,000 x 16 (8 folds) and of 150 trees on 10,000 x 64 (10 folds); k-NN on 500,000 x 32
+in 4 shards and on 1,000,000 x 16 in 8 shards, 60,000 queries each.
 
 Dask's nannies start the workers with ``MALLOC_TRIM_THRESHOLD_=65536``, which also turns off
 glibc's dynamic mmap threshold: every allocation above 128 KB is then mapped afresh and
@@ -171,7 +175,7 @@ def bench_kmeans(client, m, d, k, iters, chunks, repeat):
                  it=it_m, per=t_m / it_dml, inertia=None)]
 
 
-def main(quick=False, repeat=2, only=None, malloc_trim=True):
+def main(quick=False, repeat=2, only=None, malloc_trim=True, similar=False):
     q = quick
     warnings.filterwarnings("ignore", message="Sending large graph")
     rep = 1 if q else repeat
@@ -183,17 +187,23 @@ def main(quick=False, repeat=2, only=None, malloc_trim=True):
     try:
         cols = [("impl", "implementation", "{}"), ("t", "time (s)", "{:.2f}"),
                 ("ratio", "/ in-memory", "{:.3f}"), ("same", "identical result", "{}")]
-        m, d, trees, K = (3000, 16, 10, 10) if q else (20000, 32, 100, 10)
-        if only in (None, "cv"):
-            print_table(f"10-fold CV of RandomForestClassifier({trees} trees), {m} x {d}",
-                        bench_cv(client, m, d, trees, K, rep), cols)
-        m, d, nq, qb = (100_000, 16, 2000, 500) if q else (1_000_000, 16, 60_000, 6_000)
-        if only in (None, "knn"):
-            print_table(f"k-NN predict, k=5, train {m} x {d} (4 shards), {nq} queries (blocks of {qb})",
-                        bench_knn(client, m, d, nq, 4, qb, rep),
-                        cols + [("fit", "fit / shard (s)", "{:.2f}")])
+        if similar:     # shapes like the target's, each >= 10 s in memory
+            cvs = [(40000, 16, 100, 8), (10000, 64, 150, 10)]
+            knns = [(500_000, 32, 60_000, 6_000, 4), (1_000_000, 16, 60_000, 10_000, 8)]
+        else:
+            cvs = [(3000, 16, 10, 10) if q else (20000, 32, 100, 10)]
+            knns = [(100_000, 16, 2000, 500, 4) if q else (1_000_000, 16, 60_000, 6_000, 4)]
+        for m, d, trees, K in cvs:
+            if only in (None, "cv"):
+                print_table(f"{K}-fold CV of RandomForestClassifier({trees} trees), {m} x {d}",
+                            bench_cv(client, m, d, trees, K, rep), cols)
+        for m, d, nq, qb, sh in knns:
+            if only in (None, "knn"):
+                print_table(f"k-NN predict, k=5, train {m} x {d} ({sh} shards), {nq} queries (blocks of {qb})",
+                            bench_knn(client, m, d, nq, sh, qb, rep),
+                            cols + [("fit", "fit / shard (s)", "{:.2f}")])
         m, d, k, it = (100_000, 16, 16, 20) if q else (1_000_000, 16, 64, 400)
-        if only in (None, "kmeans"):
+        if only in (None, "kmeans") and not similar:
             print_table(f"k-means, {m} x {d} standard normal, k={k}, at most {it} Lloyd iterations from "
                         f"the same centroids, tol=0", bench_kmeans(client, m, d, k, it, 4, rep),
                         cols + [("it", "iterations", "{}"), ("per", "s / iteration", "{:.3f}"),
@@ -211,5 +221,7 @@ if __name__ == "__main__":
     p.add_argument("--only", choices=("cv", "knn", "kmeans"), help="run one of the three benchmarks")
     p.add_argument("--no-malloc-trim", action="store_true",
                    help="start the workers without dask's default MALLOC_TRIM_THRESHOLD_=65536")
+    p.add_argument("--similar", action="store_true",
+                   help="the CV and k-NN on other shapes like the target's (>= 10 s in memory each)")
     args = p.parse_args()
-    sys.exit(main(args.quick, args.repeat, args.only, not args.no_malloc_trim))
+    sys.exit(main(args.quick, args.repeat, args.only, not args.no_malloc_trim, args.similar))

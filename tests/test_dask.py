@@ -210,6 +210,39 @@ def test_sharded_knn_equals_in_memory_on_ties(client, metric, ks):
             np.testing.assert_array_equal(s.predict(Qd).compute(timeout=TIMEOUT), r.predict(Q))
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_merge_of_shard_candidates_padded_equals_sorted(seed, monkeypatch):
+    # _merge_taken finds each query's k-th key in a padded matrix and sorts only the kept
+    # candidates; with the matrix turned off it sorts them all. Both: the k' rule, the same
+    # arrays, on candidates with many ties (each shard: its own k' rule, some shards smaller
+    # than k)
+    rng = np.random.default_rng(seed)
+    nb, k = 50, 4
+    parts, base = [], 0
+    for size in (3, 40, 40, 200):
+        cnt, idx, keys = [], [], []
+        for q in range(nb):
+            kq = rng.integers(0, 4, size).astype(float)          # heavy ties
+            o = np.lexsort((np.arange(size), kq))
+            kk = min(k, size)
+            take = o[kq[o] <= kq[o[kk - 1]]]
+            cnt.append(take.size)
+            idx.append(take + base)
+            keys.append(kq[take])
+        base += size
+        idx = np.concatenate(idx)
+        parts.append((np.array(cnt), idx, np.concatenate(keys), idx % 3))
+    a = sd._merge_taken(parts, k, nb)
+    monkeypatch.setattr(sd, "_MERGE_PAD", 0)
+    b = sd._merge_taken(parts, k, nb)
+    for x, y in zip(a, b):
+        np.testing.assert_array_equal(x, y)
+    rows, idx, keys, _ = a
+    for q in range(nb):               # by definition: every candidate with key <= the k-th
+        allk = np.sort(np.concatenate([p[2][np.repeat(np.arange(nb), p[0]) == q] for p in parts]))
+        np.testing.assert_array_equal(np.sort(keys[rows == q]), allk[allk <= allk[k - 1]])
+
+
 def test_sharded_knn_ties_across_shards(client):
     # every training point is the same row: the k-th distance ties with all m points, which
     # sit in different shards; the k' rule takes every one of them

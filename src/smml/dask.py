@@ -234,16 +234,38 @@ def _search_shard(shard, Qb, k):
     return (np.concatenate(counts), idx + shard.offset, np.concatenate(keys), shard.y[idx])
 
 
+_MERGE_PAD = 4     # the padded matrix of _merge_taken: at most this many cells per candidate
+
+
 def _merge_taken(parts, k, nb):
     """The notes' k' rule over the union of the shards' candidates: per query every candidate
     whose key is <= the k-th smallest key (000, "The Nearest Neighbour algorithm"). Each
     shard offered all of its points with keys <= its own k-th smallest key, which is >= the
     global k-th: every globally taken point is among the candidates, ties included.
     Returns (rows, global indices, keys, labels) sorted by (query, key, index)."""
-    rows = np.concatenate([np.repeat(np.arange(nb), c) for c, _, _, _ in parts])
+    counts = [np.asarray(p[0]) for p in parts]
+    rows = np.concatenate([np.repeat(np.arange(nb), c) for c in counts])
     idx = np.concatenate([p[1] for p in parts])
     keys = np.concatenate([p[2] for p in parts])
     labs = np.concatenate([p[3] for p in parts])
+    width = [int(c.max()) if c.size else 0 for c in counts]
+    if nb * sum(width) <= _MERGE_PAD * max(1, keys.size):
+        # the k-th smallest key of each query from the shards' candidates side by side (a
+        # matrix padded with +inf), then only the kept candidates are sorted
+        M = np.full((nb, sum(width)), np.inf)
+        col = base = 0
+        for c, w in zip(counts, width):
+            n = int(c.sum())
+            first = np.repeat(np.cumsum(c) - c, c)
+            M[rows[base:base + n], col + np.arange(n) - first] = keys[base:base + n]
+            col += w
+            base += n
+        kth = np.partition(M, k - 1, axis=1)[:, k - 1]
+        keep = keys <= kth[rows]
+        rows, idx, keys, labs = rows[keep], idx[keep], keys[keep], labs[keep]
+        order = np.lexsort((idx, keys, rows))
+        return rows[order], idx[order], keys[order], labs[order]
+    # a query with many tied candidates would make the matrix wide: sort them all
     order = np.lexsort((idx, keys, rows))
     rows, idx, keys, labs = rows[order], idx[order], keys[order], labs[order]
     start = np.searchsorted(rows, np.arange(nb))
