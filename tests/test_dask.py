@@ -485,3 +485,44 @@ def test_worker_killed_during_blockwise_predict_is_retried(client, tmp_path):
     assert os.path.exists(tmp_path / "k")
     np.testing.assert_array_equal(out, est.predict(X))
     _wait_workers(client)
+
+
+def test_worker_killed_during_kmeans_gives_the_exact_fit_or_a_clear_error(client):
+    # a worker process killed (SIGKILL) in the middle of the Lloyd iterations: the lost chunks,
+    # labels and partial sums are recomputed from their lineage and the fit is the in-memory
+    # one, or the fit raises; never a partial or different model, never a hang
+    import signal
+    import threading
+
+    _wait_workers(client)
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(200000, 4))
+    C0 = X[:8].copy()
+    a = KMeans(n_clusters=8, init=C0, tol=0, max_iter=150).fit(X)
+    pid = next(iter(client.run(os.getpid).values()))
+    out = {}
+
+    def fit():
+        try:
+            out["model"] = sd.KMeans(n_clusters=8, init=C0, tol=0, max_iter=150).fit(
+                da.from_array(X, chunks=50000))
+        except Exception as exc:            # noqa: BLE001 - the test checks which
+            out["error"] = exc
+
+    th = threading.Thread(target=fit, daemon=True)
+    th.start()
+    time.sleep(0.5)
+    os.kill(pid, signal.SIGKILL)
+    th.join(2 * TIMEOUT)
+    assert not th.is_alive()
+    if "error" in out:
+        assert isinstance(out["error"], (distributed.KilledWorker, RuntimeError,
+                                         distributed.client.FutureCancelledError)), out["error"]
+    else:
+        b = out["model"]
+        np.testing.assert_array_equal(b.cluster_centers_, a.cluster_centers_)
+        assert (b.inertia_, b.n_iter_) == (a.inertia_, a.n_iter_)
+        np.testing.assert_array_equal(b.labels_.compute(timeout=TIMEOUT), a.labels_)
+    _wait_workers(client)
+    assert pid not in client.run(os.getpid).values()        # the worker did die (and came back)
+
