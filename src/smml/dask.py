@@ -655,9 +655,11 @@ class KMeans(BaseEstimator):
     convergence) and its results are those of :class:`smml.cluster.KMeans`, bit for bit
     from the same initial centroids: the rows are cut into the in-memory kernel's blocks
     (X is rechunked so that every chunk starts on a block boundary), each iteration every
-    worker runs smml's compiled Lloyd kernel on each block of its chunks (assignment on
-    exact distances and the block's partial sums S, W, Q), and one task merges the blocks'
-    sums in block order and computes the new centroids exactly as the kernel does.
+    worker runs smml's compiled Lloyd kernel once per chunk (assignment on exact distances
+    and each block's partial sums S, W, Q), and one task merges the blocks' sums in block
+    order and computes the new centroids with the kernel's own update step. On a
+    distributed client the next iteration is sent before the driver has read the current
+    one (it is dropped if the loop stops there).
     The labels stay on the workers. Re-seeding an empty cluster (rare) gathers the
     distances of the points to their centroids (one float per row) to choose the farthest
     points, as the in-memory rule does.
