@@ -237,6 +237,8 @@ def test_merge_of_shard_candidates_padded_equals_sorted(seed, monkeypatch):
     b = sd._merge_taken(parts, k, nb)
     for x, y in zip(a, b):
         np.testing.assert_array_equal(x, y)
+    empty = (np.zeros(0, np.intp), np.zeros(0, np.intp), np.zeros(0), np.zeros(0, np.intp))
+    assert all(x.size == 0 for x in sd._merge_taken([empty, empty], k, 0))     # an empty block
     rows, idx, keys, _ = a
     for q in range(nb):               # by definition: every candidate with key <= the k-th
         allk = np.sort(np.concatenate([p[2][np.repeat(np.arange(nb), p[0]) == q] for p in parts]))

@@ -249,7 +249,9 @@ def _merge_taken(parts, k, nb):
     keys = np.concatenate([p[2] for p in parts])
     labs = np.concatenate([p[3] for p in parts])
     width = [int(c.max()) if c.size else 0 for c in counts]
-    if nb * sum(width) <= _MERGE_PAD * max(1, keys.size):
+    if nb == 0:
+        return rows, idx, keys, labs
+    if nb * sum(width) <= _MERGE_PAD * keys.size:
         # the k-th smallest key of each query from the shards' candidates side by side (a
         # matrix padded with +inf), then only the kept candidates are sorted
         M = np.full((nb, sum(width)), np.inf)

@@ -680,7 +680,8 @@ def update_from_blocks(const floating[:, ::1] V,                    # IN  (n_blo
     cdef intp_t n_blocks = acc.shape[0], d = Cg.shape[1], k = Cg.shape[0], i, n_empty = 0
     cdef intp_t n_rows = V.shape[0]
     cdef double J = 0.0
-    if n_blocks < 1 or n_rows < 1 or acc.shape[1] != k * (d + 2) or anch.shape[0] != n_blocks or anch.shape[1] != k:
+    if (n_blocks < 1 or n_rows < 1 or acc.shape[1] != k * (d + 2) or anch.shape[0] != n_blocks
+            or anch.shape[1] != k):
         raise ValueError("update_from_blocks: acc and anchors disagree in shape")
     if V.shape[1] != d or C.shape[0] != k or C.shape[1] != d or cn.shape[0] != k or mean.shape[0] != d:
         raise ValueError("update_from_blocks: centroid arrays disagree in shape")
