@@ -17,10 +17,11 @@ distributed result is checked against the in-memory one.
   (blockwise predict; the whole training set goes to the workers inside the estimator).
 - **k-means**: Lloyd from the same 64 initial centroids (rows of X), ``tol=0``,
   on 1,000,000 x 16 standard normal rows (no clusters: runs make up to ``max_iter`` = 400
-  iterations, at least 10 s in memory on a 2-core AVX-512 machine), k = 64; ``smml.dask.KMeans`` on a persisted dask array of 4 chunks vs the
-  in-memory ``smml.cluster.KMeans`` vs dask-ml's ``KMeans`` (the same init array; its own
-  Lloyd iterations on dask arrays, not bit-comparable: timed once on 10 iterations, its
-  ratio is per iteration, and its centroids are compared with smml's after 10 iterations).
+  iterations, at least 10 s in memory on a 2-core AVX-512 machine), k = 64;
+  ``smml.dask.KMeans`` on a persisted dask array of 4 chunks vs the in-memory
+  ``smml.cluster.KMeans`` vs dask-ml's ``KMeans`` (the same init array; its own Lloyd
+  iterations on dask arrays, not bit-comparable: timed once on 10 iterations, its ratio is
+  per iteration, and its centroids are compared with smml's after 10 iterations).
 
 The overhead target: the distributed path adds less than 20% on 2 local workers for work
 of at least 10 s in memory, with identical results. ``--quick`` runs small sizes (a smoke
