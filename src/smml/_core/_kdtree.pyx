@@ -49,7 +49,7 @@ sorted by (key, index); a depth-0 tree over the data in its own order (perm = id
 is the brute-force scan.
 """
 from libc.stdlib cimport malloc, realloc, free, qsort
-from libc.math cimport INFINITY
+from libc.math cimport INFINITY, nextafter
 from cython.parallel cimport prange, parallel
 
 from smml._core._typedefs cimport floating, intp_t
@@ -64,6 +64,7 @@ cdef extern from "_simd.h" nogil:
                            intp_t d, int metric, double *out)
     void smml_rank_sort(const double *key, const intp_t *idx, const intp_t *pay, intp_t n,
                         intp_t cap, double *out_key, intp_t *out_idx, intp_t *out_pay)
+    intp_t smml_first_below_d(const double *r, intp_t n, double top)
 
 cdef enum:
     KEY_CHUNK = 128      # points whose keys one block call computes
@@ -386,9 +387,16 @@ cdef void _knn_one(const floating *q, const floating *T,
         j0 = start[node]
         while j0 < end[node]:
             n = _chunk_keys(q, T, start[node], end[node], j0, d, metric, st.keys)
-            for c in range(n):
-                if st.hs < k or st.keys[c] <= st.hv[0]:
-                    _offer(st, k, st.keys[c], j0 + c)
+            c = 0
+            while c < n:
+                if st.hs == k and st.hv[0] < INFINITY:
+                    # the next key <= tau (x <= tau iff x < the next double above tau: keys are
+                    # never NaN; an infinite tau takes every key); few keys pass
+                    c = c + smml_first_below_d(st.keys + c, n - c, nextafter(st.hv[0], INFINITY))
+                    if c == n:
+                        break
+                _offer(st, k, st.keys[c], j0 + c)
+                c += 1
             j0 += n
         if st.failed:
             return
