@@ -11,7 +11,8 @@ extrapolated (labelled so).
 
 ``--rule`` prints the measurements behind algorithm="auto" (tree vs brute force by metric,
 dimension, training size and number of queries); ``--leaf`` those behind the kd-tree's leaf
-size (``smml.neighbors._leaf_size``); ``--index`` / ``--brute`` run one part.
+size (``smml.neighbors._leaf_size``); ``--index`` / ``--brute`` run one part; ``--index --similar``
+runs the index part on other d <= 8 shapes (500,000 x 4, 300,000 x 6, 100,000 x 8, 400,000 x 7).
 
 Part 2, brute force (issue 3, 16): 50,000 x 64 training points, 5,000 queries, k = 5,
 float64 and float32, 2 threads; then 200,000 x 128 with 10,000 queries, float32. Also
@@ -157,6 +158,8 @@ COLUMNS = [("impl", "implementation", "{}"), ("dtype", "dtype", "{}"), ("queries
 LOWD_SHAPES = [(200_000, 2, 20_000), (1_000_000, 3, 10_000), (200_000, 8, 20_000),
                (100_000, 16, 20_000), (100_000, 32, 20_000)]
 LOWD_QUICK = [(20_000, 2, 2_000), (20_000, 8, 2_000)]
+# --index --similar: other tree-sized shapes like the target's (d <= 8)
+LOWD_SIMILAR = [(500_000, 4, 20_000), (300_000, 6, 20_000), (100_000, 8, 20_000), (400_000, 7, 20_000)]
 LOWD_KS = (5, 50)
 PROBE = 400          # queries of the first (probe) call that decides a peer's subset
 BUDGET = 1.5         # seconds one timed call of a peer may take; slower peers run on a subset
@@ -246,11 +249,11 @@ LOWD_COLUMNS = [("impl", "implementation", "{}"), ("build", "build / fit s", "{:
                 ("note", "note", "{}")]
 
 
-def main_index(quick=False):
+def main_index(quick=False, similar=False):
     print(environment_line(N_THREADS))
     import os
     print(f"# load average at start: {os.getloadavg()[0]:.2f}")
-    for m, d, nq in (LOWD_QUICK if quick else LOWD_SHAPES):
+    for m, d, nq in (LOWD_QUICK if quick else LOWD_SIMILAR if similar else LOWD_SHAPES):
         for k in LOWD_KS:
             rows, alg, verdict = _lowd_case(m, d, nq, k, repeat=2 if quick else 5,
                                             ref_queries=1 if m * d <= 1_000_000 else None)
@@ -365,7 +368,7 @@ if __name__ == "__main__":
     import sys
     quick = "--quick" in sys.argv
     if "--index" in sys.argv:
-        main_index(quick)
+        main_index(quick, similar="--similar" in sys.argv)
     elif "--rule" in sys.argv:
         main_rule(quick)
     elif "--leaf" in sys.argv:
