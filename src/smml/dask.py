@@ -494,14 +494,6 @@ def _chunk_norms(Xb, dtype):
     return row_norms_sq(np.ascontiguousarray(Xb, dtype=dtype))
 
 
-class _ChunkOps:
-    """A row chunk's kernel operands (``smml.cluster._Operands``) and its global first row:
-    persisted once per fit, read by every iteration's task on the chunk."""
-
-    def __init__(self, ops, offset):
-        self.ops, self.offset = ops, offset
-
-
 class _Step:
     """One iteration's result on a chunk, one task output read by two tasks: the next
     iteration on the chunk reads the labels, the reduce the rest (every block's partial sums,
@@ -513,12 +505,11 @@ class _Step:
         self.labels, self.acc, self.anch, self.V, self.changed = labels, acc, anch, V, changed
 
 
-@_dask_sizeof.register(_ChunkOps)
-def _sizeof_chunk(st):
-    """The chunk's bytes: the scheduler keeps each iteration's task on the worker that holds
-    its chunk (a chunk reported as a few bytes was moved between workers, and every chunk
-    ended up on one of them)."""
-    ops = st.ops
+@_dask_sizeof.register(_cluster._Operands)
+def _sizeof_ops(ops):
+    """A chunk's operands (persisted once per fit, read by every iteration's task on the
+    chunk) in bytes: the scheduler keeps each iteration's task on the worker that holds its
+    chunk (reported as a few bytes, every chunk had moved to one worker)."""
     return int(sum(a.nbytes for a in {id(a): a for a in (ops.X, ops.Xg, ops.xn)}.values()))
 
 
@@ -527,23 +518,31 @@ def _sizeof_step(sp):
     return int(sum(a.nbytes for a in (sp.labels, sp.acc, sp.anch, sp.V) if a is not None))
 
 
-def _make_ops(Xb, offset, shift, dtype, in_dtype):
-    Xb = np.ascontiguousarray(Xb, dtype=in_dtype)
-    return _ChunkOps(_cluster._Operands(Xb, shift, dtype), offset)
+def _make_ops(Xb, shift, dtype, in_dtype):
+    return _cluster._Operands(np.ascontiguousarray(Xb, dtype=in_dtype), shift, dtype)
 
 
-def _labels_of(st, step):
+def _labels_of(ops, step):
     """The chunk's labels before this task (a copy): none yet (-1) before the first iteration."""
     if step is None:
-        return np.full(st.ops.X.shape[0], -1, dtype=np.int32)
+        return np.full(ops.X.shape[0], -1, dtype=np.int32)
     return step.labels.copy()
+
+
+def _block_work(ops, k, block):
+    """The kernel's per-block work arrays for a chunk: sums (n_blocks, k (d + 2)), anchors
+    (n_blocks, k) and counts (n_blocks, 2)."""
+    n, d = ops.X.shape
+    nb = -(-n // block)
+    return (np.empty((nb, k * (d + 2))), np.empty((nb, k), dtype=np.intp),
+            np.empty((nb, 2), dtype=np.intp))
 
 
 def _blocks(n, block):
     return [(r0, min(n, r0 + block)) for r0 in range(0, n, block)]
 
 
-def _lloyd_chunk(st, step, prev, k, coef, block, mean, centred, round32):
+def _lloyd_chunk(ops, step, prev, k, coef, block, mean, centred, round32):
     """One Lloyd iteration's assignment and partial sums on a chunk: one call of the in-memory
     kernel over the chunk's rows (the chunk starts on a block boundary, so its blocks are
     the in-memory run's), without the update step, so that it returns every block's partial
@@ -551,13 +550,8 @@ def _lloyd_chunk(st, step, prev, k, coef, block, mean, centred, round32):
     previous reduce's result (its first item: the centroids), so that an iteration can be
     sent to the cluster before the driver has read the previous one."""
     C, Cg, cn = prev[0]
-    ops = st.ops
-    n, d = ops.X.shape
-    nb = len(_blocks(n, block))
-    labels = _labels_of(st, step)
-    acc = np.empty((nb, k * (d + 2)))
-    anch = np.empty((nb, k), dtype=np.intp)
-    counts = np.empty((nb, 2), dtype=np.intp)
+    labels = _labels_of(ops, step)
+    acc, anch, counts = _block_work(ops, k, block)
     _, n_chg, _, _ = _kmeans.lloyd_iter(
         ops.Xg, ops.X, ops.xn, np.empty(0), Cg, C, cn, mean, centred, round32, coef, labels,
         np.empty_like(Cg), np.empty_like(C), np.empty(k), acc, anch, counts, block,
@@ -565,21 +559,17 @@ def _lloyd_chunk(st, step, prev, k, coef, block, mean, centred, round32):
     return _step(ops.X, labels, acc, anch, n_chg)
 
 
-def _recompute_chunk(st, step, moves, cent, k, block, mean, centred, round32):
+def _recompute_chunk(ops, step, moves, cent, k, block, mean, centred, round32):
     """The update step's partial sums for labels changed by the re-seeding (``moves``: local
     rows and their new clusters), every block's, in one kernel call over the chunk."""
     C, Cg, cn = cent
-    ops = st.ops
-    n, d = ops.X.shape
-    nb = len(_blocks(n, block))
-    labels = _labels_of(st, step)
+    labels = _labels_of(ops, step)
     if len(moves[0]):
         labels[moves[0]] = moves[1]
-    acc = np.empty((nb, k * (d + 2)))
-    anch = np.empty((nb, k), dtype=np.intp)
+    acc, anch, counts = _block_work(ops, k, block)
     _kmeans.recompute_centroids(ops.Xg, ops.X, ops.xn, np.empty(0), labels, Cg, C, cn, mean, centred,
                                 round32, np.empty_like(Cg), np.empty_like(C), np.empty(k), acc, anch,
-                                np.empty((nb, 2), dtype=np.intp), block, 1, False)
+                                counts, block, 1, False)
     return _step(ops.X, labels, acc, anch, 0)
 
 
@@ -617,17 +607,17 @@ def _reduce(steps, prev, k, d, mean, centred, round32):
     return (C_new, Cg_new, cn_new), J, changed, n_empty, acc[0, k * d:k * d + k].copy()
 
 
-def _sqdist_chunk(st, step, C):
-    dist = np.empty(st.ops.X.shape[0])
-    _kmeans.sqdist_to_assigned(st.ops.X, C, step.labels, dist, 1)
+def _sqdist_chunk(ops, step, C):
+    dist = np.empty(ops.X.shape[0])
+    _kmeans.sqdist_to_assigned(ops.X, C, step.labels, dist, 1)
     return dist, step.labels
 
 
-def _assign_chunk(st, step, cent, coef, block, reassign):
-    """The final assignment step: labels (``reassign``) and J of each block, computed exactly."""
+def _assign_chunk(ops, step, cent, coef, block, reassign):
+    """The final assignment step: labels (``reassign``) and J of each block, computed exactly
+    (one kernel call per block: the blocks' J are summed in order across the chunks)."""
     C, Cg, cn = cent
-    ops = st.ops
-    labels = _labels_of(st, step)
+    labels = _labels_of(ops, step)
     Js = []
     for r0, r1 in _blocks(ops.X.shape[0], block):
         J, _ = _kmeans.assign(ops.Xg[r0:r1], ops.X[r0:r1], ops.xn[r0:r1], np.empty(0), Cg, C, cn, coef,
@@ -732,7 +722,6 @@ class KMeans(BaseEstimator):
         if any(c % block for c in X.chunks[0][:-1]):
             X = X.rechunk({0: per, 1: -1})
         chunks = X.to_delayed().ravel()
-        offsets = np.concatenate(([0], np.cumsum(X.chunks[0])[:-1])).astype(int)
 
         # _prepare: the centring decision and the shift, as the in-memory estimator computes them
         stats = dask.compute(*[dask.delayed(_chunk_stats)(c, in_dtype) for c in chunks])
@@ -759,8 +748,8 @@ class KMeans(BaseEstimator):
         local._round32 = in_dtype == np.float32 and (centre or not top < _cluster._GEMM_LIMIT32)
         local._dtype = np.float64 if local._round32 else in_dtype
         dtype = local._dtype
-        states = list(dask.persist(*[dask.delayed(_make_ops)(c, int(o), local._shift, dtype, in_dtype)
-                                     for c, o in zip(chunks, offsets)]))
+        chunk_ops = list(dask.persist(*[dask.delayed(_make_ops)(c, local._shift, dtype, in_dtype)
+                                     for c in chunks]))
         rng = check_random_state(self.random_state)
         best = None
         for _ in range(local._n_runs()):
@@ -769,7 +758,7 @@ class KMeans(BaseEstimator):
                 C0 = X[idx].astype(in_dtype).compute()
             else:
                 C0 = local._init_C
-            run = self._run(local, states, C0, n, d, block)
+            run = self._run(local, chunk_ops, C0, n, d, block)
             if best is None or run[2] < best[2]:
                 best = run
         C, st, inertia, path, n_iter, converged, n_empty = best
@@ -795,7 +784,7 @@ class KMeans(BaseEstimator):
         self.local_ = local
         return self
 
-    def _run(self, local, states, C0, n, d, block):
+    def _run(self, local, chunk_ops, C0, n, d, block):
         """One run of the notes' loop (``smml.cluster.KMeans._run``, step for step)."""
         k = self.n_clusters
         dt = local._dtype
@@ -817,12 +806,12 @@ class KMeans(BaseEstimator):
         # unread: the results are those of the loop run one iteration at a time.
         depth = _PIPELINE if _on_distributed() else 1
         flight = []
-        steps = [None] * len(states)       # each chunk's last iteration (labels and partial sums)
+        steps = [None] * len(chunk_ops)    # each chunk's last iteration (labels and partial sums)
         while it < self.max_iter:
             while len(flight) < depth and it + len(flight) < self.max_iter:
                 src, prev = (flight[-1][0], flight[-1][1]) if flight else (steps, (cent,))
                 new = [dask.delayed(_lloyd_chunk)(s, p, prev, k, coef, block, mean, centred, round32)
-                       for s, p in zip(states, src)]
+                       for s, p in zip(chunk_ops, src)]
                 red = dask.delayed(_reduce)(new, prev, k, d, mean, centred, round32)
                 out = dask.persist(*new, red)
                 flight.append((list(out[:-1]), out[-1]))
@@ -833,7 +822,7 @@ class KMeans(BaseEstimator):
             moved = 0
             if n_empty:
                 flight.clear()
-                steps, moved, n_empty, cent_new = self._reseed(states, steps, cent, cent_new, W, k, d,
+                steps, moved, n_empty, cent_new = self._reseed(chunk_ops, steps, cent, cent_new, W, k, d,
                                                                block, mean, centred, round32)
             cent = cent_new
             if n_changed == 0 and moved == 0:
@@ -843,7 +832,7 @@ class KMeans(BaseEstimator):
                 break
         flight.clear()
         outs = dask.compute(*[dask.delayed(_assign_chunk)(s, p, cent, coef, block, not converged)
-                              for s, p in zip(states, steps)])
+                              for s, p in zip(chunk_ops, steps)])
         inertia = 0.0
         for _, Js in outs:
             for J in Js:
@@ -852,12 +841,13 @@ class KMeans(BaseEstimator):
         final = list(dask.persist(*final))
         return cent[0], final, inertia, np.array(path), it, converged, n_empty
 
-    def _reseed(self, states, steps, cent_old, cent_new, W, k, d, block, mean, centred, round32):
+    def _reseed(self, chunk_ops, steps, cent_old, cent_new, W, k, d, block, mean, centred, round32):
         """``smml.cluster.KMeans._reseed``: the empty clusters take the farthest points (exact
         distances to the centroids they were assigned to, farthest first, lowest row on
         ties, skipping points at distance 0 and last members), then the means again."""
         empty = np.flatnonzero(~(W > 0))
-        got = dask.compute(*[dask.delayed(_sqdist_chunk)(s, p, cent_old[0]) for s, p in zip(states, steps)])
+        got = dask.compute(*[dask.delayed(_sqdist_chunk)(s, p, cent_old[0])
+                             for s, p in zip(chunk_ops, steps)])
         dist = np.concatenate([g[0] for g in got])
         labels = np.concatenate([g[1] for g in got])
         cand = np.flatnonzero(dist > 0)
@@ -871,7 +861,7 @@ class KMeans(BaseEstimator):
         bounds = np.concatenate(([0], np.cumsum(sizes)))
         rows = np.array(sorted(moves), dtype=np.intp)
         new = []
-        for c, (s, p) in enumerate(zip(states, steps)):
+        for c, (s, p) in enumerate(zip(chunk_ops, steps)):
             sel = rows[(rows >= bounds[c]) & (rows < bounds[c + 1])]
             mv = (sel - bounds[c], np.array([moves[int(i)] for i in sel], dtype=np.int32))
             new.append(dask.delayed(_recompute_chunk)(s, p, mv, cent_old, k, block, mean, centred,

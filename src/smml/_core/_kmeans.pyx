@@ -651,7 +651,6 @@ def lloyd_iter(const floating[:, ::1] Xg, const floating[:, ::1] X,     # IN  (n
             for b in range(n_blocks):
                 n_changed += counts[b, 0]
                 n_exact += counts[b, 1]
-        if not failed:
             _merge_anchors(&X[0, 0], d, &anch[0, 0], n_blocks, k)
         if not failed and update:
             _merge(&acc[0, 0], n_blocks, k * (d + 2), n_threads)
