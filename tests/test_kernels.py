@@ -1,5 +1,6 @@
 """Tests of smml.kernels against the notes (003 sections 11-12), the plain-Python
 references, smml.linear and scikit-learn."""
+import os
 import warnings
 
 import numpy as np
@@ -503,6 +504,55 @@ def test_svc_block_fills_thread_invariant(rng):
     assert a.solver_stats_[0, 1] > 0                 # block fills happened
     assert_array_equal(a.dual_coef_, b.dual_coef_)
     assert a.n_iter_ == b.n_iter_
+
+
+@pytest.mark.parametrize("cache_size", [1e4, 2.0])
+def test_svc_split_selection_passes_match_one_thread(rng, cache_size):
+    # the selection passes split the active set over the threads (>= 1,024 positions
+    # each) and merge the chunks' picks in chunk order; with every row of the data
+    # repeated, equal values of F fall in both chunks, so the merge's tie rule (the last
+    # position, as the one-thread pass) decides picks. Full Gram (1e4 MB) and row cache
+    # (2 MB: partial rows on a shrunk active set) both.
+    base, yb = sphere_data(rng, 1500, 2)
+    yb[rng.random(1500) < 0.1] *= -1                 # label noise: many iterations, shrinking
+    X, y = np.repeat(base, 3, axis=0), np.repeat(yb, 3)
+    kw = dict(gamma=0.3, C=10.0, tol=1e-3, cache_size=cache_size)
+    with threadpool_limits(1, user_api="openmp"):
+        one = K.KernelSVC(n_jobs=1, **kw).fit(X, y)
+    two = K.KernelSVC(n_jobs=2, **kw).fit(X, y)
+    assert two.solver_stats_[0, 2] > 0               # shrinking happened
+    assert two.n_iter_ == one.n_iter_
+    assert_array_equal(two.dual_coef_, one.dual_coef_)
+    assert_array_equal(two.intercept_, one.intercept_)
+
+
+def _thp_eligible(addr):
+    """THPeligible of the mapping holding addr in /proc/self/smaps (None if not shown)."""
+    lo = hi = None
+    with open("/proc/self/smaps") as f:
+        for line in f:
+            head = line.split()[0]
+            if "-" in head and not head.endswith(":"):
+                lo, hi = (int(v, 16) for v in head.split("-"))
+            elif head == "THPeligible:" and lo <= addr < hi:
+                return int(line.split()[1])
+    return None
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/smaps"), reason="Linux /proc only")
+def test_row_cache_storage_asks_for_ordinary_pages():
+    # numpy advises huge pages for large buffers; the row cache asks for ordinary ones
+    # (a fault on a huge-page buffer may stall on memory compaction)
+    from smml.kernels._base import RowCacheArrays
+    cache = RowCacheArrays(64, 1 << 16, np.float32)          # 16 MB
+    mid = cache.rows.ctypes.data + cache.rows.nbytes // 2
+    flag = _thp_eligible(mid)
+    if flag is None:
+        pytest.skip("this kernel's smaps has no THPeligible field")
+    assert flag == 0
+    big = np.empty(1 << 22, dtype=np.float32)                 # the same size, numpy's advice
+    assert CK.no_hugepages(big.view(np.uint8)) is True
+    assert _thp_eligible(big.ctypes.data + big.nbytes // 2) == 0
 
 
 def test_svc_float32_and_labels(rng):

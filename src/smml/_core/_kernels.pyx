@@ -207,6 +207,54 @@ def decision(const floating[:, ::1] Xq,     # IN  (nq, d)
 # ---------------------------------------------------------------------------
 # The row cache of the sequential learners
 # ---------------------------------------------------------------------------
+cdef extern from *:
+    """
+    #if defined(__linux__)
+    #include <sys/mman.h>
+    #include <stdint.h>
+    #include <unistd.h>
+    #define SMML_LINUX 1
+    #else
+    #define SMML_LINUX 0
+    #endif
+    /* madvise(MADV_NOHUGEPAGE) on the whole pages inside [p, p + n); 0 on success or where
+     * the call does not exist. */
+    static int smml_no_hugepages(void *p, size_t n)
+    {
+    #if defined(__linux__) && defined(MADV_NOHUGEPAGE)
+        long ps = sysconf(_SC_PAGESIZE);
+        uintptr_t a, b;
+        if (ps <= 0)
+            return 0;
+        a = ((uintptr_t) p + (uintptr_t) ps - 1) & ~((uintptr_t) ps - 1);
+        b = ((uintptr_t) p + n) & ~((uintptr_t) ps - 1);
+        if (b <= a)
+            return 0;
+        return madvise((void *) a, (size_t) (b - a), MADV_NOHUGEPAGE);
+    #else
+        (void) p;
+        (void) n;
+        return 0;
+    #endif
+    }
+    """
+    int smml_no_hugepages(void *p, size_t n) noexcept nogil
+    bint SMML_LINUX
+
+
+def no_hugepages(unsigned char[::1] buf):
+    """Ask the kernel (Linux) to back `buf` with ordinary pages, not transparent huge pages.
+
+    For a kernel-row cache, whose pages are first touched one row at a time during a solve:
+    numpy marks large buffers MADV_HUGEPAGE, and under the common THP setting
+    (defrag=madvise) a fault on such a buffer compacts memory to make a huge page, which
+    cost 0.7-1.4 s of a 2 s KernelSVC fit with a 1 GB cache (bench_kernels.py, 50,000 x 20).
+    Returns True when the advice was taken (always False off Linux)."""
+    if buf.shape[0] == 0:
+        return False
+    return smml_no_hugepages(<void *> &buf[0], <size_t> buf.shape[0]) == 0 and SMML_LINUX
+
+
 def cache_put(intp_t i, intp_t[::1] slot_of, intp_t[::1] owner, int64_t[::1] stamp,
               int64_t[::1] tag, int64_t[::1] cstate):
     """Claim a cache slot for row i (evicting the least recently used row); Python

@@ -24,6 +24,8 @@
  *
  * smml_momentum_*: the weight and velocity update of a minibatch SGD step with momentum
  * (smml._core._neural), below.
+ *
+ * smml_svm_*: the passes of an SMO iteration over the active set (smml._core._svm), below.
  */
 #ifndef SMML_SIMD_H
 #define SMML_SIMD_H
@@ -166,5 +168,115 @@ SMML_FIRST_BELOW(float, smml_first_below_f)
 SMML_MOMENTUM(double, smml_momentum_d)
 SMML_MOMENTUM(float, smml_momentum_f)
 #undef SMML_MOMENTUM
+
+/* smml_svm_*: the passes of an SMO iteration over the active set (smml._core._svm, whose
+ * _update_pass, _first_half and _low_chunk document the rules). Position k of the pass is
+ * t = act[k], or t = k when act is NULL (nothing shrunk). Each block of SMML_SVM_BLOCK
+ * positions is computed branch-free into a small array (an ineligible position is NaN,
+ * which no comparison accepts), then scanned in order with the scalar rules (>= keeps the
+ * last of equal maxima, <= the last of equal minima), and only when one of its values can
+ * change the running result: the same picks, bit for bit, as the one-position-at-a-time
+ * loops, without their data-dependent branches (the membership flags follow the labels,
+ * which a branch predictor cannot guess). The flags' bits: 1 = in I_up, 2 = in I_low. */
+#define SMML_SVM_BLOCK 64
+#define SMML_SVM_POS(k) (act != NULL ? act[k] : (k))
+
+/* F[t] += ci Ki[t] (+ cj Kj[t] when Kj != NULL), then the first half of WSS 2:
+ * argmax_{t in I_up} -F[t] (the last on ties) into *best, *idx (-INF, -1 if none). */
+SMML_CLONES static void smml_svm_update_up(double *SMML_RESTRICT F, const float *SMML_RESTRICT Ki,
+                                           double ci, const float *SMML_RESTRICT Kj, double cj,
+                                           const char *SMML_RESTRICT flags,
+                                           const ptrdiff_t *SMML_RESTRICT act, ptrdiff_t n,
+                                           double *best, ptrdiff_t *idx)
+{
+    double v[SMML_SVM_BLOCK];
+    double b = -INFINITY;
+    ptrdiff_t bi = -1, k0, u, w, t;
+    for (k0 = 0; k0 < n; k0 += SMML_SVM_BLOCK) {
+        int any = 0;
+        w = n - k0 < SMML_SVM_BLOCK ? n - k0 : SMML_SVM_BLOCK;
+        if (Ki != NULL) {
+            if (act == NULL) {
+                double *SMML_RESTRICT Fb = F + k0;
+                const float *SMML_RESTRICT Kib = Ki + k0;
+                if (Kj != NULL) {
+                    const float *SMML_RESTRICT Kjb = Kj + k0;
+                    for (u = 0; u < w; u++)
+                        Fb[u] += ci * (double) Kib[u] + cj * (double) Kjb[u];
+                } else {
+                    for (u = 0; u < w; u++)
+                        Fb[u] += ci * (double) Kib[u];
+                }
+            } else if (Kj != NULL) {
+                for (u = 0; u < w; u++) {
+                    t = act[k0 + u];
+                    F[t] += ci * (double) Ki[t] + cj * (double) Kj[t];
+                }
+            } else {
+                for (u = 0; u < w; u++) {
+                    t = act[k0 + u];
+                    F[t] += ci * (double) Ki[t];
+                }
+            }
+        }
+        for (u = 0; u < w; u++) {
+            t = SMML_SVM_POS(k0 + u);
+            v[u] = (flags[t] & 1) ? -F[t] : NAN;
+            any |= v[u] >= b;
+        }
+        if (any)
+            for (u = 0; u < w; u++)
+                if (v[u] >= b) {
+                    b = v[u];
+                    bi = SMML_SVM_POS(k0 + u);
+                }
+    }
+    *best = b;
+    *idx = bi;
+}
+
+/* The second half of WSS 2 (Fan, Chen & Lin 2005) for the chosen i (Gmax = -F[i], Qii =
+ * K(x_i, x_i), Ki its kernel row): *gmax2 = max_{t in I_low} F[t]; *idx = the t in I_low
+ * with Gmax + F[t] > 0 minimising -(Gmax + F[t])^2 / quad_t, quad_t = Qii + QD[t] - 2 Ki[t]
+ * (tau when <= 0), the last on ties, and *objmin that minimum (INF, -1 if none). */
+SMML_CLONES static void smml_svm_low(const double *SMML_RESTRICT F, const double *SMML_RESTRICT QD,
+                                     const float *SMML_RESTRICT Ki, const char *SMML_RESTRICT flags,
+                                     const ptrdiff_t *SMML_RESTRICT act, ptrdiff_t n, double Gmax,
+                                     double Qii, double tau, double *gmax2, double *objmin,
+                                     ptrdiff_t *idx)
+{
+    double g[SMML_SVM_BLOCK], o[SMML_SVM_BLOCK];
+    double g2 = -INFINITY, om = INFINITY;
+    ptrdiff_t bj = -1, k0, u, w, t;
+    for (k0 = 0; k0 < n; k0 += SMML_SVM_BLOCK) {
+        int any = 0;
+        w = n - k0 < SMML_SVM_BLOCK ? n - k0 : SMML_SVM_BLOCK;
+        for (u = 0; u < w; u++) {
+            t = SMML_SVM_POS(k0 + u);
+            const double Ft = F[t];
+            const int in = (flags[t] & 2) != 0;
+            const double gd = Gmax + Ft;
+            double quad = Qii + QD[t] - 2.0 * (double) Ki[t];
+            quad = quad <= 0 ? tau : quad;
+            const double od = -(gd * gd) / quad;
+            g[u] = in ? Ft : NAN;
+            o[u] = (in & (gd > 0)) ? od : NAN;
+            any |= (g[u] >= g2) | (o[u] <= om);
+        }
+        if (any)
+            for (u = 0; u < w; u++) {
+                if (g[u] >= g2)
+                    g2 = g[u];
+                if (o[u] <= om) {
+                    om = o[u];
+                    bj = SMML_SVM_POS(k0 + u);
+                }
+            }
+    }
+    *gmax2 = g2;
+    *objmin = om;
+    *idx = bj;
+}
+#undef SMML_SVM_POS
 
 #endif

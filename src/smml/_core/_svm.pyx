@@ -53,6 +53,14 @@ from smml._core._distances cimport heap_push, pair_less
 from smml._core._kernels cimport (KernelSpec, KERNEL_CALLABLE, kernel_tile, kernel_tile_f32, RowCache,
                                   kernel_spec, row_cache, cache_find, cache_claim)
 
+cdef extern from "_simd.h" nogil:
+    void smml_svm_update_up(double *F, const float *Ki, double ci, const float *Kj, double cj,
+                            const char *flags, const intp_t *act, intp_t n, double *best,
+                            intp_t *idx)
+    void smml_svm_low(const double *F, const double *QD, const float *Ki, const char *flags,
+                      const intp_t *act, intp_t n, double Gmax, double Qii, double tau,
+                      double *gmax2, double *objmin, intp_t *idx)
+
 cdef double TAU = 1e-12
 
 cdef enum:
@@ -65,6 +73,8 @@ cdef enum:
     COLS = 1024           # columns per tile of a row block
     MAX_BLOCK = 64        # most rows per block fill
     TILE_Q = 64           # rows per tile of the blocked kernel matvec
+    PASS_GRAIN = 1024     # least active positions per thread of a selection pass
+    MAX_PASS_THREADS = 8  # most threads of a selection pass
 
 cdef enum:
     STAT_ROWS = 0         # kernel rows computed
@@ -367,21 +377,6 @@ cdef inline intp_t _pos(State *st, intp_t k) noexcept nogil:
     return k if st.na == st.m else st.act[k]
 
 
-cdef void _up_chunk(State *st, intp_t k0, intp_t k1, double *best, intp_t *idx) noexcept nogil:
-    """argmax_{t in I_up} -F_t over act[k0:k1] (the last on ties, as libsvm's >=)."""
-    cdef intp_t k, t, bi = -1
-    cdef double b = -INFINITY, v
-    for k in range(k0, k1):
-        t = _pos(st, k)
-        if st.flags[t] & IN_UP:
-            v = -st.F[t]
-            if v >= b:
-                b = v
-                bi = t
-    best[0] = b
-    idx[0] = bi
-
-
 cdef void _single_chunk(State *st, intp_t k0, intp_t k1, double *gup, double *glow,
                         double *gain, intp_t *idx) noexcept nogil:
     """No bias: the single variable whose exact step decreases the objective most."""
@@ -416,64 +411,112 @@ cdef void _single_chunk(State *st, intp_t k0, intp_t k1, double *gup, double *gl
     idx[0] = bi
 
 
+cdef inline const intp_t *_act_or_null(State *st) noexcept nogil:
+    """The positions of the active set, NULL when it is every position (contiguous passes)."""
+    return NULL if st.na == st.m else st.act
+
+
+cdef void _update_up(State *st, const float *Ki, double ci, const float *Kj, double cj) noexcept nogil:
+    """With the bias: F += ci K_i + cj K_j on the active set (none when Ki is NULL), then
+    i = argmax_{I_up} -F (the last on ties, as libsvm's >=) into st.s_best, st.s_idx.
+
+    _simd.h's smml_svm_update_up on contiguous chunks of the active set, one per thread
+    (PASS_GRAIN positions or more each), the chunks' results merged in chunk order: the
+    serial result, for any thread count. Each thread keeps its chunk, so its part of F
+    stays in its core's cache from one iteration to the next.
+    """
+    cdef intp_t na = st.na, c, k0, w
+    cdef int nt = threads_for(st.n_threads, na, PASS_GRAIN)
+    cdef double b[MAX_PASS_THREADS]
+    cdef intp_t bi[MAX_PASS_THREADS]
+    if nt > MAX_PASS_THREADS:
+        nt = MAX_PASS_THREADS
+    if nt <= 1:
+        smml_svm_update_up(st.F, Ki, ci, Kj, cj, st.flags, _act_or_null(st), na,
+                           &st.s_best, &st.s_idx)
+        return
+    for c in prange(nt, num_threads=nt, schedule="static"):
+        k0 = c * na // nt
+        w = (c + 1) * na // nt - k0
+        if na < st.m:
+            smml_svm_update_up(st.F, Ki, ci, Kj, cj, st.flags, st.act + k0, w, &b[c], &bi[c])
+        else:
+            smml_svm_update_up(st.F + k0, NULL if Ki == NULL else Ki + k0, ci,
+                               NULL if Kj == NULL else Kj + k0, cj, st.flags + k0, NULL, w,
+                               &b[c], &bi[c])
+            if bi[c] >= 0:
+                bi[c] = bi[c] + k0
+    st.s_best = -INFINITY
+    st.s_idx = -1
+    for c in range(nt):
+        if bi[c] >= 0 and b[c] >= st.s_best:
+            st.s_best = b[c]
+            st.s_idx = bi[c]
+
+
+cdef void _low(State *st, const float *Ki, intp_t i, double Gmax, double *gmax2, double *objmin,
+               intp_t *j) noexcept nogil:
+    """The second half of WSS 2 for i: _simd.h's smml_svm_low, split as _update_up."""
+    cdef intp_t na = st.na, c, k0, w
+    cdef int nt = threads_for(st.n_threads, na, PASS_GRAIN)
+    cdef double g[MAX_PASS_THREADS]
+    cdef double o[MAX_PASS_THREADS]
+    cdef intp_t bj[MAX_PASS_THREADS]
+    if nt > MAX_PASS_THREADS:
+        nt = MAX_PASS_THREADS
+    if nt <= 1:
+        smml_svm_low(st.F, st.QD, Ki, st.flags, _act_or_null(st), na, Gmax, st.QD[i], TAU,
+                     gmax2, objmin, j)
+        return
+    for c in prange(nt, num_threads=nt, schedule="static"):
+        k0 = c * na // nt
+        w = (c + 1) * na // nt - k0
+        if na < st.m:
+            smml_svm_low(st.F, st.QD, Ki, st.flags, st.act + k0, w, Gmax, st.QD[i], TAU,
+                         &g[c], &o[c], &bj[c])
+        else:
+            smml_svm_low(st.F + k0, st.QD + k0, Ki + k0, st.flags + k0, NULL, w, Gmax,
+                         st.QD[i], TAU, &g[c], &o[c], &bj[c])
+            if bj[c] >= 0:
+                bj[c] = bj[c] + k0
+    gmax2[0] = -INFINITY
+    objmin[0] = INFINITY
+    j[0] = -1
+    for c in range(nt):
+        if g[c] > gmax2[0]:
+            gmax2[0] = g[c]
+        if bj[c] >= 0 and o[c] <= objmin[0]:
+            objmin[0] = o[c]
+            j[0] = bj[c]
+
+
 cdef void _first_half(State *st) noexcept nogil:
     """The first half of the selection (bias: i; no bias: the variable)."""
     if st.bias:
-        _up_chunk(st, 0, st.na, &st.s_best, &st.s_idx)
+        _update_up(st, NULL, 0.0, NULL, 0.0)
     else:
         _single_chunk(st, 0, st.na, &st.s_best, &st.s_best2, &st.s_obj, &st.s_idx)
 
 
 cdef void _update_pass(State *st, const float *Ki, double ci, const float *Kj, double cj) noexcept nogil:
-    """F += ci K_i + cj K_j on the active set, then the first half of the next selection.
+    """F += ci K_i + cj K_j on the active set, then the first half of the next selection
+    (with the bias: in the same pass, block by block, _update_up).
 
-    The passes over the active set run on one thread: they take tens of
-    microseconds, and a parallel region per pass costs as much on a quiet
-    machine and far more on a busy one (a preempted thread stalls the barrier).
+    Without the bias the passes run on one thread (a parallel region per pass costs as
+    much as the pass on a small active set).
     """
     cdef intp_t k, t, na = st.na
+    if st.bias:
+        _update_up(st, Ki, ci, Kj, cj)
+        return
     if na == st.m:             # nothing shrunk: contiguous (vectorised) loops
-        if Kj == NULL:
-            for t in range(na):
-                st.F[t] += ci * <double> Ki[t]
-        else:
-            for t in range(na):
-                st.F[t] += ci * <double> Ki[t] + cj * <double> Kj[t]
-    elif Kj == NULL:
-        for k in range(na):
-            t = st.act[k]
+        for t in range(na):
             st.F[t] += ci * <double> Ki[t]
     else:
         for k in range(na):
             t = st.act[k]
-            st.F[t] += ci * <double> Ki[t] + cj * <double> Kj[t]
+            st.F[t] += ci * <double> Ki[t]
     _first_half(st)
-
-
-cdef void _low_chunk(State *st, const float *Ki, intp_t i, double Gmax, intp_t k0, intp_t k1,
-                     double *gmax2, double *objmin, intp_t *idx) noexcept nogil:
-    """Second-order choice of j in I_low (Fan, Chen & Lin 2005, WSS 2) over act[k0:k1]."""
-    cdef intp_t k, t, bj = -1
-    cdef double g2 = -INFINITY, om = INFINITY, Ft, gd, quad, od
-    cdef double Qii = st.QD[i]
-    for k in range(k0, k1):
-        t = _pos(st, k)
-        if st.flags[t] & IN_LOW:
-            Ft = st.F[t]
-            if Ft >= g2:
-                g2 = Ft
-            gd = Gmax + Ft
-            if gd > 0:
-                quad = Qii + st.QD[t] - 2.0 * <double> Ki[t]
-                if quad <= 0:
-                    quad = TAU
-                od = -(gd * gd) / quad
-                if od <= om:
-                    om = od
-                    bj = t
-    gmax2[0] = g2
-    objmin[0] = om
-    idx[0] = bj
 
 
 cdef int _select(State *st, const floating *X, floating *Xact, floating *XR, double eps,
@@ -498,7 +541,7 @@ cdef int _select(State *st, const floating *X, floating *Xact, floating *XR, dou
     Ki[0] = _get_row(st, X, Xact, XR, i)
     if Ki[0] == NULL:                # out of memory (st.oom)
         return 1
-    _low_chunk(st, Ki[0], i, Gmax, 0, st.na, &Gmax2, &objmin, &j)
+    _low(st, Ki[0], i, Gmax, &Gmax2, &objmin, &j)
     if Gmax + Gmax2 < eps or j < 0:
         return 1
     out_i[0] = i

@@ -149,6 +149,9 @@ class RowCacheArrays:
 
     def __init__(self, n_slots, m, dtype):
         self.rows = np.empty((n_slots, m), dtype=dtype)
+        # ordinary pages: the rows are first touched one at a time during the solve, where
+        # the huge pages numpy asks for can stall every fault on memory compaction
+        _k.no_hugepages(self.rows.reshape(-1).view(np.uint8))
         self.slot_of = np.full(m, -1, dtype=np.intp)
         self.owner = np.full(n_slots, -1, dtype=np.intp)
         self.stamp = np.zeros(n_slots, dtype=np.int64)
