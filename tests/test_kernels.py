@@ -526,6 +526,26 @@ def test_svc_split_selection_passes_match_one_thread(rng, cache_size):
     assert_array_equal(two.intercept_, one.intercept_)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_svc_compact_rows_reach_the_full_gram_optimum(rng, dtype):
+    # a small row cache with shrinking: rows computed on a shrunk active set are stored
+    # compact, and cached rows are re-laid over each smaller active set (in place, from
+    # the last few active sets' position maps, else recomputed). A wrong map would steer
+    # SMO by wrong kernel values: the optimum would differ from the full Gram matrix's
+    # (rows by position, never re-laid).
+    X, y = sphere_data(rng, 3000, 4)
+    y[rng.random(3000) < 0.1] *= -1
+    X = X.astype(dtype)
+    kw = dict(gamma=0.5, C=10.0, tol=1e-4)
+    full = K.KernelSVC(cache_size=1e4, **kw).fit(X, y)
+    rows = K.KernelSVC(cache_size=1.0, **kw).fit(X, y)          # 87 rows of 3,000
+    fills, shrinks, relaid = rows.solver_stats_[0, [1, 2, 4]]
+    assert fills > 0 and shrinks > 4 and relaid > 0           # more shrinks than kept maps
+    assert full.solver_stats_[0, 4] == 0
+    assert rows.objective_ == pytest.approx(full.objective_, rel=1e-6)
+    assert_array_equal(rows.predict(X), full.predict(X))
+
+
 def _thp_eligible(addr):
     """THPeligible of the mapping holding addr in /proc/self/smaps (None if not shown)."""
     lo = hi = None

@@ -170,23 +170,27 @@ SMML_MOMENTUM(float, smml_momentum_f)
 #undef SMML_MOMENTUM
 
 /* smml_svm_*: the passes of an SMO iteration over the active set (smml._core._svm, whose
- * _update_pass, _first_half and _low_chunk document the rules). Position k of the pass is
- * t = act[k], or t = k when act is NULL (nothing shrunk). Each block of SMML_SVM_BLOCK
- * positions is computed branch-free into a small array (an ineligible position is NaN,
- * which no comparison accepts), then scanned in order with the scalar rules (>= keeps the
- * last of equal maxima, <= the last of equal minima), and only when one of its values can
- * change the running result: the same picks, bit for bit, as the one-position-at-a-time
- * loops, without their data-dependent branches (the membership flags follow the labels,
- * which a branch predictor cannot guess). The flags' bits: 1 = in I_up, 2 = in I_low. */
+ * _update_up and _low document the rules). Position k of the pass is the variable
+ * t = act[k], or t = k when act is NULL (nothing shrunk); its entry in a kernel row is
+ * Ki[ract[k]], or Ki[k] when ract is NULL (rows stored compact over the active set).
+ * Each block of SMML_SVM_BLOCK positions is computed branch-free into a small array (an
+ * ineligible position is NaN, which no comparison accepts), then scanned in order with
+ * the scalar rules (>= keeps the last of equal maxima, <= the last of equal minima), and
+ * only when one of its values can change the running result: the same picks, bit for
+ * bit, as the one-position-at-a-time loops, without their data-dependent branches (the
+ * membership flags follow the labels, which a branch predictor cannot guess). The flags'
+ * bits: 1 = in I_up, 2 = in I_low. */
 #define SMML_SVM_BLOCK 64
 #define SMML_SVM_POS(k) (act != NULL ? act[k] : (k))
+#define SMML_SVM_RPOS(k) (ract != NULL ? ract[k] : (k))
 
-/* F[t] += ci Ki[t] (+ cj Kj[t] when Kj != NULL), then the first half of WSS 2:
- * argmax_{t in I_up} -F[t] (the last on ties) into *best, *idx (-INF, -1 if none). */
+/* F[t] += ci Ki[r] (+ cj Kj[r] when Kj != NULL), r the row entry of t, then the first half
+ * of WSS 2: argmax_{t in I_up} -F[t] (the last on ties) into *best, *idx (-INF, -1 if none). */
 SMML_CLONES static void smml_svm_update_up(double *SMML_RESTRICT F, const float *SMML_RESTRICT Ki,
                                            double ci, const float *SMML_RESTRICT Kj, double cj,
                                            const char *SMML_RESTRICT flags,
-                                           const ptrdiff_t *SMML_RESTRICT act, ptrdiff_t n,
+                                           const ptrdiff_t *SMML_RESTRICT act,
+                                           const ptrdiff_t *SMML_RESTRICT ract, ptrdiff_t n,
                                            double *best, ptrdiff_t *idx)
 {
     double v[SMML_SVM_BLOCK];
@@ -209,14 +213,12 @@ SMML_CLONES static void smml_svm_update_up(double *SMML_RESTRICT F, const float 
                 }
             } else if (Kj != NULL) {
                 for (u = 0; u < w; u++) {
-                    t = act[k0 + u];
-                    F[t] += ci * (double) Ki[t] + cj * (double) Kj[t];
+                    const ptrdiff_t r = SMML_SVM_RPOS(k0 + u);
+                    F[act[k0 + u]] += ci * (double) Ki[r] + cj * (double) Kj[r];
                 }
             } else {
-                for (u = 0; u < w; u++) {
-                    t = act[k0 + u];
-                    F[t] += ci * (double) Ki[t];
-                }
+                for (u = 0; u < w; u++)
+                    F[act[k0 + u]] += ci * (double) Ki[SMML_SVM_RPOS(k0 + u)];
             }
         }
         for (u = 0; u < w; u++) {
@@ -237,11 +239,12 @@ SMML_CLONES static void smml_svm_update_up(double *SMML_RESTRICT F, const float 
 
 /* The second half of WSS 2 (Fan, Chen & Lin 2005) for the chosen i (Gmax = -F[i], Qii =
  * K(x_i, x_i), Ki its kernel row): *gmax2 = max_{t in I_low} F[t]; *idx = the t in I_low
- * with Gmax + F[t] > 0 minimising -(Gmax + F[t])^2 / quad_t, quad_t = Qii + QD[t] - 2 Ki[t]
+ * with Gmax + F[t] > 0 minimising -(Gmax + F[t])^2 / quad_t, quad_t = Qii + QD[t] - 2 K(x_i, x_t)
  * (tau when <= 0), the last on ties, and *objmin that minimum (INF, -1 if none). */
 SMML_CLONES static void smml_svm_low(const double *SMML_RESTRICT F, const double *SMML_RESTRICT QD,
                                      const float *SMML_RESTRICT Ki, const char *SMML_RESTRICT flags,
-                                     const ptrdiff_t *SMML_RESTRICT act, ptrdiff_t n, double Gmax,
+                                     const ptrdiff_t *SMML_RESTRICT act,
+                                     const ptrdiff_t *SMML_RESTRICT ract, ptrdiff_t n, double Gmax,
                                      double Qii, double tau, double *gmax2, double *objmin,
                                      ptrdiff_t *idx)
 {
@@ -256,7 +259,7 @@ SMML_CLONES static void smml_svm_low(const double *SMML_RESTRICT F, const double
             const double Ft = F[t];
             const int in = (flags[t] & 2) != 0;
             const double gd = Gmax + Ft;
-            double quad = Qii + QD[t] - 2.0 * (double) Ki[t];
+            double quad = Qii + QD[t] - 2.0 * (double) Ki[SMML_SVM_RPOS(k0 + u)];
             quad = quad <= 0 ? tau : quad;
             const double od = -(gd * gd) / quad;
             g[u] = in ? Ft : NAN;
@@ -278,5 +281,6 @@ SMML_CLONES static void smml_svm_low(const double *SMML_RESTRICT F, const double
     *idx = bj;
 }
 #undef SMML_SVM_POS
+#undef SMML_SVM_RPOS
 
 #endif

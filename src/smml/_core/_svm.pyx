@@ -28,9 +28,14 @@
 #   i.e. the shared distance tile), so X is read once per block, not per row.
 #
 # Kernel rows K(x_i, .) are float32 (as libsvm's Qfloat) in a least-recently-used
-# cache of n_slots rows of length m, indexed by training position. A row is
-# "full" (valid everywhere) or computed on the active positions only (valid
-# until the active set grows back). When all m rows fit (n_slots = m) Python
+# cache of n_slots rows of length m. A row is "full" (every position, indexed by
+# training position) or "partial": computed on the active positions only and stored
+# compact, entry k for the k-th active position, so that the passes read na
+# consecutive floats rather than na scattered ones. Within an epoch (between two
+# gradient reconstructions) the active set only shrinks; a partial row computed on
+# an earlier active set of the epoch, or a full row, is re-laid compact over the
+# current one in place when next used (the last N_LAYOUTS active sets' position maps
+# are kept for this); a partial row is invalid once the active set grows back. When all m rows fit (n_slots = m) Python
 # computes the whole Gram matrix once (blocked gemm, OpenMP, exactly symmetric)
 # and the solver never computes a row. An indefinite kernel (user callable) is
 # handled as libsvm does: a curvature K_ii + K_jj - 2 K_ij <= 0 is replaced by
@@ -55,11 +60,11 @@ from smml._core._kernels cimport (KernelSpec, KERNEL_CALLABLE, kernel_tile, kern
 
 cdef extern from "_simd.h" nogil:
     void smml_svm_update_up(double *F, const float *Ki, double ci, const float *Kj, double cj,
-                            const char *flags, const intp_t *act, intp_t n, double *best,
-                            intp_t *idx)
+                            const char *flags, const intp_t *act, const intp_t *ract, intp_t n,
+                            double *best, intp_t *idx)
     void smml_svm_low(const double *F, const double *QD, const float *Ki, const char *flags,
-                      const intp_t *act, intp_t n, double Gmax, double Qii, double tau,
-                      double *gmax2, double *objmin, intp_t *idx)
+                      const intp_t *act, const intp_t *ract, intp_t n, double Gmax, double Qii,
+                      double tau, double *gmax2, double *objmin, intp_t *idx)
 
 cdef double TAU = 1e-12
 
@@ -75,12 +80,15 @@ cdef enum:
     TILE_Q = 64           # rows per tile of the blocked kernel matvec
     PASS_GRAIN = 1024     # least active positions per thread of a selection pass
     MAX_PASS_THREADS = 8  # most threads of a selection pass
+    N_LAYOUTS = 4         # active-set layouts kept to re-compact a partial row from
 
 cdef enum:
     STAT_ROWS = 0         # kernel rows computed
     STAT_FILLS = 1        # block fills (gemm passes over the active rows)
     STAT_SHRINKS = 2      # shrinking passes that removed variables
     STAT_RECONSTRUCTS = 3 # gradient reconstructions
+    STAT_RELAID = 4       # cached rows re-laid compact over a smaller active set
+    N_STATS = 5
 
 cdef int64_t TAG_FULL = -1
 
@@ -104,6 +112,11 @@ ctypedef struct State:
     int n_threads
     intp_t block          # rows per block fill
     KernelSpec ks
+    bint row_mode         # rows computed during the solve (else the whole Gram matrix, by position)
+    int64_t *lver         # (n_slots,) the active set (act_version) a partial row is compact over
+    intp_t *kpos[N_LAYOUTS]       # kpos[v % N_LAYOUTS][t]: t's index in active set v (or -1)
+    int64_t kpos_ver[N_LAYOUTS]   # the act_version each kpos array holds (-1: none)
+    intp_t *kcur          # kpos of the current active set (NULL when every position is active)
     const double *xn      # (m,) ||x_t||^2
     double *xn_act        # (m,) gathered ||x||^2 of the active rows
     RowCache cache
@@ -116,7 +129,7 @@ ctypedef struct State:
     intp_t *blk_slot      # (MAX_BLOCK,)
     double *hval          # (MAX_BLOCK,) candidate heap
     intp_t *hidx
-    int64_t *stats        # (4,) counters
+    int64_t *stats        # (N_STATS,) counters
     bint oom              # a work array could not be allocated: the solve stops, smo raises
 
 
@@ -144,9 +157,60 @@ cdef inline void _set_status(State *st, intp_t t) noexcept nogil:
 # ---------------------------------------------------------------------------
 # Kernel rows: block fills
 # ---------------------------------------------------------------------------
+cdef inline bint _layout_kept(State *st, int64_t v) noexcept nogil:
+    return st.kpos_ver[v % N_LAYOUTS] == v
+
+
 cdef inline bint _valid(State *st, intp_t t) noexcept nogil:
+    """Row t is cached and usable on the current active set (possibly after re-compaction)."""
     cdef intp_t s = st.cache.slot_of[t]
-    return s >= 0 and (st.cache.tag[s] == TAG_FULL or st.cache.tag[s] == st.epoch)
+    if s < 0:
+        return False
+    if st.cache.tag[s] == TAG_FULL:
+        return True
+    return st.cache.tag[s] == st.epoch and _layout_kept(st, st.lver[s])
+
+
+cdef inline intp_t _rk(State *st, intp_t t) noexcept nogil:
+    """The entry of active position t in a row usable on the current active set."""
+    return t if st.kcur == NULL else st.kcur[t]
+
+
+cdef void _new_layout(State *st) noexcept nogil:
+    """After a change of the active set (st.act_version): its kpos array (row mode, shrunk)."""
+    cdef intp_t t, k, r = st.act_version % N_LAYOUTS
+    st.kcur = NULL
+    if not st.row_mode or st.na == st.m:
+        return
+    if st.kpos[r] == NULL:
+        st.kpos[r] = <intp_t *> malloc(st.m * sizeof(intp_t))
+        if st.kpos[r] == NULL:
+            st.oom = True
+            return
+    for t in range(st.m):
+        st.kpos[r][t] = -1
+    for k in range(st.na):
+        st.kpos[r][st.act[k]] = k
+    st.kpos_ver[r] = st.act_version
+    st.kcur = st.kpos[r]
+
+
+cdef void _compact_row(State *st, float *row, intp_t s) noexcept nogil:
+    """Re-lay row (slot s, full or compact over an earlier, larger active set of this
+    epoch) compact over the current active set, in place: the active sets only shrink
+    within an epoch and act is ascending, so entry k is read from an index >= k."""
+    cdef intp_t k
+    cdef const intp_t *old
+    if st.cache.tag[s] == TAG_FULL:
+        for k in range(st.na):
+            row[k] = row[st.act[k]]
+    else:
+        old = st.kpos[st.lver[s] % N_LAYOUTS]
+        for k in range(st.na):
+            row[k] = row[old[st.act[k]]]
+    st.cache.tag[s] = st.epoch
+    st.lver[s] = st.act_version
+    st.stats[STAT_RELAID] += 1
 
 
 cdef void _gather_active(State *st, const floating *X, floating *Xact) noexcept nogil:
@@ -221,6 +285,7 @@ cdef void _fill_block(State *st, const floating *X, floating *Xact, floating *XR
             s = cache_claim(&st.cache, st.blk[r])
         st.blk_slot[r] = s
         st.cache.tag[s] = TAG_FULL if not partial else st.epoch
+        st.lver[s] = st.act_version
     if partial:
         _gather_active(st, X, Xact)
         T = Xact
@@ -244,29 +309,36 @@ cdef void _fill_block(State *st, const floating *X, floating *Xact, floating *XR
             cw = min(<intp_t> COLS, n - c0)
             kernel_tile_f32(&st.ks, <int> nb, <int> cw, <int> st.d, XR, T + c0 * st.d, xr_norm,
                             tn + c0, tile, ftile)
-            for r in range(nb):
+            for r in range(nb):             # (a partial row: compact, in active order)
                 row = st.rows + st.blk_slot[r] * st.m
-                if partial:
-                    for k in range(cw):
-                        row[st.act[c0 + k]] = ftile[r * cw + k]
-                else:
-                    for k in range(cw):
-                        row[c0 + k] = ftile[r * cw + k]
+                for k in range(cw):
+                    row[c0 + k] = ftile[r * cw + k]
         free(tile)
         free(ftile)
     for r in range(nb):
         row = st.rows + st.blk_slot[r] * st.m
-        row[st.blk[r]] = <float> st.QD[st.blk[r]]   # exact K(x_i, x_i)
+        row[_rk(st, st.blk[r]) if partial else st.blk[r]] = <float> st.QD[st.blk[r]]  # exact K(x_i, x_i)
     st.stats[STAT_ROWS] += nb
     st.stats[STAT_FILLS] += 1
 
 
 cdef float *_get_row(State *st, const floating *X, floating *Xact, floating *XR,
                      intp_t i) noexcept nogil:
-    """The cached row of i, valid on the active positions (a block fill on a miss)."""
+    """The cached row of i, usable on the active set (a block fill on a miss): by position
+    when every position is active or the whole Gram matrix is cached, else compact over
+    the active set (entry _rk(st, t) for position t)."""
     cdef intp_t s = cache_find(&st.cache, i), nb
-    if s >= 0 and (st.cache.tag[s] == TAG_FULL or st.cache.tag[s] == st.epoch):
-        return st.rows + s * st.m
+    cdef float *row
+    if s >= 0:
+        row = st.rows + s * st.m
+        if st.cache.tag[s] == TAG_FULL:
+            if st.kcur != NULL:
+                _compact_row(st, row, s)
+            return row
+        if st.cache.tag[s] == st.epoch and _layout_kept(st, st.lver[s]):
+            if st.lver[s] != st.act_version:
+                _compact_row(st, row, s)
+            return row
     if st.ks.kind == KERNEL_CALLABLE:
         return NULL                  # cannot happen: a callable's Gram matrix is all cached
     nb = _candidates(st, i)
@@ -416,6 +488,13 @@ cdef inline const intp_t *_act_or_null(State *st) noexcept nogil:
     return NULL if st.na == st.m else st.act
 
 
+cdef inline const intp_t *_ract_or_null(State *st) noexcept nogil:
+    """Where a pass finds active entry k in a kernel row: NULL for entry k (every position
+    active, or rows compact over the active set), else act (the whole Gram matrix cached,
+    rows by position)."""
+    return NULL if st.na == st.m or st.row_mode else st.act
+
+
 cdef void _update_up(State *st, const float *Ki, double ci, const float *Kj, double cj) noexcept nogil:
     """With the bias: F += ci K_i + cj K_j on the active set (none when Ki is NULL), then
     i = argmax_{I_up} -F (the last on ties, as libsvm's >=) into st.s_best, st.s_idx.
@@ -427,22 +506,27 @@ cdef void _update_up(State *st, const float *Ki, double ci, const float *Kj, dou
     """
     cdef intp_t na = st.na, c, k0, w
     cdef int nt = threads_for(st.n_threads, na, PASS_GRAIN)
+    cdef const intp_t *act = _act_or_null(st)
+    cdef const intp_t *ract = _ract_or_null(st)
+    cdef intp_t roff
     cdef double b[MAX_PASS_THREADS]
     cdef intp_t bi[MAX_PASS_THREADS]
     if nt > MAX_PASS_THREADS:
         nt = MAX_PASS_THREADS
     if nt <= 1:
-        smml_svm_update_up(st.F, Ki, ci, Kj, cj, st.flags, _act_or_null(st), na,
-                           &st.s_best, &st.s_idx)
+        smml_svm_update_up(st.F, Ki, ci, Kj, cj, st.flags, act, ract, na, &st.s_best, &st.s_idx)
         return
     for c in prange(nt, num_threads=nt, schedule="static"):
         k0 = c * na // nt
         w = (c + 1) * na // nt - k0
-        if na < st.m:
-            smml_svm_update_up(st.F, Ki, ci, Kj, cj, st.flags, st.act + k0, w, &b[c], &bi[c])
+        roff = k0 if ract == NULL else 0       # rows by entry k: offset to the chunk
+        if act != NULL:
+            smml_svm_update_up(st.F, NULL if Ki == NULL else Ki + roff, ci,
+                               NULL if Kj == NULL else Kj + roff, cj, st.flags, act + k0,
+                               NULL if ract == NULL else ract + k0, w, &b[c], &bi[c])
         else:
             smml_svm_update_up(st.F + k0, NULL if Ki == NULL else Ki + k0, ci,
-                               NULL if Kj == NULL else Kj + k0, cj, st.flags + k0, NULL, w,
+                               NULL if Kj == NULL else Kj + k0, cj, st.flags + k0, NULL, NULL, w,
                                &b[c], &bi[c])
             if bi[c] >= 0:
                 bi[c] = bi[c] + k0
@@ -459,23 +543,28 @@ cdef void _low(State *st, const float *Ki, intp_t i, double Gmax, double *gmax2,
     """The second half of WSS 2 for i: _simd.h's smml_svm_low, split as _update_up."""
     cdef intp_t na = st.na, c, k0, w
     cdef int nt = threads_for(st.n_threads, na, PASS_GRAIN)
+    cdef const intp_t *act = _act_or_null(st)
+    cdef const intp_t *ract = _ract_or_null(st)
+    cdef intp_t roff
     cdef double g[MAX_PASS_THREADS]
     cdef double o[MAX_PASS_THREADS]
     cdef intp_t bj[MAX_PASS_THREADS]
     if nt > MAX_PASS_THREADS:
         nt = MAX_PASS_THREADS
     if nt <= 1:
-        smml_svm_low(st.F, st.QD, Ki, st.flags, _act_or_null(st), na, Gmax, st.QD[i], TAU,
+        smml_svm_low(st.F, st.QD, Ki, st.flags, act, ract, na, Gmax, st.QD[i], TAU,
                      gmax2, objmin, j)
         return
     for c in prange(nt, num_threads=nt, schedule="static"):
         k0 = c * na // nt
         w = (c + 1) * na // nt - k0
-        if na < st.m:
-            smml_svm_low(st.F, st.QD, Ki, st.flags, st.act + k0, w, Gmax, st.QD[i], TAU,
+        roff = k0 if ract == NULL else 0
+        if act != NULL:
+            smml_svm_low(st.F, st.QD, Ki + roff, st.flags, act + k0,
+                         NULL if ract == NULL else ract + k0, w, Gmax, st.QD[i], TAU,
                          &g[c], &o[c], &bj[c])
         else:
-            smml_svm_low(st.F + k0, st.QD + k0, Ki + k0, st.flags + k0, NULL, w, Gmax,
+            smml_svm_low(st.F + k0, st.QD + k0, Ki + k0, st.flags + k0, NULL, NULL, w, Gmax,
                          st.QD[i], TAU, &g[c], &o[c], &bj[c])
             if bj[c] >= 0:
                 bj[c] = bj[c] + k0
@@ -512,6 +601,9 @@ cdef void _update_pass(State *st, const float *Ki, double ci, const float *Kj, d
     if na == st.m:             # nothing shrunk: contiguous (vectorised) loops
         for t in range(na):
             st.F[t] += ci * <double> Ki[t]
+    elif st.row_mode:          # rows compact over the active set
+        for k in range(na):
+            st.F[st.act[k]] += ci * <double> Ki[k]
     else:
         for k in range(na):
             t = st.act[k]
@@ -664,6 +756,7 @@ cdef void _reconstruct(State *st, const floating *X) noexcept nogil:
     st.na = m
     st.epoch += 1
     st.act_version += 1
+    _new_layout(st)
 
 
 cdef void _shrink(State *st, const floating *X, double eps, bint *unshrunk) noexcept nogil:
@@ -682,6 +775,7 @@ cdef void _shrink(State *st, const floating *X, double eps, bint *unshrunk) noex
     if n != st.na:
         st.na = n
         st.act_version += 1
+        _new_layout(st)
         st.stats[STAT_SHRINKS] += 1
 
 
@@ -703,7 +797,7 @@ cdef void _pair_step(State *st, intp_t i, intp_t j, const float *Ki) noexcept no
     cdef double Ci = st.Cv[i], Cj = st.Cv[j], quad, delta, diff, s
     cdef double Gi = st.y[i] * st.F[i], Gj = st.y[j] * st.F[j]
     cdef double *a = st.alpha
-    quad = st.QD[i] + st.QD[j] - 2.0 * <double> Ki[j]
+    quad = st.QD[i] + st.QD[j] - 2.0 * <double> Ki[_rk(st, j)]
     if quad <= 0:
         quad = TAU
     if st.y[i] != st.y[j]:
@@ -764,7 +858,7 @@ def smo(const floating[:, ::1] X,          # IN  (m, d) training rows (unused fo
         int64_t[::1] tag, int64_t[::1] cstate,   # cache bookkeeping; cstate [time, used, epoch]
         double[::1] alpha,                 # OUT (m,)
         double[::1] F,                     # OUT (m,) f(x_t) - y_t (no bias)
-        int64_t[::1] stats,                # OUT (4,) rows computed, block fills, shrinks, reconstructs
+        int64_t[::1] stats,                # OUT (5,) rows computed, block fills, shrinks, reconstructs, re-laid rows
         bint bias, double eps, bint shrinking, int64_t max_iter, int n_threads,
         int block=16, intp_t shrink_every=1000):
     """Solve the SVM dual. Returns (n_iter, rho, reached_max_iter); the bias is b = -rho."""
@@ -799,7 +893,9 @@ def smo(const floating[:, ::1] X,          # IN  (m, d) training rows (unused fo
     st.cache = row_cache(m, slot_of, owner, stamp, tag, cstate)
     st.stats = &stats[0]
     st.oom = False
-    for t in range(4):
+    if stats.shape[0] < N_STATS:
+        raise ValueError(f"smo: stats needs {N_STATS} entries")
+    for t in range(N_STATS):
         stats[t] = 0
     # block fills of at most a quarter of the cache (the rows in use are never evicted)
     st.block = min(<intp_t> min(block, <int> MAX_BLOCK), max(<intp_t> 1, n_slots // 4))
@@ -807,6 +903,12 @@ def smo(const floating[:, ::1] X,          # IN  (m, d) training rows (unused fo
     st.epoch = cstate[2]
     st.act_version = 0
     st.xact_version = -1
+    st.row_mode = row_mode
+    st.kcur = NULL
+    for t in range(N_LAYOUTS):
+        st.kpos[t] = NULL
+        st.kpos_ver[t] = -1
+    st.lver = <int64_t *> malloc(n_slots * sizeof(int64_t))
     st.act = <intp_t *> malloc(m * sizeof(intp_t))
     st.Fbar = <double *> malloc(m * sizeof(double))
     st.pend = <double *> malloc(m * sizeof(double))
@@ -822,11 +924,14 @@ def smo(const floating[:, ::1] X,          # IN  (m, d) training rows (unused fo
         XR = <floating *> malloc(MAX_BLOCK * d * sizeof(floating))
     if (st.act == NULL or st.Fbar == NULL or st.pend == NULL or st.status == NULL
             or st.flags == NULL or st.xn_act == NULL or st.blk == NULL or st.blk_slot == NULL
-            or st.hval == NULL or st.hidx == NULL or (row_mode and (Xact == NULL or XR == NULL))):
+            or st.hval == NULL or st.hidx == NULL or st.lver == NULL
+            or (row_mode and (Xact == NULL or XR == NULL))):
         _free_state(&st, Xact, XR)
         raise MemoryError("KernelSVC: cannot allocate the solver's work arrays")
 
     with nogil:
+        for t in range(n_slots):
+            st.lver[t] = -1
         for t in range(m):
             st.act[t] = t
             alpha[t] = 0.0
@@ -919,6 +1024,9 @@ def smo(const floating[:, ::1] X,          # IN  (m, d) training rows (unused fo
 
 
 cdef void _free_state(State *st, void *Xact, void *XR) noexcept:
+    cdef int t
     free(st.act); free(st.Fbar); free(st.pend); free(st.status); free(st.flags); free(st.xn_act)
-    free(st.blk); free(st.blk_slot); free(st.hval); free(st.hidx)
+    free(st.blk); free(st.blk_slot); free(st.hval); free(st.hidx); free(st.lver)
+    for t in range(N_LAYOUTS):
+        free(st.kpos[t])
     free(Xact); free(XR)

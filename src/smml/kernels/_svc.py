@@ -75,6 +75,8 @@ class KernelSVC(KernelClassifierBase):
     objective_ : 003's F(g) (with g + b when fit_intercept) per problem, lam = 1 / (C m);
         libsvm's primal value 1/2 ||g||^2 + C sum hinge is C m F.
     n_iter_ : SMO steps (int, or one per class).
+    solver_stats_ : (n_problems, 5) int64: kernel rows computed, block fills, shrinking
+        passes, gradient reconstructions, cached rows re-laid over a smaller active set.
     """
 
     _parameter_spec = {"C": Interval(float, 0, None, "neither"),
@@ -132,7 +134,7 @@ class KernelSVC(KernelClassifierBase):
             for y_pm in problems:
                 alpha = np.empty(m)
                 F = np.empty(m)
-                stats = np.zeros(4, dtype=np.int64)
+                stats = np.zeros(5, dtype=np.int64)
                 n_it, rho, hit = _svm.smo(Xp, norms, kern.code, kern.degree, kern.scale, y_pm, Cv, QD,
                                           *cache.args(), alpha, F, stats, bool(self.fit_intercept),
                                           float(self.tol), bool(self.shrinking), int(max_iter), nt)
@@ -152,6 +154,6 @@ class KernelSVC(KernelClassifierBase):
         self._set_model(kern, X, duals, bs)
         self.objective_ = objs[0] if len(problems) == 1 else np.array(objs)
         self.n_iter_ = iters[0] if len(problems) == 1 else np.array(iters)
-        # rows computed, block fills, shrinking passes, gradient reconstructions (per problem)
+        # rows computed, block fills, shrinking passes, gradient reconstructions, rows re-laid
         self.solver_stats_ = np.array(solver_stats)
         return self
