@@ -200,7 +200,7 @@ SMML_CLONES static void smml_svm_update_up(double *SMML_RESTRICT F, const float 
         int any = 0;
         w = n - k0 < SMML_SVM_BLOCK ? n - k0 : SMML_SVM_BLOCK;
         if (Ki != NULL) {
-            if (act == NULL) {
+            if (act == NULL && ract == NULL) {
                 double *SMML_RESTRICT Fb = F + k0;
                 const float *SMML_RESTRICT Kib = Ki + k0;
                 if (Kj != NULL) {
@@ -214,18 +214,26 @@ SMML_CLONES static void smml_svm_update_up(double *SMML_RESTRICT F, const float 
             } else if (Kj != NULL) {
                 for (u = 0; u < w; u++) {
                     const ptrdiff_t r = SMML_SVM_RPOS(k0 + u);
-                    F[act[k0 + u]] += ci * (double) Ki[r] + cj * (double) Kj[r];
+                    F[SMML_SVM_POS(k0 + u)] += ci * (double) Ki[r] + cj * (double) Kj[r];
                 }
             } else {
                 for (u = 0; u < w; u++)
-                    F[act[k0 + u]] += ci * (double) Ki[SMML_SVM_RPOS(k0 + u)];
+                    F[SMML_SVM_POS(k0 + u)] += ci * (double) Ki[SMML_SVM_RPOS(k0 + u)];
             }
         }
-        for (u = 0; u < w; u++) {
-            t = SMML_SVM_POS(k0 + u);
-            v[u] = (flags[t] & 1) ? -F[t] : NAN;
-            any |= v[u] >= b;
+        if (act == NULL) {                /* consecutive: a loop the compiler vectorises */
+            const double *SMML_RESTRICT Fb = F + k0;
+            const char *SMML_RESTRICT fb = flags + k0;
+            for (u = 0; u < w; u++)
+                v[u] = (fb[u] & 1) ? -Fb[u] : NAN;
+        } else {
+            for (u = 0; u < w; u++) {
+                t = act[k0 + u];
+                v[u] = (flags[t] & 1) ? -F[t] : NAN;
+            }
         }
+        for (u = 0; u < w; u++)
+            any |= v[u] >= b;
         if (any)
             for (u = 0; u < w; u++)
                 if (v[u] >= b) {
@@ -254,18 +262,38 @@ SMML_CLONES static void smml_svm_low(const double *SMML_RESTRICT F, const double
     for (k0 = 0; k0 < n; k0 += SMML_SVM_BLOCK) {
         int any = 0;
         w = n - k0 < SMML_SVM_BLOCK ? n - k0 : SMML_SVM_BLOCK;
-        for (u = 0; u < w; u++) {
-            t = SMML_SVM_POS(k0 + u);
-            const double Ft = F[t];
-            const int in = (flags[t] & 2) != 0;
-            const double gd = Gmax + Ft;
-            double quad = Qii + QD[t] - 2.0 * (double) Ki[SMML_SVM_RPOS(k0 + u)];
-            quad = quad <= 0 ? tau : quad;
-            const double od = -(gd * gd) / quad;
-            g[u] = in ? Ft : NAN;
-            o[u] = (in & (gd > 0)) ? od : NAN;
-            any |= (g[u] >= g2) | (o[u] <= om);
+/* (quiet comparisons, the division's result always used and the NaN masks as separate
+ * values: so written, gcc 12 vectorises the loop, which it does not for the plain
+ * selects; x + 0.0 turns -0.0 into +0.0, which compares equal) */
+#define SMML_SVM_LOW_BODY(FT, QT, KT, FLAG)                                    \
+        {                                                                       \
+            const double Ft = (FT);                                             \
+            const long long in = ((FLAG) & 2) != 0;                             \
+            const double gd = Gmax + Ft;                                        \
+            double quad = Qii + (QT) - 2.0 * (double) (KT);                     \
+            quad = __builtin_isgreater(quad, 0.0) ? quad : tau;                 \
+            const double od = -(gd * gd) / quad;                                \
+            const double m1 = in ? 0.0 : NAN;                                   \
+            const double m2 = (in & __builtin_isgreater(gd, 0.0)) ? 0.0 : NAN;  \
+            g[u] = Ft + m1;                                                     \
+            o[u] = od + m2;                                                     \
         }
+        if (act == NULL && ract == NULL) {  /* consecutive: a loop the compiler vectorises */
+            const double *SMML_RESTRICT Fb = F + k0;
+            const double *SMML_RESTRICT Qb = QD + k0;
+            const float *SMML_RESTRICT Kb = Ki + k0;
+            const char *SMML_RESTRICT fb = flags + k0;
+            for (u = 0; u < w; u++)
+                SMML_SVM_LOW_BODY(Fb[u], Qb[u], Kb[u], fb[u])
+        } else {
+            for (u = 0; u < w; u++) {
+                t = SMML_SVM_POS(k0 + u);
+                SMML_SVM_LOW_BODY(F[t], QD[t], Ki[SMML_SVM_RPOS(k0 + u)], flags[t])
+            }
+        }
+#undef SMML_SVM_LOW_BODY
+        for (u = 0; u < w; u++)
+            any |= (g[u] >= g2) | (o[u] <= om);
         if (any)
             for (u = 0; u < w; u++) {
                 if (g[u] >= g2)

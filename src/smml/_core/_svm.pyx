@@ -117,6 +117,10 @@ ctypedef struct State:
     intp_t *kpos[N_LAYOUTS]       # kpos[v % N_LAYOUTS][t]: t's index in active set v (or -1)
     int64_t kpos_ver[N_LAYOUTS]   # the act_version each kpos array holds (-1: none)
     intp_t *kcur          # kpos of the current active set (NULL when every position is active)
+    bint compact          # F, flags, QD of the active set live in Fc, flc, QDc (bias, shrunk)
+    double *Fc            # (m,) F of the k-th active position (authoritative while compact)
+    char *flc             # (m,) its flags
+    double *QDc           # (m,) its K(x_t, x_t)
     const double *xn      # (m,) ||x_t||^2
     double *xn_act        # (m,) gathered ||x||^2 of the active rows
     RowCache cache
@@ -152,6 +156,8 @@ cdef inline void _set_status(State *st, intp_t t) noexcept nogil:
         if st.status[t] != UPPER:
             f = f | IN_LOW
     st.flags[t] = f
+    if st.compact:
+        st.flc[st.kcur[t]] = f
 
 
 # ---------------------------------------------------------------------------
@@ -173,14 +179,15 @@ cdef inline bint _valid(State *st, intp_t t) noexcept nogil:
 
 cdef inline intp_t _rk(State *st, intp_t t) noexcept nogil:
     """The entry of active position t in a row usable on the current active set."""
-    return t if st.kcur == NULL else st.kcur[t]
+    return st.kcur[t] if st.row_mode and st.kcur != NULL else t
 
 
 cdef void _new_layout(State *st) noexcept nogil:
-    """After a change of the active set (st.act_version): its kpos array (row mode, shrunk)."""
+    """After a change of the active set (st.act_version): its kpos array (when shrunk),
+    then the compact state (_enter_compact)."""
     cdef intp_t t, k, r = st.act_version % N_LAYOUTS
     st.kcur = NULL
-    if not st.row_mode or st.na == st.m:
+    if st.na == st.m:
         return
     if st.kpos[r] == NULL:
         st.kpos[r] = <intp_t *> malloc(st.m * sizeof(intp_t))
@@ -193,6 +200,37 @@ cdef void _new_layout(State *st) noexcept nogil:
         st.kpos[r][st.act[k]] = k
     st.kpos_ver[r] = st.act_version
     st.kcur = st.kpos[r]
+    _enter_compact(st)
+
+
+cdef void _enter_compact(State *st) noexcept nogil:
+    """With the bias on a shrunk active set: F, flags and QD of the active positions
+    copied in active order (Fc, flc, QDc), so the passes read them consecutively; Fc is
+    then the authoritative F of the active set until _leave_compact."""
+    cdef intp_t k, t
+    if not st.bias or st.kcur == NULL or st.compact:
+        return
+    for k in range(st.na):
+        t = st.act[k]
+        st.Fc[k] = st.F[t]
+        st.flc[k] = st.flags[t]
+        st.QDc[k] = st.QD[t]
+    st.compact = True
+
+
+cdef void _leave_compact(State *st) noexcept nogil:
+    """F of the active positions written back from Fc (before F is read by position)."""
+    cdef intp_t k
+    if not st.compact:
+        return
+    for k in range(st.na):
+        st.F[st.act[k]] = st.Fc[k]
+    st.compact = False
+
+
+cdef inline double _Fv(State *st, intp_t t) noexcept nogil:
+    """F of active position t."""
+    return st.Fc[st.kcur[t]] if st.compact else st.F[t]
 
 
 cdef void _compact_row(State *st, float *row, intp_t s) noexcept nogil:
@@ -236,16 +274,20 @@ cdef intp_t _candidates(State *st, intp_t first) noexcept nogil:
     st.blk[0] = first
     if half <= 0:
         return 1
+    cdef const double *F = st.Fc if st.compact else st.F
+    cdef const char *fl = st.flc if st.compact else st.flags
+    cdef intp_t q
     for k in range(st.na):
         t = st.act[k]
+        q = k if st.compact else t
         if t == first or _valid(st, t):
             continue
-        if st.flags[t] & IN_UP:
-            v = st.F[t]                       # most violating in I_up: smallest F
+        if fl[q] & IN_UP:
+            v = F[q]                          # most violating in I_up: smallest F
             if hs_up < half or pair_less(v, t, hv_up[0], hi_up[0]):
                 heap_push(hv_up, hi_up, &hs_up, half, v, t)
-        if st.flags[t] & IN_LOW:
-            v = -st.F[t]                      # in I_low: largest F
+        if fl[q] & IN_LOW:
+            v = -F[q]                         # in I_low: largest F
             if hs_low < half or pair_less(v, t, hv_low[0], hi_low[0]):
                 heap_push(hv_low, hi_low, &hs_low, half, v, t)
     for r in range(hs_up):
@@ -332,7 +374,7 @@ cdef float *_get_row(State *st, const floating *X, floating *Xact, floating *XR,
     if s >= 0:
         row = st.rows + s * st.m
         if st.cache.tag[s] == TAG_FULL:
-            if st.kcur != NULL:
+            if st.row_mode and st.kcur != NULL:
                 _compact_row(st, row, s)
             return row
         if st.cache.tag[s] == st.epoch and _layout_kept(st, st.lver[s]):
@@ -502,81 +544,88 @@ cdef void _update_up(State *st, const float *Ki, double ci, const float *Kj, dou
     _simd.h's smml_svm_update_up on contiguous chunks of the active set, one per thread
     (PASS_GRAIN positions or more each), the chunks' results merged in chunk order: the
     serial result, for any thread count. Each thread keeps its chunk, so its part of F
-    stays in its core's cache from one iteration to the next.
+    stays in its core's cache from one iteration to the next. On a shrunk active set the
+    state is compact (Fc, flc), so the pass reads consecutive values.
     """
-    cdef intp_t na = st.na, c, k0, w
+    cdef intp_t na = st.na, c, k0, w, roff
     cdef int nt = threads_for(st.n_threads, na, PASS_GRAIN)
-    cdef const intp_t *act = _act_or_null(st)
+    cdef double *F = st.Fc if st.compact else st.F
+    cdef const char *fl = st.flc if st.compact else st.flags
+    cdef const intp_t *act = NULL if st.compact else _act_or_null(st)
     cdef const intp_t *ract = _ract_or_null(st)
-    cdef intp_t roff
     cdef double b[MAX_PASS_THREADS]
     cdef intp_t bi[MAX_PASS_THREADS]
     if nt > MAX_PASS_THREADS:
         nt = MAX_PASS_THREADS
     if nt <= 1:
-        smml_svm_update_up(st.F, Ki, ci, Kj, cj, st.flags, act, ract, na, &st.s_best, &st.s_idx)
-        return
-    for c in prange(nt, num_threads=nt, schedule="static"):
-        k0 = c * na // nt
-        w = (c + 1) * na // nt - k0
-        roff = k0 if ract == NULL else 0       # rows by entry k: offset to the chunk
-        if act != NULL:
-            smml_svm_update_up(st.F, NULL if Ki == NULL else Ki + roff, ci,
-                               NULL if Kj == NULL else Kj + roff, cj, st.flags, act + k0,
-                               NULL if ract == NULL else ract + k0, w, &b[c], &bi[c])
-        else:
-            smml_svm_update_up(st.F + k0, NULL if Ki == NULL else Ki + k0, ci,
-                               NULL if Kj == NULL else Kj + k0, cj, st.flags + k0, NULL, NULL, w,
-                               &b[c], &bi[c])
-            if bi[c] >= 0:
-                bi[c] = bi[c] + k0
-    st.s_best = -INFINITY
-    st.s_idx = -1
-    for c in range(nt):
-        if bi[c] >= 0 and b[c] >= st.s_best:
-            st.s_best = b[c]
-            st.s_idx = bi[c]
+        smml_svm_update_up(F, Ki, ci, Kj, cj, fl, act, ract, na, &st.s_best, &st.s_idx)
+    else:
+        for c in prange(nt, num_threads=nt, schedule="static"):
+            k0 = c * na // nt
+            w = (c + 1) * na // nt - k0
+            roff = k0 if ract == NULL else 0       # rows by entry k: offset to the chunk
+            if act != NULL:                        # state by position
+                smml_svm_update_up(F, NULL if Ki == NULL else Ki + roff, ci,
+                                   NULL if Kj == NULL else Kj + roff, cj, fl, act + k0,
+                                   NULL if ract == NULL else ract + k0, w, &b[c], &bi[c])
+            else:                                  # state by entry k: offset to the chunk
+                smml_svm_update_up(F + k0, NULL if Ki == NULL else Ki + roff, ci,
+                                   NULL if Kj == NULL else Kj + roff, cj, fl + k0, NULL,
+                                   NULL if ract == NULL else ract + k0, w, &b[c], &bi[c])
+                if bi[c] >= 0:
+                    bi[c] = bi[c] + k0
+        st.s_best = -INFINITY
+        st.s_idx = -1
+        for c in range(nt):
+            if bi[c] >= 0 and b[c] >= st.s_best:
+                st.s_best = b[c]
+                st.s_idx = bi[c]
+    if st.compact and st.s_idx >= 0:
+        st.s_idx = st.act[st.s_idx]
 
 
 cdef void _low(State *st, const float *Ki, intp_t i, double Gmax, double *gmax2, double *objmin,
                intp_t *j) noexcept nogil:
     """The second half of WSS 2 for i: _simd.h's smml_svm_low, split as _update_up."""
-    cdef intp_t na = st.na, c, k0, w
+    cdef intp_t na = st.na, c, k0, w, roff
     cdef int nt = threads_for(st.n_threads, na, PASS_GRAIN)
-    cdef const intp_t *act = _act_or_null(st)
+    cdef const double *F = st.Fc if st.compact else st.F
+    cdef const double *QD = st.QDc if st.compact else st.QD
+    cdef const char *fl = st.flc if st.compact else st.flags
+    cdef const intp_t *act = NULL if st.compact else _act_or_null(st)
     cdef const intp_t *ract = _ract_or_null(st)
-    cdef intp_t roff
     cdef double g[MAX_PASS_THREADS]
     cdef double o[MAX_PASS_THREADS]
     cdef intp_t bj[MAX_PASS_THREADS]
     if nt > MAX_PASS_THREADS:
         nt = MAX_PASS_THREADS
     if nt <= 1:
-        smml_svm_low(st.F, st.QD, Ki, st.flags, act, ract, na, Gmax, st.QD[i], TAU,
-                     gmax2, objmin, j)
-        return
-    for c in prange(nt, num_threads=nt, schedule="static"):
-        k0 = c * na // nt
-        w = (c + 1) * na // nt - k0
-        roff = k0 if ract == NULL else 0
-        if act != NULL:
-            smml_svm_low(st.F, st.QD, Ki + roff, st.flags, act + k0,
-                         NULL if ract == NULL else ract + k0, w, Gmax, st.QD[i], TAU,
-                         &g[c], &o[c], &bj[c])
-        else:
-            smml_svm_low(st.F + k0, st.QD + k0, Ki + k0, st.flags + k0, NULL, NULL, w, Gmax,
-                         st.QD[i], TAU, &g[c], &o[c], &bj[c])
-            if bj[c] >= 0:
-                bj[c] = bj[c] + k0
-    gmax2[0] = -INFINITY
-    objmin[0] = INFINITY
-    j[0] = -1
-    for c in range(nt):
-        if g[c] > gmax2[0]:
-            gmax2[0] = g[c]
-        if bj[c] >= 0 and o[c] <= objmin[0]:
-            objmin[0] = o[c]
-            j[0] = bj[c]
+        smml_svm_low(F, QD, Ki, fl, act, ract, na, Gmax, st.QD[i], TAU, gmax2, objmin, j)
+    else:
+        for c in prange(nt, num_threads=nt, schedule="static"):
+            k0 = c * na // nt
+            w = (c + 1) * na // nt - k0
+            roff = k0 if ract == NULL else 0
+            if act != NULL:
+                smml_svm_low(F, QD, Ki + roff, fl, act + k0, NULL if ract == NULL else ract + k0,
+                             w, Gmax, st.QD[i], TAU, &g[c], &o[c], &bj[c])
+            else:
+                smml_svm_low(F + k0, QD + k0, Ki + roff, fl + k0, NULL,
+                             NULL if ract == NULL else ract + k0, w, Gmax, st.QD[i], TAU,
+                             &g[c], &o[c], &bj[c])
+                if bj[c] >= 0:
+                    bj[c] = bj[c] + k0
+        gmax2[0] = -INFINITY
+        objmin[0] = INFINITY
+        j[0] = -1
+        for c in range(nt):
+            if g[c] > gmax2[0]:
+                gmax2[0] = g[c]
+            if bj[c] >= 0 and o[c] <= objmin[0]:
+                objmin[0] = o[c]
+                j[0] = bj[c]
+    if st.compact and j[0] >= 0:
+        j[0] = st.act[j[0]]
 
 
 cdef void _first_half(State *st) noexcept nogil:
@@ -716,6 +765,7 @@ cdef void _reconstruct(State *st, const floating *X) noexcept nogil:
     cdef intp_t *free_idx
     cdef double *free_c
     cdef char *is_act
+    _leave_compact(st)
     if na == m:
         return
     st.stats[STAT_RECONSTRUCTS] += 1
@@ -762,6 +812,7 @@ cdef void _reconstruct(State *st, const floating *X) noexcept nogil:
 cdef void _shrink(State *st, const floating *X, double eps, bint *unshrunk) noexcept nogil:
     cdef double g1, g2
     cdef intp_t k, n = 0, t
+    _leave_compact(st)
     _violations(st, &g1, &g2)
     if not unshrunk[0] and g1 + g2 <= 10.0 * eps:
         unshrunk[0] = True
@@ -777,6 +828,7 @@ cdef void _shrink(State *st, const floating *X, double eps, bint *unshrunk) noex
         st.act_version += 1
         _new_layout(st)
         st.stats[STAT_SHRINKS] += 1
+    _enter_compact(st)
 
 
 # ---------------------------------------------------------------------------
@@ -795,7 +847,7 @@ cdef void _pending_bound(State *st, intp_t i, char old_status) noexcept nogil:
 cdef void _pair_step(State *st, intp_t i, intp_t j, const float *Ki) noexcept nogil:
     """libsvm's analytic two-variable update (Solver::Solve), on a_i, a_j."""
     cdef double Ci = st.Cv[i], Cj = st.Cv[j], quad, delta, diff, s
-    cdef double Gi = st.y[i] * st.F[i], Gj = st.y[j] * st.F[j]
+    cdef double Gi = st.y[i] * _Fv(st, i), Gj = st.y[j] * _Fv(st, j)
     cdef double *a = st.alpha
     quad = st.QD[i] + st.QD[j] - 2.0 * <double> Ki[_rk(st, j)]
     if quad <= 0:
@@ -905,6 +957,10 @@ def smo(const floating[:, ::1] X,          # IN  (m, d) training rows (unused fo
     st.xact_version = -1
     st.row_mode = row_mode
     st.kcur = NULL
+    st.compact = False
+    st.Fc = <double *> malloc(m * sizeof(double))
+    st.flc = <char *> malloc(m * sizeof(char))
+    st.QDc = <double *> malloc(m * sizeof(double))
     for t in range(N_LAYOUTS):
         st.kpos[t] = NULL
         st.kpos_ver[t] = -1
@@ -925,6 +981,7 @@ def smo(const floating[:, ::1] X,          # IN  (m, d) training rows (unused fo
     if (st.act == NULL or st.Fbar == NULL or st.pend == NULL or st.status == NULL
             or st.flags == NULL or st.xn_act == NULL or st.blk == NULL or st.blk_slot == NULL
             or st.hval == NULL or st.hidx == NULL or st.lver == NULL
+            or st.Fc == NULL or st.flc == NULL or st.QDc == NULL
             or (row_mode and (Xact == NULL or XR == NULL))):
         _free_state(&st, Xact, XR)
         raise MemoryError("KernelSVC: cannot allocate the solver's work arrays")
@@ -1027,6 +1084,7 @@ cdef void _free_state(State *st, void *Xact, void *XR) noexcept:
     cdef int t
     free(st.act); free(st.Fbar); free(st.pend); free(st.status); free(st.flags); free(st.xn_act)
     free(st.blk); free(st.blk_slot); free(st.hval); free(st.hidx); free(st.lver)
+    free(st.Fc); free(st.flc); free(st.QDc)
     for t in range(N_LAYOUTS):
         free(st.kpos[t])
     free(Xact); free(XR)
