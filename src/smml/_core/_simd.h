@@ -308,6 +308,25 @@ SMML_CLONES static void smml_svm_low(const double *SMML_RESTRICT F, const double
     *objmin = om;
     *idx = bj;
 }
+/* 1 if some position u < w of a block may enter the candidate heaps of a block fill
+ * (smml._core._svm _candidates): in I_up with F[u] <= thr_up, or in I_low with
+ * -F[u] <= thr_low (the heaps' worst kept values; INF while a heap is not full). A
+ * superset of the heaps' exact (value, index) test, which the caller then applies. */
+SMML_CLONES static int smml_svm_may_enter(const double *SMML_RESTRICT F,
+                                          const char *SMML_RESTRICT flags, ptrdiff_t w,
+                                          double thr_up, double thr_low)
+{
+    int any = 0;
+    ptrdiff_t u;
+    for (u = 0; u < w; u++) {
+        const double f = F[u];
+        const double m1 = (flags[u] & 1) ? 0.0 : INFINITY;
+        const double m2 = (flags[u] & 2) ? 0.0 : INFINITY;
+        any |= (f + m1 <= thr_up) | (m2 - f <= thr_low);
+    }
+    return any;
+}
+
 #undef SMML_SVM_POS
 #undef SMML_SVM_RPOS
 

@@ -65,6 +65,8 @@ cdef extern from "_simd.h" nogil:
     void smml_svm_low(const double *F, const double *QD, const float *Ki, const char *flags,
                       const intp_t *act, const intp_t *ract, intp_t n, double Gmax, double Qii,
                       double tau, double *gmax2, double *objmin, intp_t *idx)
+    int smml_svm_may_enter(const double *F, const char *flags, intp_t w, double thr_up,
+                           double thr_low)
 
 cdef double TAU = 1e-12
 
@@ -81,6 +83,7 @@ cdef enum:
     PASS_GRAIN = 1024     # least active positions per thread of a selection pass
     MAX_PASS_THREADS = 8  # most threads of a selection pass
     N_LAYOUTS = 4         # active-set layouts kept to re-compact a partial row from
+    PASS_BLOCK = 64       # positions per block of the candidates' prefilter
 
 cdef enum:
     STAT_ROWS = 0         # kernel rows computed
@@ -276,20 +279,30 @@ cdef intp_t _candidates(State *st, intp_t first) noexcept nogil:
         return 1
     cdef const double *F = st.Fc if st.compact else st.F
     cdef const char *fl = st.flc if st.compact else st.flags
-    cdef intp_t q
-    for k in range(st.na):
-        t = st.act[k]
-        q = k if st.compact else t
-        if t == first or _valid(st, t):
+    cdef bint consecutive = st.compact or st.na == st.m    # F, fl by entry k
+    cdef intp_t q, k0 = 0, w
+    while k0 < st.na:
+        w = min(<intp_t> PASS_BLOCK, st.na - k0)
+        # skip a block none of whose values can enter a heap (_simd.h, branch-free)
+        if consecutive and not smml_svm_may_enter(
+                F + k0, fl + k0, w, hv_up[0] if hs_up == half else INFINITY,
+                hv_low[0] if hs_low == half else INFINITY):
+            k0 += w
             continue
-        if fl[q] & IN_UP:
-            v = F[q]                          # most violating in I_up: smallest F
-            if hs_up < half or pair_less(v, t, hv_up[0], hi_up[0]):
-                heap_push(hv_up, hi_up, &hs_up, half, v, t)
-        if fl[q] & IN_LOW:
-            v = -F[q]                         # in I_low: largest F
-            if hs_low < half or pair_less(v, t, hv_low[0], hi_low[0]):
-                heap_push(hv_low, hi_low, &hs_low, half, v, t)
+        for k in range(k0, k0 + w):
+            t = st.act[k]
+            q = k if consecutive else t
+            if t == first or _valid(st, t):
+                continue
+            if fl[q] & IN_UP:
+                v = F[q]                      # most violating in I_up: smallest F
+                if hs_up < half or pair_less(v, t, hv_up[0], hi_up[0]):
+                    heap_push(hv_up, hi_up, &hs_up, half, v, t)
+            if fl[q] & IN_LOW:
+                v = -F[q]                     # in I_low: largest F
+                if hs_low < half or pair_less(v, t, hv_low[0], hi_low[0]):
+                    heap_push(hv_low, hi_low, &hs_low, half, v, t)
+        k0 += w
     for r in range(hs_up):
         st.blk[nb] = hi_up[r]
         nb += 1
