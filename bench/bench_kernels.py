@@ -16,7 +16,9 @@ gamma_sk = 1 / (2 gamma)):
 Peers are timed interleaved, round by round (the machine shifts between speed modes), best of the
 rounds; the load average is printed beside every table.
 
-Run: ``python bench/run.py kernels`` or ``python bench/bench_kernels.py [--quick]``.
+Run: ``python bench/run.py kernels`` or ``python bench/bench_kernels.py [--quick]``;
+``--similar``: KernelSVC against intelex only, on shapes like 50,000 x 20 (30,000 x 20,
+80,000 x 20, 50,000 x 10, 50,000 x 40).
 """
 import os
 import sys
@@ -203,6 +205,34 @@ def bench_svc(quick):
     return ratios
 
 
+def bench_svc_similar():
+    """KernelSVC against intelex alone on shapes like the target's 50,000 x 20 (``--similar``):
+    the same sphere target and relative Gaussian width (gamma = d / 2), 2 interleaved rounds."""
+    from smml.kernels import KernelSVC
+    try:
+        from sklearnex.svm import SVC as ISVC
+    except ImportError:
+        print("## KernelSVC similar shapes: scikit-learn-intelex is not installed")
+        return
+    rows = []
+    for m, d in [(30000, 20), (80000, 20), (50000, 10), (50000, 40)]:
+        X, y = _sphere(m, d)
+        gamma = d / 2.0
+        fns = {"smml": lambda: KernelSVC(C=1.0, gamma=gamma, cache_size=1024, n_jobs=N_THREADS).fit(X, y),
+               "intelex": lambda: ISVC(C=1.0, gamma=1 / (2 * gamma), cache_size=1024).fit(X, y)}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            best, out = _interleaved(fns, 2)
+        rows.append(dict(shape=f"{m} x {d}", smml=best["smml"], ix=best["intelex"],
+                         nsv=f"{len(out['smml'].support_)} / {out['intelex'].support_.size}",
+                         vs=best["intelex"] / best["smml"]))
+        del out
+    print_table(f"KernelSVC fit on similar shapes, sphere target, gamma = d/2, C=1, tol 1e-3, cache 1024 MB, "
+                f"{N_THREADS} threads, best of 2 interleaved rounds; load {_load()}", rows,
+                [("shape", "m x d", "{}"), ("smml", "smml s", "{:.3f}"), ("ix", "intelex s", "{:.3f}"),
+                 ("nsv", "n SV smml / intelex", "{}"), ("vs", "speed vs intelex", "{:.2f}x")])
+
+
 # ---- KernelPerceptron / KernelPegasos: time to a training error --------------------------------
 
 def _first_reaching(make, grid, X, y):
@@ -296,8 +326,11 @@ def bench_predict_overhead(quick):
                  ("k", "sklearn us", "{:.0f}"), ("vs", "speed vs sklearn", "{:.2f}x")])
 
 
-def main(quick=False):
+def main(quick=False, similar=False):
     print(environment_line(N_THREADS) + f"; load {_load()}")
+    if similar:
+        bench_svc_similar()
+        return
     bench_gram(quick)
     bench_ridge(quick)
     bench_svc(quick)
@@ -306,4 +339,4 @@ def main(quick=False):
 
 
 if __name__ == "__main__":
-    main(quick="--quick" in sys.argv)
+    main(quick="--quick" in sys.argv, similar="--similar" in sys.argv)
