@@ -42,6 +42,7 @@ import numpy as np
 
 cdef enum:
     STRIDE = 3              # histogram bin: (count, unused here), sum h, sum g (_split.pxd, K = 0)
+    EXP_GRAIN = 16384       # least rows x classes per thread of the per-row exp / log loops
 
 cdef enum:
     LOSS_SQUARED = 0
@@ -86,7 +87,7 @@ def gradients(int loss,
     Each multiplied by the sample weight."""
     cdef intp_t n = F.shape[0], K = F.shape[1], i, k, c
     cdef double w, p, e, m, s
-    cdef int nt = threads_for(n_threads, n * K, 16384)
+    cdef int nt = threads_for(n_threads, n * K, EXP_GRAIN)
     with nogil:
         if loss == LOSS_SQUARED:
             for i in prange(n, num_threads=nt, schedule="static"):
@@ -138,7 +139,7 @@ def loss_sum(int loss,
     part = <double*>malloc(nb * sizeof(double))
     if part == NULL:
         raise MemoryError("smml.ensemble: could not allocate the loss partial sums")
-    nt = threads_for(n_threads, n * K, 65536)
+    nt = threads_for(n_threads, n * K, EXP_GRAIN)     # (an exp and a log1p per row)
     with nogil:
         for b in prange(nb, num_threads=nt, schedule="static"):
             r0 = b * LOSS_BLOCK
