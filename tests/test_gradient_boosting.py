@@ -145,6 +145,30 @@ def test_thread_count_does_not_change_the_model():
     np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
 
 
+def test_large_node_partition_in_ranges():
+    # nodes of >= 2 x 16,384 rows are partitioned in ranges (on 2 threads when allowed), the
+    # children's rows laid end to end in range order and their G, H summed per range: the model
+    # does not depend on the thread count, every leaf holds exactly the rows that reach it, and
+    # its value is 002's -G / (H + lambda) of those rows (squared loss: g = -2 r, h = 2)
+    X, y = _data(n=70000, d=6, seed=9)
+    kw = dict(n_estimators=2, max_depth=3, reg_lambda=0.0, learning_rate=1.0, random_state=0)
+    a = GradientBoostingRegressor(n_jobs=1, **kw).fit(X, y)
+    b = GradientBoostingRegressor(n_jobs=2, **kw).fit(X, y)
+    for ta, tb in zip(a.estimators_, b.estimators_):
+        np.testing.assert_array_equal(ta.nodes, tb.nodes)
+        np.testing.assert_array_equal(ta.value, tb.value)
+    t = b.estimators_[0]
+    leaf = np.zeros(len(X), np.intp)               # each row routed down the tree (right = left + 1)
+    while np.any(t.children_left[leaf] >= 0):
+        inner = t.children_left[leaf] >= 0
+        first = X[np.arange(len(X)), np.maximum(t.feature[leaf], 0)] <= t.threshold[leaf]
+        leaf = np.where(inner, t.children_left[leaf] + np.where(first, 0, 1), leaf)
+    r = y - y.mean()
+    for v in np.unique(leaf):
+        assert t.n_node_samples[v] == np.sum(leaf == v)
+        np.testing.assert_allclose(t.value[v, 0], r[leaf == v].mean(), rtol=1e-9, atol=1e-12)
+
+
 def test_histogram_subtraction_equals_direct_sums():
     # deep trees on more rows than bins: node totals (summed directly) vs the split scan that
     # reads subtracted histograms: the kernel's G_L + G_R equals the parent's G up to rounding

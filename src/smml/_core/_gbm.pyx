@@ -26,7 +26,7 @@
 # shortest category prefix), sums of g and h are serial: results do not depend
 # on the thread count.
 from libc.stdlib cimport malloc, calloc, free
-from libc.string cimport memcpy, memset
+from libc.string cimport memcpy, memmove, memset
 from libc.math cimport exp, fabs, log, log1p, INFINITY
 from cython.parallel cimport prange
 
@@ -43,6 +43,8 @@ import numpy as np
 cdef enum:
     STRIDE = 3              # histogram bin: (count, unused here), sum h, sum g (_split.pxd, K = 0)
     EXP_GRAIN = 16384       # least rows x classes per thread of the per-row exp / log loops
+    PART_GRAIN = 16384      # least rows per thread of a node's partition
+    MAX_PART_THREADS = 8
 
 cdef enum:
     LOSS_SQUARED = 0
@@ -405,28 +407,86 @@ cdef void _totals(const Params* P, intp_t start, intp_t end, double* Gs, double*
     Hs[0] = h
 
 
-cdef intp_t _partition(const Params* P, Scratch* S, const SplitRecord* sp, intp_t start, intp_t end) noexcept nogil:
-    """Rows of the first child first, both sides in their order; returns where the second starts."""
-    cdef intp_t p, i, q = start, r = 0, f = sp.feature, d = P.d, b, nc = P.nan_code[sp.feature]
+cdef intp_t _partition_range(const Params* P, Scratch* S, const SplitRecord* sp, intp_t a,
+                             intp_t b, double* sums) noexcept nogil:
+    """rows[a:b]: the rows of the first child moved to the front of the range (in their order),
+    the others to tmp[a:] (in their order); returns how many go first. sums = the sums of the
+    gradients and hessians of each side, in row order: G1, H1, G2, H2."""
+    cdef intp_t p, i, q = a, r = a, f = sp.feature, d = P.d, c, nc = P.nan_code[sp.feature]
     cdef bint left
-    for p in range(start, end):
+    cdef double g1 = 0.0, h1 = 0.0, g2 = 0.0, h2 = 0.0
+    for p in range(a, b):
         i = P.rows[p]
-        b = P.Xb[i * d + f]
+        c = P.Xb[i * d + f]
         if sp.is_cat:
-            left = (sp.cat_bits[b >> 6] >> (b & 63)) & 1
-        elif b == nc:
+            left = (sp.cat_bits[c >> 6] >> (c & 63)) & 1
+        elif c == nc:
             left = sp.missing_left
         else:
-            left = b <= sp.bin
+            left = c <= sp.bin
         if left:
             P.rows[q] = i
             q += 1
+            g1 += P.t.wy[i]
+            h1 += P.t.w[i]
         else:
             S.tmp[r] = i
             r += 1
-    for p in range(r):
-        P.rows[q + p] = S.tmp[p]
-    return q
+            g2 += P.t.wy[i]
+            h2 += P.t.w[i]
+    sums[0] = g1
+    sums[1] = h1
+    sums[2] = g2
+    sums[3] = h2
+    return q - a
+
+
+cdef intp_t _partition(const Params* P, Scratch* S, const SplitRecord* sp, intp_t start, intp_t end,
+                       double* KG, double* KH) noexcept nogil:
+    """Rows of the first child first, both sides in their order; returns where the second starts.
+    KG, KH: each child's sums of gradients and hessians (002 "XGBoost"'s G_j, H_j).
+
+    A node of nn rows is cut into nc = min(nn // PART_GRAIN, MAX_PART_THREADS) ranges (at least
+    one), partitioned apart (on up to nc threads), then the first sides and the second sides are
+    laid end to end in range order: the same rows in the same order as one pass. The sums are
+    taken in row order within a range, then added in range order: they depend on nn only, not on
+    the thread count (one range: the plain sums in row order)."""
+    cdef intp_t nn = end - start, c, a, b, q, nr
+    cdef intp_t nc = min(max(nn // PART_GRAIN, <intp_t> 1), <intp_t> MAX_PART_THREADS)
+    cdef intp_t cnt[MAX_PART_THREADS]
+    cdef double sums[MAX_PART_THREADS * 4]
+    cdef int nt = threads_for(P.n_threads, nn, PART_GRAIN)
+    if nt > nc:
+        nt = <int> nc
+    if nt <= 1:
+        for c in range(nc):
+            cnt[c] = _partition_range(P, S, sp, start + c * nn // nc, start + (c + 1) * nn // nc,
+                                      sums + 4 * c)
+    else:
+        for c in prange(nc, num_threads=nt, schedule="static"):
+            cnt[c] = _partition_range(P, S, sp, start + c * nn // nc, start + (c + 1) * nn // nc,
+                                      sums + 4 * c)
+    q = start + cnt[0]
+    for c in range(1, nc):              # first sides: rows[a:a + cnt] to the end of the previous ones
+        a = start + c * nn // nc
+        memmove(P.rows + q, P.rows + a, cnt[c] * sizeof(intp_t))
+        q += cnt[c]
+    b = q
+    for c in range(nc):                 # second sides, from tmp
+        a = start + c * nn // nc
+        nr = start + (c + 1) * nn // nc - a - cnt[c]
+        memcpy(P.rows + q, S.tmp + a, nr * sizeof(intp_t))
+        q += nr
+    KG[0] = sums[0]
+    KH[0] = sums[1]
+    KG[1] = sums[2]
+    KH[1] = sums[3]
+    for c in range(1, nc):
+        KG[0] += sums[4 * c]
+        KH[0] += sums[4 * c + 1]
+        KG[1] += sums[4 * c + 2]
+        KH[1] += sums[4 * c + 3]
+    return b
 
 
 cdef void _set_node(const Params* P, Node* nd, double* value, intp_t start, intp_t end, intp_t depth,
@@ -490,7 +550,7 @@ cdef int _grow(const Params* P, Scratch* S, Node* nodes, double* value, uint64_t
         if heap and n_leaves >= P.max_leaf_nodes:
             break
         frontier_pop(front, &fsize, &cur, heap)
-        mid = _partition(P, S, &cur.split, cur.start, cur.end)
+        mid = _partition(P, S, &cur.split, cur.start, cur.end, KG, KH)
         nd = &nodes[cur.node]
         nd.feature = <int32_t>cur.split.feature
         nd.threshold = cur.split.threshold
@@ -510,7 +570,6 @@ cdef int _grow(const Params* P, Scratch* S, Node* nodes, double* value, uint64_t
             hist[kids[c].node] = NULL
             seg[2 * kids[c].node] = kids[c].start
             seg[2 * kids[c].node + 1] = kids[c].end
-            _totals(P, kids[c].start, kids[c].end, &KG[c], &KH[c])
             _set_node(P, &nodes[kids[c].node], &value[kids[c].node], kids[c].start, kids[c].end,
                       kids[c].depth, KG[c], KH[c])
             need[c] = _can_split(P, kids[c].depth, kids[c].end - kids[c].start, KH[c])
