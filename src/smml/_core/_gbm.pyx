@@ -23,8 +23,9 @@
 #
 # Determinism: a feature's histogram is built by one thread in row order, the
 # argmin over features is serial (ties: lowest feature, then lowest bin /
-# shortest category prefix), sums of g and h are serial: results do not depend
-# on the thread count.
+# shortest category prefix), a node's sums of g and h are taken over ranges of rows
+# fixed by the node's size (_partition) and added in range order, the loss over
+# fixed blocks: results do not depend on the thread count.
 from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memcpy, memmove, memset
 from libc.math cimport exp, fabs, log, log1p, INFINITY
