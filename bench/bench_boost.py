@@ -17,7 +17,8 @@ modes); predict on the 50,000 test rows and on 1 row.  The plain-Python referenc
 of depth 6 on 300 rows and is extrapolated (its exhaustive search costs ~ d n^2 per level, times
 rounds x classes), labelled so.
 
-Run: ``python bench/bench_boost.py [--quick]`` (or through ``bench/run.py``).
+Run: ``python bench/bench_boost.py [--quick]`` (or through ``bench/run.py``); ``--similar``: binary and
+5 classes on 200,000 x 32, 50,000 x 64 and 100,000 x 16 (20,000 test rows, 2 interleaved rounds).
 """
 import sys
 import time
@@ -137,21 +138,31 @@ def bench_task(task, X, Xt, y, yt, repeat):
                  ("one", "1 row us", "{:.0f}")])
 
 
-def main(quick=False):
+SIMILAR = [(200_000, 32), (50_000, 64), (100_000, 16)]   # rows x features like the target's
+
+
+def main(quick=False, similar=False):
     from threadpoolctl import threadpool_limits
 
     m, mt = (20_000, 10_000) if quick else (100_000, 50_000)
     repeat = 2 if quick else 3
-    X, Xt, targets = make_data(m, mt)
     print(environment_line(N_THREADS))
     with open("/proc/loadavg") as fh:
         print(f"# load average at start: {fh.read().strip()}")
     with threadpool_limits(N_THREADS):
-        for task, ((y, yt)) in targets.items():
-            bench_task(task, X, Xt, y, yt, repeat)
+        if similar:     # other shapes like the target's: binary and 5 classes, 2 interleaved rounds
+            for m, d in SIMILAR:
+                X, Xt, targets = make_data(m, 20_000, d=d)
+                for task in ("binary", "5 classes"):
+                    (y, yt) = targets[task]
+                    bench_task(task, X, Xt, y, yt, 2)
+        else:
+            X, Xt, targets = make_data(m, mt)
+            for task, ((y, yt)) in targets.items():
+                bench_task(task, X, Xt, y, yt, repeat)
     with open("/proc/loadavg") as fh:
         print(f"# load average at end: {fh.read().strip()}")
 
 
 if __name__ == "__main__":
-    main(quick="--quick" in sys.argv)
+    main(quick="--quick" in sys.argv, similar="--similar" in sys.argv)
