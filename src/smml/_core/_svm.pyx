@@ -35,17 +35,22 @@
 # gradient reconstructions) the active set only shrinks; a partial row computed on
 # an earlier active set of the epoch, or a full row, is re-laid compact over the
 # current one in place when next used (the last N_LAYOUTS active sets' position maps
-# are kept for this); a partial row is invalid once the active set grows back. When all m rows fit (n_slots = m) Python
-# computes the whole Gram matrix once (blocked gemm, OpenMP, exactly symmetric)
+# are kept for this); a partial row is invalid once the active set grows back.
+# With the bias, on a shrunk active set, F, the flags and K(x_t, x_t) of the active
+# positions are kept in active order too (Fc, flc, QDc: _enter_compact /
+# _leave_compact). When all m rows fit (n_slots = m) Python computes the whole Gram
+# matrix once (blocked gemm, OpenMP, exactly symmetric), the rows stay by position
 # and the solver never computes a row. An indefinite kernel (user callable) is
 # handled as libsvm does: a curvature K_ii + K_jj - 2 K_ij <= 0 is replaced by
 # TAU = 1e-12, so every step decreases the objective and the loop ends (plus an
 # iteration cap).
 #
-# Parallelism: OpenMP on the coarse work only (block fills of kernel rows, the
-# blocked kernel matvecs of a reconstruction, the Gram matrix): each thread
-# computes whole tiles, so the iterates do not depend on the thread count. The
-# per-iteration passes over the active set run on one thread (see _update_pass).
+# Parallelism: OpenMP on the block fills of kernel rows, the blocked kernel
+# matvecs of a reconstruction and the Gram matrix (each thread computes whole
+# tiles), and, with the bias, on the two selection passes of an iteration over an
+# active set of >= 2 x PASS_GRAIN positions (one contiguous chunk per thread, the
+# chunks' picks merged in chunk order: _update_up, _low). The iterates do not
+# depend on the thread count. Without the bias the passes run on one thread.
 from cython.parallel cimport prange, parallel
 from libc.stdlib cimport malloc, free
 from libc.math cimport INFINITY
