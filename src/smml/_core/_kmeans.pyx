@@ -583,6 +583,21 @@ cdef intp_t _update(const double *tot, const intp_t *pure, const floating[:, ::1
     return n_empty
 
 
+cdef intp_t _merge_and_update(double *acc, const intp_t *pure, intp_t n_blocks,
+                              const floating[:, ::1] X, const double[::1] mean, bint centred,
+                              bint round32, const floating[:, ::1] C, const floating[:, ::1] Cg,
+                              const double[::1] cn, floating[:, ::1] C_new, floating[:, ::1] Cg_new,
+                              double[::1] cn_new, intp_t k, intp_t d, int n_threads,
+                              double *J) noexcept nogil:
+    """The end of an iteration from the blocks' partial sums (anchors already merged into
+    ``pure``): the blocks merged in order into acc[0], J of the assignment (when J is not
+    NULL) and the update step. Returns the number of empty clusters."""
+    _merge(acc, n_blocks, k * (d + 2), n_threads)
+    if J != NULL:
+        J[0] = _objective(acc, Cg, cn, k, d)
+    return _update(acc, pure, X, mean, centred, round32, C, Cg, cn, C_new, Cg_new, cn_new, k, d)
+
+
 # ---- entry points --------------------------------------------------------------------------
 
 def _check(const floating[:, ::1] Xg, const floating[:, ::1] X, const double[::1] xn,
@@ -653,10 +668,8 @@ def lloyd_iter(const floating[:, ::1] Xg, const floating[:, ::1] X,     # IN  (n
                 n_exact += counts[b, 1]
             _merge_anchors(&X[0, 0], d, &anch[0, 0], n_blocks, k)
         if not failed and update:
-            _merge(&acc[0, 0], n_blocks, k * (d + 2), n_threads)
-            J = _objective(&acc[0, 0], Cg, cn, k, d)
-            n_empty = _update(&acc[0, 0], &anch[0, 0], X, mean, centred, round32, C, Cg, cn,
-                              C_new, Cg_new, cn_new, k, d)
+            n_empty = _merge_and_update(&acc[0, 0], &anch[0, 0], n_blocks, X, mean, centred, round32,
+                                        C, Cg, cn, C_new, Cg_new, cn_new, k, d, n_threads, &J)
     if failed:
         raise MemoryError("lloyd_iter: could not allocate the tiles")
     return J, n_changed, n_exact, n_empty
@@ -691,11 +704,9 @@ def update_from_blocks(const floating[:, ::1] V,                    # IN  (n_blo
         if (&anch[0, 0])[i] < -2 or (&anch[0, 0])[i] >= n_rows:
             raise ValueError("update_from_blocks: an anchor is not a row of V")
     with nogil:
-        _merge(&acc[0, 0], n_blocks, k * (d + 2), 1)
         _merge_anchors(&V[0, 0], d, &anch[0, 0], n_blocks, k)
-        J = _objective(&acc[0, 0], Cg, cn, k, d)
-        n_empty = _update(&acc[0, 0], &anch[0, 0], V, mean, centred, round32, C, Cg, cn,
-                          C_new, Cg_new, cn_new, k, d)
+        n_empty = _merge_and_update(&acc[0, 0], &anch[0, 0], n_blocks, V, mean, centred, round32,
+                                    C, Cg, cn, C_new, Cg_new, cn_new, k, d, 1, &J)
     return J, n_empty
 
 
@@ -727,9 +738,8 @@ def recompute_centroids(const floating[:, ::1] Xg, const floating[:, ::1] X,
               False, True, block_rows, block_rows, False, n_threads)
         _merge_anchors(&X[0, 0], d, &anch[0, 0], n_blocks, k)
         if update:
-            _merge(&acc[0, 0], n_blocks, k * (d + 2), n_threads)
-            n_empty = _update(&acc[0, 0], &anch[0, 0], X, mean, centred, round32, C, Cg, cn,
-                              C_new, Cg_new, cn_new, k, d)
+            n_empty = _merge_and_update(&acc[0, 0], &anch[0, 0], n_blocks, X, mean, centred, round32,
+                                        C, Cg, cn, C_new, Cg_new, cn_new, k, d, n_threads, NULL)
     return n_empty
 
 

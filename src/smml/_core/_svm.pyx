@@ -323,12 +323,13 @@ cdef intp_t _candidates(State *st, intp_t first) noexcept nogil:
     return nb
 
 
-cdef void _fill_block(State *st, const floating *X, floating *Xact, floating *XR, intp_t nb,
-                      bint full) noexcept nogil:
-    """Compute rows st.blk[:nb] (on every position, or on the active ones) into
-    freshly claimed cache slots: one kernel tile per COLS columns, OpenMP over tiles."""
+cdef void _fill_block(State *st, const floating *X, floating *Xact, floating *XR,
+                      intp_t nb) noexcept nogil:
+    """Compute rows st.blk[:nb] (on every position, or compact on the active ones when the
+    active set is shrunk) into freshly claimed cache slots: one kernel tile per COLS
+    columns, OpenMP over tiles."""
     cdef intp_t r, f, n, ncol, c, c0, cw, k, s
-    cdef bint partial = not full and st.na < st.m
+    cdef bint partial = st.na < st.m
     cdef const floating *T
     cdef const double *tn
     cdef floating *tile
@@ -377,7 +378,7 @@ cdef void _fill_block(State *st, const floating *X, floating *Xact, floating *XR
         free(ftile)
     for r in range(nb):
         row = st.rows + st.blk_slot[r] * st.m
-        row[_rk(st, st.blk[r]) if partial else st.blk[r]] = <float> st.QD[st.blk[r]]  # exact K(x_i, x_i)
+        row[_rk(st, st.blk[r])] = <float> st.QD[st.blk[r]]     # exact K(x_i, x_i)
     st.stats[STAT_ROWS] += nb
     st.stats[STAT_FILLS] += 1
 
@@ -402,7 +403,7 @@ cdef float *_get_row(State *st, const floating *X, floating *Xact, floating *XR,
     if st.ks.kind == KERNEL_CALLABLE:
         return NULL                  # cannot happen: a callable's Gram matrix is all cached
     nb = _candidates(st, i)
-    _fill_block(st, X, Xact, XR, nb, False)
+    _fill_block(st, X, Xact, XR, nb)
     if st.oom:
         return NULL
     s = cache_find(&st.cache, i)     # (marks i as the most recently used)
