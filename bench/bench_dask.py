@@ -130,7 +130,8 @@ def bench_knn(client, m, d, nq, shards, q_block, repeat):
     (t_l, t_r, t_p), (a, b, c) = interleaved_best(fns, repeat)
     return [dict(impl=f"in-memory KNNClassifier.predict ({N_THREADS} threads)", t=t_l, ratio=1.0, same="-",
                  fit=t_fit_l),
-            dict(impl=f"smml.dask.KNNClassifier ({shards} shards)", t=t_r, ratio=t_r / t_l,
+            dict(impl=f"smml.dask.KNNClassifier ({shards} row blocks, {len(dist.shard_sizes_)} shards)",
+                 t=t_r, ratio=t_r / t_l,
                  same=str(np.array_equal(a, b)), fit=t_fit_r),
             dict(impl="dask-ml ParallelPostFit(in-memory model)", t=t_p, ratio=t_p / t_l,
                  same=str(np.array_equal(a, c)), fit=None)]
@@ -200,7 +201,7 @@ def main(quick=False, repeat=2, only=None, malloc_trim=True, similar=False):
                             bench_cv(client, m, d, trees, K, rep), cols)
         for m, d, nq, qb, sh in knns:
             if only in (None, "knn"):
-                print_table(f"k-NN predict, k=5, train {m} x {d} ({sh} shards), {nq} queries (blocks of {qb})",
+                print_table(f"k-NN predict, k=5, train {m} x {d} ({sh} row blocks), {nq} queries (blocks of {qb})",
                             bench_knn(client, m, d, nq, sh, qb, rep),
                             cols + [("fit", "fit / shard (s)", "{:.2f}")])
         m, d, k, it = (100_000, 16, 16, 20) if q else (1_000_000, 16, 64, 400)

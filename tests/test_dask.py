@@ -192,10 +192,14 @@ def _tie_heavy(seed, m=2000, nq=300, d=3):
     return X, y, Q
 
 
+@pytest.mark.parametrize("per_worker", [True, False])
 @pytest.mark.parametrize("metric, ks", [("euclidean", (1, 6, 50)), ("manhattan", (6,)), ("hamming", (50,))])
-def test_sharded_knn_equals_in_memory_on_ties(client, metric, ks):
+def test_sharded_knn_equals_in_memory_on_ties(client, metric, ks, per_worker, monkeypatch):
+    # per_worker: one shard per worker (the default on a cluster: blocks 700 + 3 and 900 +
+    # 397); else one shard per row block, one of them smaller than k
+    monkeypatch.setattr(sd, "_SHARD_PER_WORKER", per_worker)
     X, y, Q = _tie_heavy(0)
-    Xd = da.from_array(X, chunks=((700, 3, 900, 397), (3,)))      # a shard smaller than k
+    Xd = da.from_array(X, chunks=((700, 3, 900, 397), (3,)))
     Qd = da.from_array(Q, chunks=(128, 3))
     for k in ks:
         for weights in ("uniform", "distance"):
@@ -243,6 +247,22 @@ def test_merge_of_shard_candidates_padded_equals_sorted(seed, monkeypatch):
     for q in range(nb):               # by definition: every candidate with key <= the k-th
         allk = np.sort(np.concatenate([p[2][np.repeat(np.arange(nb), p[0]) == q] for p in parts]))
         np.testing.assert_array_equal(np.sort(keys[rows == q]), allk[allk <= allk[k - 1]])
+
+
+def test_sharded_knn_one_shard_per_worker(client):
+    # on a distributed client the row blocks are grouped into one shard per worker
+    # (consecutive blocks, about as many rows each), each shard on its own worker
+    X, y, Q = _tie_heavy(3, m=1000)
+    b = sd.KNNClassifier(k=4).fit(da.from_array(X, chunks=125), y)
+    assert b.shard_sizes_ == (500, 500)
+    where = client.who_has(b.shards_)
+    assert len({w for ws in where.values() for w in ws}) == 2
+    expected = KNNClassifier(k=4).fit(X, y).predict(Q)
+    np.testing.assert_array_equal(b.predict(Q), expected)
+    with dask.config.set(scheduler="threads"):          # dask's local threads: one per block
+        c = sd.KNNClassifier(k=4).fit(da.from_array(X, chunks=125), y)
+        assert c.shard_sizes_ == (125,) * 8
+        np.testing.assert_array_equal(c.predict(Q), expected)
 
 
 def test_sharded_knn_ties_across_shards(client):
@@ -317,9 +337,9 @@ def test_kmeans_equals_in_memory_from_the_same_start(client, shift, dtype):
     np.testing.assert_array_equal(b.local_.predict(X[:500]), a.predict(X[:500]))
 
 
-def test_kmeans_pipelined_on_the_cluster_and_not_on_local_threads(client):
-    # a distributed client: iterations are sent ahead (dropped after the stop); dask's local
-    # schedulers compute at once: one iteration at a time. The same fit either way.
+def test_kmeans_actors_on_the_cluster_and_in_process_on_local_threads(client):
+    # a distributed client: one group of chunks per worker, a Dask actor called once per
+    # iteration; dask's local schedulers: one group of this process. The same fit either way.
     rng = np.random.default_rng(8)
     X = rng.normal(size=(9000, 3))
     a = KMeans(n_clusters=5, init=X[:5].copy(), tol=1e-3, max_iter=50).fit(X)
@@ -332,6 +352,18 @@ def test_kmeans_pipelined_on_the_cluster_and_not_on_local_threads(client):
             da.from_array(X, chunks=4096))
     _km_equal(a, c)
     assert 1 < a.n_iter_ < 50          # stopped by the tolerance, before max_iter
+
+
+@pytest.mark.parametrize("sizes, parts, expected", [
+    ([4096] * 4, 2, [0, 2, 4]),
+    ([4096] * 5, 2, [0, 2, 5]),           # 2 or 3 first: as even as the boundaries allow
+    ([4096] * 3 + [100], 2, [0, 2, 4]),
+    ([4096, 4096], 5, [0, 1, 2]),         # more workers than chunks: one chunk each
+    ([4096], 2, [0, 1]),
+    ([8192, 4096, 4096], 2, [0, 1, 3]),
+])
+def test_kmeans_groups_of_consecutive_chunks(sizes, parts, expected):
+    assert sd._split_rows(sizes, parts) == expected
 
 
 def test_kmeans_random_init_and_empty_clusters(client):

@@ -12,14 +12,18 @@ the same results, bit for bit, as the in-memory run.
   the in-memory estimator, which predicts every row independently of the others:
   the result is the in-memory one).
 - :class:`KNNClassifier`, :class:`KNNRegressor`: k-NN (000, "The Nearest
-  Neighbour algorithm") whose training set stays sharded across the workers,
-  one shard per row block of the training dask array. Each shard finds, for each
+  Neighbour algorithm") whose training set stays sharded across the workers:
+  on a distributed client one shard per worker (consecutive row blocks of the
+  training dask array, about as many rows each), on dask's local schedulers one
+  per row block. Each shard finds, for each
   query, its own k' closest points (the k' rule of 000 inside the shard); the
   candidates of all shards are merged with the same rule over their union, so
   every point tied with the global k-th is taken, whichever shard holds it.
-- :class:`KMeans`: 001's Lloyd iterations on a dask array; each iteration every
-  worker computes the per-block partial sums of its blocks with smml's compiled
-  kernel and one task reduces them, in block order, into the new centroids.
+- :class:`KMeans`: 001's Lloyd iterations on a dask array; each worker holds
+  consecutive row blocks of X and their labels (a Dask actor); each iteration
+  every worker computes the per-block partial sums of its blocks with smml's
+  compiled kernel and the driver reduces them, in block order, into the new
+  centroids.
 
 Meta-parallelism (``cv_estimate``, ``tune``, ``nested_cv_estimate``,
 ``compare``, ``learning_curve``, bagging and forests) needs nothing from this
@@ -27,6 +31,7 @@ module: run it inside ``joblib.parallel_config(backend="dask")`` (a
 ``distributed.Client`` being active) and joblib sends the folds, candidates or
 trees to the cluster's workers.
 """
+import contextlib
 import numbers
 
 import numpy as np
@@ -46,6 +51,7 @@ from smml import cluster as _cluster
 from smml import neighbors as _neighbors
 from smml._core import _kmeans
 from smml._core._utils import row_norms_sq
+from smml._threads import blas_single_thread, threads_for
 from smml._validation import check_is_fitted, check_random_state
 from smml.base import store_params
 
@@ -187,6 +193,9 @@ class _Shard:
         self.est, self.y, self.offset = est, y, offset
 
 
+_SHARD_PER_WORKER = True      # on a distributed client: one shard per worker (else per row block)
+
+
 def _labels_summary(yb):
     """Pass 1 of a classifier's fit: the distinct labels of a block and their counts."""
     yb = np.asarray(yb)
@@ -198,10 +207,20 @@ def _labels_summary(yb):
                          f"no None): {exc}") from None
 
 
-def _fit_shard(Xb, yb, params, k, offset, classes):
-    """Pass 2: the shard's in-memory searcher (k capped at the shard's size: a smaller shard
-    offers all of its points) and its labels (class codes, or float64 values)."""
-    yb = np.asarray(yb)
+@_dask_sizeof.register(_Shard)
+def _sizeof_shard(shard):
+    """A shard's bytes (its searcher's arrays and its labels), for the scheduler: reported as
+    a few bytes, a shard could be moved to another worker to meet a query block."""
+    est = shard.est
+    return int(shard.y.nbytes + sum(v.nbytes for v in vars(est).values() if isinstance(v, np.ndarray)))
+
+
+def _fit_shard(Xbs, ybs, params, k, offset, classes):
+    """Pass 2: the shard's in-memory searcher on its row blocks ``Xbs`` (consecutive; k
+    capped at the shard's size: a smaller shard offers all of its points) and its labels
+    (class codes, or float64 values)."""
+    Xb = Xbs[0] if len(Xbs) == 1 else np.concatenate(Xbs)
+    yb = np.asarray(ybs[0] if len(ybs) == 1 else np.concatenate([np.asarray(v) for v in ybs]))
     if classes is not None:
         codes = np.searchsorted(classes, yb)
         yv = np.ascontiguousarray(codes, dtype=np.intp)
@@ -302,13 +321,14 @@ class _DaskKNNBase(BaseEstimator):
         return f"smml.dask.{type(self).__name__}(k={self.k!r}, metric={self.metric!r})"
 
     def fit(self, X, y):
-        """Shard the training set: one in-memory searcher per row block of X, kept on the
-        workers (``dask.persist``).
+        """Shard the training set: one in-memory searcher per worker on a distributed
+        client (consecutive row blocks of X, about as many rows each, one shard on each
+        worker), else one per row block (``dask.persist``), kept on the workers.
 
         Parameters
         ----------
         X : dask array of shape (n_samples, n_features)
-            The training points, numeric and finite; each row block is a shard.
+            The training points, numeric and finite.
         y : dask array or array-like of shape (n_samples,)
             The labels.
 
@@ -341,13 +361,27 @@ class _DaskKNNBase(BaseEstimator):
             decider._default = int(np.argmax(counts))     # first maximum: smallest label
             self.default_label_ = classes[decider._default]
         decider._metric = self.metric
-        offsets = np.concatenate(([0], np.cumsum(X.chunks[0])[:-1]))
-        shards = [dask.delayed(_fit_shard)(xb, yb, params, self.k, int(o), classes)
-                  for xb, yb, o in zip(X.to_delayed().ravel(), y.to_delayed(), offsets)]
-        self.shards_ = list(dask.persist(*shards))
+        sizes = [int(c) for c in X.chunks[0]]
+        offsets = np.concatenate(([0], np.cumsum(sizes)))
+        xs, ys = list(X.to_delayed().ravel()), list(y.to_delayed())
+        client = _distributed_client()
+        if client is not None and _SHARD_PER_WORKER:
+            # one shard per worker, of consecutive row blocks: a worker searches one index
+            # (a shard's search has fixed costs of its own), and the shards are spread
+            workers = sorted(client.nthreads())
+            bounds = _split_rows(sizes, len(workers))
+        else:
+            workers, bounds = None, list(range(len(sizes) + 1))
+        shards = [dask.delayed(_fit_shard)(xs[lo:hi], ys[lo:hi], params, self.k, int(offsets[lo]), classes)
+                  for lo, hi in zip(bounds[:-1], bounds[1:])]
+        if workers is None:
+            self.shards_ = list(dask.persist(*shards))
+        else:
+            self.shards_ = [client.compute(sh, workers=[w], allow_other_workers=True)
+                            for sh, w in zip(shards, workers)]
         # surface a shard's error (bad values, labels) now rather than at the first predict
         dask.compute(*[dask.delayed(_shard_rows)(s) for s in self.shards_])
-        self.shard_sizes_ = tuple(int(c) for c in X.chunks[0])
+        self.shard_sizes_ = tuple(int(offsets[hi] - offsets[lo]) for lo, hi in zip(bounds[:-1], bounds[1:]))
         self.n_samples_fit_ = int(n)
         self.n_features_in_ = int(d)
         self._decider = decider
@@ -399,7 +433,8 @@ class KNNClassifier(_DaskKNNBase):
     ----------
     classes_ : ndarray
     default_label_ : the label predicted on vote ties
-    shards_ : list of dask Delayed, the persisted shards (one per row block of X)
+    shards_ : list of distributed Futures (one shard per worker) or, on dask's local
+        schedulers, of persisted dask Delayed (one per row block of X)
     shard_sizes_ : tuple of int
     n_samples_fit_, n_features_in_ : int
     """
@@ -452,7 +487,7 @@ class KNNRegressor(_DaskKNNBase):
 
     Attributes
     ----------
-    shards_ : list of dask Delayed
+    shards_ : list of distributed Futures or persisted dask Delayed (see KNNClassifier)
     shard_sizes_ : tuple of int
     n_samples_fit_, n_features_in_ : int
     """
@@ -494,150 +529,184 @@ def _chunk_norms(Xb, dtype):
     return row_norms_sq(np.ascontiguousarray(Xb, dtype=dtype))
 
 
-class _Step:
-    """One iteration's result on a chunk, one task output read by two tasks: the next
-    iteration on the chunk reads the labels, the reduce the rest (every block's partial sums,
-    the chunk's merged anchors with their rows' values, the labels changed). A new object
-    each iteration: tasks never mutate their inputs, so a lost result can be recomputed
-    from its lineage."""
+class _Group:
+    """Consecutive chunks of X (the first starting on a block boundary) and their labels, for
+    a whole fit. On a distributed cluster each worker holds one group as a Dask actor: the
+    driver calls it directly (no task graph, no scheduler round trip) once per Lloyd
+    iteration and gets back what the reduce needs; the data and the labels stay on the
+    worker. On dask's local schedulers one group of this process holds every chunk.
 
-    def __init__(self, labels, acc=None, anch=None, V=None, changed=0):
-        self.labels, self.acc, self.anch, self.V, self.changed = labels, acc, anch, V, changed
+    Each method runs the in-memory kernel once over the group's rows (its blocks are the
+    in-memory run's), on ``n_threads`` threads (a worker's threads; the results do not depend
+    on the count)."""
+
+    def __init__(self, shift, dtype, in_dtype, k, block, coef, round32, n_threads, first, *chunks):
+        X = chunks[0] if len(chunks) == 1 else np.concatenate(chunks)
+        self.ops = _cluster._Operands(np.ascontiguousarray(X, dtype=in_dtype), shift, dtype)
+        n, d = self.ops.X.shape
+        self.k, self.block, self.coef, self.round32, self.first = k, block, coef, round32, first
+        self.centred = shift is not None
+        self.mean = np.zeros(d) if shift is None else np.asarray(shift, dtype=np.float64)
+        if n_threads is None:          # an actor: the worker's threads
+            from distributed import get_worker
+            n_threads = get_worker().state.nthreads
+        self.nt = max(1, int(n_threads))
+        nb = -(-n // block)
+        self.acc = np.empty((nb, k * (d + 2)))
+        self.anch = np.empty((nb, k), dtype=np.intp)
+        self.counts = np.empty((nb, 2), dtype=np.intp)
+        self.labels = np.full(n, -1, dtype=np.int32)
+
+    def _blas(self):
+        return blas_single_thread(work=None) if self.nt > 1 else contextlib.nullcontext()
+
+    def _sums(self, changed):
+        """What the reduce needs: every block's sums, the group's merged anchors (the
+        kernel's ``anch[0]``) with the anchor rows' values, and the labels changed. The first
+        group's blocks are merged here, in block order as the kernel merges them (its sums
+        start the merge): it sends one row instead of one per block."""
+        a = self.anch[0].copy()
+        acc = self.acc
+        if self.first:
+            s = acc[0].copy()
+            for b in range(1, acc.shape[0]):
+                s += acc[b]
+            acc = s[None, :]
+        return acc, a, self.ops.X[a[a >= 0]], changed
+
+    def start(self):
+        """A new run: no labels yet."""
+        self.labels.fill(-1)
+
+    def lloyd(self, cent):
+        """One Lloyd iteration's assignment step and partial sums (``lloyd_iter`` without its
+        update step)."""
+        C, Cg, cn = cent
+        ops, k = self.ops, self.k
+        with self._blas():
+            _, n_chg, _, _ = _kmeans.lloyd_iter(
+                ops.Xg, ops.X, ops.xn, np.empty(0), Cg, C, cn, self.mean, self.centred, self.round32,
+                self.coef, self.labels, np.empty_like(Cg), np.empty_like(C), np.empty(k), self.acc,
+                self.anch, self.counts, self.block, _cluster._CHUNK_ROWS, _cluster._FAST_TILE,
+                self.nt, False)
+        return self._sums(n_chg)
+
+    def sqdist(self, C):
+        """The exact squared distances of the rows to their centroids, and the labels."""
+        dist = np.empty(self.ops.X.shape[0])
+        _kmeans.sqdist_to_assigned(self.ops.X, C, self.labels, dist, self.nt)
+        return dist, self.labels
+
+    def recompute(self, rows, new, cent):
+        """The update step's partial sums after the re-seeding moved ``rows`` (local) to
+        clusters ``new``."""
+        C, Cg, cn = cent
+        ops, k = self.ops, self.k
+        self.labels[rows] = new
+        with self._blas():
+            _kmeans.recompute_centroids(ops.Xg, ops.X, ops.xn, np.empty(0), self.labels, Cg, C, cn,
+                                        self.mean, self.centred, self.round32, np.empty_like(Cg),
+                                        np.empty_like(C), np.empty(k), self.acc, self.anch,
+                                        self.counts, self.block, self.nt, False)
+        return self._sums(0)
+
+    def assign(self, cent, reassign):
+        """The final assignment step: labels (``reassign``) and J of each block, computed
+        exactly (one kernel call per block: the blocks' J are summed in order by the driver)."""
+        C, Cg, cn = cent
+        ops, n = self.ops, self.ops.X.shape[0]
+        Js = []
+        with self._blas():
+            for r0 in range(0, n, self.block):
+                r1 = min(n, r0 + self.block)
+                J, _ = _kmeans.assign(ops.Xg[r0:r1], ops.X[r0:r1], ops.xn[r0:r1], np.empty(0), Cg, C,
+                                      cn, self.coef, self.labels[r0:r1], reassign, True, self.block,
+                                      _cluster._CHUNK_ROWS, _cluster._FAST_TILE, self.nt)
+                Js.append(J)
+        return self.labels, Js
 
 
-@_dask_sizeof.register(_cluster._Operands)
-def _sizeof_ops(ops):
-    """A chunk's operands (persisted once per fit, read by every iteration's task on the
-    chunk) in bytes: the scheduler keeps each iteration's task on the worker that holds its
-    chunk (reported as a few bytes, every chunk had moved to one worker)."""
-    return int(sum(a.nbytes for a in {id(a): a for a in (ops.X, ops.Xg, ops.xn)}.values()))
-
-
-@_dask_sizeof.register(_Step)
-def _sizeof_step(sp):
-    return int(sum(a.nbytes for a in (sp.labels, sp.acc, sp.anch, sp.V) if a is not None))
-
-
-def _make_ops(Xb, shift, dtype, in_dtype):
-    return _cluster._Operands(np.ascontiguousarray(Xb, dtype=in_dtype), shift, dtype)
-
-
-def _labels_of(ops, step):
-    """The chunk's labels before this task (a copy): none yet (-1) before the first iteration."""
-    if step is None:
-        return np.full(ops.X.shape[0], -1, dtype=np.int32)
-    return step.labels.copy()
-
-
-def _block_work(ops, k, block):
-    """The kernel's per-block work arrays for a chunk: sums (n_blocks, k (d + 2)), anchors
-    (n_blocks, k) and counts (n_blocks, 2)."""
-    n, d = ops.X.shape
-    nb = -(-n // block)
-    return (np.empty((nb, k * (d + 2))), np.empty((nb, k), dtype=np.intp),
-            np.empty((nb, 2), dtype=np.intp))
-
-
-def _blocks(n, block):
-    return [(r0, min(n, r0 + block)) for r0 in range(0, n, block)]
-
-
-def _lloyd_chunk(ops, step, prev, k, coef, block, mean, centred, round32):
-    """One Lloyd iteration's assignment and partial sums on a chunk: one call of the in-memory
-    kernel over the chunk's rows (the chunk starts on a block boundary, so its blocks are
-    the in-memory run's), without the update step, so that it returns every block's partial
-    sums. ``step``: the chunk's previous iteration (its labels), or None. ``prev`` is the
-    previous reduce's result (its first item: the centroids), so that an iteration can be
-    sent to the cluster before the driver has read the previous one."""
-    C, Cg, cn = prev[0]
-    labels = _labels_of(ops, step)
-    acc, anch, counts = _block_work(ops, k, block)
-    _, n_chg, _, _ = _kmeans.lloyd_iter(
-        ops.Xg, ops.X, ops.xn, np.empty(0), Cg, C, cn, mean, centred, round32, coef, labels,
-        np.empty_like(Cg), np.empty_like(C), np.empty(k), acc, anch, counts, block,
-        _cluster._CHUNK_ROWS, _cluster._FAST_TILE, 1, False)
-    return _step(ops.X, labels, acc, anch, n_chg)
-
-
-def _recompute_chunk(ops, step, moves, cent, k, block, mean, centred, round32):
-    """The update step's partial sums for labels changed by the re-seeding (``moves``: local
-    rows and their new clusters), every block's, in one kernel call over the chunk."""
-    C, Cg, cn = cent
-    labels = _labels_of(ops, step)
-    if len(moves[0]):
-        labels[moves[0]] = moves[1]
-    acc, anch, counts = _block_work(ops, k, block)
-    _kmeans.recompute_centroids(ops.Xg, ops.X, ops.xn, np.empty(0), labels, Cg, C, cn, mean, centred,
-                                round32, np.empty_like(Cg), np.empty_like(C), np.empty(k), acc, anch,
-                                counts, block, 1, False)
-    return _step(ops.X, labels, acc, anch, 0)
-
-
-def _step(X, labels, acc, anch, changed):
-    """The chunk's labels and what the reduce needs of it: every block's sums, the chunk's
-    merged anchors (the kernel's ``anch[0]``) with the values of the anchor rows, and the
-    labels changed."""
-    a = anch[0].copy()
-    return _Step(labels, acc, a, X[a[a >= 0]], changed)
-
-
-def _reduce(steps, prev, k, d, mean, centred, round32):
-    """The update step from the chunks' partial sums: the in-memory kernel's own merge (blocks
-    in order), objective and update (``_kmeans.update_from_blocks``). ``prev``: the previous
-    reduce's result, whose first item is the centroids of the assignment. Returns the new
-    centroids, J of the assignment step, the labels changed, the empty clusters and the
+def _reduce(parts, cent, k, d, mean, centred, round32):
+    """The update step from the groups' partial sums (``_Group._sums``, groups in row order):
+    the in-memory kernel's own merge (blocks in order), objective and update
+    (``_kmeans.update_from_blocks``). ``cent``: the centroids of the assignment. Returns the
+    new centroids, J of the assignment step, the labels changed, the empty clusters and the
     merged weights W."""
-    C, Cg, cn = prev[0]
-    acc = np.concatenate([p.acc for p in steps])
-    # each chunk's merged anchors on its first block (-1: no member on the others), as rows
+    C, Cg, cn = cent
+    acc = np.concatenate([p[0] for p in parts])
+    # each group's merged anchors on its first block (-1: no member on the others), as rows
     # of V, which holds the anchor rows' values
     anch = np.full((acc.shape[0], k), -1, dtype=np.intp)
-    V = np.concatenate([p.V for p in steps] + [np.zeros((1, d), dtype=C.dtype)])
+    V = np.concatenate([p[2] for p in parts] + [np.zeros((1, d), dtype=C.dtype)])
     b = v = 0
-    for p in steps:
-        live = p.anch >= 0
-        anch[b] = p.anch
+    for p in parts:
+        live = p[1] >= 0
+        anch[b] = p[1]
         anch[b, live] = v + np.arange(int(live.sum()))
-        b += p.acc.shape[0]
+        b += p[0].shape[0]
         v += int(live.sum())
     C_new, Cg_new, cn_new = np.empty_like(C), np.empty_like(Cg), np.empty(k)
     J, n_empty = _kmeans.update_from_blocks(V, acc, anch, Cg, C, cn, mean, centred, round32,
                                             Cg_new, C_new, cn_new)
-    changed = sum(int(p.changed) for p in steps)
+    changed = sum(int(p[3]) for p in parts)
     return (C_new, Cg_new, cn_new), J, changed, n_empty, acc[0, k * d:k * d + k].copy()
 
 
-def _sqdist_chunk(ops, step, C):
-    dist = np.empty(ops.X.shape[0])
-    _kmeans.sqdist_to_assigned(ops.X, C, step.labels, dist, 1)
-    return dist, step.labels
+class _LostWorker(Exception):
+    """A worker holding a group died (its actor cannot be reached)."""
 
 
-def _assign_chunk(ops, step, cent, coef, block, reassign):
-    """The final assignment step: labels (``reassign``) and J of each block, computed exactly
-    (one kernel call per block: the blocks' J are summed in order across the chunks)."""
-    C, Cg, cn = cent
-    labels = _labels_of(ops, step)
-    Js = []
-    for r0, r1 in _blocks(ops.X.shape[0], block):
-        J, _ = _kmeans.assign(ops.Xg[r0:r1], ops.X[r0:r1], ops.xn[r0:r1], np.empty(0), Cg, C, cn, coef,
-                              labels[r0:r1], reassign, True, block, _cluster._CHUNK_ROWS,
-                              _cluster._FAST_TILE, 1)
-        Js.append(J)
-    return labels, Js
+def _gather(futs):
+    """The results of one call on every group: actor futures on a cluster (a lost worker
+    becomes ``_LostWorker``), plain values in this process."""
+    if not futs or not hasattr(futs[0], "result"):
+        return futs
+    lost = (OSError,) + _cancelled_errors()          # CommClosedError is an OSError
+    out = []
+    for f in futs:
+        try:
+            out.append(f.result())
+        except lost as exc:
+            raise _LostWorker(str(exc)) from exc
+    return out
 
 
-_PIPELINE = 2        # Lloyd iterations in flight on a distributed cluster
+def _cancelled_errors():
+    try:
+        from distributed.client import FutureCancelledError
+        from distributed import KilledWorker
+    except ImportError:           # pragma: no cover - distributed is part of the extra
+        return ()
+    return (FutureCancelledError, KilledWorker)
 
 
-def _on_distributed():
-    """Whether ``dask.persist`` runs on a ``distributed.Client`` (asynchronously); dask's local
-    schedulers compute at once, where an iteration sent ahead would be computed for nothing."""
+def _distributed_client():
+    """The ``distributed.Client`` that ``dask.compute`` would use, or None (dask's local
+    schedulers)."""
     try:
         from distributed import Client
     except ImportError:       # pragma: no cover - distributed is part of the extra
-        return False
-    return isinstance(getattr(dask.base.get_scheduler(), "__self__", None), Client)
+        return None
+    c = getattr(dask.base.get_scheduler(), "__self__", None)
+    return c if isinstance(c, Client) else None
+
+
+def _on_distributed():
+    return _distributed_client() is not None
+
+
+def _split_rows(sizes, parts):
+    """Cut consecutive chunks of ``sizes`` rows into at most ``parts`` groups of consecutive
+    chunks, as even in rows as the chunk boundaries allow. Returns the groups' first chunks
+    and the number of chunks (ascending, no empty group)."""
+    ends = np.concatenate(([0], np.cumsum(sizes)))
+    bounds = [0]
+    for g in range(1, parts):
+        c = int(np.argmin(np.abs(ends - ends[-1] * g / parts)))
+        if bounds[-1] < c < len(sizes):
+            bounds.append(c)
+    bounds.append(len(sizes))
+    return bounds
 
 
 class KMeans(BaseEstimator):
@@ -646,15 +715,21 @@ class KMeans(BaseEstimator):
     The algorithm, its rules (ties, empty clusters, the cluster of copies of one row,
     convergence) and its results are those of :class:`smml.cluster.KMeans`, bit for bit
     from the same initial centroids: the rows are cut into the in-memory kernel's blocks
-    (X is rechunked so that every chunk starts on a block boundary), each iteration every
-    worker runs smml's compiled Lloyd kernel once per chunk (assignment on exact distances
-    and each block's partial sums S, W, Q), and one task merges the blocks' sums in block
-    order and computes the new centroids with the kernel's own update step. On a
-    distributed client the next iteration is sent before the driver has read the current
-    one (it is dropped if the loop stops there).
-    The labels stay on the workers. Re-seeding an empty cluster (rare) gathers the
-    distances of the points to their centroids (one float per row) to choose the farthest
-    points, as the in-memory rule does.
+    (X is rechunked so that every chunk starts on a block boundary). On a distributed
+    client each worker holds, for the whole fit, a group of consecutive chunks (about as
+    many rows per worker) and their labels, as a Dask actor. Each iteration the driver
+    calls every group once, directly (no task graph: the scheduler is not involved): the
+    group runs smml's compiled Lloyd kernel over its rows (assignment on exact distances
+    and each block's partial sums S, W, Q; the first group also merges its own blocks)
+    and returns the sums; the driver merges them in block order and computes the new
+    centroids with the kernel's own update step. On dask's local schedulers one group of
+    this process holds every chunk.
+    Re-seeding an empty cluster (rare) gathers the distances of the points to their
+    centroids (one float per row) to choose the farthest points, as the in-memory rule
+    does. The labels come back to the driver once, at the end (``labels_`` is then
+    scattered to the workers). A worker lost during the fit loses its group's labels: the
+    fit starts again on new groups (the same result), once; a second loss raises
+    ``RuntimeError``.
 
     Parameters
     ----------
@@ -668,8 +743,9 @@ class KMeans(BaseEstimator):
     tol : float, default=1e-4
     random_state : None, int, RandomState or Generator
     n_jobs : None or int
-        Kept for the parameters of :class:`smml.cluster.KMeans`; each worker runs its
-        blocks on one thread per task (the parallelism is over the chunks).
+        Threads on dask's local schedulers (as :class:`smml.cluster.KMeans`). On a
+        distributed cluster each worker's group runs on that worker's threads
+        (``nthreads``). The results do not depend on either.
 
     Attributes
     ----------
@@ -748,24 +824,47 @@ class KMeans(BaseEstimator):
         local._round32 = in_dtype == np.float32 and (centre or not top < _cluster._GEMM_LIMIT32)
         local._dtype = np.float64 if local._round32 else in_dtype
         dtype = local._dtype
-        chunk_ops = list(dask.persist(*[dask.delayed(_make_ops)(c, local._shift, dtype, in_dtype)
-                                     for c in chunks]))
+        coef = _neighbors._euclidean_error_coef(d, dtype)
         rng = check_random_state(self.random_state)
-        best = None
+        starts = []               # every run's initial centroids, drawn as the in-memory fit draws them
         for _ in range(local._n_runs()):
             if isinstance(self.init, str):         # "random": the rows the in-memory fit draws
                 idx = rng.choice(np.arange(n), k, replace=False)
-                C0 = X[idx].astype(in_dtype).compute()
+                starts.append(X[idx].astype(in_dtype).compute())
             else:
-                C0 = local._init_C
-            run = self._run(local, chunk_ops, C0, n, d, block)
-            if best is None or run[2] < best[2]:
-                best = run
-        C, st, inertia, path, n_iter, converged, n_empty = best
+                starts.append(local._init_C)
+        for attempt in range(2):
+            try:
+                groups, keep = self._groups(local, chunks, X.chunks[0], in_dtype, k, block, coef, n, d)
+                best = None
+                for C0 in starts:
+                    run = self._run(local, groups, C0, n, d)
+                    if best is None or run[2] < best[2]:
+                        best = run
+                break
+            except _LostWorker as exc:
+                # the groups are state on the workers (the labels): a lost one cannot be
+                # rebuilt from a task graph; the fit starts again once on new groups (the
+                # same result), then gives up
+                if attempt:
+                    raise RuntimeError("smml.dask.KMeans: a worker holding part of X was lost during "
+                                       "the fit, twice; nothing was fitted") from exc
+            finally:
+                groups = keep = None
+        sizes = X.chunks[0]
+        labels = np.concatenate(best[1])
+        cuts = np.cumsum(sizes)[:-1]
+        parts = np.split(labels, cuts)
+        client = _distributed_client()
+        if client is not None:        # the labels go back to the workers, one piece per chunk
+            parts = client.scatter(parts)
+            st = [da.from_delayed(p, shape=(c,), dtype=np.int32) for p, c in zip(parts, sizes)]
+        else:
+            st = [da.from_array(p, chunks=c) for p, c in zip(parts, sizes)]
+        C, _, inertia, path, n_iter, converged, n_empty = best
         _cluster._warn_empty(k, n_empty)
         self.cluster_centers_ = C.astype(in_dtype)
-        self.labels_ = da.concatenate([da.from_delayed(s, shape=(c,), dtype=np.int32)
-                                       for s, c in zip(st, X.chunks[0])])
+        self.labels_ = da.concatenate(st)
         self.inertia_ = float(inertia)
         self.inertia_path_ = path
         self.n_iter_ = int(n_iter)
@@ -784,14 +883,33 @@ class KMeans(BaseEstimator):
         self.local_ = local
         return self
 
-    def _run(self, local, chunk_ops, C0, n, d, block):
-        """One run of the notes' loop (``smml.cluster.KMeans._run``, step for step)."""
+    def _groups(self, local, chunks, sizes, in_dtype, k, block, coef, n, d):
+        """The fit's groups of consecutive chunks: one Dask actor per worker on a distributed
+        cluster (about as many rows each), else one group of this process. Returns them and
+        the actors' futures (which keep the actors alive)."""
+        client = _distributed_client()
+        args = (local._shift, local._dtype, in_dtype, k, block, coef, local._round32)
+        if client is None:
+            nt = threads_for(local._n_threads(), n * k * d, _cluster._GRAIN)
+            return [_Group(*args, nt, True, *dask.compute(*chunks))], None
+        workers = sorted(client.nthreads())
+        bounds = _split_rows([int(c) for c in sizes], len(workers))
+        keep = []
+        for g in range(len(bounds) - 1):
+            w = [workers[g]]
+            xs = client.compute(list(chunks[bounds[g]:bounds[g + 1]]), workers=w,
+                                allow_other_workers=True)
+            keep.append(client.submit(_Group, *args, None, g == 0, *xs, workers=w, allow_other_workers=True,
+                                      actor=True, pure=False))
+        return _gather(keep), keep
+
+    def _run(self, local, groups, C0, n, d):
+        """One run of the notes' loop (``smml.cluster.KMeans._run``, step for step): each
+        iteration one call per group (assignment and partial sums), then the reduce here."""
         k = self.n_clusters
-        dt = local._dtype
         centred = local._shift is not None
         mean = np.zeros(d) if local._shift is None else local._shift
         round32 = local._round32
-        coef = _neighbors._euclidean_error_coef(d, dt)
         cent = local._gemm_centroids(C0)
         C, Cg, cn = cent
         cent = (C, Cg if centred else C, cn)
@@ -799,55 +917,40 @@ class KMeans(BaseEstimator):
         converged = False
         n_empty = 0
         it = 0
-        # Iterations in flight: on a distributed cluster the next iteration is sent before the
-        # driver has read the current one (its tasks take the reduce's result as an input), so
-        # the workers never wait for the driver's round trip. An iteration the driver would not
-        # have run (after a stop, or after a re-seeding changed the centroids) is dropped
-        # unread: the results are those of the loop run one iteration at a time.
-        depth = _PIPELINE if _on_distributed() else 1
-        flight = []
-        steps = [None] * len(chunk_ops)    # each chunk's last iteration (labels and partial sums)
+
+        def call(name, *a):
+            return _gather([getattr(g, name)(*a) for g in groups])
+
+        call("start")
         while it < self.max_iter:
-            while len(flight) < depth and it + len(flight) < self.max_iter:
-                src, prev = (flight[-1][0], flight[-1][1]) if flight else (steps, (cent,))
-                new = [dask.delayed(_lloyd_chunk)(s, p, prev, k, coef, block, mean, centred, round32)
-                       for s, p in zip(chunk_ops, src)]
-                red = dask.delayed(_reduce)(new, prev, k, d, mean, centred, round32)
-                out = dask.persist(*new, red)
-                flight.append((list(out[:-1]), out[-1]))
-            steps, red = flight.pop(0)
-            cent_new, J, n_changed, n_empty, W = red.compute()
+            parts = call("lloyd", cent)
+            cent_new, J, n_changed, n_empty, W = _reduce(parts, cent, k, d, mean, centred, round32)
             it += 1
             path.append(J)
             moved = 0
             if n_empty:
-                flight.clear()
-                steps, moved, n_empty, cent_new = self._reseed(chunk_ops, steps, cent, cent_new, W, k, d,
-                                                               block, mean, centred, round32)
+                moved, n_empty, cent_new = self._reseed(groups, cent, cent_new, W, k, d, mean, centred,
+                                                        round32)
             cent = cent_new
             if n_changed == 0 and moved == 0:
                 converged = True
                 break
             if self.tol > 0 and len(path) > 1 and path[-2] - J <= self.tol * path[-2]:
                 break
-        flight.clear()
-        outs = dask.compute(*[dask.delayed(_assign_chunk)(s, p, cent, coef, block, not converged)
-                              for s, p in zip(chunk_ops, steps)])
+        outs = call("assign", cent, not converged)
         inertia = 0.0
         for _, Js in outs:
             for J in Js:
                 inertia = inertia + J
-        final = [dask.delayed(np.asarray)(lab) for lab, _ in outs]
-        final = list(dask.persist(*final))
-        return cent[0], final, inertia, np.array(path), it, converged, n_empty
+        labels = [np.array(lab) for lab, _ in outs]       # copies: a local group keeps its own
+        return cent[0], labels, inertia, np.array(path), it, converged, n_empty
 
-    def _reseed(self, chunk_ops, steps, cent_old, cent_new, W, k, d, block, mean, centred, round32):
+    def _reseed(self, groups, cent_old, cent_new, W, k, d, mean, centred, round32):
         """``smml.cluster.KMeans._reseed``: the empty clusters take the farthest points (exact
         distances to the centroids they were assigned to, farthest first, lowest row on
         ties, skipping points at distance 0 and last members), then the means again."""
         empty = np.flatnonzero(~(W > 0))
-        got = dask.compute(*[dask.delayed(_sqdist_chunk)(s, p, cent_old[0])
-                             for s, p in zip(chunk_ops, steps)])
+        got = _gather([g.sqdist(cent_old[0]) for g in groups])
         dist = np.concatenate([g[0] for g in got])
         labels = np.concatenate([g[1] for g in got])
         cand = np.flatnonzero(dist > 0)
@@ -856,17 +959,15 @@ class KMeans(BaseEstimator):
         moves = dict(_cluster._move_to_empty(labels, cand, members, empty))
         moved = len(moves)
         if not moved:
-            return steps, 0, len(empty), cent_new
+            return 0, len(empty), cent_new
         sizes = [len(g[0]) for g in got]
         bounds = np.concatenate(([0], np.cumsum(sizes)))
         rows = np.array(sorted(moves), dtype=np.intp)
-        new = []
-        for c, (s, p) in enumerate(zip(chunk_ops, steps)):
+        futs = []
+        for c, g in enumerate(groups):
             sel = rows[(rows >= bounds[c]) & (rows < bounds[c + 1])]
-            mv = (sel - bounds[c], np.array([moves[int(i)] for i in sel], dtype=np.int32))
-            new.append(dask.delayed(_recompute_chunk)(s, p, mv, cent_old, k, block, mean, centred,
-                                                      round32))
-        red = dask.delayed(_reduce)(new, (cent_old,), k, d, mean, centred, round32)
-        out = dask.persist(*new, red)
-        cent, _, _, still, _ = out[-1].compute()
-        return list(out[:-1]), moved, still, cent
+            futs.append(g.recompute(sel - bounds[c], np.array([moves[int(i)] for i in sel], dtype=np.int32),
+                                    cent_old))
+        parts = _gather(futs)
+        cent, _, _, still, _ = _reduce(parts, cent_old, k, d, mean, centred, round32)
+        return moved, still, cent
