@@ -267,6 +267,55 @@ def test_training_scores_equal_the_fitted_model_on_the_training_rows(subsample):
     for t, P in enumerate(gc.staged_predict_proba(Xc)):
         loss = -np.mean(np.log(P[np.arange(len(yc)), np.searchsorted(gc.classes_, yc)]))
         np.testing.assert_allclose(gc.train_score_[t], loss, rtol=1e-10)
+    Xb, yb = _data(n=800, d=5, seed=23, kind="bin")
+    gbin = GradientBoostingClassifier(n_estimators=5, subsample=subsample, random_state=2).fit(Xb, yb)
+    assert len(gbin.train_score_) == 5
+    for t, P in enumerate(gbin.staged_predict_proba(Xb)):
+        np.testing.assert_allclose(gbin.train_score_[t], -np.mean(np.log(P[np.arange(len(yb)), yb])), rtol=1e-10)
+
+
+@pytest.mark.parametrize("loss, K", [(0, 1), (1, 1), (2, 4)])
+def test_gradients_and_the_loss_in_one_pass(loss, K):
+    # _gbm.gradients(want_loss=True) returns the loss at F (a round's training loss) from the
+    # exponentials of the gradients: bit for bit loss_sum's value, the same G and H, on any
+    # thread count; both against the notes' formulas in numpy
+    from smml._core import _gbm
+
+    rng = np.random.default_rng(loss)
+    n = 9001                                    # three blocks of rows, the last one short
+    F = rng.normal(size=(n, K)) * 4
+    F[:3] = [[40.0] * K, [-40.0] * K, [0.0] * K]
+    y = rng.integers(0, max(K, 2), n).astype(float) if loss else rng.normal(size=n)
+    sw = rng.random(n)
+    out = []
+    for nt in (1, 2):
+        for want in (False, True):
+            G, H = np.empty((K, n)), np.empty((K, n))
+            v = _gbm.gradients(loss, y, F, sw, G, H, nt, want)
+            out.append((G, H))
+            if want:
+                assert v == _gbm.loss_sum(loss, y, F, sw, nt) == _gbm.loss_sum(loss, y, F, sw, 1)
+    for G, H in out[1:]:
+        np.testing.assert_array_equal(G, out[0][0])
+        np.testing.assert_array_equal(H, out[0][1])
+    G, H = out[0]
+    if loss == 0:
+        g, h, lv = -2 * (y - F[:, 0]), np.full(n, 2.0), (y - F[:, 0]) ** 2
+        g, h = g[None], h[None]
+    elif loss == 1:
+        p = 1 / (1 + np.exp(-F[:, 0]))
+        g, h = (p - y)[None], (p * (1 - p))[None]
+        lv = np.logaddexp(0, F[:, 0]) - y * F[:, 0]
+    else:
+        P = np.exp(F - F.max(axis=1, keepdims=True))
+        P /= P.sum(axis=1, keepdims=True)
+        Y = np.eye(K)[y.astype(int)]
+        g, h = (P - Y).T, (P * (1 - P)).T
+        lv = -np.log(P[np.arange(n), y.astype(int)])
+    np.testing.assert_allclose(G, sw * g, rtol=1e-12, atol=1e-300)
+    np.testing.assert_allclose(H, sw * h, rtol=1e-12, atol=1e-300)
+    G2, H2 = np.empty((K, n)), np.empty((K, n))
+    np.testing.assert_allclose(_gbm.gradients(loss, y, F, sw, G2, H2, 2, True), np.dot(sw, lv), rtol=1e-12)
 
 
 def test_categorical_features():

@@ -76,51 +76,87 @@ cdef inline double _sum_exp(const double[:, ::1] F, intp_t i, intp_t K, double m
     return s
 
 
+cdef enum:
+    LOSS_BLOCK = 4096       # rows per partial sum of the loss (fixed: the sum is the same on any thread count)
+
+
 def gradients(int loss,
               const double[::1] y,          # IN (n,) target; class index (0/1 or 0..K-1) for the classifiers
               const double[:, ::1] F,       # IN (n, K) current scores
               const double[::1] sw,         # IN (n,) sample weights
               double[:, ::1] G,             # OUT (K, n) w g_i
               double[:, ::1] H,             # OUT (K, n) w h_i
-              int n_threads):
+              int n_threads,
+              bint want_loss=False):
     """Squared error (002 "Quadratic loss"): l = (y - y')^2, g = -2 (y - F), h = 2.
     Logistic (002 "Logistic loss", natural log): l = -(1-y) log(1-p) - y log p with
     p = 1 / (1 + e^-F): g = p - y, h = p (1 - p).  Softmax (K classes): p_k = e^F_k / sum e^F,
     l = -log p_y: g_k = p_k - [y = k], h_k = p_k (1 - p_k) (the diagonal of the Hessian).
-    Each multiplied by the sample weight."""
-    cdef intp_t n = F.shape[0], K = F.shape[1], i, k, c
-    cdef double w, p, e, m, s
+    Each multiplied by the sample weight.
+
+    ``want_loss``: also return sum_i w_i l(y_i, F_i), the value :func:`loss_sum` returns
+    (bit for bit: the same terms, the same blocks), from the exponentials the gradients
+    compute anyway (a boosting round's training loss is the next round's gradients' F).
+    Each row's e^-|F| (logistic) or e^(F_k - max F) (softmax, kept in G until p_k is
+    formed) is computed once."""
+    cdef intp_t n = F.shape[0], K = F.shape[1], i, k, c, nb, b, r0, r1
+    cdef double w, p, e, m, s, f, v, acc
+    cdef double* part = NULL
     cdef int nt = threads_for(n_threads, n * K, EXP_GRAIN)
+    if n == 0:
+        return 0.0
+    nb = (n + LOSS_BLOCK - 1) // LOSS_BLOCK
+    if want_loss:
+        part = <double*>malloc(nb * sizeof(double))
+        if part == NULL:
+            raise MemoryError("smml.ensemble: could not allocate the loss partial sums")
     with nogil:
-        if loss == LOSS_SQUARED:
-            for i in prange(n, num_threads=nt, schedule="static"):
+        for b in prange(nb, num_threads=nt, schedule="static"):
+            r0 = b * LOSS_BLOCK
+            r1 = min(r0 + LOSS_BLOCK, n)
+            acc = 0.0
+            for i in range(r0, r1):
                 w = sw[i]
-                G[0, i] = -2.0 * w * (y[i] - F[i, 0])
-                H[0, i] = 2.0 * w
-        elif loss == LOSS_LOGISTIC:
-            for i in prange(n, num_threads=nt, schedule="static"):
-                w = sw[i]
-                if F[i, 0] >= 0.0:
-                    p = 1.0 / (1.0 + exp(-F[i, 0]))
+                if loss == LOSS_SQUARED:
+                    G[0, i] = -2.0 * w * (y[i] - F[i, 0])
+                    H[0, i] = 2.0 * w
+                    v = (y[i] - F[i, 0]) * (y[i] - F[i, 0])
+                elif loss == LOSS_LOGISTIC:
+                    f = F[i, 0]
+                    e = exp(-fabs(f))
+                    if f >= 0.0:
+                        p = 1.0 / (1.0 + e)
+                    else:
+                        p = e / (1.0 + e)
+                    G[0, i] = w * (p - y[i])
+                    H[0, i] = w * (p * (1.0 - p))
+                    v = 0.0
+                    if want_loss:
+                        v = (f if f > 0.0 else 0.0) + log1p(e) - y[i] * f
                 else:
-                    e = exp(F[i, 0])
-                    p = e / (1.0 + e)
-                G[0, i] = w * (p - y[i])
-                H[0, i] = w * (p * (1.0 - p))
-        else:
-            for i in prange(n, num_threads=nt, schedule="static"):
-                w = sw[i]
-                c = <intp_t>y[i]
-                m = _row_max(F, i, K)
-                s = _sum_exp(F, i, K, m)
-                for k in range(K):
-                    p = exp(F[i, k] - m) / s
-                    G[k, i] = w * (p - (1.0 if k == c else 0.0))
-                    H[k, i] = w * (p * (1.0 - p))
-
-
-cdef enum:
-    LOSS_BLOCK = 4096       # rows per partial sum of loss_sum (fixed: the sum is the same on any thread count)
+                    c = <intp_t>y[i]
+                    m = _row_max(F, i, K)
+                    s = 0.0
+                    for k in range(K):
+                        e = exp(F[i, k] - m)
+                        G[k, i] = e
+                        s = s + e
+                    for k in range(K):
+                        p = G[k, i] / s
+                        G[k, i] = w * (p - (1.0 if k == c else 0.0))
+                        H[k, i] = w * (p * (1.0 - p))
+                    v = 0.0
+                    if want_loss:
+                        v = m + log(s) - F[i, c]
+                acc = acc + w * v
+            if want_loss:
+                part[b] = acc
+        acc = 0.0
+        if want_loss:
+            for b in range(nb):
+                acc = acc + part[b]
+    free(part)
+    return acc
 
 
 def loss_sum(int loss,

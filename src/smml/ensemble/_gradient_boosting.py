@@ -191,7 +191,10 @@ class _BaseGradientBoosting(SmmlEstimator):
         train_score, val_score = [], []
         best, best_round, since = np.inf, -1, 0
         for t in range(self.n_estimators):
-            _gbm.gradients(loss_code, yf, F, sw, G, H, n_threads)
+            # the previous round's training loss comes with this round's gradients (the same F)
+            loss = _gbm.gradients(loss_code, yf, F, sw, G, H, n_threads, t > 0)
+            if t > 0:
+                train_score.append(loss / wsum)
             rows = all_rows if m == n else np.sort(rng.choice(n, m, replace=False)).astype(np.intp)
             if m < n:
                 keep = np.ones(n, bool)
@@ -212,7 +215,6 @@ class _BaseGradientBoosting(SmmlEstimator):
                     _gbm.add_tree_codes(Xbv, val_rows, tree._records(), sbin, nan_code, bits, value, Fv, k,
                                         n_threads)
                 trees.append(tree)
-            train_score.append(_gbm.loss_sum(loss_code, yf, F, sw, n_threads) / wsum)
             if val is not None:
                 v = _gbm.loss_sum(loss_code, yv, Fv, swv, n_threads) / swv_sum
                 val_score.append(v)
@@ -222,6 +224,8 @@ class _BaseGradientBoosting(SmmlEstimator):
                     since += 1
                     if since >= self.n_iter_no_change:
                         break
+        if trees:                     # the last round's training loss
+            train_score.append(_gbm.loss_sum(loss_code, yf, F, sw, n_threads) / wsum)
         if val is not None:
             trees = trees[:(best_round + 1) * K]
             train_score = train_score[:best_round + 1]
