@@ -29,7 +29,7 @@
 from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memcpy, memmove, memset
 from libc.math cimport exp, fabs, log, log1p, INFINITY
-from cython.parallel cimport prange
+from cython.parallel cimport parallel, prange
 
 from smml._core._typedefs cimport intp_t, int32_t, uint8_t, uint64_t
 from smml._core._openmp cimport threads_for
@@ -80,6 +80,66 @@ cdef enum:
     LOSS_BLOCK = 4096       # rows per partial sum of the loss (fixed: the sum is the same on any thread count)
 
 
+cdef extern from "_simd.h" nogil:
+    enum: SMML_GBM_CHUNK
+    double smml_gbm_logistic_block(const double* F, const double* y, const double* sw, double* G,
+                                   double* H, intp_t n, int want_loss)
+    double smml_gbm_softmax_block(const double* F, intp_t K, const double* y, const double* sw,
+                                  double* G, double* H, intp_t ld, intp_t n, int want_loss, double* ex)
+
+
+cdef double _loss_pass(int loss, const double[::1] y, const double[:, ::1] F, const double[::1] sw,
+                       double* G, double* H, intp_t ld, int nt, bint want_loss) except? -1.0:
+    """The gradients (into G, H, (K, ld) row-major, unless G is NULL) and / or the loss sum,
+    over blocks of LOSS_BLOCK rows, the blocks' sums added in block order: the same values
+    on any thread count, and the same loss sum with or without the gradients."""
+    cdef intp_t n = F.shape[0], K = F.shape[1], nb, b, i, r0, r1
+    cdef double acc, w, v
+    cdef double* part
+    cdef double* ex
+    cdef int failed[1]
+    failed[0] = 0
+    if n == 0:
+        return 0.0
+    nb = (n + LOSS_BLOCK - 1) // LOSS_BLOCK
+    part = <double*>malloc(nb * sizeof(double))
+    if part == NULL:
+        raise MemoryError("smml.ensemble: could not allocate the loss partial sums")
+    with nogil, parallel(num_threads=nt):
+        ex = NULL
+        if loss == LOSS_SOFTMAX:
+            ex = <double*>malloc(K * SMML_GBM_CHUNK * sizeof(double))
+        for b in prange(nb, schedule="static"):
+            r0 = b * LOSS_BLOCK
+            r1 = min(r0 + LOSS_BLOCK, n)
+            acc = 0.0
+            if loss == LOSS_SQUARED:
+                for i in range(r0, r1):
+                    w = sw[i]
+                    if G != NULL:
+                        G[i] = -2.0 * w * (y[i] - F[i, 0])
+                        H[i] = 2.0 * w
+                    v = (y[i] - F[i, 0]) * (y[i] - F[i, 0])
+                    acc = acc + w * v
+            elif loss == LOSS_LOGISTIC:
+                acc = smml_gbm_logistic_block(&F[r0, 0], &y[r0], &sw[r0], G + r0 if G != NULL else NULL,
+                                              H + r0 if G != NULL else NULL, r1 - r0, want_loss)
+            elif ex == NULL:
+                failed[0] = 1
+            else:
+                acc = smml_gbm_softmax_block(&F[r0, 0], K, &y[r0], &sw[r0], G + r0 if G != NULL else NULL,
+                                             H + r0 if G != NULL else NULL, ld, r1 - r0, want_loss, ex)
+            part[b] = acc
+        free(ex)
+    acc = 0.0
+    for b in range(nb):
+        acc = acc + part[b]
+    free(part)
+    if failed[0]:
+        raise MemoryError("smml.ensemble: could not allocate the softmax scratch")
+    return acc if want_loss else 0.0
+
+
 def gradients(int loss,
               const double[::1] y,          # IN (n,) target; class index (0/1 or 0..K-1) for the classifiers
               const double[:, ::1] F,       # IN (n, K) current scores
@@ -97,66 +157,17 @@ def gradients(int loss,
     ``want_loss``: also return sum_i w_i l(y_i, F_i), the value :func:`loss_sum` returns
     (bit for bit: the same terms, the same blocks), from the exponentials the gradients
     compute anyway (a boosting round's training loss is the next round's gradients' F).
-    Each row's e^-|F| (logistic) or e^(F_k - max F) (softmax, kept in G until p_k is
-    formed) is computed once."""
-    cdef intp_t n = F.shape[0], K = F.shape[1], i, k, c, nb, b, r0, r1
-    cdef double w, p, e, m, s, f, v, acc
-    cdef double* part = NULL
-    cdef int nt = threads_for(n_threads, n * K, EXP_GRAIN)
+    The exponential and logarithm of the logistic and softmax losses are ``_simd.h``'s
+    vectorised ones (within about 1 ulp of libm's); each row's e^-|F| or e^(F_k - max F)
+    is computed once."""
+    cdef intp_t n = F.shape[0], K = F.shape[1]
+    if G.shape[0] != K or H.shape[0] != K or G.shape[1] != n or H.shape[1] != n or y.shape[0] != n \
+            or sw.shape[0] != n:
+        raise ValueError("gradients: shapes disagree")
     if n == 0:
         return 0.0
-    nb = (n + LOSS_BLOCK - 1) // LOSS_BLOCK
-    if want_loss:
-        part = <double*>malloc(nb * sizeof(double))
-        if part == NULL:
-            raise MemoryError("smml.ensemble: could not allocate the loss partial sums")
-    with nogil:
-        for b in prange(nb, num_threads=nt, schedule="static"):
-            r0 = b * LOSS_BLOCK
-            r1 = min(r0 + LOSS_BLOCK, n)
-            acc = 0.0
-            for i in range(r0, r1):
-                w = sw[i]
-                if loss == LOSS_SQUARED:
-                    G[0, i] = -2.0 * w * (y[i] - F[i, 0])
-                    H[0, i] = 2.0 * w
-                    v = (y[i] - F[i, 0]) * (y[i] - F[i, 0])
-                elif loss == LOSS_LOGISTIC:
-                    f = F[i, 0]
-                    e = exp(-fabs(f))
-                    if f >= 0.0:
-                        p = 1.0 / (1.0 + e)
-                    else:
-                        p = e / (1.0 + e)
-                    G[0, i] = w * (p - y[i])
-                    H[0, i] = w * (p * (1.0 - p))
-                    v = 0.0
-                    if want_loss:
-                        v = (f if f > 0.0 else 0.0) + log1p(e) - y[i] * f
-                else:
-                    c = <intp_t>y[i]
-                    m = _row_max(F, i, K)
-                    s = 0.0
-                    for k in range(K):
-                        e = exp(F[i, k] - m)
-                        G[k, i] = e
-                        s = s + e
-                    for k in range(K):
-                        p = G[k, i] / s
-                        G[k, i] = w * (p - (1.0 if k == c else 0.0))
-                        H[k, i] = w * (p * (1.0 - p))
-                    v = 0.0
-                    if want_loss:
-                        v = m + log(s) - F[i, c]
-                acc = acc + w * v
-            if want_loss:
-                part[b] = acc
-        acc = 0.0
-        if want_loss:
-            for b in range(nb):
-                acc = acc + part[b]
-    free(part)
-    return acc
+    return _loss_pass(loss, y, F, sw, &G[0, 0], &H[0, 0], n, threads_for(n_threads, n * K, EXP_GRAIN),
+                      want_loss)
 
 
 def loss_sum(int loss,
@@ -168,39 +179,10 @@ def loss_sum(int loss,
     (the logistic loss, computed as max(F, 0) + log1p(e^-|F|) - y F); log sum_k e^F_k - F_y.
     Partial sums over fixed blocks of rows, added in block order: the result does not depend
     on the thread count."""
-    cdef intp_t n = F.shape[0], K = F.shape[1], nb, b, i, k, r0, r1
-    cdef double acc, v, f, m, s
-    cdef double* part
-    cdef int nt
-    if n == 0:
-        return 0.0
-    nb = (n + LOSS_BLOCK - 1) // LOSS_BLOCK
-    part = <double*>malloc(nb * sizeof(double))
-    if part == NULL:
-        raise MemoryError("smml.ensemble: could not allocate the loss partial sums")
-    nt = threads_for(n_threads, n * K, EXP_GRAIN)     # (an exp and a log1p per row)
-    with nogil:
-        for b in prange(nb, num_threads=nt, schedule="static"):
-            r0 = b * LOSS_BLOCK
-            r1 = min(r0 + LOSS_BLOCK, n)
-            acc = 0.0
-            for i in range(r0, r1):
-                if loss == LOSS_SQUARED:
-                    v = (y[i] - F[i, 0]) * (y[i] - F[i, 0])
-                elif loss == LOSS_LOGISTIC:
-                    f = F[i, 0]
-                    v = (f if f > 0.0 else 0.0) + log1p(exp(-fabs(f))) - y[i] * f
-                else:
-                    m = _row_max(F, i, K)
-                    s = _sum_exp(F, i, K, m)
-                    v = m + log(s) - F[i, <intp_t>y[i]]
-                acc = acc + sw[i] * v
-            part[b] = acc
-        acc = 0.0
-        for b in range(nb):
-            acc = acc + part[b]
-    free(part)
-    return acc
+    cdef intp_t n = F.shape[0], K = F.shape[1]
+    if y.shape[0] != n or sw.shape[0] != n:
+        raise ValueError("loss_sum: shapes disagree")
+    return _loss_pass(loss, y, F, sw, NULL, NULL, n, threads_for(n_threads, n * K, EXP_GRAIN), True)
 
 
 # ---------------------------------------------------------------------------
