@@ -432,27 +432,46 @@ cdef intp_t _partition_range(const Params* P, Scratch* S, const SplitRecord* sp,
     the others to tmp[a:] (in their order); returns how many go first. sums = the sums of the
     gradients and hessians of each side, in row order: G1, H1, G2, H2."""
     cdef intp_t p, i, q = a, r = a, f = sp.feature, d = P.d, c, nc = P.nan_code[sp.feature]
-    cdef bint left
-    cdef double g1 = 0.0, h1 = 0.0, g2 = 0.0, h2 = 0.0
-    for p in range(a, b):
-        i = P.rows[p]
-        c = P.Xb[i * d + f]
-        if sp.is_cat:
+    cdef intp_t left, isnan, ml = 1 if sp.missing_left else 0, sb = sp.bin
+    cdef double g1 = 0.0, h1 = 0.0, g2 = 0.0, h2 = 0.0, lf, gi, hi
+    # branch-free (which side a row goes is as random as the data): each row is written to
+    # both sides' next slot and only its own side's count advances (the other slot is
+    # overwritten later or lies past the side's end); a side's sums add the other side's
+    # values times 0.0, which leaves them as they are (a sum of these terms starting from
+    # +0.0 is never -0.0, and x + (+-0.0) == x)
+    if sp.is_cat:
+        for p in range(a, b):
+            i = P.rows[p]
+            c = P.Xb[i * d + f]
             left = (sp.cat_bits[c >> 6] >> (c & 63)) & 1
-        elif c == nc:
-            left = sp.missing_left
-        else:
-            left = c <= sp.bin
-        if left:
             P.rows[q] = i
-            q += 1
-            g1 += P.t.wy[i]
-            h1 += P.t.w[i]
-        else:
             S.tmp[r] = i
-            r += 1
-            g2 += P.t.wy[i]
-            h2 += P.t.w[i]
+            q += left
+            r += 1 - left
+            lf = <double> left
+            gi = P.t.wy[i]
+            hi = P.t.w[i]
+            g1 += gi * lf
+            h1 += hi * lf
+            g2 += gi * (1.0 - lf)
+            h2 += hi * (1.0 - lf)
+    else:
+        for p in range(a, b):
+            i = P.rows[p]
+            c = P.Xb[i * d + f]
+            isnan = c == nc
+            left = isnan * ml + (1 - isnan) * (c <= sb)
+            P.rows[q] = i
+            S.tmp[r] = i
+            q += left
+            r += 1 - left
+            lf = <double> left
+            gi = P.t.wy[i]
+            hi = P.t.w[i]
+            g1 += gi * lf
+            h1 += hi * lf
+            g2 += gi * (1.0 - lf)
+            h2 += hi * (1.0 - lf)
     sums[0] = g1
     sums[1] = h1
     sums[2] = g2
@@ -728,7 +747,9 @@ def grow_tree(const uint8_t[:, ::1] Xb,        # IN (n, d) codes
         with nogil:
             rc = _grow(&P, &S, nodes, value, bits, sbin, seg, node_hist, m, n_leaf_cap, &n_nodes)
             if rc == 0:
-                for node in range(n_nodes):
+                # the leaves' segments are disjoint: each F entry is updated once, on any thread
+                for node in prange(n_nodes, num_threads=threads_for(P.n_threads, m, PART_GRAIN),
+                                   schedule="dynamic"):
                     if nodes[node].children_left < 0:
                         v = value[node]
                         for p in range(seg[2 * node], seg[2 * node + 1]):
