@@ -426,52 +426,43 @@ cdef void _totals(const Params* P, intp_t start, intp_t end, double* Gs, double*
     Hs[0] = h
 
 
+cdef inline intp_t _goes_first(const SplitRecord* sp, intp_t c, intp_t nc) noexcept nogil:
+    """1 if a row of code c goes to the first child of split sp, else 0, without a branch on c
+    (the test on is_cat is the same for every row of the split): a category in cat_bits; a
+    missing value (code nc) to the learned side; else code <= bin."""
+    cdef intp_t isnan
+    if sp.is_cat:
+        return (sp.cat_bits[c >> 6] >> (c & 63)) & 1
+    isnan = c == nc
+    return isnan * (<intp_t> sp.missing_left) + (1 - isnan) * (c <= sp.bin)
+
+
 cdef intp_t _partition_range(const Params* P, Scratch* S, const SplitRecord* sp, intp_t a,
                              intp_t b, double* sums) noexcept nogil:
     """rows[a:b]: the rows of the first child moved to the front of the range (in their order),
     the others to tmp[a:] (in their order); returns how many go first. sums = the sums of the
     gradients and hessians of each side, in row order: G1, H1, G2, H2."""
-    cdef intp_t p, i, q = a, r = a, f = sp.feature, d = P.d, c, nc = P.nan_code[sp.feature]
-    cdef intp_t left, isnan, ml = 1 if sp.missing_left else 0, sb = sp.bin
+    cdef intp_t p, i, q = a, r = a, f = sp.feature, d = P.d, nc = P.nan_code[sp.feature], left
     cdef double g1 = 0.0, h1 = 0.0, g2 = 0.0, h2 = 0.0, lf, gi, hi
     # branch-free (which side a row goes is as random as the data): each row is written to
     # both sides' next slot and only its own side's count advances (the other slot is
     # overwritten later or lies past the side's end); a side's sums add the other side's
     # values times 0.0, which leaves them as they are (a sum of these terms starting from
     # +0.0 is never -0.0, and x + (+-0.0) == x)
-    if sp.is_cat:
-        for p in range(a, b):
-            i = P.rows[p]
-            c = P.Xb[i * d + f]
-            left = (sp.cat_bits[c >> 6] >> (c & 63)) & 1
-            P.rows[q] = i
-            S.tmp[r] = i
-            q += left
-            r += 1 - left
-            lf = <double> left
-            gi = P.t.wy[i]
-            hi = P.t.w[i]
-            g1 += gi * lf
-            h1 += hi * lf
-            g2 += gi * (1.0 - lf)
-            h2 += hi * (1.0 - lf)
-    else:
-        for p in range(a, b):
-            i = P.rows[p]
-            c = P.Xb[i * d + f]
-            isnan = c == nc
-            left = isnan * ml + (1 - isnan) * (c <= sb)
-            P.rows[q] = i
-            S.tmp[r] = i
-            q += left
-            r += 1 - left
-            lf = <double> left
-            gi = P.t.wy[i]
-            hi = P.t.w[i]
-            g1 += gi * lf
-            h1 += hi * lf
-            g2 += gi * (1.0 - lf)
-            h2 += hi * (1.0 - lf)
+    for p in range(a, b):
+        i = P.rows[p]
+        left = _goes_first(sp, P.Xb[i * d + f], nc)
+        P.rows[q] = i
+        S.tmp[r] = i
+        q += left
+        r += 1 - left
+        lf = <double> left
+        gi = P.t.wy[i]
+        hi = P.t.w[i]
+        g1 += gi * lf
+        h1 += hi * lf
+        g2 += gi * (1.0 - lf)
+        h2 += hi * (1.0 - lf)
     sums[0] = g1
     sums[1] = h1
     sums[2] = g2

@@ -28,6 +28,7 @@ cdef extern from *:
     #include <math.h>
     #include <stdint.h>
     #include <string.h>
+    #include "_simd.h"
     #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
     #define SMML_EXP_ATTR __attribute__((target_clones("avx2", "default"), optimize("no-trapping-math")))
     #elif defined(__GNUC__) && !defined(__clang__)
@@ -37,35 +38,12 @@ cdef extern from *:
     #endif
     #define SMML_EXP_BLOCK 256
     SMML_EXP_ATTR static void smml_exp_block(const double *x, double *out, Py_ssize_t n) {
-        const double log2e = 1.4426950408889634, ln2hi = 6.93147180369123816490e-01,
-                     ln2lo = 1.90821492927058770002e-10, shifter = 6755399441055744.0;
         Py_ssize_t k;
         for (k = 0; k < n; k++) {
-            double a = x[k], kd, r, p, sc;
-            uint64_t ki, sb;
+            double a = x[k];
             a = a < -708.0 ? -708.0 : a;
             a = a > 709.0 ? 709.0 : a;
-            kd = a * log2e + shifter;
-            memcpy(&ki, &kd, 8);
-            kd -= shifter;
-            r = (a - kd * ln2hi) - kd * ln2lo;
-            p = 1.0 / 6227020800.0;
-            p = p * r + 1.0 / 479001600.0;
-            p = p * r + 1.0 / 39916800.0;
-            p = p * r + 1.0 / 3628800.0;
-            p = p * r + 1.0 / 362880.0;
-            p = p * r + 1.0 / 40320.0;
-            p = p * r + 1.0 / 5040.0;
-            p = p * r + 1.0 / 720.0;
-            p = p * r + 1.0 / 120.0;
-            p = p * r + 1.0 / 24.0;
-            p = p * r + 1.0 / 6.0;
-            p = p * r + 0.5;
-            p = p * r + 1.0;
-            p = p * r + 1.0;
-            sb = (ki + 1023u) << 52;
-            memcpy(&sc, &sb, 8);
-            out[k] = p * sc;
+            SMML_EXP_REDUCED(a, out[k]);
         }
     }
     SMML_EXP_ATTR static int smml_exp_out_of_range(const double *x, Py_ssize_t n) {

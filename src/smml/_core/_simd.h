@@ -368,37 +368,50 @@ static inline double smml_select(uint64_t mask, double a, double b)
     return smml_from_bits((smml_bits(a) & mask) | (smml_bits(b) & ~mask));
 }
 
-/* e^x for x <= 0 (the callers pass -|F| or F_k - max_k F): x = k ln 2 + r, |r| <= ln2 / 2
- * (Cody-Waite), e^r by its Taylor polynomial of degree 13 (truncation < 1e-17 relative),
- * times 2^k built in the exponent bits. Within about 1 ulp of exp; 0 below -708
- * (e^-708 = 3.3e-308). */
+/* OUT = e^A for -708 <= A <= 709 (the caller clamps; A a variable): A = k ln 2 + r, |r| <=
+ * ln 2 / 2 (Cody-Waite), e^r by its Taylor polynomial of degree 13 (truncation < 1e-17
+ * relative), times 2^k built in the exponent bits. Within about 1 ulp of exp. The one double
+ * exponential of the kernels' Gram blocks (smml._core._kernels.pxd, smml_exp_block) and of the
+ * boosting losses (below); a macro, because gcc does not inline a function into one compiled
+ * with other optimisation attributes (the Gram block's no-trapping-math). */
+#define SMML_EXP_REDUCED(A, OUT)                                                        \
+    do {                                                                                \
+        const double smml_sh_ = 6755399441055744.0;   /* 1.5 * 2^52: t - sh rounds */  \
+        double smml_t_ = (A) * 1.4426950408889634 + smml_sh_;                           \
+        double smml_kd_ = smml_t_ - smml_sh_;                                           \
+        double smml_r_ = ((A) - smml_kd_ * 6.93147180369123816490e-01)                  \
+                         - smml_kd_ * 1.90821492927058770002e-10;                       \
+        double smml_p_ = 1.0 / 6227020800.0, smml_s_;                                   \
+        uint64_t smml_b_;                                                               \
+        smml_p_ = smml_p_ * smml_r_ + 1.0 / 479001600.0;                                \
+        smml_p_ = smml_p_ * smml_r_ + 1.0 / 39916800.0;                                 \
+        smml_p_ = smml_p_ * smml_r_ + 1.0 / 3628800.0;                                  \
+        smml_p_ = smml_p_ * smml_r_ + 1.0 / 362880.0;                                   \
+        smml_p_ = smml_p_ * smml_r_ + 1.0 / 40320.0;                                    \
+        smml_p_ = smml_p_ * smml_r_ + 1.0 / 5040.0;                                     \
+        smml_p_ = smml_p_ * smml_r_ + 1.0 / 720.0;                                      \
+        smml_p_ = smml_p_ * smml_r_ + 1.0 / 120.0;                                      \
+        smml_p_ = smml_p_ * smml_r_ + 1.0 / 24.0;                                       \
+        smml_p_ = smml_p_ * smml_r_ + 1.0 / 6.0;                                        \
+        smml_p_ = smml_p_ * smml_r_ + 0.5;                                              \
+        smml_p_ = smml_p_ * smml_r_ + 1.0;                                              \
+        smml_p_ = smml_p_ * smml_r_ + 1.0;                                              \
+        memcpy(&smml_b_, &smml_t_, sizeof smml_b_);   /* t's low bits hold k */         \
+        smml_b_ = (smml_b_ + 1023u) << 52;            /* 2^k */                         \
+        memcpy(&smml_s_, &smml_b_, sizeof smml_s_);                                     \
+        (OUT) = smml_p_ * smml_s_;                                                      \
+    } while (0)
+
+/* e^x for x <= 0 (the callers pass -|F| or F_k - max_k F), branch-free: SMML_EXP_REDUCED,
+ * 0 below -708 (e^-708 = 3.3e-308). */
 static inline double smml_exp_nonpos(double x)
 {
-    const double shifter = 6755399441055744.0;            /* 1.5 * 2^52: t - shifter rounds */
-    /* x < -708 (or x < 0 beyond it): as unsigned bits, negative doubles grow with |x| and
-       sit above every positive one */
+    /* x < -708: as unsigned bits, negative doubles grow with |x| and sit above every
+       positive one */
     uint64_t low = -(uint64_t) (smml_bits(x) > smml_bits(-708.0));
-    double xc = smml_select(low, -708.0, x);
-    double t = xc * 1.4426950408889634 + shifter;
-    double kd = t - shifter;
-    double r = (xc - kd * 6.93147180369123816490e-01) - kd * 1.90821492927058770002e-10;
-    double p = 1.6059043836821613e-10;                     /* 1 / 13! */
-    p = p * r + 2.08767569878680990e-09;                   /* 1 / 12! */
-    p = p * r + 2.50521083854417188e-08;
-    p = p * r + 2.75573192239858907e-07;
-    p = p * r + 2.75573192239858907e-06;
-    p = p * r + 2.48015873015873016e-05;
-    p = p * r + 1.98412698412698413e-04;
-    p = p * r + 1.38888888888888889e-03;
-    p = p * r + 8.33333333333333333e-03;
-    p = p * r + 4.16666666666666667e-02;
-    p = p * r + 1.66666666666666667e-01;
-    p = p * r + 0.5;
-    p = p * r + 1.0;
-    p = p * r + 1.0;
-    /* 2^k, k >= -1021, in the exponent bits: t's low bits hold k */
-    p = p * smml_from_bits((uint64_t) (((int64_t) (smml_bits(t) - smml_bits(shifter)) + 1023) << 52));
-    return smml_from_bits(smml_bits(p) & ~low);
+    double xc = smml_select(low, -708.0, x), e;
+    SMML_EXP_REDUCED(xc, e);
+    return smml_from_bits(smml_bits(e) & ~low);
 }
 
 /* log(1 + e) for 0 <= e <= 1: 2 atanh(s) with s = e / (2 + e), or, above sqrt(2) - 1,
