@@ -365,16 +365,16 @@ class _DaskKNNBase(BaseEstimator):
         offsets = np.concatenate(([0], np.cumsum(sizes)))
         xs, ys = list(X.to_delayed().ravel()), list(y.to_delayed())
         client = _distributed_client()
-        if client is not None and _SHARD_PER_WORKER:
+        workers = sorted(client.nthreads()) if client is not None and _SHARD_PER_WORKER else []
+        if workers:
             # one shard per worker, of consecutive row blocks: a worker searches one index
             # (a shard's search has fixed costs of its own), and the shards are spread
-            workers = sorted(client.nthreads())
             bounds = _split_rows(sizes, len(workers))
-        else:
-            workers, bounds = None, list(range(len(sizes) + 1))
+        else:                       # dask's local schedulers (or no worker known yet)
+            bounds = list(range(len(sizes) + 1))
         shards = [dask.delayed(_fit_shard)(xs[lo:hi], ys[lo:hi], params, self.k, int(offsets[lo]), classes)
                   for lo, hi in zip(bounds[:-1], bounds[1:])]
-        if workers is None:
+        if not workers:
             self.shards_ = list(dask.persist(*shards))
         else:
             self.shards_ = [client.compute(sh, workers=[w], allow_other_workers=True)
@@ -893,14 +893,13 @@ class KMeans(BaseEstimator):
             nt = threads_for(local._n_threads(), n * k * d, _cluster._GRAIN)
             return [_Group(*args, nt, True, *dask.compute(*chunks))], None
         workers = sorted(client.nthreads())
-        bounds = _split_rows([int(c) for c in sizes], len(workers))
+        bounds = _split_rows([int(c) for c in sizes], max(1, len(workers)))
         keep = []
         for g in range(len(bounds) - 1):
-            w = [workers[g]]
-            xs = client.compute(list(chunks[bounds[g]:bounds[g + 1]]), workers=w,
-                                allow_other_workers=True)
-            keep.append(client.submit(_Group, *args, None, g == 0, *xs, workers=w, allow_other_workers=True,
-                                      actor=True, pure=False))
+            # on its worker (elsewhere if that one is gone; anywhere if no worker is known yet)
+            where = dict(workers=[workers[g]], allow_other_workers=True) if workers else {}
+            xs = client.compute(list(chunks[bounds[g]:bounds[g + 1]]), **where)
+            keep.append(client.submit(_Group, *args, None, g == 0, *xs, actor=True, pure=False, **where))
         return _gather(keep), keep
 
     def _run(self, local, groups, C0, n, d):
