@@ -113,6 +113,31 @@ def test_near_ties_far_from_the_origin_are_decided_exactly(rng):
     assert_array_equal(km.predict(Q), want)
 
 
+def test_assign_reports_each_blocks_objective(rng):
+    # block_J: each block's J, the values of one call per block; J is their sum in order
+    X = rng.normal(size=(1000, 3))
+    C = X[:5].copy()
+    args = (np.empty(0), C, C, (C * C).sum(1), _euclidean_error_coef(3, np.float64))
+    labels = np.full(len(X), -1, dtype=np.int32)
+    block_J = np.full(4, np.nan)                # 1000 rows in blocks of 256: 4 blocks
+    J, _ = _kmeans.assign(X, X, (X * X).sum(1), *args, labels, True, True, 256, 64, True, 2, block_J)
+    one = []
+    for r0 in range(0, 1000, 256):
+        Xb = X[r0:r0 + 256]
+        lab = np.full(len(Xb), -1, dtype=np.int32)
+        one.append(_kmeans.assign(Xb, Xb, (Xb * Xb).sum(1), *args, lab, True, True, 256, 64, True, 1)[0])
+        assert_array_equal(lab, labels[r0:r0 + 256])
+    assert_array_equal(block_J, one)
+    total = 0.0
+    for v in one:
+        total = total + v
+    assert J == total
+    with pytest.raises(ValueError, match="block_J"):
+        _kmeans.assign(X, X, (X * X).sum(1), *args, labels, True, True, 256, 64, True, 2, np.empty(3))
+    with pytest.raises(ValueError, match="block_J"):
+        _kmeans.assign(X, X, (X * X).sum(1), *args, labels, True, False, 256, 64, True, 2, block_J)
+
+
 def test_grid_data_goes_through_the_exact_path(rng):
     X = _data("grid", rng, n=400)
     C = np.array([[0.0, 0, 0], [2, 0, 0], [0, 2, 0], [1, 1, 2]])

@@ -612,17 +612,14 @@ class _Group:
 
     def assign(self, cent, reassign):
         """The final assignment step: labels (``reassign``) and J of each block, computed
-        exactly (one kernel call per block: the blocks' J are summed in order by the driver)."""
+        exactly (the driver adds the blocks' J in order across the groups)."""
         C, Cg, cn = cent
-        ops, n = self.ops, self.ops.X.shape[0]
-        Js = []
+        ops = self.ops
+        Js = np.empty(self.acc.shape[0])
         with self._blas():
-            for r0 in range(0, n, self.block):
-                r1 = min(n, r0 + self.block)
-                J, _ = _kmeans.assign(ops.Xg[r0:r1], ops.X[r0:r1], ops.xn[r0:r1], np.empty(0), Cg, C,
-                                      cn, self.coef, self.labels[r0:r1], reassign, True, self.block,
-                                      _cluster._CHUNK_ROWS, _cluster._FAST_TILE, self.nt)
-                Js.append(J)
+            _kmeans.assign(ops.Xg, ops.X, ops.xn, np.empty(0), Cg, C, cn, self.coef, self.labels,
+                           reassign, True, self.block, _cluster._CHUNK_ROWS, _cluster._FAST_TILE,
+                           self.nt, Js)
         return self.labels, Js
 
 

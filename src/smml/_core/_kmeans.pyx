@@ -751,10 +751,13 @@ def assign(const floating[:, ::1] Xg, const floating[:, ::1] X,       # IN  (n, 
                                                                       # value is safe; -1 = none), OUT
                                                                       # (IN only if not reassign)
            bint reassign, bint want_J,
-           intp_t block_rows, intp_t chunk_rows, bint fast, int n_threads):
+           intp_t block_rows, intp_t chunk_rows, bint fast, int n_threads,
+           double[::1] block_J=None):                                 # OUT each block's J (if given)
     """Labels on exact distances (``reassign``) and/or J = sum_i w_i ||x_i - c_{label_i}||^2
     with every distance computed exactly (``want_J``), summed row by row within fixed
-    blocks and the blocks in order. Returns (J or 0.0, rows decided on exact distances)."""
+    blocks and the blocks in order. Returns (J or 0.0, rows decided on exact distances).
+    ``block_J`` (n_blocks entries, with ``want_J``): each block's sum, for a caller that adds
+    the blocks of several calls in order (``smml.dask.KMeans``)."""
     cdef intp_t n = Xg.shape[0], d = Xg.shape[1], k = Cg.shape[0]
     cdef intp_t n_blocks = (n + block_rows - 1) // block_rows, b, i, n_exact = 0
     cdef double J = 0.0
@@ -768,6 +771,8 @@ def assign(const floating[:, ::1] Xg, const floating[:, ::1] X,       # IN  (n, 
         for i in range(n):
             if labels[i] < 0 or labels[i] >= k:
                 raise ValueError("assign: label out of range")
+    if block_J is not None and (not want_J or block_J.shape[0] != n_blocks):
+        raise ValueError("assign: block_J needs want_J and one entry per block")
     import numpy as np
     counts = np.zeros((n_blocks, 2), dtype=np.intp)
     part = <double *> malloc(n_blocks * sizeof(double))
@@ -781,6 +786,9 @@ def assign(const floating[:, ::1] Xg, const floating[:, ::1] X,       # IN  (n, 
             if want_J and not failed:
                 for b in range(n_blocks):
                     J = J + part[b]
+                if block_J is not None:
+                    for b in range(n_blocks):
+                        block_J[b] = part[b]
         if failed:
             raise MemoryError("assign: could not allocate the tiles")
         for b in range(n_blocks):
