@@ -154,3 +154,20 @@ def test_threads_for_asks_for_the_thread_count_only_for_enough_work():
 
     assert threads_for(n_threads, 10, 1000) == 1 and calls == []
     assert threads_for(n_threads, 10**6, 1000) == 3 and calls == [1]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_col_sums_continued_is_numpys_column_sum_in_pieces(dtype):
+    # smml.dask.KMeans chains the centring mean's sums through consecutive row blocks: bit for
+    # bit numpy's X.sum(axis=0, dtype=float64), whatever the cuts
+    from smml._core._utils import col_sums_continued
+
+    rng = np.random.default_rng(4)
+    X = (rng.normal(size=(30001, 5)) * 1e3 + 7).astype(dtype)
+    for cuts in ([0, 30001], [0, 1, 2, 29999, 30001], [0, 4096, 8192, 30001]):
+        acc = np.zeros(5)
+        for a, b in zip(cuts[:-1], cuts[1:]):
+            col_sums_continued(X[a:b], acc)
+        np.testing.assert_array_equal(acc, X.sum(axis=0, dtype=np.float64))
+    with pytest.raises(ValueError, match="one entry per column"):
+        col_sums_continued(X, np.zeros(4))

@@ -50,7 +50,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from smml import cluster as _cluster
 from smml import neighbors as _neighbors
 from smml._core import _kmeans
-from smml._core._utils import row_norms_sq
+from smml._core._utils import col_sums_continued, row_norms_sq
 from smml._threads import blas_single_thread, threads_for
 from smml._validation import check_is_fitted, check_random_state
 from smml.base import store_params
@@ -518,11 +518,13 @@ def _chunk_stats(Xb, dtype):
     return float(xn.max()), float(xn.sum())
 
 
-def _chain_sum(prev, Xb):
+def _chain_sum(prev, Xb, dtype):
     """Column sums continued row after row from ``prev`` (numpy's own order for
-    X.sum(axis=0, dtype=float64) on a C-ordered X with more than one column)."""
-    Xb = np.asarray(Xb)
-    return np.add.reduce(np.concatenate([prev[None, :], Xb.astype(np.float64)]), axis=0)
+    X.sum(axis=0, dtype=float64) on a C-ordered X with more than one column), without a copy
+    of the block."""
+    acc = np.array(prev, dtype=np.float64)
+    col_sums_continued(np.ascontiguousarray(Xb, dtype=dtype), acc)
+    return acc
 
 
 def _chunk_norms(Xb, dtype):
@@ -807,7 +809,7 @@ class KMeans(BaseEstimator):
         else:
             s = dask.delayed(np.zeros(d))
             for c in chunks:
-                s = dask.delayed(_chain_sum)(s, dask.delayed(np.ascontiguousarray)(c, in_dtype))
+                s = dask.delayed(_chain_sum)(s, c, in_dtype)
             mean = s.compute() / n
         offset = float(mean @ mean)
         factor = 1.0 if in_dtype == np.float64 else 64.0

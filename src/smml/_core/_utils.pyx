@@ -30,3 +30,17 @@ def row_norms_sq(const floating[:, ::1] X, int n_threads=1):
     with nogil:
         _row_norms_sq(X, o, n_threads)
     return out
+
+
+def col_sums_continued(const floating[:, ::1] X, double[::1] acc):
+    """acc[f] += X[i, f] for the rows i in order, in float64: numpy's order for
+    ``X.sum(axis=0, dtype=np.float64)`` on a C-ordered X of more than one column (row after row,
+    each column its own running sum), continued from ``acc``, so that the sums of consecutive
+    row blocks chained through ``acc`` equal the sum of the whole array bit for bit."""
+    cdef intp_t n = X.shape[0], d = X.shape[1], i, f
+    if acc.shape[0] != d:
+        raise ValueError("col_sums_continued: acc must have one entry per column")
+    with nogil:
+        for i in range(n):
+            for f in range(d):
+                acc[f] = acc[f] + <double> X[i, f]
