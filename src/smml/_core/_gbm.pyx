@@ -28,7 +28,7 @@
 # fixed blocks: results do not depend on the thread count.
 from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memcpy, memmove, memset
-from libc.math cimport exp, fabs, log, log1p, INFINITY
+from libc.math cimport fabs, INFINITY
 from cython.parallel cimport parallel, prange
 
 from smml._core._typedefs cimport intp_t, int32_t, uint8_t, uint64_t
@@ -56,25 +56,6 @@ LOSSES = {"squared_error": LOSS_SQUARED, "log_loss": LOSS_LOGISTIC, "softmax": L
 
 # ---------------------------------------------------------------------------
 # gradients and hessians (002 "XGBoost": g_i, h_i of the loss at F_t(x_i))
-
-cdef inline double _row_max(const double[:, ::1] F, intp_t i, intp_t K) noexcept nogil:
-    cdef intp_t k
-    cdef double m = F[i, 0]
-    for k in range(1, K):
-        if F[i, k] > m:
-            m = F[i, k]
-    return m
-
-
-cdef inline double _sum_exp(const double[:, ::1] F, intp_t i, intp_t K, double m) noexcept nogil:
-    """sum_k e^(F[i, k] - m), m = _row_max: the softmax's denominator.  (Callers inside prange
-    assign m themselves: a variable whose address is taken would be shared between threads.)"""
-    cdef intp_t k
-    cdef double s = 0.0
-    for k in range(K):
-        s = s + exp(F[i, k] - m)
-    return s
-
 
 cdef enum:
     LOSS_BLOCK = 4096       # rows per partial sum of the loss (fixed: the sum is the same on any thread count)
