@@ -398,6 +398,20 @@ def test_kmeans_bad_inputs(client):
 
 # ---- a worker killed mid-run ---------------------------------------------------------------------
 
+def _claim(marker):
+    """True for the one caller that creates the file ``marker``: created atomically, so that two
+    tasks starting at once on the two workers cannot both see it missing and both kill their
+    worker (a task then dies on both workers: KilledWorker instead of the retry under test).
+    True every time for a marker that can never be created."""
+    try:
+        os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
 class _KillerTree(ClassifierMixin, BaseEstimator):
     """A tree whose fit kills its worker process: once (if ``marker`` does not exist yet, it is
     created first) or every time (``marker`` None); with ``row`` given, only the fits whose
@@ -416,9 +430,7 @@ class _KillerTree(ClassifierMixin, BaseEstimator):
             on_worker = False
         if on_worker and self.row is not None and np.any(np.all(np.asarray(X) == self.row, axis=1)):
             on_worker = False
-        if on_worker and (self.marker is None or not os.path.exists(self.marker)):
-            if self.marker is not None:
-                open(self.marker, "w").close()
+        if on_worker and (self.marker is None or _claim(self.marker)):
             os._exit(1)
         self.tree_ = TreeClassifier(max_depth=2).fit(X, y)
         self.classes_ = self.tree_.classes_
@@ -500,11 +512,7 @@ class _KillOnce(BaseEstimator):
             distributed.get_worker()
         except ValueError:
             return self.est.predict(X)
-        if not os.path.exists(self.marker) and X.shape[0] > 1:
-            try:
-                open(self.marker, "w").close()
-            except OSError:           # a marker that cannot exist: kill every time
-                pass
+        if X.shape[0] > 1 and _claim(self.marker):
             os._exit(1)
         return self.est.predict(X)
 
