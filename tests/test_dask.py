@@ -343,11 +343,11 @@ def test_kmeans_actors_on_the_cluster_and_in_process_on_local_threads(client):
     rng = np.random.default_rng(8)
     X = rng.normal(size=(9000, 3))
     a = KMeans(n_clusters=5, init=X[:5].copy(), tol=1e-3, max_iter=50).fit(X)
-    assert sd._on_distributed()
+    assert sd._distributed_client() is not None
     b = sd.KMeans(n_clusters=5, init=X[:5].copy(), tol=1e-3, max_iter=50).fit(da.from_array(X, chunks=4096))
     _km_equal(a, b)
     with dask.config.set(scheduler="threads"):
-        assert not sd._on_distributed()
+        assert sd._distributed_client() is None
         c = sd.KMeans(n_clusters=5, init=X[:5].copy(), tol=1e-3, max_iter=50).fit(
             da.from_array(X, chunks=4096))
     _km_equal(a, c)

@@ -625,13 +625,16 @@ class _Group:
         return self.labels, Js
 
 
-def _reduce(parts, cent, k, d, mean, centred, round32):
+def _reduce(parts, cent, shift, round32):
     """The update step from the groups' partial sums (``_Group._sums``, groups in row order):
     the in-memory kernel's own merge (blocks in order), objective and update
-    (``_kmeans.update_from_blocks``). ``cent``: the centroids of the assignment. Returns the
-    new centroids, J of the assignment step, the labels changed, the empty clusters and the
+    (``_kmeans.update_from_blocks``). ``cent``: the centroids of the assignment; ``shift``,
+    ``round32``: the fit's centring (None: not centred) and rounding. Returns the new
+    centroids, J of the assignment step, the labels changed, the empty clusters and the
     merged weights W."""
     C, Cg, cn = cent
+    k, d = C.shape
+    mean = np.zeros(d) if shift is None else shift
     acc = np.concatenate([p[0] for p in parts])
     # each group's merged anchors on its first block (-1: no member on the others), as rows
     # of V, which holds the anchor rows' values
@@ -645,8 +648,8 @@ def _reduce(parts, cent, k, d, mean, centred, round32):
         b += p[0].shape[0]
         v += int(live.sum())
     C_new, Cg_new, cn_new = np.empty_like(C), np.empty_like(Cg), np.empty(k)
-    J, n_empty = _kmeans.update_from_blocks(V, acc, anch, Cg, C, cn, mean, centred, round32,
-                                            Cg_new, C_new, cn_new)
+    J, n_empty = _kmeans.update_from_blocks(V, acc, anch, Cg, C, cn, mean, shift is not None,
+                                            round32, Cg_new, C_new, cn_new)
     changed = sum(int(p[3]) for p in parts)
     return (C_new, Cg_new, cn_new), J, changed, n_empty, acc[0, k * d:k * d + k].copy()
 
@@ -688,10 +691,6 @@ def _distributed_client():
         return None
     c = getattr(dask.base.get_scheduler(), "__self__", None)
     return c if isinstance(c, Client) else None
-
-
-def _on_distributed():
-    return _distributed_client() is not None
 
 
 def _split_rows(sizes, parts):
@@ -822,8 +821,6 @@ class KMeans(BaseEstimator):
         local._shift = mean if centre else None
         local._round32 = in_dtype == np.float32 and (centre or not top < _cluster._GEMM_LIMIT32)
         local._dtype = np.float64 if local._round32 else in_dtype
-        dtype = local._dtype
-        coef = _neighbors._euclidean_error_coef(d, dtype)
         rng = check_random_state(self.random_state)
         starts = []               # every run's initial centroids, drawn as the in-memory fit draws them
         for _ in range(local._n_runs()):
@@ -834,10 +831,10 @@ class KMeans(BaseEstimator):
                 starts.append(local._init_C)
         for attempt in range(2):
             try:
-                groups, keep = self._groups(local, chunks, X.chunks[0], in_dtype, k, block, coef, n, d)
+                groups, keep = self._groups(local, chunks, X.chunks[0], in_dtype, block, n, d)
                 best = None
                 for C0 in starts:
-                    run = self._run(local, groups, C0, n, d)
+                    run = self._run(local, groups, C0)
                     if best is None or run[2] < best[2]:
                         best = run
                 break
@@ -882,11 +879,13 @@ class KMeans(BaseEstimator):
         self.local_ = local
         return self
 
-    def _groups(self, local, chunks, sizes, in_dtype, k, block, coef, n, d):
+    def _groups(self, local, chunks, sizes, in_dtype, block, n, d):
         """The fit's groups of consecutive chunks: one Dask actor per worker on a distributed
         cluster (about as many rows each), else one group of this process. Returns them and
         the actors' futures (which keep the actors alive)."""
         client = _distributed_client()
+        k = self.n_clusters
+        coef = _neighbors._euclidean_error_coef(d, local._dtype)
         args = (local._shift, local._dtype, in_dtype, k, block, coef, local._round32)
         if client is None:
             nt = threads_for(local._n_threads(), n * k * d, _cluster._GRAIN)
@@ -901,16 +900,12 @@ class KMeans(BaseEstimator):
             keep.append(client.submit(_Group, *args, None, g == 0, *xs, actor=True, pure=False, **where))
         return _gather(keep), keep
 
-    def _run(self, local, groups, C0, n, d):
+    def _run(self, local, groups, C0):
         """One run of the notes' loop (``smml.cluster.KMeans._run``, step for step): each
         iteration one call per group (assignment and partial sums), then the reduce here."""
-        k = self.n_clusters
-        centred = local._shift is not None
-        mean = np.zeros(d) if local._shift is None else local._shift
-        round32 = local._round32
-        cent = local._gemm_centroids(C0)
-        C, Cg, cn = cent
-        cent = (C, Cg if centred else C, cn)
+        shift, round32 = local._shift, local._round32
+        C, Cg, cn = local._gemm_centroids(C0)
+        cent = (C, C if shift is None else Cg, cn)
         path = []
         converged = False
         n_empty = 0
@@ -922,13 +917,12 @@ class KMeans(BaseEstimator):
         call("start")
         while it < self.max_iter:
             parts = call("lloyd", cent)
-            cent_new, J, n_changed, n_empty, W = _reduce(parts, cent, k, d, mean, centred, round32)
+            cent_new, J, n_changed, n_empty, W = _reduce(parts, cent, shift, round32)
             it += 1
             path.append(J)
             moved = 0
             if n_empty:
-                moved, n_empty, cent_new = self._reseed(groups, cent, cent_new, W, k, d, mean, centred,
-                                                        round32)
+                moved, n_empty, cent_new = self._reseed(groups, cent, cent_new, W, shift, round32)
             cent = cent_new
             if n_changed == 0 and moved == 0:
                 converged = True
@@ -943,7 +937,7 @@ class KMeans(BaseEstimator):
         labels = [np.array(lab) for lab, _ in outs]       # copies: a local group keeps its own
         return cent[0], labels, inertia, np.array(path), it, converged, n_empty
 
-    def _reseed(self, groups, cent_old, cent_new, W, k, d, mean, centred, round32):
+    def _reseed(self, groups, cent_old, cent_new, W, shift, round32):
         """``smml.cluster.KMeans._reseed``: the empty clusters take the farthest points (exact
         distances to the centroids they were assigned to, farthest first, lowest row on
         ties, skipping points at distance 0 and last members), then the means again."""
@@ -953,7 +947,7 @@ class KMeans(BaseEstimator):
         labels = np.concatenate([g[1] for g in got])
         cand = np.flatnonzero(dist > 0)
         cand = cand[np.lexsort((cand, -dist[cand]))]
-        members = np.bincount(labels, minlength=k)
+        members = np.bincount(labels, minlength=len(W))
         moves = dict(_cluster._move_to_empty(labels, cand, members, empty))
         moved = len(moves)
         if not moved:
@@ -967,5 +961,5 @@ class KMeans(BaseEstimator):
             futs.append(g.recompute(sel - bounds[c], np.array([moves[int(i)] for i in sel], dtype=np.int32),
                                     cent_old))
         parts = _gather(futs)
-        cent, _, _, still, _ = _reduce(parts, cent_old, k, d, mean, centred, round32)
+        cent, _, _, still, _ = _reduce(parts, cent_old, shift, round32)
         return moved, still, cent

@@ -339,8 +339,9 @@ SMML_CLONES static int smml_svm_may_enter(const double *SMML_RESTRICT F,
  * The gradients, hessians and loss terms of a block of rows for the logistic and softmax
  * losses, with an exponential and a logarithm written as plain arithmetic (no call, no
  * branch per value), so that the loops over the rows vectorise (in the AVX2 copy: the
- * selects are done on the integer bits, which needs its 64-bit compares). Every operation is IEEE (the module is compiled with
- * -ffp-contract=off): the AVX2 copy and the baseline give the same bits. The block's loss
+ * selects are done on the integer bits, which needs its 64-bit compares). Every operation
+ * is IEEE (the module is compiled with -ffp-contract=off): the AVX2 copy and the baseline
+ * give the same bits. The block's loss
  * sum adds the rows' terms in 8 lanes (row i into lane i mod 8, rows in order), the lanes
  * then in a fixed tree: the same sum on any thread count, for the gradients' pass and for
  * the loss alone (G == NULL). */

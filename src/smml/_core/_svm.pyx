@@ -99,6 +99,7 @@ cdef enum:
     N_STATS = 5
 
 cdef int64_t TAG_FULL = -1
+SOLVER_STATS = N_STATS     # entries of smo's stats array (Python callers size it from this)
 
 
 ctypedef struct State:

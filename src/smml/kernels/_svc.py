@@ -134,7 +134,7 @@ class KernelSVC(KernelClassifierBase):
             for y_pm in problems:
                 alpha = np.empty(m)
                 F = np.empty(m)
-                stats = np.zeros(5, dtype=np.int64)
+                stats = np.zeros(_svm.SOLVER_STATS, dtype=np.int64)
                 n_it, rho, hit = _svm.smo(Xp, norms, kern.code, kern.degree, kern.scale, y_pm, Cv, QD,
                                           *cache.args(), alpha, F, stats, bool(self.fit_intercept),
                                           float(self.tol), bool(self.shrinking), int(max_iter), nt)
