@@ -30,9 +30,10 @@ test: the 10 s condition does not hold there).
     OMP_NUM_THREADS=2 python bench/bench_dask.py [--quick] [--repeat 2] [--only cv|knn|kmeans]
                                                   [--no-malloc-trim] [--similar]
 
-``--similar`` runs the CV and the k-NN predict on other shapes like the target's: CV of 100
-trees on 40,000 x 16 (8 folds) and of 150 trees on 10,000 x 64 (10 folds); k-NN on 500,000 x 32
-in 4 shards and on 1,000,000 x 16 in 8 shards, 60,000 queries each.
+``--similar`` runs the three on other shapes like the target's: CV of 100 trees on 40,000 x 16
+(8 folds) and of 150 trees on 10,000 x 64 (10 folds); k-NN on 500,000 x 32 in 4 shards and on
+1,000,000 x 16 in 8 shards, 60,000 queries each; k-means on 500,000 x 32 (k = 64, 4 chunks,
+400 iterations), 1,000,000 x 16 (k = 64, 8 chunks, 400) and 2,000,000 x 8 (k = 32, 4 chunks, 500).
 
 Dask's nannies start the workers with ``MALLOC_TRIM_THRESHOLD_=65536``, which also turns off
 glibc's dynamic mmap threshold: every allocation above 128 KB is then mapped afresh and
@@ -192,9 +193,11 @@ def main(quick=False, repeat=2, only=None, malloc_trim=True, similar=False):
         if similar:     # shapes like the target's, each >= 10 s in memory
             cvs = [(40000, 16, 100, 8), (10000, 64, 150, 10)]
             knns = [(500_000, 32, 60_000, 6_000, 4), (1_000_000, 16, 60_000, 10_000, 8)]
+            kms = [(500_000, 32, 64, 400, 4), (1_000_000, 16, 64, 400, 8), (2_000_000, 8, 32, 500, 4)]
         else:
             cvs = [(3000, 16, 10, 10) if q else (20000, 32, 100, 10)]
             knns = [(100_000, 16, 2000, 500, 4) if q else (1_000_000, 16, 60_000, 6_000, 4)]
+            kms = [(100_000, 16, 16, 20, 4) if q else (1_000_000, 16, 64, 400, 4)]
         for m, d, trees, K in cvs:
             if only in (None, "cv"):
                 print_table(f"{K}-fold CV of RandomForestClassifier({trees} trees), {m} x {d}",
@@ -204,12 +207,12 @@ def main(quick=False, repeat=2, only=None, malloc_trim=True, similar=False):
                 print_table(f"k-NN predict, k=5, train {m} x {d} ({sh} row blocks), {nq} queries (blocks of {qb})",
                             bench_knn(client, m, d, nq, sh, qb, rep),
                             cols + [("fit", "fit / shard (s)", "{:.2f}")])
-        m, d, k, it = (100_000, 16, 16, 20) if q else (1_000_000, 16, 64, 400)
-        if only in (None, "kmeans") and not similar:
-            print_table(f"k-means, {m} x {d} standard normal, k={k}, at most {it} Lloyd iterations from "
-                        f"the same centroids, tol=0", bench_kmeans(client, m, d, k, it, 4, rep),
-                        cols + [("it", "iterations", "{}"), ("per", "s / iteration", "{:.3f}"),
-                                ("inertia", "inertia", "{:.9e}")])
+        for m, d, k, it, ch in kms:
+            if only in (None, "kmeans"):
+                print_table(f"k-means, {m} x {d} standard normal ({ch} chunks), k={k}, at most {it} Lloyd "
+                            f"iterations from the same centroids, tol=0", bench_kmeans(client, m, d, k, it, ch, rep),
+                            cols + [("it", "iterations", "{}"), ("per", "s / iteration", "{:.3f}"),
+                                    ("inertia", "inertia", "{:.9e}")])
     finally:
         client.close()
         cluster.close()
@@ -224,6 +227,6 @@ if __name__ == "__main__":
     p.add_argument("--no-malloc-trim", action="store_true",
                    help="start the workers without dask's default MALLOC_TRIM_THRESHOLD_=65536")
     p.add_argument("--similar", action="store_true",
-                   help="the CV and k-NN on other shapes like the target's (>= 10 s in memory each)")
+                   help="the CV, k-NN and k-means on other shapes like the target's (>= 10 s in memory each)")
     args = p.parse_args()
     sys.exit(main(args.quick, args.repeat, args.only, not args.no_malloc_trim, args.similar))
