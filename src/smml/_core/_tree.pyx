@@ -71,8 +71,12 @@ cdef struct Params:
     intp_t sums_stride       # doubles of one feature's left / right sums (a cache line apart)
     intp_t cat_stride        # d * MAXCAT with categorical features, else 1
     # shared and written, but a growth writes only the segments [start, end) of its nodes
-    double* Xs               # (d, n) exact: sorted values per numerical feature
-    int32_t* Si              # (d, n) exact: sorted sample indices per numerical feature
+    const double* Xs         # (d, n) exact: each numerical feature's values in increasing order (the
+                             # root's order; read only)
+    int32_t* Si              # (d, n) exact: sorted sample indices per numerical feature, each
+                             # node's segment in increasing order
+    int32_t* Rs              # (d, n) exact: the ranks of Si's samples, in Si's order: the first
+                             # position in Xs[f] of the sample's value (equal values, equal ranks)
     intp_t* samples          # (n)
 
 
@@ -94,7 +98,7 @@ cdef struct Scratch:
     intp_t* catord           # (cat_stride) category orders
     uint8_t* goes_left       # (n)
     int32_t* tmp_i           # (n_threads, n)
-    double* tmp_v            # (n_threads, n) exact mode
+    int32_t* tmp_r           # (n_threads, n) exact mode: ranks
 
 
 cdef struct NodeStore:
@@ -132,10 +136,10 @@ cdef int _scratch_init(Scratch* s, const Params* P, int n_threads) noexcept nogi
     s.catord = <intp_t*>_alloc(P.cat_stride * sizeof(intp_t))
     s.goes_left = <uint8_t*>_alloc(n * sizeof(uint8_t))
     s.tmp_i = <int32_t*>_alloc(n_threads * n * sizeof(int32_t))
-    s.tmp_v = <double*>_alloc((n_threads * n if P.mode == MODE_EXACT else 1) * sizeof(double))
+    s.tmp_r = <int32_t*>_alloc((n_threads * n if P.mode == MODE_EXACT else 1) * sizeof(int32_t))
     if (s.features == NULL or s.feat_best == NULL or s.node_tot == NULL or s.lo == NULL or s.hi == NULL
             or s.hlist == NULL or s.hist == NULL or s.sums == NULL or s.catkey == NULL or s.catord == NULL
-            or s.goes_left == NULL or s.tmp_i == NULL or s.tmp_v == NULL):
+            or s.goes_left == NULL or s.tmp_i == NULL or s.tmp_r == NULL):
         return -1
     for j in range(d):
         s.features[j] = j
@@ -145,7 +149,7 @@ cdef int _scratch_init(Scratch* s, const Params* P, int n_threads) noexcept nogi
 cdef void _scratch_free(Scratch* s) noexcept nogil:
     free(s.features); free(s.feat_best); free(s.node_tot); free(s.lo); free(s.hi); free(s.hlist)
     free(s.hist); free(s.sums); free(s.catkey); free(s.catord); free(s.goes_left); free(s.tmp_i)
-    free(s.tmp_v)
+    free(s.tmp_r)
     memset(s, 0, sizeof(Scratch))
 
 
@@ -279,18 +283,20 @@ cdef inline uint64_t _rng_next(uint64_t* state) noexcept nogil:
 
 cdef void _scan_exact(const Params* P, Scratch* S, intp_t f, intp_t start, intp_t end,
                       SplitRecord* out) noexcept nogil:
-    """Scan the sorted values of numerical feature f over the node's segment."""
+    """Scan numerical feature f over the node's segment of its sorted samples. Equal values
+    have equal ranks: a threshold goes only between different ranks, and its value comes
+    from the root's sorted values (Xs[f, rank])."""
     cdef intp_t K = P.t.K, n = P.n, p, i, nL, nn = end - start, k
-    cdef const double* xs = P.Xs + f * n
+    cdef const int32_t* rs = P.Rs + f * n
     cdef const int32_t* si = P.Si + f * n
     cdef double* left = S.sums + f * P.sums_stride
     cdef double* right = left + K
     cdef double WL = 0.0, WT = S.node_tot[K], SL = 0.0, ST = S.node_tot[K + 1], c, wi
     cdef intp_t msl = P.t.min_samples_leaf
     cdef intp_t best_p = -1
-    cdef double best = INFINITY, a, b, thr
+    cdef double best = INFINITY
     init_record(out)
-    if xs[start] >= xs[end - 1]:
+    if rs[start] >= rs[end - 1]:
         return   # constant feature in this node
     if K > 0:
         for k in range(K):
@@ -305,7 +311,7 @@ cdef void _scan_exact(const Params* P, Scratch* S, intp_t f, intp_t start, intp_
             SL += P.t.wy[i]
         WL += wi
         nL += 1
-        if xs[p + 1] <= xs[p]:
+        if rs[p + 1] <= rs[p]:
             continue
         if nL < msl:
             continue
@@ -320,16 +326,21 @@ cdef void _scan_exact(const Params* P, Scratch* S, intp_t f, intp_t start, intp_
             best_p = p
     if best_p < 0:
         return
-    a = xs[best_p]
-    b = xs[best_p + 1]
-    thr = a / 2.0 + b / 2.0
-    if thr >= b or thr < a:
-        thr = a
     out.feature = f
     out.n_left = best_p + 1 - start
-    out.bin = best_p
-    out.threshold = thr
+    out.bin = best_p         # the threshold: _exact_threshold, for the node's chosen split only
     out.cost = best
+
+
+cdef double _exact_threshold(const Params* P, intp_t f, intp_t p) noexcept nogil:
+    """The threshold between sorted positions p and p + 1 of feature f's segment: the
+    midpoint of the two values (the lower one where the midpoint rounds onto the upper)."""
+    cdef const double* xs = P.Xs + f * P.n
+    cdef const int32_t* rs = P.Rs + f * P.n
+    cdef double a = xs[rs[p]], b = xs[rs[p + 1]], thr = a / 2.0 + b / 2.0
+    if thr >= b or thr < a:
+        thr = a
+    return thr
 
 
 cdef void _scan_hist(const Params* P, Scratch* S, intp_t f, intp_t start, intp_t end,
@@ -447,6 +458,8 @@ cdef void _evaluate(const Params* P, Scratch* S, intp_t start, intp_t end, intp_
             best[0] = r[0]
     if best.feature < 0:
         return
+    if P.mode == MODE_EXACT and not best.is_cat:
+        best.threshold = _exact_threshold(P, best.feature, best.bin)
     best.improvement = parent_cost - best.cost
     if not (best.improvement > 1e-12 * scale) or best.improvement < P.min_impurity_decrease * P.w_root:
         best.feature = -1    # 000: no split decreases the training objective (or not enough)
@@ -507,23 +520,28 @@ cdef void _partition(const Params* P, Scratch* S, SplitRecord* s, intp_t start, 
 
 cdef void _partition_sorted(const Params* P, Scratch* S, intp_t f, intp_t start, intp_t end,
                             int tid) noexcept nogil:
-    cdef intp_t n = P.n, p, q = start, r = 0, i
+    """Feature f's sorted samples of the node and their ranks, each child's in order."""
+    cdef intp_t n = P.n, p, q = start, r = 0, g
+    cdef int32_t i, v
     cdef int32_t* si = P.Si + f * n
-    cdef double* xs = P.Xs + f * n
+    cdef int32_t* rs = P.Rs + f * n
     cdef int32_t* ti = S.tmp_i + tid * n
-    cdef double* tv = S.tmp_v + tid * n
+    cdef int32_t* tr = S.tmp_r + tid * n
+    # no branch per sample (which side is unpredictable): each entry is written to both
+    # sides' next slots and only its own side advances (q <= p: the write never passes
+    # the read)
     for p in range(start, end):
         i = si[p]
-        if S.goes_left[i]:
-            si[q] = <int32_t>i
-            xs[q] = xs[p]
-            q += 1
-        else:
-            ti[r] = <int32_t>i
-            tv[r] = xs[p]
-            r += 1
+        v = rs[p]
+        g = S.goes_left[i]
+        si[q] = i
+        rs[q] = v
+        ti[r] = i
+        tr[r] = v
+        q += g
+        r += 1 - g
     memcpy(si + q, ti, r * sizeof(int32_t))
-    memcpy(xs + q, tv, r * sizeof(double))
+    memcpy(rs + q, tr, r * sizeof(int32_t))
 
 
 # ---------------------------------------------------------------------------
@@ -696,9 +714,24 @@ cdef inline void _scratch_reseed(Scratch* S, intp_t d, uint64_t rng) noexcept no
 # ---------------------------------------------------------------------------
 # Python entry point
 
+cdef void _ranks(const Params* P, int32_t* rs, int nt) noexcept nogil:
+    """Rs[f, p]: the first position in Xs[f] of the value at position p (numerical features)."""
+    cdef intp_t n = P.n, f, p, first
+    cdef const double* xs
+    for f in prange(P.d, num_threads=nt, schedule="static"):
+        if P.is_cat[f]:
+            continue
+        xs = P.Xs + f * n
+        first = 0
+        for p in range(n):
+            if p > 0 and xs[p] > xs[p - 1]:
+                first = p
+            rs[f * n + p] = <int32_t>first
+
+
 def build_tree(int mode, int criterion, intp_t n_classes,
-               double[:, ::1] Xs,              # IN/OUT exact: sorted values per feature (d, n); scratch
-               int32_t[:, ::1] Si,             # IN/OUT exact: sorted sample indices per feature (d, n)
+               const double[:, ::1] Xs,        # IN exact: sorted values per feature (d, n)
+               int32_t[:, ::1] Si,             # IN/OUT exact: sorted sample indices per feature (d, n); scratch
                const uint8_t[:, ::1] Xb,       # IN codes (n, d): hist mode, and categorical features
                const double[:, ::1] edges,     # IN (d, hist_bins): threshold of "code <= b"
                const uint8_t[::1] is_cat,      # IN (d,)
@@ -724,6 +757,7 @@ def build_tree(int mode, int criterion, intp_t n_classes,
     cdef int rc
     cdef intp_t dummy_i = 0, cutoff
     cdef double* wy = NULL
+    cdef int32_t* rk = NULL                 # Rs
     memset(&P, 0, sizeof(Params))
     memset(&S0, 0, sizeof(Scratch))
     memset(&G, 0, sizeof(NodeStore))
@@ -765,8 +799,14 @@ def build_tree(int mode, int criterion, intp_t n_classes,
     try:
         P.samples = <intp_t*>malloc(n * sizeof(intp_t))
         wy = <double*>malloc((n if K == 0 else 1) * sizeof(double))
-        if P.samples == NULL or wy == NULL or _scratch_init(&S0, &P, n_threads) != 0:
+        rk = <int32_t*>malloc((d * n if mode == MODE_EXACT else 1) * sizeof(int32_t))
+        if (P.samples == NULL or wy == NULL or rk == NULL
+                or _scratch_init(&S0, &P, n_threads) != 0):
             raise MemoryError("smml.tree: could not allocate the growth buffers")
+        P.Rs = rk
+        if mode == MODE_EXACT:
+            with nogil:
+                _ranks(&P, rk, threads_for(n_threads, n * d, P.grain))
         if K == 0:
             for j in range(n):
                 wy[j] = sample_weight[j] * yreg[j]
@@ -797,4 +837,5 @@ def build_tree(int mode, int criterion, intp_t n_classes,
         _store_free(&G)
         free(P.samples)
         free(wy)
+        free(rk)
         free(defer.items)
