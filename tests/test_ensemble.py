@@ -11,12 +11,12 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from threadpoolctl import threadpool_limits
 
 from smml import bounds
-from smml._core import _boost
+from smml._core import _boost, _tree
 import smml.ensemble as ens
 from smml.ensemble import (AdaBoostClassifier, BaggingClassifier, BaggingRegressor, DecisionStump,
                            RandomForestClassifier, RandomForestRegressor)
 from smml.ensemble._adaboost import _sort_features, _thresholds
-from smml.tree import TreeClassifier, TreeRegressor
+from smml.tree import TreeClassifier, TreeRegressor, sort_columns
 from smml.reference import ensemble as ref
 
 
@@ -710,6 +710,53 @@ def test_forest_regressor_trees_are_the_trees_fit_on_the_bootstrap_multiset(rng)
             X[rows], y[rows], sample_weight=counts[rows].astype(float))
         assert fresh.tree_.nodes.tobytes() == t.tree_.nodes.tobytes()
         assert np.array_equal(fresh.tree_.value, t.tree_.value)
+
+
+def test_sorted_subset_is_the_stable_sort_of_the_subset(rng):
+    # a forest sorts X once and cuts each tree's sorted columns from it: the values and the
+    # (renumbered) rows of the subset, equal values in row order, as a stable sort of X[rows]
+    X = np.round(rng.normal(size=(500, 4)) * 2) / 2          # many equal values
+    X[:, 2] = 1.0                                            # a constant column
+    Xs, Si = sort_columns(X, stable=True)
+    for rows in (np.flatnonzero(rng.random(500) < 0.6), np.arange(500), np.array([7]), np.array([3, 499])):
+        local = np.full(500, -1, dtype=np.int32)
+        local[rows] = np.arange(len(rows), dtype=np.int32)
+        vals, order = _tree.sorted_subset(Xs, Si, local)
+        want_vals, want_order = sort_columns(X[rows], stable=True)
+        assert vals.shape == order.shape == (4, len(rows)) and vals.flags.c_contiguous
+        np.testing.assert_array_equal(vals, want_vals)
+        np.testing.assert_array_equal(order, want_order)
+    with pytest.raises(ValueError, match="do not match"):
+        _tree.sorted_subset(Xs, Si, np.zeros(499, dtype=np.int32))
+    with pytest.raises(ValueError, match="do not match"):
+        _tree.sorted_subset(Xs, Si[:3], np.zeros(500, dtype=np.int32))
+
+
+@pytest.mark.parametrize("sw", [False, True])
+def test_forest_trees_with_ties_are_the_trees_fit_on_the_bootstrap_multiset(rng, sw):
+    # a forest's exact trees use one sort of all the rows: a classifier's trees are the
+    # trees grown on the bootstrap multiset alone (integer weights: the same sums in any
+    # order), on data full of equal values; a regressor's are those grown from the stable sort
+    X = np.round(rng.normal(size=(400, 5)) * 2) / 2
+    y = (X[:, 0] + X[:, 1] > 0.3).astype(int) + (X[:, 2] > 0.8)
+    yr = X[:, 0] * 1.7 + np.sin(X[:, 3]) + rng.normal(scale=0.1, size=400)
+    w = rng.integers(0, 3, size=400).astype(float) if sw else None
+    f = RandomForestClassifier(n_estimators=4, random_state=3, n_jobs=2).fit(X, y, sample_weight=w)
+    g = RandomForestRegressor(n_estimators=4, random_state=3, n_jobs=2).fit(X, yr, sample_weight=w)
+    for forest, target in ((f, y), (g, yr)):
+        for t, s in zip(forest.estimators_, forest.estimators_samples_):
+            counts = np.bincount(s, minlength=400).astype(float)
+            if sw:
+                counts *= w
+            rows = np.flatnonzero(counts)
+            fresh = type(t)(**t.get_params())
+            if forest is f:
+                fresh.fit(X[rows], target[rows], sample_weight=counts[rows])
+            else:
+                fresh._fit_encoded(X[rows], target[rows], None, counts[rows],
+                                   sort_columns(X[rows], stable=True))
+            assert fresh.tree_.nodes.tobytes() == t.tree_.nodes.tobytes()
+            assert np.array_equal(fresh.tree_.value, t.tree_.value)
 
 
 def test_zero_weight_examples_are_absent(rng):

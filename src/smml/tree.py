@@ -458,14 +458,16 @@ class _BaseTree(SmmlEstimator):
         X, y = validate_X_y(self, Xe, y, dtype="floating", classifier=classifier, y_numeric=not classifier)
         return X, y
 
-    def _fit_encoded(self, X, y, classes, sample_weight):
+    def _fit_encoded(self, X, y, classes, sample_weight, presorted=None):
         """Fast path for smml's ensembles, which validate once and fit many trees.
 
         ``X``: finite float64/float32 C-contiguous (n, d) array, numerical features only;
         ``y``: classifier: intp array of indices into ``classes`` (sorted, all present or not);
         regressor: finite float64 targets (``classes`` is None); ``sample_weight``:
         non-negative float64 (n,) array with a positive sum.  No checks are made here beyond
-        the hyper-parameters: the caller guarantees the rest.
+        the hyper-parameters: the caller guarantees the rest.  ``presorted``: the exact
+        splitter's ``sort_columns(X)``, when the caller has it (a forest cuts each tree's from
+        one sort of all the rows); then every weight must be positive.
         """
         self._validate_params()
         if self.categorical_features or self.pruning is not None:
@@ -475,11 +477,12 @@ class _BaseTree(SmmlEstimator):
         self.n_features_in_ = X.shape[1]
         ycls, yreg, n_classes = self._encoded_targets(y, classes)
         self.tree_ = self._fit_arrays(X, ycls, yreg, n_classes,
-                                      np.ascontiguousarray(sample_weight, dtype=np.float64), self._seed())
+                                      np.ascontiguousarray(sample_weight, dtype=np.float64), self._seed(),
+                                      presorted)
         self._after_tree_change()
         return self
 
-    def _fit_arrays(self, X, ycls, yreg, n_classes, sw, rng_seed):
+    def _fit_arrays(self, X, ycls, yreg, n_classes, sw, rng_seed, presorted=None):
         if n_classes > 0:
             sw, X, ycls = drop_zero_weight(sw, X, ycls)
         else:
@@ -501,7 +504,11 @@ class _BaseTree(SmmlEstimator):
                                      is_cat, n_cats)
         else:
             Xb, edges = np.zeros((1, 1), np.uint8), np.full((d, 1), np.inf)
-        if splitter == "exact":
+        if splitter == "exact" and presorted is not None:
+            Xs, Si = presorted
+            if Xs.shape != (d, n) or Si.shape != (d, n):
+                raise RuntimeError("smml.tree: the presorted columns do not match X")
+        elif splitter == "exact":
             Xs, Si = sort_columns(X, n_threads, skip=is_cat)
         else:
             Si = np.zeros((1, 1), np.int32)

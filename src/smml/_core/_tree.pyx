@@ -714,6 +714,36 @@ cdef inline void _scratch_reseed(Scratch* S, intp_t d, uint64_t rng) noexcept no
 # ---------------------------------------------------------------------------
 # Python entry point
 
+def sorted_subset(const double[:, ::1] Xs,       # IN (d, N) each column's values, increasing
+                  const int32_t[:, ::1] Si,      # IN (d, N) the rows in that order (each below N)
+                  const int32_t[::1] local):     # IN (N,) a row's index in the subset, or -1
+    """``sort_columns`` of a subset of the rows, from the sort of all of them: each column's
+    order and values restricted to the subset's rows (renumbered by ``local``), in the same
+    relative order. Returns (values, order), (d, n_sub) float64 and int32, n_sub the rows
+    with ``local >= 0``."""
+    cdef intp_t d = Xs.shape[0], N = Xs.shape[1], f, p, q, j, n_sub = 0
+    if Si.shape[0] != d or Si.shape[1] != N or local.shape[0] != N:
+        raise ValueError("sorted_subset: Xs, Si and local do not match")
+    for p in range(N):
+        n_sub += local[p] >= 0
+    # one slot of slack: a row left out is written at the next free slot (no branch per row)
+    # and overwritten by the next kept row; after a column's last kept row that slot is the
+    # next column's first (written over when that column starts), after the last column the slack
+    vals = np.empty(d * n_sub + 1, np.float64)
+    rows = np.empty(d * n_sub + 1, np.int32)
+    cdef double[::1] v = vals
+    cdef int32_t[::1] r = rows
+    with nogil:
+        for f in range(d):
+            q = f * n_sub
+            for p in range(N):
+                j = local[Si[f, p]]
+                v[q] = Xs[f, p]
+                r[q] = <int32_t>j
+                q += j >= 0
+    return vals[:d * n_sub].reshape(d, n_sub), rows[:d * n_sub].reshape(d, n_sub)
+
+
 cdef void _ranks(const Params* P, int32_t* rs, int nt) noexcept nogil:
     """Rs[f, p]: the first position in Xs[f] of the value at position p (numerical features)."""
     cdef intp_t n = P.n, f, p, first

@@ -100,9 +100,6 @@ class _BaseBagging(SmmlEstimator):
         if sw is not None and not has_fit_parameter(proto[0], "sample_weight"):
             raise ValueError(f"{type(proto[0]).__name__} does not accept sample_weight")
 
-        def fit_one(t):
-            return self._fit_member(proto[t], X, yt, self.estimators_samples_[t], sw)
-
         desc = f"{type(self).__name__} fits"
         n_threads = min(self._n_threads(), T)
         if joblib_backend_active():
@@ -116,17 +113,28 @@ class _BaseBagging(SmmlEstimator):
             self.estimators_ = run_tasks(
                 (delayed(_fit_member_task)(lite, proto[t], X, yt, self.estimators_samples_[t], sw)
                  for t in range(T)), self.n_jobs, self.verbose, desc, unit="it")
-        elif n_threads > 1:
-            with ThreadPoolExecutor(max_workers=n_threads) as pool:
-                self.estimators_ = list(progress(pool.map(fit_one, range(T)), total=T, desc=desc,
-                                                 verbose=self.verbose))
         else:
-            self.estimators_ = [fit_one(t) for t in progress(range(T), desc=desc, verbose=self.verbose)]
+            shared = self._shared(X, sw, proto[0])
+
+            def fit_one(t):
+                return self._fit_member(proto[t], X, yt, self.estimators_samples_[t], sw, shared)
+
+            if n_threads > 1:
+                with ThreadPoolExecutor(max_workers=n_threads) as pool:
+                    self.estimators_ = list(progress(pool.map(fit_one, range(T)), total=T, desc=desc,
+                                                     verbose=self.verbose))
+            else:
+                self.estimators_ = [fit_one(t) for t in progress(range(T), desc=desc, verbose=self.verbose)]
         if self.oob_score:
             self._set_oob(X, yt, m)
         return self
 
-    def _fit_member(self, est, X, y, idx, sw):
+    def _shared(self, X, sw, est):
+        """What the members' fits in this process share, computed once for all of them (None:
+        nothing); passed to ``_fit_member``. ``est``: a member before its fit."""
+        return None
+
+    def _fit_member(self, est, X, y, idx, sw, shared=None):
         """h_i = A(S_i): fit on the rows of the bootstrap sample, repeats included.
 
         A small bootstrap sample may hold a single class, which many classifiers refuse to fit

@@ -2,11 +2,13 @@
 
 import numpy as np
 
+from smml._core import _tree
 from smml._progress import VERBOSE
 from smml._validation import (N_JOBS, RANDOM_STATE, Interval, Options, check_is_fitted)
 from smml.base import ClassifierMixin, RegressorMixin, store_params
 from smml.ensemble._bagging import (_BaggingClassifierMixin, _BaggingRegressorMixin, _BaseBagging,
                                     _default_tree)
+from smml.tree import sort_columns
 
 
 def _tree_importances(tree):
@@ -34,21 +36,40 @@ class _BaseForest(_BaseBagging):
     ``random_state``, so the forest is the same whatever the thread count.
     """
 
-    def _fit_member(self, est, X, y, idx, sw):
+    def _shared(self, X, sw, est):
+        """Trees with the exact splitter: every column of X sorted once (stable: equal values
+        by row), each tree's sort cut from it by ``_tree.sorted_subset``."""
+        if est.splitter != "exact":
+            return None
+        return sort_columns(X, self._n_threads(), stable=True)
+
+    def _fit_member(self, est, X, y, idx, sw, shared=None):
         """The tree on the bootstrap multiset S_i, given as its distinct rows with
         sample_weight = multiplicity (as scikit-learn's forests do): the weighted
         impurities, leaf values and exact thresholds are those of the repeated rows,
         and each tree handles ~63% of the rows. (``min_samples_split`` and
-        ``min_samples_leaf`` then count distinct rows.)"""
+        ``min_samples_leaf`` then count distinct rows.) With ``shared`` (``_shared``) the
+        tree's sorted columns are those of all rows restricted to its own: the tree is then
+        the one ``TreeClassifier`` / ``TreeRegressor`` grows on these rows and weights, up to
+        the order of equal values in the sorted columns (row order here; the tree's own sort
+        is numpy's unstable one): the same tree for a classifier with integer weights (the
+        bootstrap's multiplicities), while a regressor's sums of w y over equal values can
+        round differently."""
         counts = np.bincount(idx, minlength=X.shape[0])
         rows = np.flatnonzero(counts)
         w = counts[rows].astype(np.float64)
         if sw is not None:
             w *= sw[rows]
-        # X, y and the weights were validated once in fit: the tree's fast path skips
-        # re-validating them per tree (classification: y holds the codes 0..K-1 of classes_)
+            keep = w > 0
+            if keep.any():          # the rows of weight 0 are not in the tree (its fit drops them)
+                rows, w = rows[keep], w[keep]
+        presorted = None
+        if shared is not None and w.all():
+            local = np.full(X.shape[0], -1, dtype=np.int32)
+            local[rows] = np.arange(len(rows), dtype=np.int32)
+            presorted = _tree.sorted_subset(*shared, local)
         classes = np.arange(len(self.classes_)) if self._classifier else None
-        return est._fit_encoded(X[rows], y[rows], classes, w)
+        return est._fit_encoded(X[rows], y[rows], classes, w, presorted)
 
     def _make_estimator(self, seed):
         # "auto" is "exact" here (a single tree's "auto" is "hist" from 20,000 rows). Fully
