@@ -851,3 +851,26 @@ def test_binning_kernel_writes_any_layout(rng):
     _binning.bin_columns(X, E, ne, skip, row, 2)
     _binning.bin_columns(X, E, ne, skip, col.T, 2)
     assert np.array_equal(row, col.T) and row.max() == 9
+
+
+@pytest.mark.parametrize("simd", [False, True])
+@pytest.mark.parametrize("n", [0, 1, 15, 16, 17, 33, 1000])
+def test_exact_partition_keeps_each_side_in_order(n, simd):
+    # the exact splitter's partition of a feature's sorted (sample, rank) pairs: the pairs of
+    # the samples going to the first child first, then the others, each side in its order;
+    # the plain loop and the AVX-512 one (used when the CPU has it) give the same
+    from smml._core import _tree
+
+    rng = np.random.default_rng(n)
+    for share in (0.0, 0.4, 1.0):
+        gl = (rng.random(n + 5) < share).astype(np.uint8)
+        si = rng.permutation(n + 5)[:n].astype(np.int32)
+        rs = rng.integers(0, 2**31 - 1, n).astype(np.int32)
+        keep = gl[si] != 0
+        want_si = np.concatenate([si[keep], si[~keep]])
+        want_rs = np.concatenate([rs[keep], rs[~keep]])
+        assert _tree.partition_pairs(si, rs, gl, simd) == keep.sum()
+        np.testing.assert_array_equal(si, want_si)
+        np.testing.assert_array_equal(rs, want_rs)
+    with pytest.raises(ValueError, match="outside"):
+        _tree.partition_pairs(np.array([3], np.int32), np.array([0], np.int32), np.zeros(3, np.uint8), simd)

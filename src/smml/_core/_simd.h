@@ -28,6 +28,9 @@
  * smml_svm_*: the passes of an SMO iteration over the active set (smml._core._svm), below.
  *
  * smml_gbm_*: the gradients and the loss of the boosting losses (smml._core._gbm), below.
+ *
+ * smml_partition_pairs: the exact tree splitter's partition of a sorted feature
+ * (smml._core._tree), below.
  */
 #ifndef SMML_SIMD_H
 #define SMML_SIMD_H
@@ -558,6 +561,77 @@ SMML_CLONES static double smml_gbm_softmax_block(const double *SMML_RESTRICT F, 
         }
     }
     return smml_gbm_lane_sum(lane);
+}
+
+/* smml_partition_pairs: the exact tree splitter's partition of one feature's sorted segment
+ * (smml._core._tree._partition_sorted). n pairs (si[p], rs[p]); the pairs whose sample
+ * si[p] has gl[si[p]] != 0 stay in si, rs from the front, in order; the others go to ti, tr,
+ * in order. Returns the number that stayed. gl must be readable 3 bytes past its last sample
+ * (a gather reads 4 bytes), and ti, tr must have room for n + 15 values (whole vectors are
+ * stored). Each pair is written to both sides' next slots and only its side advances: no
+ * branch per pair (which side is unpredictable); the writes to si, rs never pass the reads.
+ * With AVX-512 (simd != 0 and the CPU has it) 16 pairs at a time: the samples' flags
+ * gathered, each side's pairs compressed into the front of a vector and stored whole. The
+ * same result. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) \
+    && defined(__GLIBC__)
+#include <immintrin.h>
+__attribute__((target("avx512f"), unused))
+static ptrdiff_t smml_partition_pairs_avx512(int32_t *si, int32_t *rs, int32_t *SMML_RESTRICT ti,
+                                             int32_t *SMML_RESTRICT tr, const uint8_t *gl, ptrdiff_t n)
+{
+    ptrdiff_t p = 0, q = 0, r = 0;
+    const __m512i low = _mm512_set1_epi32(0xFF);
+    for (; p + 16 <= n; p += 16) {
+        __m512i vi = _mm512_loadu_si512((const void *) (si + p));
+        __m512i vr = _mm512_loadu_si512((const void *) (rs + p));
+        __m512i g = _mm512_i32gather_epi32(vi, (const void *) gl, 1);
+        __mmask16 m = _mm512_test_epi32_mask(g, low);
+        int c = __builtin_popcount((unsigned) m);
+        _mm512_storeu_si512((void *) (si + q), _mm512_maskz_compress_epi32(m, vi));
+        _mm512_storeu_si512((void *) (rs + q), _mm512_maskz_compress_epi32(m, vr));
+        _mm512_storeu_si512((void *) (ti + r), _mm512_maskz_compress_epi32((__mmask16) ~m, vi));
+        _mm512_storeu_si512((void *) (tr + r), _mm512_maskz_compress_epi32((__mmask16) ~m, vr));
+        q += c;
+        r += 16 - c;
+    }
+    for (; p < n; p++) {
+        int32_t i = si[p], v = rs[p];
+        ptrdiff_t g = gl[i] != 0;
+        si[q] = i;
+        rs[q] = v;
+        ti[r] = i;
+        tr[r] = v;
+        q += g;
+        r += 1 - g;
+    }
+    return q;
+}
+#define SMML_PARTITION_AVX512 1
+#endif
+
+static ptrdiff_t smml_partition_pairs(int32_t *si, int32_t *rs, int32_t *SMML_RESTRICT ti,
+                                      int32_t *SMML_RESTRICT tr, const uint8_t *gl, ptrdiff_t n,
+                                      int simd)
+{
+    ptrdiff_t p, q = 0, r = 0;
+#ifdef SMML_PARTITION_AVX512
+    if (simd && __builtin_cpu_supports("avx512f"))
+        return smml_partition_pairs_avx512(si, rs, ti, tr, gl, n);
+#else
+    (void) simd;
+#endif
+    for (p = 0; p < n; p++) {
+        int32_t i = si[p], v = rs[p];
+        ptrdiff_t g = gl[i] != 0;
+        si[q] = i;
+        rs[q] = v;
+        ti[r] = i;
+        tr[r] = v;
+        q += g;
+        r += 1 - g;
+    }
+    return q;
 }
 
 #endif

@@ -28,6 +28,10 @@ from cython.parallel cimport prange, threadid
 
 from smml._core._typedefs cimport intp_t, int32_t, uint8_t, uint64_t
 from smml._core._openmp cimport threads_for
+
+cdef extern from "_simd.h" nogil:
+    intp_t smml_partition_pairs(int32_t* si, int32_t* rs, int32_t* ti, int32_t* tr, const uint8_t* gl,
+                                intp_t n, int simd)
 from smml._core._split cimport (MAXCAT, NWORDS, CRIT_ERROR, CRIT_GINI, CRIT_ENTROPY, CRIT_SQRT, CRIT_MSE, Targets,
                                 SplitRecord, ScanState, cost, cost_lr, score_reg, init_record,
                                 hist_build, scan_numeric, scan_categorical, Pending, frontier_push,
@@ -97,8 +101,8 @@ cdef struct Scratch:
     double* catkey           # (cat_stride) category keys
     intp_t* catord           # (cat_stride) category orders
     uint8_t* goes_left       # (n)
-    int32_t* tmp_i           # (n_threads, n)
-    int32_t* tmp_r           # (n_threads, n) exact mode: ranks
+    int32_t* tmp_i           # (n_threads, n + 16)
+    int32_t* tmp_r           # (n_threads, n + 16) exact mode: ranks
 
 
 cdef struct NodeStore:
@@ -135,8 +139,9 @@ cdef int _scratch_init(Scratch* s, const Params* P, int n_threads) noexcept nogi
     s.catkey = <double*>_alloc(P.cat_stride * sizeof(double))
     s.catord = <intp_t*>_alloc(P.cat_stride * sizeof(intp_t))
     s.goes_left = <uint8_t*>_alloc(n * sizeof(uint8_t))
-    s.tmp_i = <int32_t*>_alloc(n_threads * n * sizeof(int32_t))
-    s.tmp_r = <int32_t*>_alloc((n_threads * n if P.mode == MODE_EXACT else 1) * sizeof(int32_t))
+    # + 16 per thread: smml_partition_pairs stores whole vectors
+    s.tmp_i = <int32_t*>_alloc(n_threads * (n + 16) * sizeof(int32_t))
+    s.tmp_r = <int32_t*>_alloc((n_threads * (n + 16) if P.mode == MODE_EXACT else 1) * sizeof(int32_t))
     if (s.features == NULL or s.feat_best == NULL or s.node_tot == NULL or s.lo == NULL or s.hi == NULL
             or s.hlist == NULL or s.hist == NULL or s.sums == NULL or s.catkey == NULL or s.catord == NULL
             or s.goes_left == NULL or s.tmp_i == NULL or s.tmp_r == NULL):
@@ -518,28 +523,42 @@ cdef void _partition(const Params* P, Scratch* S, SplitRecord* s, intp_t start, 
                     _partition_sorted(P, S, j, start, end, 0)
 
 
+def partition_pairs(int32_t[::1] si, int32_t[::1] rs, const uint8_t[::1] goes_left, bint simd):
+    """Test access to _simd.h's smml_partition_pairs (both code paths): si, rs rearranged in
+    place, the pairs of samples with goes_left first, each side in order; returns how many."""
+    cdef intp_t n = si.shape[0], q, p
+    if rs.shape[0] != n or goes_left.shape[0] < 1:
+        raise ValueError("partition_pairs: si and rs differ in length")
+    for q in range(n):
+        if not 0 <= si[q] < goes_left.shape[0]:
+            raise ValueError("partition_pairs: a sample outside goes_left")
+    gl = np.zeros(goes_left.shape[0] + 4, np.uint8)
+    gl[:goes_left.shape[0]] = goes_left
+    ti = np.empty(n + 16, np.int32)
+    tr = np.empty(n + 16, np.int32)
+    cdef uint8_t[::1] g = gl
+    cdef int32_t[::1] a = ti
+    cdef int32_t[::1] b = tr
+    with nogil:
+        q = smml_partition_pairs(&si[0] if n else NULL, &rs[0] if n else NULL, &a[0], &b[0], &g[0], n,
+                                 simd)
+        for p in range(n - q):
+            si[q + p] = a[p]
+            rs[q + p] = b[p]
+    return q
+
+
 cdef void _partition_sorted(const Params* P, Scratch* S, intp_t f, intp_t start, intp_t end,
                             int tid) noexcept nogil:
-    """Feature f's sorted samples of the node and their ranks, each child's in order."""
-    cdef intp_t n = P.n, p, q = start, r = 0, g
-    cdef int32_t i, v
-    cdef int32_t* si = P.Si + f * n
-    cdef int32_t* rs = P.Rs + f * n
-    cdef int32_t* ti = S.tmp_i + tid * n
-    cdef int32_t* tr = S.tmp_r + tid * n
-    # no branch per sample (which side is unpredictable): each entry is written to both
-    # sides' next slots and only its own side advances (q <= p: the write never passes
-    # the read)
-    for p in range(start, end):
-        i = si[p]
-        v = rs[p]
-        g = S.goes_left[i]
-        si[q] = i
-        rs[q] = v
-        ti[r] = i
-        tr[r] = v
-        q += g
-        r += 1 - g
+    """Feature f's sorted samples of the node and their ranks, each child's in order
+    (_simd.h's smml_partition_pairs; goes_left has _alloc's slack for its gathers)."""
+    cdef intp_t n = P.n, q, r = end - start
+    cdef int32_t* si = P.Si + f * n + start
+    cdef int32_t* rs = P.Rs + f * n + start
+    cdef int32_t* ti = S.tmp_i + tid * (n + 16)
+    cdef int32_t* tr = S.tmp_r + tid * (n + 16)
+    q = smml_partition_pairs(si, rs, ti, tr, S.goes_left, r, 1)
+    r -= q
     memcpy(si + q, ti, r * sizeof(int32_t))
     memcpy(rs + q, tr, r * sizeof(int32_t))
 
