@@ -582,18 +582,34 @@ static ptrdiff_t smml_partition_pairs_avx512(int32_t *si, int32_t *rs, int32_t *
 {
     ptrdiff_t p = 0, q = 0, r = 0;
     const __m512i low = _mm512_set1_epi32(0xFF);
-    for (; p + 16 <= n; p += 16) {
-        __m512i vi = _mm512_loadu_si512((const void *) (si + p));
-        __m512i vr = _mm512_loadu_si512((const void *) (rs + p));
+    if (n >= 16) {
+        /* the next block's loads and gather go out before this block's stores (whose
+           addresses wait on the flags): the gathers' latencies overlap */
+        __m512i vi = _mm512_loadu_si512((const void *) si);
+        __m512i vr = _mm512_loadu_si512((const void *) rs);
         __m512i g = _mm512_i32gather_epi32(vi, (const void *) gl, 1);
-        __mmask16 m = _mm512_test_epi32_mask(g, low);
-        int c = __builtin_popcount((unsigned) m);
-        _mm512_storeu_si512((void *) (si + q), _mm512_maskz_compress_epi32(m, vi));
-        _mm512_storeu_si512((void *) (rs + q), _mm512_maskz_compress_epi32(m, vr));
-        _mm512_storeu_si512((void *) (ti + r), _mm512_maskz_compress_epi32((__mmask16) ~m, vi));
-        _mm512_storeu_si512((void *) (tr + r), _mm512_maskz_compress_epi32((__mmask16) ~m, vr));
-        q += c;
-        r += 16 - c;
+        for (p = 16;; p += 16) {
+            __m512i vi2 = vi, vr2 = vr, g2 = g;
+            int more = p + 16 <= n;
+            if (more) {
+                vi2 = _mm512_loadu_si512((const void *) (si + p));
+                vr2 = _mm512_loadu_si512((const void *) (rs + p));
+                g2 = _mm512_i32gather_epi32(vi2, (const void *) gl, 1);
+            }
+            __mmask16 m = _mm512_test_epi32_mask(g, low);
+            int c = __builtin_popcount((unsigned) m);
+            _mm512_storeu_si512((void *) (si + q), _mm512_maskz_compress_epi32(m, vi));
+            _mm512_storeu_si512((void *) (rs + q), _mm512_maskz_compress_epi32(m, vr));
+            _mm512_storeu_si512((void *) (ti + r), _mm512_maskz_compress_epi32((__mmask16) ~m, vi));
+            _mm512_storeu_si512((void *) (tr + r), _mm512_maskz_compress_epi32((__mmask16) ~m, vr));
+            q += c;
+            r += 16 - c;
+            if (!more)
+                break;
+            vi = vi2;
+            vr = vr2;
+            g = g2;
+        }
     }
     for (; p < n; p++) {
         int32_t i = si[p], v = rs[p];
