@@ -29,8 +29,8 @@
  *
  * smml_gbm_*: the gradients and the loss of the boosting losses (smml._core._gbm), below.
  *
- * smml_partition_pairs: the exact tree splitter's partition of a sorted feature
- * (smml._core._tree), below.
+ * smml_partition_pairs, smml_split_costs: the exact tree splitter's partition of a sorted
+ * feature and the costs of its scan (smml._core._tree), below.
  */
 #ifndef SMML_SIMD_H
 #define SMML_SIMD_H
@@ -648,6 +648,92 @@ static ptrdiff_t smml_partition_pairs(int32_t *si, int32_t *rs, int32_t *SMML_RE
         r += 1 - g;
     }
     return q;
+}
+
+/* smml_split_sums: the sums of the exact tree splitter's scan (smml._core._tree._scan_exact)
+ * at up to cap consecutive positions from p (< pend) of a feature's sorted segment, into ca
+ * (kind 0, two classes: class 0's weight; kind 1: the sum of w y), cb (class 1's weight), cw
+ * (the weight) and cok (a candidate: the next rank differs and nl >= msl). st holds the running
+ * sums (class 0, class 1 or w y, weight) and nl the positions so far, both carried from chunk to
+ * chunk. Each sum adds in position order, as the scalar loop does; the class's weight goes to
+ * its own sum and + 0.0 to the other (the same value), selected on the bits: no branch on the
+ * class. Stops (*stop = 1) at the first position that leaves fewer than msl on the right (none
+ * after it is a candidate). Returns the positions written. */
+static ptrdiff_t smml_split_sums(int kind, const int32_t *SMML_RESTRICT si, const int32_t *SMML_RESTRICT rs,
+                                 ptrdiff_t p, ptrdiff_t pend, const double *SMML_RESTRICT w,
+                                 const double *SMML_RESTRICT wy, const ptrdiff_t *SMML_RESTRICT ycls,
+                                 double *st, ptrdiff_t *nl, ptrdiff_t nn, ptrdiff_t msl,
+                                 double *SMML_RESTRICT ca, double *SMML_RESTRICT cb,
+                                 double *SMML_RESTRICT cw, uint8_t *SMML_RESTRICT cok, ptrdiff_t cap,
+                                 int *stop)
+{
+    double a = st[0], b = st[1], W = st[2];
+    ptrdiff_t m = 0, k = *nl;
+    for (; p < pend && m < cap; p++) {
+        ptrdiff_t i = si[p];
+        double wi = w[i];
+        if (kind == 0) {
+            uint64_t c0 = -(uint64_t) (ycls[i] == 0);
+            a += smml_from_bits(smml_bits(wi) & c0);
+            b += smml_from_bits(smml_bits(wi) & ~c0);
+        } else {
+            a += wy[i];
+        }
+        W += wi;
+        k++;
+        if (nn - k < msl) {
+            *stop = 1;
+            break;
+        }
+        ca[m] = a;
+        cb[m] = b;
+        cw[m] = W;
+        cok[m] = (uint8_t) ((rs[p + 1] > rs[p]) & (k >= msl));
+        m++;
+    }
+    st[0] = a;
+    st[1] = b;
+    st[2] = W;
+    *nl = k;
+    return m;
+}
+
+/* smml_split_costs: the costs of m candidate positions of the exact tree splitter's scan
+ * (smml._core._tree._scan_exact) at once, bit for bit those of _split.pxd's scalar functions
+ * (the same operations in the same order, -ffp-contract=off), so that the divisions run as
+ * vectors. Position j: the left side's sums a[j] (and b[j]) and weight WL[j]; the right
+ * side's are the node's totals minus them.
+ *   kind 0 (two classes, gini; a, b the classes' weights): cost_lr = c(left) + c(right),
+ *          c = W - (w0 w0 + w1 w1) / W, and 0 where W <= 0;
+ *   kind 1 (regression; a the sum of w y): score_reg = -(SL^2 / WL + SR^2 / WR), each term
+ *          only where its W > 0.
+ * ok[j] == 0: not a candidate, out[j] = +inf. W <= 0 is tested on the bits (positive doubles
+ * order as integers), the selects are made on the bits: both vectorise. */
+SMML_CLONES static void smml_split_costs(int kind, const double *SMML_RESTRICT a,
+                                         const double *SMML_RESTRICT b,
+                                         const double *SMML_RESTRICT WL, const uint8_t *SMML_RESTRICT ok,
+                                         ptrdiff_t m, double ta, double tb, double WT,
+                                         double *SMML_RESTRICT out)
+{
+    ptrdiff_t j;
+    if (kind == 0) {
+        for (j = 0; j < m; j++) {
+            double wl = WL[j], wr = WT - wl;
+            double a0 = a[j], a1 = b[j], b0 = ta - a0, b1 = tb - a1;
+            double cl = wl - (a0 * a0 + a1 * a1) / wl;
+            double cr = wr - (b0 * b0 + b1 * b1) / wr;
+            cl = smml_select(-(uint64_t) ((int64_t) smml_bits(wl) > 0), cl, 0.0);
+            cr = smml_select(-(uint64_t) ((int64_t) smml_bits(wr) > 0), cr, 0.0);
+            out[j] = smml_select(-(uint64_t) (ok[j] != 0), cl + cr, INFINITY);
+        }
+    } else {
+        for (j = 0; j < m; j++) {
+            double wl = WL[j], wr = WT - wl, sl = a[j], sr = ta - sl;
+            double tl = smml_select(-(uint64_t) ((int64_t) smml_bits(wl) > 0), sl * sl / wl, 0.0);
+            double tr = smml_select(-(uint64_t) ((int64_t) smml_bits(wr) > 0), sr * sr / wr, 0.0);
+            out[j] = smml_select(-(uint64_t) (ok[j] != 0), -((0.0 + tl) + tr), INFINITY);
+        }
+    }
 }
 
 #endif

@@ -32,6 +32,12 @@ from smml._core._openmp cimport threads_for
 cdef extern from "_simd.h" nogil:
     intp_t smml_partition_pairs(int32_t* si, int32_t* rs, int32_t* ti, int32_t* tr, const uint8_t* gl,
                                 intp_t n, int simd)
+    intp_t smml_split_sums(int kind, const int32_t* si, const int32_t* rs, intp_t p, intp_t pend,
+                           const double* w, const double* wy, const intp_t* ycls, double* st, intp_t* nl,
+                           intp_t nn, intp_t msl, double* ca, double* cb, double* cw, uint8_t* cok,
+                           intp_t cap, int* stop)
+    void smml_split_costs(int kind, const double* a, const double* b, const double* WL, const uint8_t* ok,
+                          intp_t m, double ta, double tb, double WT, double* out)
 from smml._core._split cimport (MAXCAT, NWORDS, CRIT_ERROR, CRIT_GINI, CRIT_ENTROPY, CRIT_SQRT, CRIT_MSE, Targets,
                                 SplitRecord, ScanState, cost, cost_lr, score_reg, init_record,
                                 hist_build, scan_numeric, scan_categorical, Pending, frontier_push,
@@ -42,6 +48,7 @@ import numpy as np
 cdef enum:
     MODE_EXACT = 0
     MODE_HIST = 1
+    SCAN_CHUNK = 256         # positions whose costs _scan_exact computes at once
 
 CRITERIA = {"error": CRIT_ERROR, "gini": CRIT_GINI, "entropy": CRIT_ENTROPY,
             "sqrt": CRIT_SQRT, "squared_error": CRIT_MSE}
@@ -300,35 +307,55 @@ cdef void _scan_exact(const Params* P, Scratch* S, intp_t f, intp_t start, intp_
     cdef intp_t msl = P.t.min_samples_leaf
     cdef intp_t best_p = -1
     cdef double best = INFINITY
+    cdef double ca[SCAN_CHUNK]
+    cdef double cb[SCAN_CHUNK]
+    cdef double cw[SCAN_CHUNK]
+    cdef double cc[SCAN_CHUNK]
+    cdef uint8_t cok[SCAN_CHUNK]
+    cdef double run[3]
+    cdef intp_t m, j, p0
+    cdef int stop = 0, kind
     init_record(out)
     if rs[start] >= rs[end - 1]:
         return   # constant feature in this node
-    if K > 0:
+    nL = 0
+    if K == 0 or (K == 2 and P.t.criterion == CRIT_GINI):
+        run[0] = run[1] = run[2] = 0.0
+        # the sums position by position (in order, as below), then the costs of a chunk of
+        # positions at once (smml_split_costs: the same values as cost_lr / score_reg), then
+        # the first smallest among the candidates: the same split as the loop below
+        kind = 0 if K == 2 else 1
+        p = start
+        while p < end - 1 and not stop:
+            m = smml_split_sums(kind, si, rs, p, end - 1, P.t.w, P.t.wy, P.t.ycls, run, &nL, nn, msl,
+                                ca, cb, cw, cok, SCAN_CHUNK, &stop)
+            p0 = p
+            p += m
+            smml_split_costs(kind, ca, cb, cw, cok, m, ST if K == 0 else S.node_tot[0],
+                             S.node_tot[1] if K == 2 else 0.0, WT, cc)
+            for j in range(m):
+                if cc[j] < best:
+                    best = cc[j]
+                    best_p = p0 + j
+    else:
         for k in range(K):
             left[k] = 0.0
-    nL = 0
-    for p in range(start, end - 1):
-        i = si[p]
-        wi = P.t.w[i]
-        if K > 0:
+        for p in range(start, end - 1):
+            i = si[p]
+            wi = P.t.w[i]
             left[P.t.ycls[i]] += wi
-        else:
-            SL += P.t.wy[i]
-        WL += wi
-        nL += 1
-        if rs[p + 1] <= rs[p]:
-            continue
-        if nL < msl:
-            continue
-        if nn - nL < msl:
-            break
-        if K > 0:
+            WL += wi
+            nL += 1
+            if rs[p + 1] <= rs[p]:
+                continue
+            if nL < msl:
+                continue
+            if nn - nL < msl:
+                break
             c = cost_lr(left, S.node_tot, K, WL, WT - WL, P.t.criterion, right)
-        else:
-            c = score_reg(SL, WL, ST - SL, WT - WL)
-        if c < best:
-            best = c
-            best_p = p
+            if c < best:
+                best = c
+                best_p = p
     if best_p < 0:
         return
     out.feature = f
