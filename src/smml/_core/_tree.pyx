@@ -502,7 +502,7 @@ cdef void _evaluate(const Params* P, Scratch* S, intp_t start, intp_t end, intp_
 
 cdef void _partition(const Params* P, Scratch* S, SplitRecord* s, intp_t start, intp_t end) noexcept nogil:
     """Route the node's samples: first child first, stable, in place."""
-    cdef intp_t p, i, q, r, f = s.feature, n = P.n, b, j, d = P.d
+    cdef intp_t p, i, q, r, f = s.feature, n = P.n, b, j, d = P.d, g
     cdef int nt
     cdef const uint8_t* xb
     cdef int32_t* ti
@@ -523,18 +523,18 @@ cdef void _partition(const Params* P, Scratch* S, SplitRecord* s, intp_t start, 
         si = P.Si + f * n
         for p in range(start, end):
             S.goes_left[si[p]] = p <= s.bin
-    # 2. samples (stable)
+    # 2. samples (stable; no branch per sample: each is written to both sides' next slots
+    #    and only its side advances, q <= p)
     ti = S.tmp_i
     q = start
     r = 0
     for p in range(start, end):
         i = P.samples[p]
-        if S.goes_left[i]:
-            P.samples[q] = i
-            q += 1
-        else:
-            ti[r] = <int32_t>i
-            r += 1
+        g = S.goes_left[i]
+        P.samples[q] = i
+        ti[r] = <int32_t>i
+        q += g
+        r += 1 - g
     for p in range(r):
         P.samples[q + p] = ti[p]
     # 3. exact: the sorted arrays of every numerical feature (parallel over features)
