@@ -713,23 +713,34 @@ def test_forest_regressor_trees_are_the_trees_fit_on_the_bootstrap_multiset(rng)
 
 
 def test_sorted_subset_is_the_stable_sort_of_the_subset(rng):
-    # a forest sorts X once and cuts each tree's sorted columns from it: the values and the
-    # (renumbered) rows of the subset, equal values in row order, as a stable sort of X[rows]
+    # a forest sorts X once and cuts each tree's sorted columns from it: the (renumbered)
+    # rows of the subset, equal values in row order, as a stable sort of X[rows], and ranks
+    # that index the values of all rows: equal exactly where the values are equal
     X = np.round(rng.normal(size=(500, 4)) * 2) / 2          # many equal values
     X[:, 2] = 1.0                                            # a constant column
     Xs, Si = sort_columns(X, stable=True)
+    R = _tree.first_positions(Xs)
+    assert R.shape == (4, 500) and R.dtype == np.int32
+    for f in range(4):
+        np.testing.assert_array_equal(Xs[f, R[f]], Xs[f])                # the value at its rank
+        assert np.all(Xs[f, R[f] - 1][R[f] > 0] < Xs[f][R[f] > 0])       # the first of its value
     for rows in (np.flatnonzero(rng.random(500) < 0.6), np.arange(500), np.array([7]), np.array([3, 499])):
         local = np.full(500, -1, dtype=np.int32)
         local[rows] = np.arange(len(rows), dtype=np.int32)
-        vals, order = _tree.sorted_subset(Xs, Si, local)
+        order, ranks = _tree.sorted_subset(Si, R, local)
         want_vals, want_order = sort_columns(X[rows], stable=True)
-        assert vals.shape == order.shape == (4, len(rows)) and vals.flags.c_contiguous
-        np.testing.assert_array_equal(vals, want_vals)
+        assert order.shape == ranks.shape == (4, len(rows)) and order.flags.c_contiguous
         np.testing.assert_array_equal(order, want_order)
+        for f in range(4):
+            np.testing.assert_array_equal(Xs[f, ranks[f]], want_vals[f])
     with pytest.raises(ValueError, match="do not match"):
-        _tree.sorted_subset(Xs, Si, np.zeros(499, dtype=np.int32))
+        _tree.sorted_subset(Si, R, np.zeros(499, dtype=np.int32))
     with pytest.raises(ValueError, match="do not match"):
-        _tree.sorted_subset(Xs, Si[:3], np.zeros(500, dtype=np.int32))
+        _tree.sorted_subset(Si[:3], R, np.zeros(500, dtype=np.int32))
+    with pytest.raises(ValueError, match="past the subset"):
+        bad = np.full(500, -1, dtype=np.int32)
+        bad[:3] = [0, 1, 3]                                  # 3 rows numbered past 2
+        _tree.sorted_subset(Si, R, bad)
 
 
 @pytest.mark.parametrize("sw", [False, True])
@@ -753,8 +764,9 @@ def test_forest_trees_with_ties_are_the_trees_fit_on_the_bootstrap_multiset(rng,
             if forest is f:
                 fresh.fit(X[rows], target[rows], sample_weight=counts[rows])
             else:
+                vals, order = sort_columns(X[rows], stable=True)
                 fresh._fit_encoded(X[rows], target[rows], None, counts[rows],
-                                   sort_columns(X[rows], stable=True))
+                                   (vals, order, _tree.first_positions(vals)))
             assert fresh.tree_.nodes.tobytes() == t.tree_.nodes.tobytes()
             assert np.array_equal(fresh.tree_.value, t.tree_.value)
 

@@ -466,8 +466,9 @@ class _BaseTree(SmmlEstimator):
         regressor: finite float64 targets (``classes`` is None); ``sample_weight``:
         non-negative float64 (n,) array with a positive sum.  No checks are made here beyond
         the hyper-parameters: the caller guarantees the rest.  ``presorted``: the exact
-        splitter's ``sort_columns(X)``, when the caller has it (a forest cuts each tree's from
-        one sort of all the rows); then every weight must be positive.
+        splitter's sorted columns when the caller has them (a forest cuts each tree's from one
+        sort of all the rows): (values, order, ranks), ``build_tree``'s Xs, Si and Rs; then
+        every weight must be positive.
         """
         self._validate_params()
         if self.categorical_features or self.pruning is not None:
@@ -504,9 +505,10 @@ class _BaseTree(SmmlEstimator):
                                      is_cat, n_cats)
         else:
             Xb, edges = np.zeros((1, 1), np.uint8), np.full((d, 1), np.inf)
+        Rs = np.zeros((0, 0), np.int32)          # the kernel ranks Xs itself
         if splitter == "exact" and presorted is not None:
-            Xs, Si = presorted
-            if Xs.shape != (d, n) or Si.shape != (d, n):
+            Xs, Si, Rs = presorted
+            if Si.shape != (d, n) or Rs.shape != (d, n) or Xs.shape[0] != d:
                 raise RuntimeError("smml.tree: the presorted columns do not match X")
         elif splitter == "exact":
             Xs, Si = sort_columns(X, n_threads, skip=is_cat)
@@ -542,7 +544,7 @@ class _BaseTree(SmmlEstimator):
                 mid = float(np.ldexp(mid, -2 * e_y))     # min_impurity_decrease is in units of y^2
         nodes, value, bits = _tree.build_tree(
             0 if splitter == "exact" else 1, _tree.CRITERIA[self.criterion], n_classes,
-            Xs, Si, Xb, edges, is_cat, ycls, yreg, sw,
+            Xs, Si, Rs, Xb, edges, is_cat, ycls, yreg, sw,
             max_depth, min(self.min_samples_split, n + 1), min(self.min_samples_leaf, n + 1), mid,
             0 if self.max_leaf_nodes is None else min(self.max_leaf_nodes, 2 * n + 2), mf,
             self.growth == "best", rng_seed, n_threads, _GRAIN, _DECOMPOSE_MIN)

@@ -82,8 +82,9 @@ cdef struct Params:
     intp_t sums_stride       # doubles of one feature's left / right sums (a cache line apart)
     intp_t cat_stride        # d * MAXCAT with categorical features, else 1
     # shared and written, but a growth writes only the segments [start, end) of its nodes
-    const double* Xs         # (d, n) exact: each numerical feature's values in increasing order (the
-                             # root's order; read only)
+    const double* Xs         # (d, xs_stride) exact: each numerical feature's values in increasing
+                             # order (read only), indexed by the ranks
+    intp_t xs_stride
     int32_t* Si              # (d, n) exact: sorted sample indices per numerical feature, each
                              # node's segment in increasing order
     int32_t* Rs              # (d, n) exact: the ranks of Si's samples, in Si's order: the first
@@ -367,7 +368,7 @@ cdef void _scan_exact(const Params* P, Scratch* S, intp_t f, intp_t start, intp_
 cdef double _exact_threshold(const Params* P, intp_t f, intp_t p) noexcept nogil:
     """The threshold between sorted positions p and p + 1 of feature f's segment: the
     midpoint of the two values (the lower one where the midpoint rounds onto the upper)."""
-    cdef const double* xs = P.Xs + f * P.n
+    cdef const double* xs = P.Xs + f * P.xs_stride
     cdef const int32_t* rs = P.Rs + f * P.n
     cdef double a = xs[rs[p]], b = xs[rs[p + 1]], thr = a / 2.0 + b / 2.0
     if thr >= b or thr < a:
@@ -760,44 +761,61 @@ cdef inline void _scratch_reseed(Scratch* S, intp_t d, uint64_t rng) noexcept no
 # ---------------------------------------------------------------------------
 # Python entry point
 
-def sorted_subset(const double[:, ::1] Xs,       # IN (d, N) each column's values, increasing
-                  const int32_t[:, ::1] Si,      # IN (d, N) the rows in that order (each below N)
+def sorted_subset(const int32_t[:, ::1] Si,      # IN (d, N) each column's rows by increasing value
+                  const int32_t[:, ::1] Rs,      # IN (d, N) their ranks (first_positions)
                   const int32_t[::1] local):     # IN (N,) a row's index in the subset, or -1
-    """``sort_columns`` of a subset of the rows, from the sort of all of them: each column's
-    order and values restricted to the subset's rows (renumbered by ``local``), in the same
-    relative order. Returns (values, order), (d, n_sub) float64 and int32, n_sub the rows
-    with ``local >= 0``."""
-    cdef intp_t d = Xs.shape[0], N = Xs.shape[1], f, p, q, j, n_sub = 0
-    if Si.shape[0] != d or Si.shape[1] != N or local.shape[0] != N:
-        raise ValueError("sorted_subset: Xs, Si and local do not match")
+    """A subset of the rows sorted, from the sort of all of them: each column's rows and
+    ranks restricted to the subset's rows (renumbered by ``local``), in the same relative
+    order. Returns (order, ranks), both (d, n_sub) int32, n_sub the rows with ``local >= 0``:
+    ``build_tree``'s Si and Rs, with the values of all the rows as its Xs."""
+    cdef intp_t d = Si.shape[0], N = Si.shape[1], f, p, q, j, n_sub = 0
+    if Rs.shape[0] != d or Rs.shape[1] != N or local.shape[0] != N:
+        raise ValueError("sorted_subset: Si, Rs and local do not match")
     for p in range(N):
         n_sub += local[p] >= 0
+    for p in range(N):
+        if local[p] >= n_sub:
+            raise ValueError("sorted_subset: a subset index past the subset's rows")
     # one slot of slack: a row left out is written at the next free slot (no branch per row)
     # and overwritten by the next kept row; after a column's last kept row that slot is the
     # next column's first (written over when that column starts), after the last column the slack
-    vals = np.empty(d * n_sub + 1, np.float64)
     rows = np.empty(d * n_sub + 1, np.int32)
-    cdef double[::1] v = vals
+    ranks = np.empty(d * n_sub + 1, np.int32)
     cdef int32_t[::1] r = rows
+    cdef int32_t[::1] k = ranks
     with nogil:
         for f in range(d):
             q = f * n_sub
             for p in range(N):
                 j = local[Si[f, p]]
-                v[q] = Xs[f, p]
                 r[q] = <int32_t>j
+                k[q] = Rs[f, p]
                 q += j >= 0
-    return vals[:d * n_sub].reshape(d, n_sub), rows[:d * n_sub].reshape(d, n_sub)
+    return rows[:d * n_sub].reshape(d, n_sub), ranks[:d * n_sub].reshape(d, n_sub)
 
 
-cdef void _ranks(const Params* P, int32_t* rs, int nt) noexcept nogil:
-    """Rs[f, p]: the first position in Xs[f] of the value at position p (numerical features)."""
-    cdef intp_t n = P.n, f, p, first
+def first_positions(const double[:, ::1] Xs, int n_threads=1):
+    """Each column's ranks: at position p of the increasing values Xs[f], the first position
+    of that value (equal values, equal ranks). (d, N) int32."""
+    cdef intp_t d = Xs.shape[0], N = Xs.shape[1]
+    out = np.empty((d, N), np.int32)
+    cdef int32_t[:, ::1] o = out
+    if d and N:
+        with nogil:
+            _first_positions(&Xs[0, 0], N, d, NULL, &o[0, 0], threads_for(n_threads, N * d, 1 << 16))
+    return out
+
+
+cdef void _first_positions(const double* Xs, intp_t n, intp_t d, const uint8_t* skip, int32_t* rs,
+                           int nt) noexcept nogil:
+    """rs[f, p]: the first position in Xs[f] (increasing values, n per column) of the value at
+    position p; columns with skip[f] are left alone."""
+    cdef intp_t f, p, first
     cdef const double* xs
-    for f in prange(P.d, num_threads=nt, schedule="static"):
-        if P.is_cat[f]:
+    for f in prange(d, num_threads=nt, schedule="static"):
+        if skip != NULL and skip[f]:
             continue
-        xs = P.Xs + f * n
+        xs = Xs + f * n
         first = 0
         for p in range(n):
             if p > 0 and xs[p] > xs[p - 1]:
@@ -806,8 +824,11 @@ cdef void _ranks(const Params* P, int32_t* rs, int nt) noexcept nogil:
 
 
 def build_tree(int mode, int criterion, intp_t n_classes,
-               const double[:, ::1] Xs,        # IN exact: sorted values per feature (d, n)
+               const double[:, ::1] Xs,        # IN exact: sorted values per feature (d, n), or with Rs
+                                               # (d, N): the values its ranks index
                int32_t[:, ::1] Si,             # IN/OUT exact: sorted sample indices per feature (d, n); scratch
+               int32_t[:, ::1] Rs,             # IN/OUT exact: their ranks (d, n) (first_positions), or
+                                               # (0, 0): computed here from Xs; scratch
                const uint8_t[:, ::1] Xb,       # IN codes (n, d): hist mode, and categorical features
                const double[:, ::1] edges,     # IN (d, hist_bins): threshold of "code <= b"
                const uint8_t[::1] is_cat,      # IN (d,)
@@ -833,7 +854,8 @@ def build_tree(int mode, int criterion, intp_t n_classes,
     cdef int rc
     cdef intp_t dummy_i = 0, cutoff
     cdef double* wy = NULL
-    cdef int32_t* rk = NULL                 # Rs
+    cdef int32_t* rk = NULL                 # Rs, when computed here
+    cdef bint own_ranks
     memset(&P, 0, sizeof(Params))
     memset(&S0, 0, sizeof(Scratch))
     memset(&G, 0, sizeof(NodeStore))
@@ -870,19 +892,23 @@ def build_tree(int mode, int criterion, intp_t n_classes,
         if is_cat[j]:
             P.cat_stride = d * MAXCAT
     P.Xs = &Xs[0, 0]
+    P.xs_stride = Xs.shape[1]
     P.Si = &Si[0, 0]
     G.V = P.V
     try:
         P.samples = <intp_t*>malloc(n * sizeof(intp_t))
         wy = <double*>malloc((n if K == 0 else 1) * sizeof(double))
-        rk = <int32_t*>malloc((d * n if mode == MODE_EXACT else 1) * sizeof(int32_t))
+        own_ranks = mode == MODE_EXACT and Rs.shape[0] == 0
+        rk = <int32_t*>malloc((d * n if own_ranks else 1) * sizeof(int32_t))
         if (P.samples == NULL or wy == NULL or rk == NULL
                 or _scratch_init(&S0, &P, n_threads) != 0):
             raise MemoryError("smml.tree: could not allocate the growth buffers")
-        P.Rs = rk
-        if mode == MODE_EXACT:
+        if own_ranks:
+            P.Rs = rk
             with nogil:
-                _ranks(&P, rk, threads_for(n_threads, n * d, P.grain))
+                _first_positions(P.Xs, n, d, P.is_cat, rk, threads_for(n_threads, n * d, P.grain))
+        elif mode == MODE_EXACT:
+            P.Rs = &Rs[0, 0]
         if K == 0:
             for j in range(n):
                 wy[j] = sample_weight[j] * yreg[j]

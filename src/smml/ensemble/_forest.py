@@ -38,10 +38,13 @@ class _BaseForest(_BaseBagging):
 
     def _shared(self, X, sw, est):
         """Trees with the exact splitter: every column of X sorted once (stable: equal values
-        by row), each tree's sort cut from it by ``_tree.sorted_subset``."""
+        by row) and ranked, each tree's sorted rows and ranks cut from them by
+        ``_tree.sorted_subset``; the trees look their thresholds up in the values of all rows."""
         if est.splitter != "exact":
             return None
-        return sort_columns(X, self._n_threads(), stable=True)
+        nt = self._n_threads()
+        Xs, Si = sort_columns(X, nt, stable=True)
+        return Xs, Si, _tree.first_positions(Xs, nt)
 
     def _fit_member(self, est, X, y, idx, sw, shared=None):
         """The tree on the bootstrap multiset S_i, given as its distinct rows with
@@ -67,7 +70,7 @@ class _BaseForest(_BaseBagging):
         if shared is not None and w.all():
             local = np.full(X.shape[0], -1, dtype=np.int32)
             local[rows] = np.arange(len(rows), dtype=np.int32)
-            presorted = _tree.sorted_subset(*shared, local)
+            presorted = (shared[0], *_tree.sorted_subset(shared[1], shared[2], local))
         classes = np.arange(len(self.classes_)) if self._classifier else None
         return est._fit_encoded(X[rows], y[rows], classes, w, presorted)
 
