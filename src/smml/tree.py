@@ -468,14 +468,15 @@ class _BaseTree(SmmlEstimator):
         the hyper-parameters: the caller guarantees the rest.  ``presorted``: the exact
         splitter's sorted columns when the caller has them (a forest cuts each tree's from one
         sort of all the rows): (values, order, ranks), ``build_tree``'s Xs, Si and Rs; then
-        every weight must be positive.
+        every weight must be positive, and X may be None (the exact splitter reads only the
+        sorted columns).
         """
         self._validate_params()
         if self.categorical_features or self.pruning is not None:
             raise ValueError("_fit_encoded supports neither categorical_features nor pruning")
         self._cat_idx = []
         self.categories_ = {}
-        self.n_features_in_ = X.shape[1]
+        self.n_features_in_ = X.shape[1] if presorted is None else presorted[1].shape[0]
         ycls, yreg, n_classes = self._encoded_targets(y, classes)
         self.tree_ = self._fit_arrays(X, ycls, yreg, n_classes,
                                       np.ascontiguousarray(sample_weight, dtype=np.float64), self._seed(),
@@ -484,11 +485,14 @@ class _BaseTree(SmmlEstimator):
         return self
 
     def _fit_arrays(self, X, ycls, yreg, n_classes, sw, rng_seed, presorted=None):
-        if n_classes > 0:
-            sw, X, ycls = drop_zero_weight(sw, X, ycls)
+        if presorted is not None:             # positive weights; X unused (exact splitter)
+            n, d = len(sw), presorted[1].shape[0]
         else:
-            sw, X, yreg = drop_zero_weight(sw, X, yreg)
-        n, d = X.shape
+            if n_classes > 0:
+                sw, X, ycls = drop_zero_weight(sw, X, ycls)
+            else:
+                sw, X, yreg = drop_zero_weight(sw, X, yreg)
+            n, d = X.shape
         if n > _MAX_SAMPLES:
             raise ValueError(f"smml.tree grows trees on at most {_MAX_SAMPLES:,} samples (of positive weight), "
                              f"got {n:,}")
@@ -498,6 +502,8 @@ class _BaseTree(SmmlEstimator):
         if splitter == "auto":
             splitter = "hist" if n >= _AUTO_HIST_MIN_SAMPLES else "exact"
         self.splitter_ = splitter
+        if presorted is not None and (splitter != "exact" or self._cat_idx):
+            raise RuntimeError("smml.tree: presorted columns serve the exact splitter only")
         n_threads = self._n_threads()
         if splitter == "hist" or self._cat_idx:
             n_cats = {j: len(self.categories_[j]) for j in self._cat_idx}
@@ -506,7 +512,7 @@ class _BaseTree(SmmlEstimator):
         else:
             Xb, edges = np.zeros((1, 1), np.uint8), np.full((d, 1), np.inf)
         Rs = np.zeros((0, 0), np.int32)          # the kernel ranks Xs itself
-        if splitter == "exact" and presorted is not None:
+        if presorted is not None:
             Xs, Si, Rs = presorted
             if Si.shape != (d, n) or Rs.shape != (d, n) or Xs.shape[0] != d:
                 raise RuntimeError("smml.tree: the presorted columns do not match X")

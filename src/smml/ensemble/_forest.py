@@ -72,7 +72,7 @@ class _BaseForest(_BaseBagging):
             local[rows] = np.arange(len(rows), dtype=np.int32)
             presorted = (shared[0], *_tree.sorted_subset(shared[1], shared[2], local))
         classes = np.arange(len(self.classes_)) if self._classifier else None
-        return est._fit_encoded(X[rows], y[rows], classes, w, presorted)
+        return est._fit_encoded(X[rows] if presorted is None else None, y[rows], classes, w, presorted)
 
     def _make_estimator(self, seed):
         # "auto" is "exact" here (a single tree's "auto" is "hist" from 20,000 rows). Fully
