@@ -565,8 +565,9 @@ SMML_CLONES static double smml_gbm_softmax_block(const double *SMML_RESTRICT F, 
 
 /* smml_partition_pairs: the exact tree splitter's partition of one feature's sorted segment
  * (smml._core._tree._partition_sorted). n pairs (si[p], rs[p]); the pairs whose sample
- * si[p] has gl[si[p]] != 0 stay in si, rs from the front, in order; the others go to ti, tr,
- * in order. Returns the number that stayed. gl must be readable 3 bytes past its last sample
+ * si[p] has gl[si[p]] != 0 move to the front, in order, the others after them, in order
+ * (through the scratch ti, tr). Returns the number in front. The copies back are loops here,
+ * not memcpy calls: most segments are a few pairs long. gl must be readable 3 bytes past its last sample
  * (a gather reads 4 bytes), and ti, tr must have room for n + 15 values (whole vectors are
  * stored). Each pair is written to both sides' next slots and only its side advances: no
  * branch per pair (which side is unpredictable); the writes to si, rs never pass the reads.
@@ -621,6 +622,11 @@ static ptrdiff_t smml_partition_pairs_avx512(int32_t *si, int32_t *rs, int32_t *
         q += g;
         r += 1 - g;
     }
+    for (p = 0; p < r; p += 16) {          /* masked at the end: nothing past the segment */
+        __mmask16 k = (r - p >= 16) ? (__mmask16) 0xFFFF : (__mmask16) ((1u << (r - p)) - 1);
+        _mm512_mask_storeu_epi32((void *) (si + q + p), k, _mm512_maskz_loadu_epi32(k, ti + p));
+        _mm512_mask_storeu_epi32((void *) (rs + q + p), k, _mm512_maskz_loadu_epi32(k, tr + p));
+    }
     return q;
 }
 #define SMML_PARTITION_AVX512 1
@@ -646,6 +652,10 @@ static ptrdiff_t smml_partition_pairs(int32_t *si, int32_t *rs, int32_t *SMML_RE
         tr[r] = v;
         q += g;
         r += 1 - g;
+    }
+    for (p = 0; p < r; p++) {
+        si[q + p] = ti[p];
+        rs[q + p] = tr[p];
     }
     return q;
 }

@@ -570,9 +570,6 @@ def partition_pairs(int32_t[::1] si, int32_t[::1] rs, const uint8_t[::1] goes_le
     with nogil:
         q = smml_partition_pairs(&si[0] if n else NULL, &rs[0] if n else NULL, &a[0], &b[0], &g[0], n,
                                  simd)
-        for p in range(n - q):
-            si[q + p] = a[p]
-            rs[q + p] = b[p]
     return q
 
 
@@ -580,15 +577,12 @@ cdef void _partition_sorted(const Params* P, Scratch* S, intp_t f, intp_t start,
                             int tid) noexcept nogil:
     """Feature f's sorted samples of the node and their ranks, each child's in order
     (_simd.h's smml_partition_pairs; goes_left has _alloc's slack for its gathers)."""
-    cdef intp_t n = P.n, q, r = end - start
+    cdef intp_t n = P.n, r = end - start
     cdef int32_t* si = P.Si + f * n + start
     cdef int32_t* rs = P.Rs + f * n + start
     cdef int32_t* ti = S.tmp_i + tid * (n + 16)
     cdef int32_t* tr = S.tmp_r + tid * (n + 16)
-    q = smml_partition_pairs(si, rs, ti, tr, S.goes_left, r, 1)
-    r -= q
-    memcpy(si + q, ti, r * sizeof(int32_t))
-    memcpy(rs + q, tr, r * sizeof(int32_t))
+    smml_partition_pairs(si, rs, ti, tr, S.goes_left, r, 1)
 
 
 # ---------------------------------------------------------------------------
