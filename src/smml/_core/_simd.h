@@ -663,15 +663,15 @@ static ptrdiff_t smml_partition_pairs(int32_t *si, int32_t *rs, int32_t *SMML_RE
 /* smml_split_sums: the sums of the exact tree splitter's scan (smml._core._tree._scan_exact)
  * at up to cap consecutive positions from p (< pend) of a feature's sorted segment, into ca
  * (kind 0, two classes: class 0's weight; kind 1: the sum of w y), cb (class 1's weight), cw
- * (the weight) and cok (a candidate: the next rank differs and nl >= msl). st holds the running
- * sums (class 0, class 1 or w y, weight) and nl the positions so far, both carried from chunk to
- * chunk. Each sum adds in position order, as the scalar loop does; the class's weight goes to
- * its own sum and + 0.0 to the other (the same value), selected on the bits: no branch on the
- * class. Stops (*stop = 1) at the first position that leaves fewer than msl on the right (none
- * after it is a candidate). Returns the positions written. */
+ * (the weight) and cok (a candidate: the next rank differs and nl >= msl). pair[2i], pair[2i+1]:
+ * sample i's terms (kind 0: w [y = 0], w [y = 1], one of them 0; kind 1: w, w y), one load per
+ * sample. st holds the running sums (class 0 or w y, class 1, weight) and nl the positions so
+ * far, both carried from chunk to chunk. Each sum adds in position order, as the scalar loop
+ * over left[y_i] += w_i does: the other class's sum gets + 0.0 (the same value) and the weight
+ * c0 + c1 = w_i exactly. Stops (*stop = 1) at the first position that leaves fewer than msl
+ * on the right (none after it is a candidate). Returns the positions written. */
 static ptrdiff_t smml_split_sums(int kind, const int32_t *SMML_RESTRICT si, const int32_t *SMML_RESTRICT rs,
-                                 ptrdiff_t p, ptrdiff_t pend, const double *SMML_RESTRICT w,
-                                 const double *SMML_RESTRICT wy, const ptrdiff_t *SMML_RESTRICT ycls,
+                                 ptrdiff_t p, ptrdiff_t pend, const double *SMML_RESTRICT pair,
                                  double *st, ptrdiff_t *nl, ptrdiff_t nn, ptrdiff_t msl,
                                  double *SMML_RESTRICT ca, double *SMML_RESTRICT cb,
                                  double *SMML_RESTRICT cw, uint8_t *SMML_RESTRICT cok, ptrdiff_t cap,
@@ -680,16 +680,16 @@ static ptrdiff_t smml_split_sums(int kind, const int32_t *SMML_RESTRICT si, cons
     double a = st[0], b = st[1], W = st[2];
     ptrdiff_t m = 0, k = *nl;
     for (; p < pend && m < cap; p++) {
-        ptrdiff_t i = si[p];
-        double wi = w[i];
+        const double *t = pair + 2 * (ptrdiff_t) si[p];
+        double c0 = t[0], c1 = t[1];
         if (kind == 0) {
-            uint64_t c0 = -(uint64_t) (ycls[i] == 0);
-            a += smml_from_bits(smml_bits(wi) & c0);
-            b += smml_from_bits(smml_bits(wi) & ~c0);
+            a += c0;
+            b += c1;
+            W += c0 + c1;
         } else {
-            a += wy[i];
+            W += c0;
+            a += c1;
         }
-        W += wi;
         k++;
         if (nn - k < msl) {
             *stop = 1;

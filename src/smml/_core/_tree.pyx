@@ -33,9 +33,8 @@ cdef extern from "_simd.h" nogil:
     intp_t smml_partition_pairs(int32_t* si, int32_t* rs, int32_t* ti, int32_t* tr, const uint8_t* gl,
                                 intp_t n, int simd)
     intp_t smml_split_sums(int kind, const int32_t* si, const int32_t* rs, intp_t p, intp_t pend,
-                           const double* w, const double* wy, const intp_t* ycls, double* st, intp_t* nl,
-                           intp_t nn, intp_t msl, double* ca, double* cb, double* cw, uint8_t* cok,
-                           intp_t cap, int* stop)
+                           const double* pair, double* st, intp_t* nl, intp_t nn, intp_t msl, double* ca,
+                           double* cb, double* cw, uint8_t* cok, intp_t cap, int* stop)
     void smml_split_costs(int kind, const double* a, const double* b, const double* WL, const uint8_t* ok,
                           intp_t m, double ta, double tb, double WT, double* out)
 from smml._core._split cimport (MAXCAT, NWORDS, CRIT_ERROR, CRIT_GINI, CRIT_ENTROPY, CRIT_SQRT, CRIT_MSE, Targets,
@@ -71,6 +70,8 @@ cdef struct Params:
     intp_t max_bins, stride  # histogram geometry (_split.pxd)
     intp_t grain             # samples x features worth one thread (smml.tree._GRAIN)
     const double* yreg       # (n) regression target
+    const double* pair       # (n, 2) two classes: w [y = 0], w [y = 1]; regression: w, w y (the
+                             # scans' and the node totals' terms, one load per sample); else NULL
     const uint8_t* Xb        # (n, d) codes: hist mode, and categorical features
     const double* edges      # (d, max_bins) threshold of "code <= b"
     const uint8_t* is_cat    # (d)
@@ -243,7 +244,7 @@ cdef intp_t _new_node(const Params* P, Scratch* S, NodeStore* store, intp_t star
     """Create a leaf for samples[start:end]; fill its record, value and category bits; leave
     its totals in S.node_tot (and S.node_q).  Returns the node id, -1 when out of memory."""
     cdef intp_t K = P.t.K, node, p, i, k, V = P.V
-    cdef double W = 0.0, Ssum = 0.0, Q = 0.0, wi, yi
+    cdef double W = 0.0, Ssum = 0.0, Q = 0.0, wi, yi, c0, c1, t0 = 0.0, t1 = 0.0
     cdef double* tot = S.node_tot
     cdef Node* nd
     if _store_reserve(store, store.count + 1) != 0:
@@ -252,16 +253,27 @@ cdef intp_t _new_node(const Params* P, Scratch* S, NodeStore* store, intp_t star
     store.count += 1
     for k in range(K):
         tot[k] = 0.0
-    for p in range(start, end):
-        i = P.samples[p]
-        wi = P.t.w[i]
-        W += wi
-        if K > 0:
-            tot[P.t.ycls[i]] += wi
-        else:
-            yi = P.yreg[i]
-            Ssum += P.t.wy[i]
-            Q += P.t.wy[i] * yi
+    if K == 2:          # the same sums without a store per sample: + 0.0 for the other class
+        for p in range(start, end):
+            i = P.samples[p]
+            c0 = P.pair[2 * i]
+            c1 = P.pair[2 * i + 1]
+            W += c0 + c1
+            t0 += c0
+            t1 += c1
+        tot[0] = t0
+        tot[1] = t1
+    else:
+        for p in range(start, end):
+            i = P.samples[p]
+            wi = P.t.w[i]
+            W += wi
+            if K > 0:
+                tot[P.t.ycls[i]] += wi
+            else:
+                yi = P.yreg[i]
+                Ssum += P.t.wy[i]
+                Q += P.t.wy[i] * yi
     tot[K] = W
     tot[K + 1] = Ssum
     nd = store.nodes + node
@@ -328,8 +340,8 @@ cdef void _scan_exact(const Params* P, Scratch* S, intp_t f, intp_t start, intp_
         kind = 0 if K == 2 else 1
         p = start
         while p < end - 1 and not stop:
-            m = smml_split_sums(kind, si, rs, p, end - 1, P.t.w, P.t.wy, P.t.ycls, run, &nL, nn, msl,
-                                ca, cb, cw, cok, SCAN_CHUNK, &stop)
+            m = smml_split_sums(kind, si, rs, p, end - 1, P.pair, run, &nL, nn, msl, ca, cb, cw, cok,
+                                SCAN_CHUNK, &stop)
             p0 = p
             p += m
             smml_split_costs(kind, ca, cb, cw, cok, m, ST if K == 0 else S.node_tot[0],
@@ -849,6 +861,7 @@ def build_tree(int mode, int criterion, intp_t n_classes,
     cdef intp_t dummy_i = 0, cutoff
     cdef double* wy = NULL
     cdef int32_t* rk = NULL                 # Rs, when computed here
+    cdef double* pair = NULL
     cdef bint own_ranks
     memset(&P, 0, sizeof(Params))
     memset(&S0, 0, sizeof(Scratch))
@@ -907,6 +920,18 @@ def build_tree(int mode, int criterion, intp_t n_classes,
             for j in range(n):
                 wy[j] = sample_weight[j] * yreg[j]
         P.t.wy = wy
+        if K == 0 or K == 2:
+            pair = <double*>malloc(2 * n * sizeof(double))
+            if pair == NULL:
+                raise MemoryError("smml.tree: could not allocate the growth buffers")
+            for j in range(n):
+                if K == 0:
+                    pair[2 * j] = sample_weight[j]
+                    pair[2 * j + 1] = wy[j]
+                else:
+                    pair[2 * j] = sample_weight[j] if ycls[j] == 0 else 0.0
+                    pair[2 * j + 1] = sample_weight[j] if ycls[j] == 1 else 0.0
+            P.pair = pair
         S0.rng = seed
         for j in range(n):
             P.samples[j] = j
@@ -934,4 +959,5 @@ def build_tree(int mode, int criterion, intp_t n_classes,
         free(P.samples)
         free(wy)
         free(rk)
+        free(pair)
         free(defer.items)
