@@ -98,6 +98,9 @@ cdef struct Scratch:
     # Allocated by _scratch_init only, freed by _scratch_free only.
     int n_threads            # threads this growth may use inside one node (1 in a deferred subtree)
     uint64_t rng             # max_features draws (splitmix64)
+    int pending              # exact: the last partition's sorted arrays not done yet (_sorted_pending)
+    intp_t pend_start        # its node's segment
+    intp_t pend_end
     intp_t* features         # (d) candidate order (a Fisher-Yates prefix)
     SplitRecord* feat_best   # (d) best split of each candidate
     double* node_tot         # (K + 2) totals of the node being evaluated: class weights, W, S
@@ -462,6 +465,7 @@ cdef void _evaluate(const Params* P, Scratch* S, intp_t start, intp_t end, intp_
             return                      # constant target: nothing to decrease
     if K > 0 and parent_cost <= 1e-12 * scale:
         return                          # pure leaf
+    _sorted_pending(P, S)               # exact: the parent's partition of the sorted arrays
     # candidate features (000/002: CART tries a random subset of directions)
     mf = P.max_features
     if mf < d:
@@ -550,17 +554,33 @@ cdef void _partition(const Params* P, Scratch* S, SplitRecord* s, intp_t start, 
         r += 1 - g
     for p in range(r):
         P.samples[q + p] = ti[p]
-    # 3. exact: the sorted arrays of every numerical feature (parallel over features)
+    # 3. exact: the sorted arrays, when a child is evaluated (_sorted_pending)
     if P.mode == MODE_EXACT:
-        nt = threads_for(S.n_threads, (end - start) * d, P.grain)
-        if nt > 1:
-            for j in prange(d, num_threads=nt, schedule="static"):
-                if not P.is_cat[j]:
-                    _partition_sorted(P, S, j, start, end, threadid())
-        else:
-            for j in range(d):
-                if not P.is_cat[j]:
-                    _partition_sorted(P, S, j, start, end, 0)
+        S.pending = 1
+        S.pend_start = start
+        S.pend_end = end
+
+
+cdef void _sorted_pending(const Params* P, Scratch* S) noexcept nogil:
+    """The last partition's sorted arrays of every numerical feature (parallel over features),
+    if not done yet: the first child that is evaluated (or grown later) asks for them, so a
+    split whose two children are leaves leaves them as they are (nothing reads them again). A
+    feature constant in the node stays as it is too: constant in every descendant, it is
+    never scanned below it (each descendant's segment holds one rank only)."""
+    cdef intp_t start = S.pend_start, end = S.pend_end, j, d = P.d
+    cdef int nt
+    if not S.pending:
+        return
+    S.pending = 0
+    nt = threads_for(S.n_threads, (end - start) * d, P.grain)
+    if nt > 1:
+        for j in prange(d, num_threads=nt, schedule="static"):
+            if not P.is_cat[j] and P.Rs[j * P.n + start] != P.Rs[j * P.n + end - 1]:
+                _partition_sorted(P, S, j, start, end, threadid())
+    else:
+        for j in range(d):
+            if not P.is_cat[j] and P.Rs[j * P.n + start] != P.Rs[j * P.n + end - 1]:
+                _partition_sorted(P, S, j, start, end, 0)
 
 
 def partition_pairs(int32_t[::1] si, int32_t[::1] rs, const uint8_t[::1] goes_left, bint simd):
@@ -668,6 +688,7 @@ cdef int _grow(const Params* P, Scratch* S, NodeStore* store, intp_t start, intp
                 free(front)
                 return -1
             if cutoff > 0 and kids[c].end - kids[c].start < cutoff:
+                _sorted_pending(P, S)          # grown later, from its sorted arrays
                 kids[c].split.feature = -1
                 if defer.size >= defer.cap:
                     defer.cap = 2 * defer.cap + 16
@@ -683,6 +704,7 @@ cdef int _grow(const Params* P, Scratch* S, NodeStore* store, intp_t start, intp
                 defer.size += 1
             else:
                 _evaluate(P, S, kids[c].start, kids[c].end, kids[c].depth, &kids[c].split)
+        S.pending = 0                      # neither child evaluated: nothing reads them again
         store.nodes[node].children_left = <int32_t>kids[0].node
         if fsize + 2 > fcap:
             fcap *= 2
@@ -762,6 +784,7 @@ cdef inline void _scratch_reseed(Scratch* S, intp_t d, uint64_t rng) noexcept no
     for j in range(d):
         S.features[j] = j
     S.rng = rng
+    S.pending = 0
 
 
 # ---------------------------------------------------------------------------
