@@ -20,7 +20,9 @@ Shapes (issue 6): 50,000 x 32 float64, two classes (make_classification), 2 thre
   nonlinear rule with 10% label noise and this module's make_classification data (50,000 x 32,
   10,000 test rows), 100 trees, 2 threads: smml with splitter "exact" (the forest's "auto") and
   "hist", scikit-learn, and scikit-learn-intelex when installed; mean fit time and mean test
-  accuracy over random_state 0, 1, 2 (the fits interleaved seed by seed).
+  accuracy over random_state 0, 1, 2 (the fits interleaved seed by seed). With ``--similar``:
+  the same on shapes like them: the nonlinear rule on 100,000 x 16, make_classification on
+  20,000 x 64 and with 3 classes on 50,000 x 32.
 """
 import math
 
@@ -31,11 +33,11 @@ from _common import best_time, environment_line, print_table
 N_THREADS = 2
 
 
-def _data(m, d, m_test, seed=0):
+def _data(m, d, m_test, seed=0, n_classes=2):
     from sklearn.datasets import make_classification
 
     X, y = make_classification(m + m_test, d, n_informative=d // 2, n_redundant=d // 4,
-                               flip_y=0.05, random_state=seed)
+                               flip_y=0.05, n_classes=n_classes, random_state=seed)
     return X[:m], y[:m], X[m:], y[m:]
 
 
@@ -139,10 +141,24 @@ def bench_forest(X, y, Xt, yt, n_trees):
                  ("p", "predict s", "{:.3f}"), ("acc", "test accuracy", "{:.4f}")])
 
 
-def bench_forest_accuracy(n_trees=100, seeds=3):
+def _forest_sets(similar):
+    """The data sets of --forest-accuracy (train and test rows), or with ``similar`` other shapes
+    like them."""
+    from bench_tree import make_data
+
+    if similar:
+        XX, yy = make_data(110_000, 16)
+        return {"bench_tree's nonlinear rule, 10% noise": (XX[:100_000], yy[:100_000], XX[100_000:], yy[100_000:]),
+                "make_classification": _data(20_000, 64, 10_000),
+                "make_classification, 3 classes": _data(50_000, 32, 10_000, n_classes=3)}
+    XX, yy = make_data(60_000, 32)
+    return {"bench_tree's nonlinear rule, 10% noise": (XX[:50_000], yy[:50_000], XX[50_000:], yy[50_000:]),
+            "make_classification": _data(50_000, 32, 10_000)}
+
+
+def bench_forest_accuracy(n_trees=100, seeds=3, similar=False):
     from sklearn.ensemble import RandomForestClassifier as SkRF
 
-    from bench_tree import make_data
     from smml.ensemble import RandomForestClassifier
 
     makers = {'smml splitter="exact" (auto)': lambda s: RandomForestClassifier(
@@ -158,10 +174,7 @@ def bench_forest_accuracy(n_trees=100, seeds=3):
                                                                     random_state=s)
     except ImportError:
         pass
-    XX, yy = make_data(60_000, 32)
-    sets = {"bench_tree's nonlinear rule, 10% noise": (XX[:50_000], yy[:50_000], XX[50_000:], yy[50_000:]),
-            "make_classification": _data(50_000, 32, 10_000)}
-    for name, (X, y, Xt, yt) in sets.items():
+    for name, (X, y, Xt, yt) in _forest_sets(similar).items():
         res = {k: [] for k in makers}
         for s in range(seeds):
             for k, make in makers.items():
@@ -196,6 +209,6 @@ if __name__ == "__main__":
 
     if "--forest-accuracy" in sys.argv:
         print(environment_line(N_THREADS))
-        bench_forest_accuracy()
+        bench_forest_accuracy(similar="--similar" in sys.argv)
     else:
         main(quick="--quick" in sys.argv)

@@ -139,7 +139,7 @@ def test_leaf_label_tie_goes_to_last_class():
 
 @pytest.mark.parametrize("crit", CRITERIA)
 @pytest.mark.parametrize("growth", ["best", "depth"])
-@pytest.mark.parametrize("k", [2, 3])
+@pytest.mark.parametrize("k", [2, 3, 9])
 def test_exact_kernel_grows_the_reference_tree(crit, growth, k, rng):
     X, y = _data(rng, 70, 3, k)
     w = rng.integers(1, 4, size=70).astype(float)       # integer weights keep sums exact
@@ -147,6 +147,26 @@ def test_exact_kernel_grows_the_reference_tree(crit, growth, k, rng):
                {"min_samples_split": 10, "min_impurity_decrease": 0.01}]:
         est = TreeClassifier(crit, splitter="exact", growth=growth, **kw).fit(X, y, sample_weight=w)
         r = ref.TreeClassifier(crit, growth=growth, **kw).fit(X, y, sample_weight=w)
+        _same_tree(est, r)
+        assert np.array_equal(est.predict(X), r.predict(X))
+
+
+@pytest.mark.parametrize("k", [0, 2, 3, 8, 9])
+def test_exact_scan_in_chunks_grows_the_reference_tree(k, rng):
+    # nodes of hundreds of rows: the exact scan's sums and costs go by chunks of 256 positions
+    # (two classes, up to 8 with gini, regression) or by the plain loop (9 classes); both are
+    # the reference's splits, ties between equal values included (values rounded)
+    X = np.round(rng.normal(size=(700, 3)) * 8) / 8
+    w = rng.integers(1, 4, size=700).astype(float)
+    for kw in [{"max_depth": 3}, {"max_depth": 2, "min_samples_leaf": 40}]:
+        if k == 0:
+            y = rng.integers(-3, 4, size=700).astype(float)
+            est = TreeRegressor(splitter="exact", **kw).fit(X, y, sample_weight=w)
+            r = ref.TreeRegressor(**kw).fit(X, y, sample_weight=w)
+        else:
+            y = (rng.integers(0, k, size=700) + (X[:, 0] > 0.3)) % k
+            est = TreeClassifier("gini", splitter="exact", **kw).fit(X, y, sample_weight=w)
+            r = ref.TreeClassifier("gini", **kw).fit(X, y, sample_weight=w)
         _same_tree(est, r)
         assert np.array_equal(est.predict(X), r.predict(X))
 

@@ -632,9 +632,9 @@ static ptrdiff_t smml_partition_pairs_avx512(int32_t *si, int32_t *rs, int32_t *
 #define SMML_PARTITION_AVX512 1
 #endif
 
-static ptrdiff_t smml_partition_pairs(int32_t *si, int32_t *rs, int32_t *SMML_RESTRICT ti,
-                                      int32_t *SMML_RESTRICT tr, const uint8_t *gl, ptrdiff_t n,
-                                      int simd)
+static inline ptrdiff_t smml_partition_pairs(int32_t *si, int32_t *rs, int32_t *SMML_RESTRICT ti,
+                                             int32_t *SMML_RESTRICT tr, const uint8_t *gl, ptrdiff_t n,
+                                             int simd)
 {
     ptrdiff_t p, q = 0, r = 0;
 #ifdef SMML_PARTITION_AVX512
@@ -670,12 +670,12 @@ static ptrdiff_t smml_partition_pairs(int32_t *si, int32_t *rs, int32_t *SMML_RE
  * over left[y_i] += w_i does: the other class's sum gets + 0.0 (the same value) and the weight
  * c0 + c1 = w_i exactly. Stops (*stop = 1) at the first position that leaves fewer than msl
  * on the right (none after it is a candidate). Returns the positions written. */
-static ptrdiff_t smml_split_sums(int kind, const int32_t *SMML_RESTRICT si, const int32_t *SMML_RESTRICT rs,
-                                 ptrdiff_t p, ptrdiff_t pend, const double *SMML_RESTRICT pair,
-                                 double *st, ptrdiff_t *nl, ptrdiff_t nn, ptrdiff_t msl,
-                                 double *SMML_RESTRICT ca, double *SMML_RESTRICT cb,
-                                 double *SMML_RESTRICT cw, uint8_t *SMML_RESTRICT cok, ptrdiff_t cap,
-                                 int *stop)
+static inline ptrdiff_t smml_split_sums(int kind, const int32_t *SMML_RESTRICT si,
+                                        const int32_t *SMML_RESTRICT rs, ptrdiff_t p, ptrdiff_t pend,
+                                        const double *SMML_RESTRICT pair, double *st, ptrdiff_t *nl,
+                                        ptrdiff_t nn, ptrdiff_t msl, double *SMML_RESTRICT ca,
+                                        double *SMML_RESTRICT cb, double *SMML_RESTRICT cw,
+                                        uint8_t *SMML_RESTRICT cok, ptrdiff_t cap, int *stop)
 {
     double a = st[0], b = st[1], W = st[2];
     ptrdiff_t m = 0, k = *nl;
@@ -706,6 +706,71 @@ static ptrdiff_t smml_split_sums(int kind, const int32_t *SMML_RESTRICT si, cons
     st[2] = W;
     *nl = k;
     return m;
+}
+
+/* smml_split_sums_k, smml_split_costs_k: smml_split_sums and smml_split_costs for K classes
+ * (gini). pair[2i] = w_i, pair[2i+1] = its class (as a double). left[0..K-1] and *W hold the
+ * running sums; the class sums at each position go to ca[k * cap + m] (column k of the
+ * chunk), and the costs are those of cost_lr: per side s = 0, s = s + w_k w_k over k in
+ * order, W - s / W (0 where W <= 0). sums holds 2 cap doubles of scratch. */
+static inline ptrdiff_t smml_split_sums_k(ptrdiff_t K, const int32_t *SMML_RESTRICT si,
+                                          const int32_t *SMML_RESTRICT rs, ptrdiff_t p, ptrdiff_t pend,
+                                          const double *SMML_RESTRICT pair, double *SMML_RESTRICT left,
+                                          double *Wp, ptrdiff_t *nl, ptrdiff_t nn, ptrdiff_t msl,
+                                          double *SMML_RESTRICT ca, double *SMML_RESTRICT cw,
+                                          uint8_t *SMML_RESTRICT cok, ptrdiff_t cap, int *stop)
+{
+    double W = *Wp;
+    ptrdiff_t m = 0, k = *nl, c;
+    for (; p < pend && m < cap; p++) {
+        const double *t = pair + 2 * (ptrdiff_t) si[p];
+        double wi = t[0];
+        left[(ptrdiff_t) t[1]] += wi;
+        W += wi;
+        k++;
+        if (nn - k < msl) {
+            *stop = 1;
+            break;
+        }
+        for (c = 0; c < K; c++)
+            ca[c * cap + m] = left[c];
+        cw[m] = W;
+        cok[m] = (uint8_t) ((rs[p + 1] > rs[p]) & (k >= msl));
+        m++;
+    }
+    *Wp = W;
+    *nl = k;
+    return m;
+}
+
+SMML_CLONES static void smml_split_costs_k(ptrdiff_t K, const double *SMML_RESTRICT ca,
+                                           const double *SMML_RESTRICT WL,
+                                           const uint8_t *SMML_RESTRICT ok, ptrdiff_t m, ptrdiff_t cap,
+                                           const double *SMML_RESTRICT tot, double WT,
+                                           double *SMML_RESTRICT sums, double *SMML_RESTRICT out)
+{
+    double *sl = sums, *sr = sums + cap;
+    ptrdiff_t j, c;
+    for (j = 0; j < m; j++) {
+        sl[j] = 0.0;
+        sr[j] = 0.0;
+    }
+    for (c = 0; c < K; c++) {
+        const double *col = ca + c * cap;
+        const double t = tot[c];
+        for (j = 0; j < m; j++) {
+            double a = col[j], b = t - a;
+            sl[j] = sl[j] + a * a;
+            sr[j] = sr[j] + b * b;
+        }
+    }
+    for (j = 0; j < m; j++) {
+        double wl = WL[j], wr = WT - wl;
+        double cl = wl - sl[j] / wl, cr = wr - sr[j] / wr;
+        cl = smml_select(-(uint64_t) ((int64_t) smml_bits(wl) > 0), cl, 0.0);
+        cr = smml_select(-(uint64_t) ((int64_t) smml_bits(wr) > 0), cr, 0.0);
+        out[j] = smml_select(-(uint64_t) (ok[j] != 0), cl + cr, INFINITY);
+    }
 }
 
 /* smml_split_costs: the costs of m candidate positions of the exact tree splitter's scan

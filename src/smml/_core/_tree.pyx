@@ -35,6 +35,11 @@ cdef extern from "_simd.h" nogil:
     intp_t smml_split_sums(int kind, const int32_t* si, const int32_t* rs, intp_t p, intp_t pend,
                            const double* pair, double* st, intp_t* nl, intp_t nn, intp_t msl, double* ca,
                            double* cb, double* cw, uint8_t* cok, intp_t cap, int* stop)
+    intp_t smml_split_sums_k(intp_t K, const int32_t* si, const int32_t* rs, intp_t p, intp_t pend,
+                             const double* pair, double* left, double* Wp, intp_t* nl, intp_t nn, intp_t msl,
+                             double* ca, double* cw, uint8_t* cok, intp_t cap, int* stop)
+    void smml_split_costs_k(intp_t K, const double* ca, const double* WL, const uint8_t* ok, intp_t m,
+                            intp_t cap, const double* tot, double WT, double* sums, double* out)
     void smml_split_costs(int kind, const double* a, const double* b, const double* WL, const uint8_t* ok,
                           intp_t m, double ta, double tb, double WT, double* out)
 from smml._core._split cimport (MAXCAT, NWORDS, CRIT_ERROR, CRIT_GINI, CRIT_ENTROPY, CRIT_SQRT, CRIT_MSE, Targets,
@@ -48,6 +53,7 @@ cdef enum:
     MODE_EXACT = 0
     MODE_HIST = 1
     SCAN_CHUNK = 256         # positions whose costs _scan_exact computes at once
+    SCAN_KMAX = 8            # classes up to which it does (gini)
 
 CRITERIA = {"error": CRIT_ERROR, "gini": CRIT_GINI, "entropy": CRIT_ENTROPY,
             "sqrt": CRIT_SQRT, "squared_error": CRIT_MSE}
@@ -70,8 +76,9 @@ cdef struct Params:
     intp_t max_bins, stride  # histogram geometry (_split.pxd)
     intp_t grain             # samples x features worth one thread (smml.tree._GRAIN)
     const double* yreg       # (n) regression target
-    const double* pair       # (n, 2) two classes: w [y = 0], w [y = 1]; regression: w, w y (the
-                             # scans' and the node totals' terms, one load per sample); else NULL
+    const double* pair       # (n, 2) two classes: w [y = 0], w [y = 1]; regression: w, w y; K
+                             # classes: w, y (the scans' and the node totals' terms, one load per
+                             # sample)
     const uint8_t* Xb        # (n, d) codes: hist mode, and categorical features
     const double* edges      # (d, max_bins) threshold of "code <= b"
     const uint8_t* is_cat    # (d)
@@ -329,6 +336,8 @@ cdef void _scan_exact(const Params* P, Scratch* S, intp_t f, intp_t start, intp_
     cdef double cc[SCAN_CHUNK]
     cdef uint8_t cok[SCAN_CHUNK]
     cdef double run[3]
+    cdef double cak[SCAN_KMAX * SCAN_CHUNK]
+    cdef double csum[2 * SCAN_CHUNK]
     cdef intp_t m, j, p0
     cdef int stop = 0, kind
     init_record(out)
@@ -349,6 +358,21 @@ cdef void _scan_exact(const Params* P, Scratch* S, intp_t f, intp_t start, intp_
             p += m
             smml_split_costs(kind, ca, cb, cw, cok, m, ST if K == 0 else S.node_tot[0],
                              S.node_tot[1] if K == 2 else 0.0, WT, cc)
+            for j in range(m):
+                if cc[j] < best:
+                    best = cc[j]
+                    best_p = p0 + j
+    elif K <= SCAN_KMAX and P.t.criterion == CRIT_GINI:
+        # the same for K classes: each position's class sums, then the costs of the chunk
+        for k in range(K):
+            left[k] = 0.0
+        p = start
+        while p < end - 1 and not stop:
+            m = smml_split_sums_k(K, si, rs, p, end - 1, P.pair, left, &WL, &nL, nn, msl, cak, cw, cok,
+                                  SCAN_CHUNK, &stop)
+            p0 = p
+            p += m
+            smml_split_costs_k(K, cak, cw, cok, m, SCAN_CHUNK, S.node_tot, WT, csum, cc)
             for j in range(m):
                 if cc[j] < best:
                     best = cc[j]
@@ -943,18 +967,20 @@ def build_tree(int mode, int criterion, intp_t n_classes,
             for j in range(n):
                 wy[j] = sample_weight[j] * yreg[j]
         P.t.wy = wy
-        if K == 0 or K == 2:
-            pair = <double*>malloc(2 * n * sizeof(double))
-            if pair == NULL:
-                raise MemoryError("smml.tree: could not allocate the growth buffers")
-            for j in range(n):
-                if K == 0:
-                    pair[2 * j] = sample_weight[j]
-                    pair[2 * j + 1] = wy[j]
-                else:
-                    pair[2 * j] = sample_weight[j] if ycls[j] == 0 else 0.0
-                    pair[2 * j + 1] = sample_weight[j] if ycls[j] == 1 else 0.0
-            P.pair = pair
+        pair = <double*>malloc(2 * n * sizeof(double))
+        if pair == NULL:
+            raise MemoryError("smml.tree: could not allocate the growth buffers")
+        for j in range(n):
+            if K == 0:
+                pair[2 * j] = sample_weight[j]
+                pair[2 * j + 1] = wy[j]
+            elif K == 2:
+                pair[2 * j] = sample_weight[j] if ycls[j] == 0 else 0.0
+                pair[2 * j + 1] = sample_weight[j] if ycls[j] == 1 else 0.0
+            else:
+                pair[2 * j] = sample_weight[j]
+                pair[2 * j + 1] = <double>ycls[j]
+        P.pair = pair
         S0.rng = seed
         for j in range(n):
             P.samples[j] = j
