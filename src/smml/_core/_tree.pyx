@@ -28,6 +28,10 @@ from cython.parallel cimport prange, threadid
 
 from smml._core._typedefs cimport intp_t, int32_t, uint8_t, uint64_t
 from smml._core._openmp cimport threads_for
+from smml._core._split cimport (MAXCAT, NWORDS, CRIT_ERROR, CRIT_GINI, CRIT_ENTROPY, CRIT_SQRT, CRIT_MSE, Targets,
+                                SplitRecord, ScanState, cost, cost_lr, init_record,
+                                hist_build, scan_numeric, scan_categorical, Pending, frontier_push,
+                                frontier_pop)
 
 cdef extern from "_simd.h" nogil:
     intp_t smml_partition_pairs(int32_t* si, int32_t* rs, int32_t* ti, int32_t* tr, const uint8_t* gl,
@@ -42,10 +46,6 @@ cdef extern from "_simd.h" nogil:
                             intp_t cap, const double* tot, double WT, double* sums, double* out)
     void smml_split_costs(int kind, const double* a, const double* b, const double* WL, const uint8_t* ok,
                           intp_t m, double ta, double tb, double WT, double* out)
-from smml._core._split cimport (MAXCAT, NWORDS, CRIT_ERROR, CRIT_GINI, CRIT_ENTROPY, CRIT_SQRT, CRIT_MSE, Targets,
-                                SplitRecord, ScanState, cost, cost_lr, score_reg, init_record,
-                                hist_build, scan_numeric, scan_categorical, Pending, frontier_push,
-                                frontier_pop)
 
 import numpy as np
 
@@ -339,40 +339,31 @@ cdef void _scan_exact(const Params* P, Scratch* S, intp_t f, intp_t start, intp_
     cdef double cak[SCAN_KMAX * SCAN_CHUNK]
     cdef double csum[2 * SCAN_CHUNK]
     cdef intp_t m, j, p0
-    cdef int stop = 0, kind
+    cdef int stop = 0, kind = 0 if K == 2 else 1      # smml_split_sums / _costs: two classes, regression
     init_record(out)
     if rs[start] >= rs[end - 1]:
         return   # constant feature in this node
     nL = 0
-    if K == 0 or (K == 2 and P.t.criterion == CRIT_GINI):
-        run[0] = run[1] = run[2] = 0.0
-        # the sums position by position (in order, as below), then the costs of a chunk of
-        # positions at once (smml_split_costs: the same values as cost_lr / score_reg), then
+    if K == 0 or (K <= SCAN_KMAX and P.t.criterion == CRIT_GINI):
+        # the sums position by position (in order, as the loop below), then the costs of a
+        # chunk of positions at once (the same values as cost_lr / score_reg, as vectors), then
         # the first smallest among the candidates: the same split as the loop below
-        kind = 0 if K == 2 else 1
-        p = start
-        while p < end - 1 and not stop:
-            m = smml_split_sums(kind, si, rs, p, end - 1, P.pair, run, &nL, nn, msl, ca, cb, cw, cok,
-                                SCAN_CHUNK, &stop)
-            p0 = p
-            p += m
-            smml_split_costs(kind, ca, cb, cw, cok, m, ST if K == 0 else S.node_tot[0],
-                             S.node_tot[1] if K == 2 else 0.0, WT, cc)
-            for j in range(m):
-                if cc[j] < best:
-                    best = cc[j]
-                    best_p = p0 + j
-    elif K <= SCAN_KMAX and P.t.criterion == CRIT_GINI:
-        # the same for K classes: each position's class sums, then the costs of the chunk
+        run[0] = run[1] = run[2] = 0.0
         for k in range(K):
             left[k] = 0.0
         p = start
         while p < end - 1 and not stop:
-            m = smml_split_sums_k(K, si, rs, p, end - 1, P.pair, left, &WL, &nL, nn, msl, cak, cw, cok,
-                                  SCAN_CHUNK, &stop)
             p0 = p
+            if K <= 2:          # regression, two classes: the sums in registers
+                m = smml_split_sums(kind, si, rs, p, end - 1, P.pair, run, &nL, nn, msl, ca, cb, cw, cok,
+                                    SCAN_CHUNK, &stop)
+                smml_split_costs(kind, ca, cb, cw, cok, m, ST if K == 0 else S.node_tot[0],
+                                 S.node_tot[1] if K == 2 else 0.0, WT, cc)
+            else:
+                m = smml_split_sums_k(K, si, rs, p, end - 1, P.pair, left, &WL, &nL, nn, msl, cak, cw,
+                                      cok, SCAN_CHUNK, &stop)
+                smml_split_costs_k(K, cak, cw, cok, m, SCAN_CHUNK, S.node_tot, WT, csum, cc)
             p += m
-            smml_split_costs_k(K, cak, cw, cok, m, SCAN_CHUNK, S.node_tot, WT, csum, cc)
             for j in range(m):
                 if cc[j] < best:
                     best = cc[j]

@@ -114,7 +114,7 @@ class _BaseBagging(SmmlEstimator):
                 (delayed(_fit_member_task)(lite, proto[t], X, yt, self.estimators_samples_[t], sw)
                  for t in range(T)), self.n_jobs, self.verbose, desc, unit="it")
         else:
-            shared = self._shared(X, sw, proto[0])
+            shared = self._shared(X, proto[0])
 
             def fit_one(t):
                 return self._fit_member(proto[t], X, yt, self.estimators_samples_[t], sw, shared)
@@ -129,7 +129,7 @@ class _BaseBagging(SmmlEstimator):
             self._set_oob(X, yt, m)
         return self
 
-    def _shared(self, X, sw, est):
+    def _shared(self, X, est):
         """What the members' fits in this process share, computed once for all of them (None:
         nothing); passed to ``_fit_member``. ``est``: a member before its fit."""
         return None

@@ -36,7 +36,7 @@ class _BaseForest(_BaseBagging):
     ``random_state``, so the forest is the same whatever the thread count.
     """
 
-    def _shared(self, X, sw, est):
+    def _shared(self, X, est):
         """Trees with the exact splitter: every column of X sorted once (stable: equal values
         by row) and ranked, each tree's sorted rows and ranks cut from them by
         ``_tree.sorted_subset``; the trees look their thresholds up in the values of all rows."""
@@ -71,6 +71,8 @@ class _BaseForest(_BaseBagging):
             local = np.full(X.shape[0], -1, dtype=np.int32)
             local[rows] = np.arange(len(rows), dtype=np.int32)
             presorted = (shared[0], *_tree.sorted_subset(shared[1], shared[2], local))
+        # X, y and the weights were validated once in fit: the tree's fast path skips
+        # re-validating them per tree (classification: y holds the codes 0..K-1 of classes_)
         classes = np.arange(len(self.classes_)) if self._classifier else None
         return est._fit_encoded(X[rows] if presorted is None else None, y[rows], classes, w, presorted)
 
