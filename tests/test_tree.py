@@ -151,7 +151,7 @@ def test_exact_kernel_grows_the_reference_tree(crit, growth, k, rng):
         assert np.array_equal(est.predict(X), r.predict(X))
 
 
-@pytest.mark.parametrize("k", [0, 2, 3, 8, 9])
+@pytest.mark.parametrize("k", [0, 2, 3, 5, 8, 9])
 def test_exact_scan_in_chunks_grows_the_reference_tree(k, rng):
     # nodes of hundreds of rows: the exact scan's sums and costs go by chunks of 256 positions
     # (two classes, up to 8 with gini, regression) or by the plain loop (9 classes); both are

@@ -709,23 +709,36 @@ static inline ptrdiff_t smml_split_sums(int kind, const int32_t *SMML_RESTRICT s
 }
 
 /* smml_split_sums_k, smml_split_costs_k: smml_split_sums and smml_split_costs for K classes
- * (gini). pair[2i] = w_i, pair[2i+1] = its class (as a double). left[0..K-1] and *W hold the
- * running sums; the class sums at each position go to ca[k * cap + m] (column k of the
+ * (gini), 3 <= K <= 8. pair[2i] = w_i, pair[2i+1] = its class (as a double). left[0..K-1] and
+ * *W hold the running sums; the class sums at each position go to ca[k * cap + m] (column k of the
  * chunk), and the costs are those of cost_lr: per side s = 0, s = s + w_k w_k over k in
  * order, W - s / W (0 where W <= 0). sums holds 2 cap doubles of scratch. */
-static inline ptrdiff_t smml_split_sums_k(ptrdiff_t K, const int32_t *SMML_RESTRICT si,
-                                          const int32_t *SMML_RESTRICT rs, ptrdiff_t p, ptrdiff_t pend,
-                                          const double *SMML_RESTRICT pair, double *SMML_RESTRICT left,
-                                          double *Wp, ptrdiff_t *nl, ptrdiff_t nn, ptrdiff_t msl,
-                                          double *SMML_RESTRICT ca, double *SMML_RESTRICT cw,
-                                          uint8_t *SMML_RESTRICT cok, ptrdiff_t cap, int *stop)
+#if defined(__GNUC__)
+#define SMML_ALWAYS_INLINE __attribute__((always_inline)) inline
+#else
+#define SMML_ALWAYS_INLINE inline
+#endif
+
+static SMML_ALWAYS_INLINE ptrdiff_t smml_split_sums_kc(ptrdiff_t K, const int32_t *SMML_RESTRICT si,
+                                                       const int32_t *SMML_RESTRICT rs, ptrdiff_t p,
+                                                       ptrdiff_t pend, const double *SMML_RESTRICT pair,
+                                                       double *SMML_RESTRICT left, double *Wp, ptrdiff_t *nl,
+                                                       ptrdiff_t nn, ptrdiff_t msl, double *SMML_RESTRICT ca,
+                                                       double *SMML_RESTRICT cw, uint8_t *SMML_RESTRICT cok,
+                                                       ptrdiff_t cap, int *stop)
 {
-    double W = *Wp;
+    /* K a constant where the switch below calls it: the class sums stay in registers, the
+       class's gets w and the others + 0.0 (the same values), selected on the bits */
+    double W = *Wp, l[8];
     ptrdiff_t m = 0, k = *nl, c;
+    for (c = 0; c < K; c++)
+        l[c] = left[c];
     for (; p < pend && m < cap; p++) {
         const double *t = pair + 2 * (ptrdiff_t) si[p];
         double wi = t[0];
-        left[(ptrdiff_t) t[1]] += wi;
+        ptrdiff_t y = (ptrdiff_t) t[1];
+        for (c = 0; c < K; c++)
+            l[c] += smml_from_bits(smml_bits(wi) & -(uint64_t) (y == c));
         W += wi;
         k++;
         if (nn - k < msl) {
@@ -733,14 +746,35 @@ static inline ptrdiff_t smml_split_sums_k(ptrdiff_t K, const int32_t *SMML_RESTR
             break;
         }
         for (c = 0; c < K; c++)
-            ca[c * cap + m] = left[c];
+            ca[c * cap + m] = l[c];
         cw[m] = W;
         cok[m] = (uint8_t) ((rs[p + 1] > rs[p]) & (k >= msl));
         m++;
     }
+    for (c = 0; c < K; c++)
+        left[c] = l[c];
     *Wp = W;
     *nl = k;
     return m;
+}
+
+static inline ptrdiff_t smml_split_sums_k(ptrdiff_t K, const int32_t *SMML_RESTRICT si,
+                                          const int32_t *SMML_RESTRICT rs, ptrdiff_t p, ptrdiff_t pend,
+                                          const double *SMML_RESTRICT pair, double *SMML_RESTRICT left,
+                                          double *Wp, ptrdiff_t *nl, ptrdiff_t nn, ptrdiff_t msl,
+                                          double *SMML_RESTRICT ca, double *SMML_RESTRICT cw,
+                                          uint8_t *SMML_RESTRICT cok, ptrdiff_t cap, int *stop)
+{
+#define SMML_SUMS_K(KK) smml_split_sums_kc(KK, si, rs, p, pend, pair, left, Wp, nl, nn, msl, ca, cw, cok, cap, stop)
+    switch (K) {
+    case 3: return SMML_SUMS_K(3);
+    case 4: return SMML_SUMS_K(4);
+    case 5: return SMML_SUMS_K(5);
+    case 6: return SMML_SUMS_K(6);
+    case 7: return SMML_SUMS_K(7);
+    default: return SMML_SUMS_K(8);
+    }
+#undef SMML_SUMS_K
 }
 
 SMML_CLONES static void smml_split_costs_k(ptrdiff_t K, const double *SMML_RESTRICT ca,
