@@ -574,6 +574,26 @@ SMML_CLONES static double smml_gbm_softmax_block(const double *SMML_RESTRICT F, 
  * With AVX-512 (simd != 0 and the CPU has it) 16 pairs at a time: the samples' flags
  * gathered, each side's pairs compressed into the front of a vector and stored whole. The
  * same result. */
+/* pairs p..n-1 one at a time, each written to both sides' next slots (q, r) */
+static inline void smml_partition_rest(int32_t *si, int32_t *rs, int32_t *SMML_RESTRICT ti,
+                                       int32_t *SMML_RESTRICT tr, const uint8_t *gl, ptrdiff_t p,
+                                       ptrdiff_t n, ptrdiff_t *qp, ptrdiff_t *rp)
+{
+    ptrdiff_t q = *qp, r = *rp;
+    for (; p < n; p++) {
+        int32_t i = si[p], v = rs[p];
+        ptrdiff_t g = gl[i] != 0;
+        si[q] = i;
+        rs[q] = v;
+        ti[r] = i;
+        tr[r] = v;
+        q += g;
+        r += 1 - g;
+    }
+    *qp = q;
+    *rp = r;
+}
+
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) \
     && defined(__GLIBC__)
 #include <immintrin.h>
@@ -612,16 +632,7 @@ static ptrdiff_t smml_partition_pairs_avx512(int32_t *si, int32_t *rs, int32_t *
             g = g2;
         }
     }
-    for (; p < n; p++) {
-        int32_t i = si[p], v = rs[p];
-        ptrdiff_t g = gl[i] != 0;
-        si[q] = i;
-        rs[q] = v;
-        ti[r] = i;
-        tr[r] = v;
-        q += g;
-        r += 1 - g;
-    }
+    smml_partition_rest(si, rs, ti, tr, gl, p, n, &q, &r);
     for (p = 0; p < r; p += 16) {          /* masked at the end: nothing past the segment */
         __mmask16 k = (r - p >= 16) ? (__mmask16) 0xFFFF : (__mmask16) ((1u << (r - p)) - 1);
         _mm512_mask_storeu_epi32((void *) (si + q + p), k, _mm512_maskz_loadu_epi32(k, ti + p));
@@ -643,16 +654,7 @@ static inline ptrdiff_t smml_partition_pairs(int32_t *si, int32_t *rs, int32_t *
 #else
     (void) simd;
 #endif
-    for (p = 0; p < n; p++) {
-        int32_t i = si[p], v = rs[p];
-        ptrdiff_t g = gl[i] != 0;
-        si[q] = i;
-        rs[q] = v;
-        ti[r] = i;
-        tr[r] = v;
-        q += g;
-        r += 1 - g;
-    }
+    smml_partition_rest(si, rs, ti, tr, gl, 0, n, &q, &r);
     for (p = 0; p < r; p++) {
         si[q + p] = ti[p];
         rs[q + p] = tr[p];
