@@ -671,6 +671,8 @@ def _gather(futs):
 
 @contextlib.contextmanager
 def _lost_as_error():
+    """A worker lost under this block (its comm closed, its tasks cancelled) becomes
+    ``_LostWorker``."""
     lost = (OSError,) + _cancelled_errors()          # CommClosedError is an OSError
     try:
         yield
