@@ -701,15 +701,17 @@ def test_max_samples_float_is_alpha_int_is_a_count(Est):
 
 def test_forest_regressor_trees_are_the_trees_fit_on_the_bootstrap_multiset(rng):
     # the regressor's trees go through the tree's validate-once fast path, as the classifier's
+    # (max_samples 0.3: each tree sorts its own rows; the default: cut from one sort of all rows)
     X, y = make_regression(300, 6, noise=5.0, random_state=int(rng.integers(100)))
-    f = RandomForestRegressor(n_estimators=4, max_features="sqrt", random_state=2).fit(X, y)
-    for t, s in zip(f.estimators_, f.estimators_samples_):
-        counts = np.bincount(s, minlength=len(y))
-        rows = np.flatnonzero(counts)
-        fresh = TreeRegressor(max_features="sqrt", random_state=t.random_state, n_jobs=1).fit(
-            X[rows], y[rows], sample_weight=counts[rows].astype(float))
-        assert fresh.tree_.nodes.tobytes() == t.tree_.nodes.tobytes()
-        assert np.array_equal(fresh.tree_.value, t.tree_.value)
+    for ms in (None, 0.3):
+        f = RandomForestRegressor(n_estimators=4, max_features="sqrt", random_state=2, max_samples=ms).fit(X, y)
+        for t, s in zip(f.estimators_, f.estimators_samples_):
+            counts = np.bincount(s, minlength=len(y))
+            rows = np.flatnonzero(counts)
+            fresh = TreeRegressor(max_features="sqrt", random_state=t.random_state, n_jobs=1).fit(
+                X[rows], y[rows], sample_weight=counts[rows].astype(float))
+            assert fresh.tree_.nodes.tobytes() == t.tree_.nodes.tobytes()
+            assert np.array_equal(fresh.tree_.value, t.tree_.value)
 
 
 def test_sorted_subset_is_the_stable_sort_of_the_subset(rng):

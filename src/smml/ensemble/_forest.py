@@ -39,8 +39,11 @@ class _BaseForest(_BaseBagging):
     def _shared(self, X, est):
         """Trees with the exact splitter: every column of X sorted once (stable: equal values
         by row) and ranked, each tree's sorted rows and ranks cut from them by
-        ``_tree.sorted_subset``; the trees look their thresholds up in the values of all rows."""
-        if est.splitter != "exact":
+        ``_tree.sorted_subset``; the trees look their thresholds up in the values of all rows.
+        Only for bootstrap samples of at least m / 2 draws: cutting passes over all m rows per
+        tree, which costs more than sorting a small sample's rows (400,000 x 16, 2 threads:
+        max_samples 0.01 7x slower, 0.2 and 0.35 level, 0.5 16% faster; one-off timing)."""
+        if est.splitter != "exact" or 2 * self._n_draw(X.shape[0]) < X.shape[0]:
             return None
         nt = self._n_threads()
         Xs, Si = sort_columns(X, nt, stable=True)
