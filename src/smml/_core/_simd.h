@@ -566,15 +566,16 @@ SMML_CLONES static double smml_gbm_softmax_block(const double *SMML_RESTRICT F, 
 /* smml_partition_pairs: the exact tree splitter's partition of one feature's sorted segment
  * (smml._core._tree._partition_sorted). n pairs (si[p], rs[p]); the pairs whose sample
  * si[p] has gl[si[p]] != 0 move to the front, in order, the others after them, in order
- * (through the scratch ti, tr). Returns the number in front. The copies back are loops here,
- * not memcpy calls: most segments are a few pairs long. gl must be readable 3 bytes past its last sample
- * (a gather reads 4 bytes), and ti, tr must have room for n + 15 values (whole vectors are
- * stored). Each pair is written to both sides' next slots and only its side advances: no
- * branch per pair (which side is unpredictable); the writes to si, rs never pass the reads.
- * With AVX-512 (simd != 0 and the CPU has it) 16 pairs at a time: the samples' flags
- * gathered, each side's pairs compressed into the front of a vector and stored whole. The
- * same result. */
-/* pairs p..n-1 one at a time, each written to both sides' next slots (q, r) */
+ * (through the scratch ti, tr). Returns the number in front. The copies back are loops
+ * here, not memcpy calls: most segments are a few pairs long. gl must be readable 3 bytes
+ * past its last sample (a gather reads 4 bytes), and ti, tr must have room for n + 15
+ * values (whole vectors are stored). Each pair is written to both sides' next slots and
+ * only its side advances: no branch per pair (which side is unpredictable); the writes to
+ * si, rs never pass the reads. With AVX-512 (simd != 0 and the CPU has it) 16 pairs at a
+ * time: the samples' flags gathered, each side's pairs compressed into the front of a
+ * vector and stored whole. The same result.
+ *
+ * smml_partition_rest: pairs p..n-1 one at a time, from the sides' next slots *qp, *rp. */
 static inline void smml_partition_rest(int32_t *si, int32_t *rs, int32_t *SMML_RESTRICT ti,
                                        int32_t *SMML_RESTRICT tr, const uint8_t *gl, ptrdiff_t p,
                                        ptrdiff_t n, ptrdiff_t *qp, ptrdiff_t *rp)
