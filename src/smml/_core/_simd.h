@@ -29,8 +29,8 @@
  *
  * smml_gbm_*: the gradients and the loss of the boosting losses (smml._core._gbm), below.
  *
- * smml_partition_pairs, smml_split_costs: the exact tree splitter's partition of a sorted
- * feature and the costs of its scan (smml._core._tree), below.
+ * smml_partition_*, smml_split_*: the exact tree splitter's partition of a sorted feature
+ * and the sums and costs of its scan (smml._core._tree), below.
  */
 #ifndef SMML_SIMD_H
 #define SMML_SIMD_H
@@ -463,6 +463,13 @@ static inline uint64_t smml_sign_mask(double f)
     return (uint64_t) ((int64_t) smml_bits(f) >> 63);
 }
 
+/* all ones when w > 0, tested on the bits (positive doubles order as integers; a NaN with its
+   sign bit clear counts as positive, as in the scalar code's `if W <= 0: 0`) */
+static inline uint64_t smml_positive_mask(double w)
+{
+    return -(uint64_t) ((int64_t) smml_bits(w) > 0);
+}
+
 /* The logistic loss's term of one row: max(F, 0) + log(1 + e^-|F|) - y F, e = e^-|F|. */
 static inline double smml_gbm_logistic_term(double f, double e, double y)
 {
@@ -804,8 +811,8 @@ SMML_CLONES static void smml_split_costs_k(ptrdiff_t K, const double *SMML_RESTR
     for (j = 0; j < m; j++) {
         double wl = WL[j], wr = WT - wl;
         double cl = wl - sl[j] / wl, cr = wr - sr[j] / wr;
-        cl = smml_select(-(uint64_t) ((int64_t) smml_bits(wl) > 0), cl, 0.0);
-        cr = smml_select(-(uint64_t) ((int64_t) smml_bits(wr) > 0), cr, 0.0);
+        cl = smml_select(smml_positive_mask(wl), cl, 0.0);
+        cr = smml_select(smml_positive_mask(wr), cr, 0.0);
         out[j] = smml_select(-(uint64_t) (ok[j] != 0), cl + cr, INFINITY);
     }
 }
@@ -834,15 +841,15 @@ SMML_CLONES static void smml_split_costs(int kind, const double *SMML_RESTRICT a
             double a0 = a[j], a1 = b[j], b0 = ta - a0, b1 = tb - a1;
             double cl = wl - (a0 * a0 + a1 * a1) / wl;
             double cr = wr - (b0 * b0 + b1 * b1) / wr;
-            cl = smml_select(-(uint64_t) ((int64_t) smml_bits(wl) > 0), cl, 0.0);
-            cr = smml_select(-(uint64_t) ((int64_t) smml_bits(wr) > 0), cr, 0.0);
+            cl = smml_select(smml_positive_mask(wl), cl, 0.0);
+            cr = smml_select(smml_positive_mask(wr), cr, 0.0);
             out[j] = smml_select(-(uint64_t) (ok[j] != 0), cl + cr, INFINITY);
         }
     } else {
         for (j = 0; j < m; j++) {
             double wl = WL[j], wr = WT - wl, sl = a[j], sr = ta - sl;
-            double tl = smml_select(-(uint64_t) ((int64_t) smml_bits(wl) > 0), sl * sl / wl, 0.0);
-            double tr = smml_select(-(uint64_t) ((int64_t) smml_bits(wr) > 0), sr * sr / wr, 0.0);
+            double tl = smml_select(smml_positive_mask(wl), sl * sl / wl, 0.0);
+            double tr = smml_select(smml_positive_mask(wr), sr * sr / wr, 0.0);
             out[j] = smml_select(-(uint64_t) (ok[j] != 0), -((0.0 + tl) + tr), INFINITY);
         }
     }
