@@ -216,12 +216,18 @@ def _sizeof_shard(shard):
     return int(shard.y.nbytes + sum(v.nbytes for v in vars(est).values() if isinstance(v, np.ndarray)))
 
 
+def _stacked(blocks):
+    """Consecutive row blocks as one array (the block itself when there is one: no copy)."""
+    blocks = [np.asarray(b) for b in blocks]
+    return blocks[0] if len(blocks) == 1 else np.concatenate(blocks)
+
+
 def _fit_shard(Xbs, ybs, params, k, offset, classes):
     """Pass 2: the shard's in-memory searcher on its row blocks ``Xbs`` (consecutive; k
     capped at the shard's size: a smaller shard offers all of its points) and its labels
     (class codes, or float64 values)."""
-    Xb = Xbs[0] if len(Xbs) == 1 else np.concatenate(Xbs)
-    yb = np.asarray(ybs[0] if len(ybs) == 1 else np.concatenate([np.asarray(v) for v in ybs]))
+    Xb = _stacked(Xbs)
+    yb = _stacked(ybs)
     if classes is not None:
         codes = np.searchsorted(classes, yb)
         yv = np.ascontiguousarray(codes, dtype=np.intp)
@@ -544,7 +550,7 @@ class _Group:
     on the count)."""
 
     def __init__(self, shift, dtype, in_dtype, k, block, coef, round32, n_threads, first, *chunks):
-        X = chunks[0] if len(chunks) == 1 else np.concatenate(chunks)
+        X = _stacked(chunks)
         self.ops = _cluster._Operands(np.ascontiguousarray(X, dtype=in_dtype), shift, dtype)
         n, d = self.ops.X.shape
         self.k, self.block, self.coef, self.round32, self.first = k, block, coef, round32, first
