@@ -521,7 +521,7 @@ def _chunk_stats(Xb, dtype):
     Xb = np.ascontiguousarray(Xb, dtype=dtype)
     if not np.all(np.isfinite(Xb)):
         raise ValueError("smml.dask.KMeans: X contains NaN or infinity")
-    xn = row_norms_sq(Xb)
+    xn = _chunk_norms(Xb, dtype)
     return float(xn.max()), float(xn.sum())
 
 
@@ -535,6 +535,7 @@ def _chain_sum(prev, Xb, dtype):
 
 
 def _chunk_norms(Xb, dtype):
+    """The rows' squared norms (in-memory ``_prepare``'s), in ``dtype``."""
     return row_norms_sq(np.ascontiguousarray(Xb, dtype=dtype))
 
 
