@@ -192,6 +192,44 @@ def test_epochs_match_reference(rng, act, kind, batch):
         np.testing.assert_allclose(a, r, rtol=1e-9, atol=1e-12)
 
 
+@pytest.mark.skipif(not K.step_kernel_available(),
+                    reason="no AVX-512F: float32 minibatch steps take the gemm path, tested above")
+@pytest.mark.parametrize("sizes,n,batch", [([13, 37, 3], 31, 5),      # last step 1 row, after a fused F_0
+                                           ([20, 50, 33, 3], 43, 8),  # last step 3 rows; 2 hidden layers
+                                           ([9, 16, 3], 9, 4),
+                                           ([40, 70, 3], 64, 32)])    # one column vector masked
+@pytest.mark.parametrize("mu,lam", [(0.0, 0.0), (0.9, 0.0), (0.0, 0.01), (0.5, 0.02)])
+@pytest.mark.parametrize("T", [1, 2])
+def test_fused_float32_step_matches_reference(sizes, n, batch, mu, lam, T):
+    """_neural.h's fused step (float32 minibatches on AVX-512F CPUs: the hidden layers'
+    update in one pass, the first layer's with the next batch's forward) against the
+    float64 reference, and against the float32 gemm path, over 3 epochs."""
+    rng = np.random.default_rng(sizes[0] * 1000 + n)
+    X, Y = problem(rng, "softmax", n=n, d=sizes[0])
+    act = ["relu", "tanh", "sign_sigmoid"][sizes[1] % 3]
+    coefs, intercepts = net(rng, sizes, act)
+    runs = {}
+    for fused in (True, False):
+        c, b = copies(coefs, np.float32), copies(intercepts, np.float32)
+        vc, vb = [np.zeros_like(w) for w in c], [np.zeros_like(w) for w in b]
+        for e in range(3):
+            order = np.random.default_rng(e).permutation(n).astype(np.intp)
+            _, steps, st = K.train_epoch(X.astype(np.float32), Y.astype(np.float32), order, c, b, vc, vb,
+                                         ACT[act], OUT["softmax"], batch, 0.05, K.SCHED_INV_SQRT, mu, lam,
+                                         e * steps if e else 0, T, fused=fused)
+            assert st == 0
+        runs[fused] = c + b
+    rc, rb = copies(coefs), copies(intercepts)
+    vel = ([np.zeros_like(w) for w in rc], [np.zeros_like(w) for w in rb])
+    t = 0
+    for e in range(3):
+        order = np.random.default_rng(e).permutation(n).astype(np.intp)
+        t += R.sgd_epoch(X, Y, order, rc, rb, act, "softmax", batch, 0.05, "inverse_sqrt", mu, lam, t, vel)[1]
+    for a, g, r in zip(runs[True], runs[False], rc + rb):
+        np.testing.assert_allclose(a, r, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(a, g, rtol=1e-5, atol=1e-6)
+
+
 def _train(X, Y, T, batch, mom=0.9, act="relu", kind="softmax", epochs=2, dtype=np.float64, seed=0):
     rng = np.random.default_rng(seed)
     coefs, intercepts = net(rng, [X.shape[1], 40, 37, Y.shape[1]], act)
@@ -411,11 +449,18 @@ def test_learns_digits_and_predict_proba():
     np.testing.assert_allclose(P.sum(axis=1), 1)
     np.testing.assert_array_equal(m.classes_[np.argmax(P, axis=1)], m.predict(Xte))
     np.testing.assert_allclose(np.exp(m.predict_log_proba(Xte)), P, rtol=1e-10)
-    # float32 input trains a float32 network of about the same quality
-    m32 = MLPClassifier((32,), batch_size=16, learning_rate=0.1, momentum=0.9, max_epochs=20,
-                        random_state=0).fit(Xtr.astype(np.float32), ytr)
-    assert m32.coefs_[0].dtype == np.float32
-    assert m32.score(Xte, yte) > 0.88
+    # float32 input trains a float32 network of about the same quality. One seed's score moves
+    # by a few points with the rounding (momentum 0.9 at this step size: seed 0 gave 0.899 in
+    # float64, 0.904 and 0.877 in float32 with the gemm and the fused step), so the means over
+    # four seeds are compared
+    scores = {}
+    for dtype in (np.float64, np.float32):
+        ms = [MLPClassifier((32,), batch_size=16, learning_rate=0.1, momentum=0.9, max_epochs=20,
+                            random_state=seed).fit(Xtr.astype(dtype), ytr) for seed in range(4)]
+        assert all(m.coefs_[0].dtype == dtype for m in ms)
+        scores[dtype] = np.mean([m.score(Xte, yte) for m in ms])
+    assert scores[np.float32] > 0.9
+    assert abs(scores[np.float32] - scores[np.float64]) < 0.02
 
 
 def test_binary_probabilities_and_sign_convention():

@@ -349,6 +349,20 @@ cdef extern from "_simd.h" nogil:
                          intp_t c0, intp_t c1, float etalam, float mu_next)
 
 
+cdef extern from "_neural.h" nogil:
+    void smml_nn_step_f(float *W, float *V, intp_t nin, intp_t ld, intp_t c0, intp_t c1,
+                        const float *A, intp_t lda, const intp_t *arows, intp_t nb,
+                        const float *D, intp_t ldd, float eta, float etalam, float beta, float mu_next,
+                        const float *Xn, intp_t ldx, const intp_t *xrows, intp_t nbn, float *Zn, intp_t ldz)
+    int smml_nn_step_available()
+
+
+def step_kernel_available():
+    """Whether this CPU runs _neural.h's fused float32 step (AVX-512F); without it every
+    minibatch step takes the gemm path."""
+    return bool(smml_nn_step_available())
+
+
 cdef inline void _momentum_block(floating *dst, const floating *src, floating *V, intp_t nrows, intp_t ld,
                                  intp_t c0, intp_t c1, floating etalam, floating mu_next) noexcept nogil:
     """After V <- mu V - eta (A^T D) (a gemm): V <- V - eta lam src; dst <- src + V.
@@ -390,6 +404,8 @@ cdef struct Ctx:
     int act, out, schedule
     double eta, mu, lam
     intp_t t0                # SGD steps taken before this epoch
+    bint fuse                # float32 minibatch steps update the hidden layers with _neural.h's
+                             # smml_nn_step_f (and the first layer's with the next forward)
     # OUT (written by thread 0 only)
     double loss              # sum over the examples of their loss before their step
     intp_t steps             # steps done
@@ -449,6 +465,11 @@ cdef void _epoch(Ctx *c, floating **W, floating **b, floating **VW, floating **V
     # non-finite loss leaves V scaled: the caller raises DivergenceError and V is not used.
     cdef bint prescaled = False
     cdef floating beta_v, mu_next
+    cdef bint use_k = False
+    cdef intp_t nbn
+    cdef floating *Zn
+    if floating is float:
+        use_k = c.fuse
     Wo[0] = W[L - 1]
     Wo[1] = Wout2
     bo[0] = b[L - 1]
@@ -465,15 +486,17 @@ cdef void _epoch(Ctx *c, floating **W, floating **b, floating **VW, floating **V
         beta_v = 1 if prescaled else mu_f
         mu_next = mu_f if (mom and nb > 1 and start + nb + 1 < n) else 0   # the next step: >= 2 rows
         prescaled = mu_next != 0
+        # F: hidden layers (F_0 was done in the previous step's U if `fused`)
+        done0 = fused
+        fused = False
         if nb == 1:
             x = <floating *> (X + order[start] * d)
+        elif use_k and done0:
+            x = NULL                               # F_0 done; U_0 reads the rows of X in place
         else:
             for r in range(nb):
                 memcpy(Xb + r * d, X + order[start + r] * d, d * sizeof(floating))
             x = Xb
-        # F: hidden layers (F_0 of a batch-1 step was done in the previous step's U if `fused`)
-        done0 = fused
-        fused = False
         prev = x
         for l in range(L - 1):
             nin = c.sizes[l]
@@ -574,6 +597,24 @@ cdef void _epoch(Ctx *c, floating **W, floating **b, floating **VW, floating **V
                     _step_rows(W[l], W[l], VW[l] if mom else NULL, nin, nout, i0, i1, Ain, 1, D[l],
                                mu_f, etalam, NULL, NULL)
                     _bias_step(b[l], b[l], Vb[l] if mom else NULL, D[l], nout, 1, i0, i1, 1, mu_f)
+            elif use_k:
+                # one pass over W_l and V_l (_neural.h); the first layer reads its rows of X in
+                # place and computes the next batch's F_0 with the new weights (own units: no
+                # barrier), as the batch-1 path does
+                Zn = NULL
+                nbn = 0
+                if l == 0 and start + nb < n:
+                    nbn = B if n - start - nb > B else n - start - nb
+                    Zn = A2[(1 - cur) * (L - 1)]
+                if floating is float:
+                    smml_nn_step_f(W[l], VW[l] if mom else NULL, nin, nout, i0, i1,
+                                   X if l == 0 else Ain, d if l == 0 else nin, order + start if l == 0 else NULL,
+                                   nb, D[l], nout, eta_f, etalam, beta_v, mu_next,
+                                   X, d, order + start + nb, nbn, Zn, nout)
+                _bias_step(b[l], b[l], Vb[l] if mom else NULL, D[l], nout, nb, i0, i1, eta_f, mu_f)
+                if Zn != NULL:
+                    _bias_act(c.act, Zn, nout, nbn, i0, i1, b[0])
+                    fused = True
             else:
                 if mom:
                     _gemm(True, False, <int> nin, <int> (i1 - i0), <int> nb, -eta_f, Ain, <int> nin,
@@ -608,7 +649,7 @@ def train_epoch(const floating[:, ::1] X,        # IN  (n, d)
                 list coefs, list intercepts,     # IN/OUT W[l] (sizes[l], sizes[l+1]), b[l] (sizes[l+1],)
                 list vcoefs, list vintercepts,   # IN/OUT velocities (same shapes); ignored when momentum == 0
                 int activation, int out, intp_t batch_size, double eta, int schedule,
-                double momentum, double lam, intp_t t0, int n_threads):
+                double momentum, double lam, intp_t t0, int n_threads, bint fused=True):
     """One SGD epoch over ``order`` (003 section 14): steps of ``batch_size`` examples
     (the mean gradient over the batch; 1 = 003's update), eta_t from ``schedule`` with
     t = t0 + 1, t0 + 2, ...; ``lam`` / 2 ||W||^2 on the connection weights (not the
@@ -617,6 +658,9 @@ def train_epoch(const floating[:, ::1] X,        # IN  (n, d)
     Returns (loss_sum, steps, status): the sum over the examples of their loss at the
     weights before their step, the number of steps, and status 1 when a loss or a weight
     became non-finite (the epoch stops at the first non-finite loss).
+
+    ``fused``: float32 minibatch steps update the hidden layers with _neural.h's kernel where
+    the CPU has it (step_kernel_available()); False keeps the gemm path (for tests).
     """
     cdef intp_t L = len(coefs), n = order.shape[0], d = X.shape[1], B = batch_size
     cdef intp_t l, total_a = 0, kpad, k, priv_stride
@@ -718,6 +762,7 @@ def train_epoch(const floating[:, ::1] X,        # IN  (n, d)
         c.mu = momentum
         c.lam = lam
         c.t0 = t0
+        c.fuse = fused and floating is float and smml_nn_step_available()
         c.loss = 0.0
         c.steps = 0
         c.status = 0
