@@ -192,42 +192,54 @@ def test_epochs_match_reference(rng, act, kind, batch):
         np.testing.assert_allclose(a, r, rtol=1e-9, atol=1e-12)
 
 
-@pytest.mark.skipif(not K.step_kernel_available(),
-                    reason="no AVX-512F: float32 minibatch steps take the gemm path, tested above")
+@pytest.mark.parametrize("isa", [1, 2])
 @pytest.mark.parametrize("sizes,n,batch", [([13, 37, 3], 31, 5),      # last step 1 row, after a fused F_0
                                            ([20, 50, 33, 3], 43, 8),  # last step 3 rows; 2 hidden layers
                                            ([9, 16, 3], 9, 4),
-                                           ([40, 70, 3], 64, 32)])    # one column vector masked
+                                           ([40, 70, 3], 64, 32)])    # the last block of columns masked
 @pytest.mark.parametrize("mu,lam", [(0.0, 0.0), (0.9, 0.0), (0.0, 0.01), (0.5, 0.02)])
 @pytest.mark.parametrize("T", [1, 2])
-def test_fused_float32_step_matches_reference(sizes, n, batch, mu, lam, T):
-    """_neural.h's fused step (float32 minibatches on AVX-512F CPUs: the hidden layers'
-    update in one pass, the first layer's with the next batch's forward) against the
-    float64 reference, and against the float32 gemm path, over 3 epochs."""
+def test_fused_float32_step_matches_reference(isa, sizes, n, batch, mu, lam, T):
+    """_neural.h's fused step (float32 minibatches: the hidden layers' update in one pass,
+    the first layer's with the next batch's forward), AVX2 (isa 1) and AVX-512 (isa 2),
+    against the float64 reference and the float32 gemm path (isa 0), over 3 epochs."""
+    if K.step_isa() < isa:
+        pytest.skip(f"this CPU runs the fused step up to isa {K.step_isa()}")
     rng = np.random.default_rng(sizes[0] * 1000 + n)
     X, Y = problem(rng, "softmax", n=n, d=sizes[0])
     act = ["relu", "tanh", "sign_sigmoid"][sizes[1] % 3]
     coefs, intercepts = net(rng, sizes, act)
     runs = {}
-    for fused in (True, False):
+    for run_isa in (isa, 0):
         c, b = copies(coefs, np.float32), copies(intercepts, np.float32)
         vc, vb = [np.zeros_like(w) for w in c], [np.zeros_like(w) for w in b]
         for e in range(3):
             order = np.random.default_rng(e).permutation(n).astype(np.intp)
             _, steps, st = K.train_epoch(X.astype(np.float32), Y.astype(np.float32), order, c, b, vc, vb,
                                          ACT[act], OUT["softmax"], batch, 0.05, K.SCHED_INV_SQRT, mu, lam,
-                                         e * steps if e else 0, T, fused=fused)
+                                         e * steps if e else 0, T, isa=run_isa)
             assert st == 0
-        runs[fused] = c + b
+        runs[run_isa] = c + b
     rc, rb = copies(coefs), copies(intercepts)
     vel = ([np.zeros_like(w) for w in rc], [np.zeros_like(w) for w in rb])
     t = 0
     for e in range(3):
         order = np.random.default_rng(e).permutation(n).astype(np.intp)
         t += R.sgd_epoch(X, Y, order, rc, rb, act, "softmax", batch, 0.05, "inverse_sqrt", mu, lam, t, vel)[1]
-    for a, g, r in zip(runs[True], runs[False], rc + rb):
+    for a, g, r in zip(runs[isa], runs[0], rc + rb):
         np.testing.assert_allclose(a, r, rtol=1e-4, atol=1e-5)
         np.testing.assert_allclose(a, g, rtol=1e-5, atol=1e-6)
+
+
+def test_fused_step_isa_is_checked():
+    X, Y = problem(np.random.default_rng(0), "softmax", n=8, d=3)
+    c, b = copies(net(np.random.default_rng(1), [3, 4, 3], "relu")[0], np.float32), [np.zeros(4, np.float32),
+                                                                                     np.zeros(3, np.float32)]
+    order = np.arange(8, dtype=np.intp)
+    for bad in (K.step_isa() + 1, -2):
+        with pytest.raises(ValueError, match="isa"):
+            K.train_epoch(X.astype(np.float32), Y.astype(np.float32), order, c, b, [], [], ACT["relu"],
+                          OUT["softmax"], 4, 0.1, K.SCHED_CONSTANT, 0.0, 0.0, 0, 1, isa=bad)
 
 
 def _train(X, Y, T, batch, mom=0.9, act="relu", kind="softmax", epochs=2, dtype=np.float64, seed=0):

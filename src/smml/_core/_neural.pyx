@@ -350,17 +350,18 @@ cdef extern from "_simd.h" nogil:
 
 
 cdef extern from "_neural.h" nogil:
-    void smml_nn_step_f(float *W, float *V, intp_t nin, intp_t ld, intp_t c0, intp_t c1,
+    void smml_nn_step_f(int isa, float *W, float *V, intp_t nin, intp_t ld, intp_t c0, intp_t c1,
                         const float *A, intp_t lda, const intp_t *arows, intp_t nb,
                         const float *D, intp_t ldd, float eta, float etalam, float beta, float mu_next,
-                        const float *Xn, intp_t ldx, const intp_t *xrows, intp_t nbn, float *Zn, intp_t ldz)
-    int smml_nn_step_available()
+                        const float *Xn, intp_t ldx, const intp_t *xrows, intp_t nbn, float *Zn, intp_t ldz,
+                        float *scratch)
+    int smml_nn_step_isa()
 
 
-def step_kernel_available():
-    """Whether this CPU runs _neural.h's fused float32 step (AVX-512F); without it every
-    minibatch step takes the gemm path."""
-    return bool(smml_nn_step_available())
+def step_isa():
+    """The instruction set of _neural.h's fused float32 step on this CPU: 2 AVX-512F,
+    1 AVX2 + FMA, 0 none (every minibatch step then takes the gemm path)."""
+    return smml_nn_step_isa()
 
 
 cdef inline void _momentum_block(floating *dst, const floating *src, floating *V, intp_t nrows, intp_t ld,
@@ -404,8 +405,9 @@ cdef struct Ctx:
     int act, out, schedule
     double eta, mu, lam
     intp_t t0                # SGD steps taken before this epoch
-    bint fuse                # float32 minibatch steps update the hidden layers with _neural.h's
-                             # smml_nn_step_f (and the first layer's with the next forward)
+    int isa                  # > 0: float32 minibatch steps update the hidden layers with _neural.h's
+                             # smml_nn_step_f on this instruction set (the first layer's with the
+                             # next forward); 0: gemm
     # OUT (written by thread 0 only)
     double loss              # sum over the examples of their loss before their step
     intp_t steps             # steps done
@@ -446,6 +448,7 @@ cdef void _epoch(Ctx *c, floating **W, floating **b, floating **VW, floating **V
     cdef floating *Zo = my                         # B x k: scores, then D_out
     cdef floating *g = my + B * kpad               # kpad: eta * D_out (nb = 1)
     cdef floating *Xb = my + B * kpad + kpad       # B x d (nb > 1)
+    cdef floating *S = Xb + B * d                  # 2 B x 32: smml_nn_step_f's scratch (nb > 1)
     cdef double *rowloss = rowloss_all + tid * B
     cdef floating *Wo[2]
     cdef floating *bo[2]
@@ -469,7 +472,7 @@ cdef void _epoch(Ctx *c, floating **W, floating **b, floating **VW, floating **V
     cdef intp_t nbn
     cdef floating *Zn
     if floating is float:
-        use_k = c.fuse
+        use_k = c.isa > 0
     Wo[0] = W[L - 1]
     Wo[1] = Wout2
     bo[0] = b[L - 1]
@@ -607,10 +610,10 @@ cdef void _epoch(Ctx *c, floating **W, floating **b, floating **VW, floating **V
                     nbn = B if n - start - nb > B else n - start - nb
                     Zn = A2[(1 - cur) * (L - 1)]
                 if floating is float:
-                    smml_nn_step_f(W[l], VW[l] if mom else NULL, nin, nout, i0, i1,
+                    smml_nn_step_f(c.isa, W[l], VW[l] if mom else NULL, nin, nout, i0, i1,
                                    X if l == 0 else Ain, d if l == 0 else nin, order + start if l == 0 else NULL,
                                    nb, D[l], nout, eta_f, etalam, beta_v, mu_next,
-                                   X, d, order + start + nb, nbn, Zn, nout)
+                                   X, d, order + start + nb, nbn, Zn, nout, <float *> S)
                 _bias_step(b[l], b[l], Vb[l] if mom else NULL, D[l], nout, nb, i0, i1, eta_f, mu_f)
                 if Zn != NULL:
                     _bias_act(c.act, Zn, nout, nbn, i0, i1, b[0])
@@ -649,7 +652,7 @@ def train_epoch(const floating[:, ::1] X,        # IN  (n, d)
                 list coefs, list intercepts,     # IN/OUT W[l] (sizes[l], sizes[l+1]), b[l] (sizes[l+1],)
                 list vcoefs, list vintercepts,   # IN/OUT velocities (same shapes); ignored when momentum == 0
                 int activation, int out, intp_t batch_size, double eta, int schedule,
-                double momentum, double lam, intp_t t0, int n_threads, bint fused=True):
+                double momentum, double lam, intp_t t0, int n_threads, int isa=-1):
     """One SGD epoch over ``order`` (003 section 14): steps of ``batch_size`` examples
     (the mean gradient over the batch; 1 = 003's update), eta_t from ``schedule`` with
     t = t0 + 1, t0 + 2, ...; ``lam`` / 2 ||W||^2 on the connection weights (not the
@@ -659,8 +662,9 @@ def train_epoch(const floating[:, ::1] X,        # IN  (n, d)
     weights before their step, the number of steps, and status 1 when a loss or a weight
     became non-finite (the epoch stops at the first non-finite loss).
 
-    ``fused``: float32 minibatch steps update the hidden layers with _neural.h's kernel where
-    the CPU has it (step_kernel_available()); False keeps the gemm path (for tests).
+    ``isa``: the instruction set of the float32 minibatch steps' fused update (_neural.h):
+    -1 the widest this CPU runs (step_isa()), 0 the gemm path, 1 AVX2, 2 AVX-512 (for tests;
+    more than step_isa() is a ValueError).
     """
     cdef intp_t L = len(coefs), n = order.shape[0], d = X.shape[1], B = batch_size
     cdef intp_t l, total_a = 0, kpad, k, priv_stride
@@ -696,6 +700,8 @@ def train_epoch(const floating[:, ::1] X,        # IN  (n, d)
         B = n
     if n_threads < 1:
         n_threads = 1
+    if isa > smml_nn_step_isa() or isa < -1:
+        raise ValueError(f"train_epoch: isa={isa}, this CPU runs 0 .. {smml_nn_step_isa()}")
     sizes = <intp_t *> malloc((L + 1) * sizeof(intp_t))
     ptrs = <floating **> malloc(7 * L * sizeof(floating *))
     if sizes == NULL or ptrs == NULL:
@@ -730,8 +736,9 @@ def train_epoch(const floating[:, ::1] X,        # IN  (n, d)
         kpad = (k + ALIGN - 1) // ALIGN * ALIGN
         for l in range(1, L):
             total_a += sizes[l]
-        # per thread: Zo (B x kpad), g (kpad), Xb (B x d, nb > 1), rounded to ALIGN entries
-        priv_stride = (B * kpad + kpad + (B * d if B > 1 else 0) + ALIGN - 1) // ALIGN * ALIGN
+        # per thread: Zo (B x kpad), g (kpad), Xb (B x d, nb > 1), S (2 B x 32, nb > 1), rounded
+        # to ALIGN entries
+        priv_stride = (B * kpad + kpad + (B * (d + 64) if B > 1 else 0) + ALIGN - 1) // ALIGN * ALIGN
         work = <floating *> malloc((3 * B * total_a + sizes[L - 1] * k + kpad
                                     + n_threads * priv_stride + 1) * sizeof(floating))
         rowloss = <double *> malloc(n_threads * B * sizeof(double))
@@ -762,7 +769,9 @@ def train_epoch(const floating[:, ::1] X,        # IN  (n, d)
         c.mu = momentum
         c.lam = lam
         c.t0 = t0
-        c.fuse = fused and floating is float and smml_nn_step_available()
+        c.isa = 0
+        if floating is float:
+            c.isa = smml_nn_step_isa() if isa == -1 else isa
         c.loss = 0.0
         c.steps = 0
         c.status = 0
