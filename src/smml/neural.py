@@ -31,6 +31,12 @@ LogisticRegression and scikit-learn use ln too.
 
 The epoch runs in one compiled, nogil call (``smml._core._neural``); see
 ``smml.reference.neural`` for the plain-numpy twin the tests compare with.
+float32 minibatch steps update each hidden layer in one pass over its weights
+and velocities (AVX-512 or AVX2 code chosen at run time; the first layer's pass
+also runs the next batch's forward); float64, and CPUs with neither, use BLAS
+gemm. The two compute the same update with sums in different orders, so
+float32 weights can differ in their last bits between CPUs of different
+instruction sets.
 """
 import numbers
 import warnings
@@ -338,8 +344,9 @@ class MLPClassifier(ClassifierMixin, _BaseMLP):
         permutation of the examples per epoch.
     n_jobs : None or int
         Threads. Training splits each step's units over the threads (results are
-        deterministic for a given seed and thread count; with ``batch_size=1`` they do
-        not depend on the thread count); small networks run on one thread.
+        deterministic for a given seed, thread count and CPU instruction set; with
+        ``batch_size=1`` they do not depend on the thread count); small networks run
+        on one thread.
 
     Attributes
     ----------

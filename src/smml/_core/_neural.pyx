@@ -434,6 +434,10 @@ cdef void _epoch(Ctx *c, floating **W, floating **b, floating **VW, floating **V
                (L >= 3: a barrier after the last, as W_l is then updated in place)
       U        W_l[:, own] <- (1 - eta lam) W_l[:, own] - eta A_{l-1}^T D_l[:, own]
                (one gemm, or its momentum form), b_l[own] likewise (hidden layers).
+               float32 with c.isa > 0: one pass of _neural.h's smml_nn_step_f instead,
+               which for l = 0 (rows of X read in place) also computes the next batch's
+               F_0 of own units with the new weights: the next step skips F_0 and the
+               gather of its rows.
     "own" is the thread's block of a layer's units (_part). With one hidden layer a step
     has one barrier. A_l is double-buffered (a fast thread's next F_l must not overwrite
     the activations a slower thread still reads in U); each thread reads only the
