@@ -113,6 +113,9 @@ def _extensions():
         include_dirs = []
     only = {m.strip() for m in os.environ.get("SMML_BUILD_ONLY", "").split(",") if m.strip()}
     exts = []
+    # C headers: cythonize follows `cdef extern from` headers, not the ones they #include
+    # (_neural.h includes _neural_step.h), so every extension lists them all
+    headers = sorted(glob.glob(os.path.join("src", "smml", "_core", "*.h")))
     for pyx in sorted(glob.glob(os.path.join("src", "smml", "_core", "*.pyx"))):
         name = os.path.splitext(os.path.basename(pyx))[0]
         if only and name not in only:
@@ -121,6 +124,7 @@ def _extensions():
             f"smml._core.{name}", [pyx],
             include_dirs=include_dirs,
             define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+            depends=headers,
         ))
     return cythonize(
         exts,

@@ -196,17 +196,21 @@ def test_epochs_match_reference(rng, act, kind, batch):
 @pytest.mark.parametrize("sizes,n,batch", [([13, 37, 3], 31, 5),      # last step 1 row, after a fused F_0
                                            ([20, 50, 33, 3], 43, 8),  # last step 3 rows; 2 hidden layers
                                            ([9, 16, 3], 9, 4),
-                                           ([40, 70, 3], 64, 32)])    # the last block of columns masked
+                                           ([40, 70, 3], 64, 32),     # the last block of columns masked
+                                           ([13, 37, 3], 20, 1),      # batch 1: the rows' step (with F_0)
+                                           ([20, 150, 33, 3], 15, 1)])
 @pytest.mark.parametrize("mu,lam", [(0.0, 0.0), (0.9, 0.0), (0.0, 0.01), (0.5, 0.02)])
 @pytest.mark.parametrize("T", [1, 2])
 def test_fused_float32_step_matches_reference(isa, sizes, n, batch, mu, lam, T):
-    """_neural.h's fused step (float32 minibatches: the hidden layers' update in one pass,
-    the first layer's with the next batch's forward), AVX2 (isa 1) and AVX-512 (isa 2),
-    against the float64 reference and the float32 gemm path (isa 0), over 3 epochs."""
+    """_neural.h's float32 steps (minibatches: the hidden layers' update in one pass, the
+    first layer's with the next batch's forward; batch 1: the rows' step and forward), AVX2
+    (isa 1) and AVX-512 (isa 2), against the float64 reference and the float32 gemm path and
+    loops (isa 0), over 3 epochs. A third of the inputs are 0 (rows skipped at batch 1)."""
     if K.step_isa() < isa:
         pytest.skip(f"this CPU runs the fused step up to isa {K.step_isa()}")
     rng = np.random.default_rng(sizes[0] * 1000 + n)
     X, Y = problem(rng, "softmax", n=n, d=sizes[0])
+    X[X < -0.43] = 0.0
     act = ["relu", "tanh", "sign_sigmoid"][sizes[1] % 3]
     coefs, intercepts = net(rng, sizes, act)
     runs = {}

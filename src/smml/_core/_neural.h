@@ -53,6 +53,7 @@
 #define V_FNMA(a, b, c) _mm512_fnmadd_ps(a, b, c)
 #define V_MUL(a, b) _mm512_mul_ps(a, b)
 #define V_ADD(a, b) _mm512_add_ps(a, b)
+#define V_SUB(a, b) _mm512_sub_ps(a, b)
 #define V_MASK(rem) ((__mmask16) ((1u << (rem)) - 1))
 #define V_FULL ((__mmask16) 0xFFFF)
 #define V_LOAD(full, m, p) _mm512_maskz_loadu_ps(m, p)
@@ -73,6 +74,7 @@
 #undef V_FNMA
 #undef V_MUL
 #undef V_ADD
+#undef V_SUB
 #undef V_MASK
 #undef V_FULL
 #undef V_LOAD
@@ -96,6 +98,7 @@
 #define V_FNMA(a, b, c) _mm256_fnmadd_ps(a, b, c)
 #define V_MUL(a, b) _mm256_mul_ps(a, b)
 #define V_ADD(a, b) _mm256_add_ps(a, b)
+#define V_SUB(a, b) _mm256_sub_ps(a, b)
 #define V_MASK(rem) _mm256_cmpgt_epi32(_mm256_set1_epi32((int) (rem)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7))
 #define V_FULL _mm256_set1_epi32(-1)
 #define V_LOAD(full, m, p) ((full) ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, m))
@@ -116,6 +119,7 @@
 #undef V_FNMA
 #undef V_MUL
 #undef V_ADD
+#undef V_SUB
 #undef V_MASK
 #undef V_FULL
 #undef V_LOAD
@@ -150,6 +154,17 @@ static void smml_nn_step_f(
                             mu_next, Xn, ldx, xrows, nbn, Zn, ldz, scratch);
 }
 
+static void smml_nn_step1_f(
+    int isa, float *dst, const float *src, float *V, ptrdiff_t nrows, ptrdiff_t ld, ptrdiff_t c0,
+    ptrdiff_t c1, const float *a, ptrdiff_t inc_a, const float *g, float mu, float etalam,
+    const float *xn, float *zn)
+{
+    if (isa == 2)
+        smml_nn_step1_f_avx512(dst, src, V, nrows, ld, c0, c1, a, inc_a, g, mu, etalam, xn, zn);
+    else
+        smml_nn_step1_f_avx2(dst, src, V, nrows, ld, c0, c1, a, inc_a, g, mu, etalam, xn, zn);
+}
+
 #else  /* not x86-64 GCC / clang: the gemm path only */
 
 static int smml_nn_step_isa(void)
@@ -168,6 +183,15 @@ static void smml_nn_step_f(
     (void) lda; (void) arows; (void) nb; (void) D; (void) ldd; (void) eta; (void) etalam;
     (void) beta; (void) mu_next; (void) Xn; (void) ldx; (void) xrows; (void) nbn; (void) Zn;
     (void) ldz;
+}
+
+static void smml_nn_step1_f(
+    int isa, float *dst, const float *src, float *V, ptrdiff_t nrows, ptrdiff_t ld, ptrdiff_t c0,
+    ptrdiff_t c1, const float *a, ptrdiff_t inc_a, const float *g, float mu, float etalam,
+    const float *xn, float *zn)
+{
+    (void) isa; (void) dst; (void) src; (void) V; (void) nrows; (void) ld; (void) c0; (void) c1;
+    (void) a; (void) inc_a; (void) g; (void) mu; (void) etalam; (void) xn; (void) zn;
 }
 
 #endif

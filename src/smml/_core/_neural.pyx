@@ -271,13 +271,36 @@ cdef inline void _part(intp_t n, int tid, int T, intp_t *lo, intp_t *hi) noexcep
     hi[0] = z * ALIGN if z * ALIGN < n else n
 
 
+cdef extern from "_neural.h" nogil:
+    void smml_nn_step_f(int isa, float *W, float *V, intp_t nin, intp_t ld, intp_t c0, intp_t c1,
+                        const float *A, intp_t lda, const intp_t *arows, intp_t nb,
+                        const float *D, intp_t ldd, float eta, float etalam, float beta, float mu_next,
+                        const float *Xn, intp_t ldx, const intp_t *xrows, intp_t nbn, float *Zn, intp_t ldz,
+                        float *scratch)
+    void smml_nn_step1_f(int isa, float *dst, const float *src, float *V, intp_t nrows, intp_t ld,
+                         intp_t c0, intp_t c1, const float *a, intp_t inc_a, const float *g, float mu,
+                         float etalam, const float *xn, float *zn)
+    int smml_nn_step_isa()
+
+
+def step_isa():
+    """The instruction set of _neural.h's float32 steps on this CPU: 2 AVX-512F, 1 AVX2 +
+    FMA, 0 none (minibatch steps then take the gemm path, batch-1 steps the loops below)."""
+    return smml_nn_step_isa()
+
+
 cdef void _dense_forward(const floating *a, intp_t nin, const floating *W, intp_t nout,
-                         intp_t c0, intp_t c1, floating *z) noexcept nogil:
+                         intp_t c0, intp_t c1, floating *z, int isa) noexcept nogil:
     """z[c0:c1] = sum_i a[i] W[i, c0:c1] (one example; rows with a[i] == 0 are skipped:
-    exact, and a win on sparse inputs and relu units)."""
+    exact, and a win on sparse inputs and relu units). float32 with isa > 0: _neural.h's
+    smml_nn_step1_f (the same sums in the same order, as vectors)."""
     cdef intp_t i, j
     cdef floating ai
     cdef const floating *w
+    if floating is float:
+        if isa > 0:
+            smml_nn_step1_f(isa, <float *> W, W, NULL, nin, nout, c0, c1, NULL, 0, NULL, 0, 0, a, z)
+            return
     for j in range(c0, c1):
         z[j] = 0
     for i in range(nin):
@@ -290,7 +313,7 @@ cdef void _dense_forward(const floating *a, intp_t nin, const floating *W, intp_
 
 cdef void _step_rows(floating *dst, const floating *src, floating *V, intp_t nrows, intp_t ld,
                      intp_t c0, intp_t c1, const floating *a, intp_t inc_a, const floating *g,
-                     floating mu, floating etalam, const floating *xn, floating *zn) noexcept nogil:
+                     floating mu, floating etalam, const floating *xn, floating *zn, int isa) noexcept nogil:
     """One example's step on the entries [c0, c1) of nrows rows (leading dimension ld):
     dst <- src - (a_i g_j + eta lam src), with g = eta * dl/dz already scaled;
     momentum (V != NULL): V <- mu V - (a_i g_j + eta lam src), dst <- src + V.
@@ -299,13 +322,20 @@ cdef void _step_rows(floating *dst, const floating *src, floating *V, intp_t nro
     Fused forward (zn != NULL): zn[c0:c1] <- sum_i xn[i] dst[i, c0:c1], the next
     example's first-layer scores through the updated weights, accumulated row by row
     while the row is in cache (the same sums, in the same order, as _dense_forward:
-    one pass over the weights instead of two)."""
+    one pass over the weights instead of two).
+
+    float32 with isa > 0: _neural.h's smml_nn_step1_f, the same step as vectors (its
+    fused multiply-adds round once where these loops round twice)."""
     cdef intp_t i, j
     cdef floating ai, v, bi
     cdef floating *w
     cdef const floating *s
     cdef floating *vr
     cdef floating decay = 1 - etalam
+    if floating is float:
+        if isa > 0:
+            smml_nn_step1_f(isa, dst, src, V, nrows, ld, c0, c1, a, inc_a, g, mu, etalam, xn, zn)
+            return
     if zn != NULL:
         for j in range(c0, c1):
             zn[j] = 0
@@ -347,21 +377,6 @@ cdef extern from "_simd.h" nogil:
                          intp_t c0, intp_t c1, double etalam, double mu_next)
     void smml_momentum_f(float *dst, const float *src, float *V, intp_t nrows, intp_t ld,
                          intp_t c0, intp_t c1, float etalam, float mu_next)
-
-
-cdef extern from "_neural.h" nogil:
-    void smml_nn_step_f(int isa, float *W, float *V, intp_t nin, intp_t ld, intp_t c0, intp_t c1,
-                        const float *A, intp_t lda, const intp_t *arows, intp_t nb,
-                        const float *D, intp_t ldd, float eta, float etalam, float beta, float mu_next,
-                        const float *Xn, intp_t ldx, const intp_t *xrows, intp_t nbn, float *Zn, intp_t ldz,
-                        float *scratch)
-    int smml_nn_step_isa()
-
-
-def step_isa():
-    """The instruction set of _neural.h's fused float32 step on this CPU: 2 AVX-512F,
-    1 AVX2 + FMA, 0 none (every minibatch step then takes the gemm path)."""
-    return smml_nn_step_isa()
 
 
 cdef inline void _momentum_block(floating *dst, const floating *src, floating *V, intp_t nrows, intp_t ld,
@@ -512,7 +527,7 @@ cdef void _epoch(Ctx *c, floating **W, floating **b, floating **VW, floating **V
             _part(nout, tid, T, &i0, &i1)
             if i1 > i0 and not (l == 0 and done0):
                 if nb == 1:
-                    _dense_forward(prev, nin, W[l], nout, i0, i1, dst)
+                    _dense_forward(prev, nin, W[l], nout, i0, i1, dst, c.isa)
                 else:
                     _gemm(False, False, <int> nb, <int> (i1 - i0), <int> nin, <floating> 1, prev, <int> nin,
                           W[l] + i0, <int> nout, <floating> 0, dst + i0, <int> nout)
@@ -521,7 +536,7 @@ cdef void _epoch(Ctx *c, floating **W, floating **b, floating **VW, floating **V
             prev = dst
         # out: every thread, the same values
         if nb == 1:
-            _dense_forward(prev, nh, Wo[cur], k, 0, k, Zo)
+            _dense_forward(prev, nh, Wo[cur], k, 0, k, Zo, c.isa)
         else:
             _gemm(False, False, <int> nb, <int> k, <int> nh, <floating> 1, prev, <int> nh,
                   Wo[cur], <int> k, <floating> 0, Zo, <int> k)
@@ -552,7 +567,7 @@ cdef void _epoch(Ctx *c, floating **W, floating **b, floating **VW, floating **V
                 for j in range(k):
                     g[j] = eta_f * Zo[j]
                 _step_rows(Wo[nxt] + i0 * k, Wo[cur] + i0 * k, Vo + i0 * k if mom else NULL,
-                           i1 - i0, k, 0, k, Ain + i0, 1, g, mu_f, etalam, NULL, NULL)
+                           i1 - i0, k, 0, k, Ain + i0, 1, g, mu_f, etalam, NULL, NULL, c.isa)
             elif mom:
                 _gemm(True, False, <int> (i1 - i0), <int> k, <int> nb, -eta_f, Ain + i0, <int> nh,
                       Zo, <int> k, beta_v, Vo + i0 * k, <int> k)
@@ -596,13 +611,13 @@ cdef void _epoch(Ctx *c, floating **W, floating **b, floating **VW, floating **V
                     # 003's update fused with the next step's F_0 (its own units, so no barrier)
                     dst = A2[(1 - cur) * (L - 1)]
                     _step_rows(W[0], W[0], VW[0] if mom else NULL, nin, nout, i0, i1, Ain, 1, D[0],
-                               mu_f, etalam, X + order[start + 1] * d, dst)
+                               mu_f, etalam, X + order[start + 1] * d, dst, c.isa)
                     _bias_step(b[0], b[0], Vb[0] if mom else NULL, D[0], nout, 1, i0, i1, 1, mu_f)
                     _bias_act(c.act, dst, nout, 1, i0, i1, b[0])
                     fused = True
                 else:
                     _step_rows(W[l], W[l], VW[l] if mom else NULL, nin, nout, i0, i1, Ain, 1, D[l],
-                               mu_f, etalam, NULL, NULL)
+                               mu_f, etalam, NULL, NULL, c.isa)
                     _bias_step(b[l], b[l], Vb[l] if mom else NULL, D[l], nout, 1, i0, i1, 1, mu_f)
             elif use_k:
                 # one pass over W_l and V_l (_neural.h); the first layer reads its rows of X in
@@ -666,8 +681,9 @@ def train_epoch(const floating[:, ::1] X,        # IN  (n, d)
     weights before their step, the number of steps, and status 1 when a loss or a weight
     became non-finite (the epoch stops at the first non-finite loss).
 
-    ``isa``: the instruction set of the float32 minibatch steps' fused update (_neural.h):
-    -1 the widest this CPU runs (step_isa()), 0 the gemm path, 1 AVX2, 2 AVX-512 (for tests;
+    ``isa``: the instruction set of the float32 steps' code in _neural.h (the minibatch
+    steps' fused update, the batch-1 steps' rows): -1 the widest this CPU runs (step_isa()),
+    0 none (gemm; the loops of _step_rows and _dense_forward), 1 AVX2, 2 AVX-512 (for tests;
     more than step_isa() is a ValueError).
     """
     cdef intp_t L = len(coefs), n = order.shape[0], d = X.shape[1], B = batch_size

@@ -4,7 +4,8 @@
  *   SMML_NN_SUFFIX          the functions' name suffix (avx512, avx2)
  *   SMML_NN_TARGET          the target attribute
  *   VEC, MASK, VL           the vector and column-mask types, the lanes of a vector
- *   V_ZERO(), V_SET1(x), V_FMA(a, b, c) = a b + c, V_FNMA(a, b, c) = c - a b, V_MUL, V_ADD
+ *   V_ZERO(), V_SET1(x), V_FMA(a, b, c) = a b + c, V_FNMA(a, b, c) = c - a b, V_MUL, V_ADD,
+ *   V_SUB
  *   V_MASK(rem)             the mask of the first rem (< VL) lanes; V_FULL, the mask of all
  *   V_LOAD(full, m, p)      load (full: the whole vector, else the masked lanes, others 0)
  *   V_STORE(full, p, m, v)  store (full: the whole vector, else the masked lanes)
@@ -161,6 +162,112 @@ SMML_NN_TARGET __attribute__((unused)) static void SMML_NN_FN(smml_nn_step_f)(
 }
 
 #undef SMML_NN_ROWS
+
+/* Batch 1 (smml._core._neural _step_rows and _dense_forward): one example's step on the
+ * entries [c0, c1) of nrows rows of src (leading dimension ld), written to dst (may be src):
+ *   g == NULL:     no step (dst is not written)
+ *   V != NULL:     v = mu v - (a_i g_j + etalam s_ij); dst_ij = s_ij + v
+ *   etalam != 0:   dst_ij = (1 - etalam) s_ij - a_i g_j
+ *   otherwise:     dst_ij = s_ij - a_i g_j; rows with a_i == 0 unchanged (copied if dst != src)
+ *   zn != NULL:    zn[c0:c1] = sum_i xn_i dst_i (rows with xn_i == 0 skipped), in row order
+ * (a_i = a[i inc_a]; g = eta dl/dz, scaled by the caller). Blocks of 4 VL columns: the
+ * block's g and its sums of zn stay in registers over the rows. */
+#define SMML_NN_K4(M) M(0) M(1) M(2) M(3)
+#define SMML_NN_MK(k)                                                                      \
+    const MASK mk##k = w >= (k + 1) * VL ? V_FULL : w > k * VL ? V_MASK(w - k * VL) : V_MASK(0);
+#define SMML_NN_G(k) const VEC gk##k = g ? V_LOAD(full, mk##k, g + j + k * VL) : V_ZERO();
+#define SMML_NN_Z0(k) VEC zk##k = V_ZERO();
+#define SMML_NN_S(k) VEC wk##k = V_LOAD(full, mk##k, s + k * VL);
+#define SMML_NN_MOM(k)                                                                     \
+    { VEC v_ = V_LOAD(full, mk##k, v + k * VL);                                             \
+      v_ = V_SUB(V_MUL(vmu, v_), V_FMA(ai, gk##k, V_MUL(vetalam, wk##k)));                 \
+      V_STORE(full, v + k * VL, mk##k, v_);                                                \
+      wk##k = V_ADD(wk##k, v_);                                                            \
+      V_STORE(full, d + k * VL, mk##k, wk##k); }
+#define SMML_NN_DECAY(k)                                                                   \
+    { wk##k = V_FNMA(ai, gk##k, V_MUL(vdecay, wk##k));                                     \
+      V_STORE(full, d + k * VL, mk##k, wk##k); }
+#define SMML_NN_PLAIN(k)                                                                   \
+    { wk##k = V_FNMA(ai, gk##k, wk##k);                                                    \
+      V_STORE(full, d + k * VL, mk##k, wk##k); }
+#define SMML_NN_COPY(k) V_STORE(full, d + k * VL, mk##k, wk##k);
+#define SMML_NN_ZACC(k) zk##k = V_FMA(xi, wk##k, zk##k);
+#define SMML_NN_ZOUT(k) V_STORE(full, zn + j + k * VL, mk##k, zk##k);
+
+#define SMML_NN_STEP1_BLOCK(FULL)                                                          \
+    do {                                                                                   \
+        const int full = FULL;                                                             \
+        SMML_NN_K4(SMML_NN_MK)                                                             \
+        (void) full;                                                                       \
+        SMML_NN_K4(SMML_NN_G)                                                              \
+        SMML_NN_K4(SMML_NN_Z0)                                                             \
+        for (i = 0; i < nrows; i++) {                                                      \
+            const float *s = src + i * ld + j;                                             \
+            float *d = dst + i * ld + j;                                                   \
+            const float xv = zn ? xn[i] : 0.0f;                                            \
+            const VEC ai = V_SET1(g ? a[i * inc_a] : 0.0f);                                \
+            if (!g || (!V && etalam == 0.0f && a[i * inc_a] == 0.0f)) {                    \
+                if (xv == 0.0f && (!g || d == s))                                          \
+                    continue;                                                              \
+                SMML_NN_K4(SMML_NN_S)                                                      \
+                if (g && d != s) {                                                         \
+                    SMML_NN_K4(SMML_NN_COPY)                                               \
+                }                                                                          \
+                if (xv != 0.0f) {                                                          \
+                    const VEC xi = V_SET1(xv);                                             \
+                    SMML_NN_K4(SMML_NN_ZACC)                                               \
+                }                                                                          \
+                continue;                                                                  \
+            }                                                                              \
+            {                                                                              \
+                SMML_NN_K4(SMML_NN_S)                                                      \
+                if (V) {                                                                   \
+                    float *v = V + i * ld + j;                                             \
+                    SMML_NN_K4(SMML_NN_MOM)                                                \
+                } else if (etalam != 0.0f) {                                               \
+                    SMML_NN_K4(SMML_NN_DECAY)                                              \
+                } else {                                                                   \
+                    SMML_NN_K4(SMML_NN_PLAIN)                                              \
+                }                                                                          \
+                if (xv != 0.0f) {                                                          \
+                    const VEC xi = V_SET1(xv);                                             \
+                    SMML_NN_K4(SMML_NN_ZACC)                                               \
+                }                                                                          \
+            }                                                                              \
+        }                                                                                  \
+        if (zn) {                                                                          \
+            SMML_NN_K4(SMML_NN_ZOUT)                                                       \
+        }                                                                                  \
+    } while (0)
+
+SMML_NN_TARGET __attribute__((unused)) static void SMML_NN_FN(smml_nn_step1_f)(
+    float *dst, const float *src, float *V, ptrdiff_t nrows, ptrdiff_t ld, ptrdiff_t c0,
+    ptrdiff_t c1, const float *a, ptrdiff_t inc_a, const float *g, float mu, float etalam,
+    const float *xn, float *zn)
+{
+    const VEC vmu = V_SET1(mu), vetalam = V_SET1(etalam), vdecay = V_SET1(1.0f - etalam);
+    ptrdiff_t i, j;
+    for (j = c0; j < c1; j += 4 * VL) {
+        const ptrdiff_t w = c1 - j < 4 * VL ? c1 - j : 4 * VL;
+        if (w == 4 * VL)
+            SMML_NN_STEP1_BLOCK(1);
+        else
+            SMML_NN_STEP1_BLOCK(0);
+    }
+}
+
+#undef SMML_NN_K4
+#undef SMML_NN_MK
+#undef SMML_NN_G
+#undef SMML_NN_Z0
+#undef SMML_NN_S
+#undef SMML_NN_MOM
+#undef SMML_NN_DECAY
+#undef SMML_NN_PLAIN
+#undef SMML_NN_COPY
+#undef SMML_NN_ZACC
+#undef SMML_NN_ZOUT
+#undef SMML_NN_STEP1_BLOCK
 #undef SMML_NN_CAT_
 #undef SMML_NN_CAT
 #undef SMML_NN_FN
