@@ -415,6 +415,32 @@ def test_one_step_equals_scikit_learn(n_classes):
     np.testing.assert_allclose(m.predict_proba(X), sk.predict_proba(X), rtol=1e-10)
 
 
+@pytest.mark.parametrize("batch", [1, 8])
+def test_float32_epochs_equal_scikit_learn_on_the_same_order(batch):
+    """float32, 3 epochs (batch 1: the rows' step; batch 8: the fused minibatch step): from
+    smml's initial weights, on smml's example order (its random_state draws the weights,
+    then one permutation per epoch), scikit-learn's SGD reaches the same weights."""
+    from smml.neural import _init_params
+
+    rng = np.random.default_rng(7)
+    X = rng.standard_normal((60, 40)).astype(np.float32)
+    X[X < -0.5] = 0
+    y = rng.integers(0, 3, 60)
+    m = MLPClassifier((37, 20), batch_size=batch, learning_rate=0.02, max_epochs=3, tol=0,
+                      n_iter_no_change=10, random_state=4).fit(X, y)
+    assert m.coefs_[0].dtype == np.float32
+    r = np.random.RandomState(4)
+    coefs, intercepts = _init_params(r, [40, 37, 20, 3], "relu", np.float32)
+    sk = SkMLPClassifier((37, 20), solver="sgd", batch_size=batch, learning_rate_init=0.02, momentum=0.0,
+                         alpha=0.0, shuffle=False, max_iter=1, warm_start=True, random_state=0).fit(X, y)
+    sk.coefs_, sk.intercepts_ = coefs, intercepts
+    for _ in range(3):
+        order = r.permutation(len(X))
+        sk.fit(X[order], y[order])
+    for a, b in zip(m.coefs_ + m.intercepts_, sk.coefs_ + sk.intercepts_):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+
+
 def test_regressor_step_is_scikit_learn_with_twice_the_rate():
     """smml's square loss (z - y)^2 has twice the gradient of scikit-learn's (z - y)^2 / 2."""
     rng = np.random.default_rng(6)

@@ -37,8 +37,6 @@
 
 #ifdef SMML_NN_X86
 
-#define SMML_NN_NONE(M)
-
 /* AVX-512F: blocks of 8 rows by 32 columns (16 accumulators of G, then the 16 new weight
  * vectors kept for the forward); the last columns through the lanes' masks. */
 #define SMML_NN_SUFFIX avx512
@@ -62,26 +60,6 @@
 #define SMML_NN_RLO(M) M(0) M(1) M(2) M(3)
 #define SMML_NN_RHI(M) M(4) M(5) M(6) M(7)
 #include "_neural_step.h"
-#undef SMML_NN_SUFFIX
-#undef SMML_NN_TARGET
-#undef VEC
-#undef MASK
-#undef VL
-#undef SMML_NN_MR
-#undef V_ZERO
-#undef V_SET1
-#undef V_FMA
-#undef V_FNMA
-#undef V_MUL
-#undef V_ADD
-#undef V_SUB
-#undef V_MASK
-#undef V_FULL
-#undef V_LOAD
-#undef V_STORE
-#undef SMML_NN_RALL
-#undef SMML_NN_RLO
-#undef SMML_NN_RHI
 
 /* AVX2 + FMA (16 vector registers): blocks of 4 rows by 16 columns; whole vectors but in
  * the last block of columns (masked loads and stores there: slow on some CPUs, but one
@@ -107,27 +85,6 @@
 #define SMML_NN_RLO(M) M(0) M(1)
 #define SMML_NN_RHI(M) M(2) M(3)
 #include "_neural_step.h"
-#undef SMML_NN_SUFFIX
-#undef SMML_NN_TARGET
-#undef VEC
-#undef MASK
-#undef VL
-#undef SMML_NN_MR
-#undef V_ZERO
-#undef V_SET1
-#undef V_FMA
-#undef V_FNMA
-#undef V_MUL
-#undef V_ADD
-#undef V_SUB
-#undef V_MASK
-#undef V_FULL
-#undef V_LOAD
-#undef V_STORE
-#undef SMML_NN_RALL
-#undef SMML_NN_RLO
-#undef SMML_NN_RHI
-#undef SMML_NN_NONE
 
 /* The widest of the two that this CPU runs: 2 AVX-512F, 1 AVX2 + FMA, 0 neither. */
 static int smml_nn_step_isa(void)

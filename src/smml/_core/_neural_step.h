@@ -11,8 +11,10 @@
  *   V_STORE(full, p, m, v)  store (full: the whole vector, else the masked lanes)
  *   SMML_NN_RALL(M)         M(r) for the MR rows r of a block; SMML_NN_RLO / SMML_NN_RHI
  *                           its first and second halves (the forward's two chains)
- * A block is MR rows by two vectors of columns (2 VL). `full` is a constant in every
- * inlined call (blocks of 2 VL whole columns, or the last, masked). */
+ *   SMML_NN_MR              the rows of a block
+ * and this file undefines them at its end. A block is MR rows by two vectors of columns
+ * (2 VL). `full` is a constant in every inlined call (blocks of 2 VL whole columns, or the
+ * last, masked). */
 
 #define SMML_NN_CAT_(a, b) a##_##b
 #define SMML_NN_CAT(a, b) SMML_NN_CAT_(a, b)
@@ -63,6 +65,7 @@
       y0 = V_FMA(x_, g##r##0, y0);                                                         \
       y1 = V_FMA(x_, g##r##1, y1); }
 #define SMML_NN_ONE(M) M(0)
+#define SMML_NN_NONE(M)
 /* The next block's rows of W and V, one block ahead (~nb MR vector FMAs): the rows are ld
  * apart, and a layer wider than L2 allows streams from L3, which the hardware prefetchers
  * did not follow (first and last entry of the 2 VL: both cache lines when they differ). */
@@ -278,6 +281,27 @@ SMML_NN_TARGET __attribute__((unused)) static void SMML_NN_FN(smml_nn_step1_f)(
 #undef SMML_NN_FWD_Z
 #undef SMML_NN_FWD_Y
 #undef SMML_NN_ONE
+#undef SMML_NN_NONE
 #undef SMML_NN_PF
 #undef SMML_NN_BLOCK_ARGS
 #undef SMML_NN_BLOCK
+#undef SMML_NN_SUFFIX
+#undef SMML_NN_TARGET
+#undef VEC
+#undef MASK
+#undef VL
+#undef SMML_NN_MR
+#undef V_ZERO
+#undef V_SET1
+#undef V_FMA
+#undef V_FNMA
+#undef V_MUL
+#undef V_ADD
+#undef V_SUB
+#undef V_MASK
+#undef V_FULL
+#undef V_LOAD
+#undef V_STORE
+#undef SMML_NN_RALL
+#undef SMML_NN_RLO
+#undef SMML_NN_RHI
