@@ -96,60 +96,20 @@ static int smml_nn_step_isa(void)
     return 0;
 }
 
-static void smml_nn_step_f(
-    int isa, float *W, float *V, ptrdiff_t nin, ptrdiff_t ld, ptrdiff_t c0, ptrdiff_t c1,
-    const float *A, ptrdiff_t lda, const ptrdiff_t *arows, ptrdiff_t nb,
-    const float *D, ptrdiff_t ldd, float eta, float etalam, float beta, float mu_next,
-    const float *Xn, ptrdiff_t ldx, const ptrdiff_t *xrows, ptrdiff_t nbn, float *Zn, ptrdiff_t ldz,
-    float *scratch)
-{
-    if (isa == 2)
-        smml_nn_step_f_avx512(W, V, nin, ld, c0, c1, A, lda, arows, nb, D, ldd, eta, etalam, beta,
-                              mu_next, Xn, ldx, xrows, nbn, Zn, ldz, scratch);
-    else
-        smml_nn_step_f_avx2(W, V, nin, ld, c0, c1, A, lda, arows, nb, D, ldd, eta, etalam, beta,
-                            mu_next, Xn, ldx, xrows, nbn, Zn, ldz, scratch);
-}
+/* The instruction set's copy (isa: smml_nn_step_isa(), 1 or 2), same arguments. */
+#define smml_nn_step_f(isa, ...) \
+    ((isa) == 2 ? smml_nn_step_f_avx512(__VA_ARGS__) : smml_nn_step_f_avx2(__VA_ARGS__))
+#define smml_nn_step1_f(isa, ...) \
+    ((isa) == 2 ? smml_nn_step1_f_avx512(__VA_ARGS__) : smml_nn_step1_f_avx2(__VA_ARGS__))
 
-static void smml_nn_step1_f(
-    int isa, float *dst, const float *src, float *V, ptrdiff_t nrows, ptrdiff_t ld, ptrdiff_t c0,
-    ptrdiff_t c1, const float *a, ptrdiff_t inc_a, const float *g, float mu, float etalam,
-    const float *xn, float *zn)
-{
-    if (isa == 2)
-        smml_nn_step1_f_avx512(dst, src, V, nrows, ld, c0, c1, a, inc_a, g, mu, etalam, xn, zn);
-    else
-        smml_nn_step1_f_avx2(dst, src, V, nrows, ld, c0, c1, a, inc_a, g, mu, etalam, xn, zn);
-}
-
-#else  /* not x86-64 GCC / clang: the gemm path only */
+#else  /* not x86-64 GCC / clang: the gemm path and the loops only (never called) */
 
 static int smml_nn_step_isa(void)
 {
     return 0;
 }
-
-static void smml_nn_step_f(
-    int isa, float *W, float *V, ptrdiff_t nin, ptrdiff_t ld, ptrdiff_t c0, ptrdiff_t c1,
-    const float *A, ptrdiff_t lda, const ptrdiff_t *arows, ptrdiff_t nb,
-    const float *D, ptrdiff_t ldd, float eta, float etalam, float beta, float mu_next,
-    const float *Xn, ptrdiff_t ldx, const ptrdiff_t *xrows, ptrdiff_t nbn, float *Zn, ptrdiff_t ldz,
-    float *scratch)
-{
-    (void) scratch; (void) isa; (void) W; (void) V; (void) nin; (void) ld; (void) c0; (void) c1; (void) A;
-    (void) lda; (void) arows; (void) nb; (void) D; (void) ldd; (void) eta; (void) etalam;
-    (void) beta; (void) mu_next; (void) Xn; (void) ldx; (void) xrows; (void) nbn; (void) Zn;
-    (void) ldz;
-}
-
-static void smml_nn_step1_f(
-    int isa, float *dst, const float *src, float *V, ptrdiff_t nrows, ptrdiff_t ld, ptrdiff_t c0,
-    ptrdiff_t c1, const float *a, ptrdiff_t inc_a, const float *g, float mu, float etalam,
-    const float *xn, float *zn)
-{
-    (void) isa; (void) dst; (void) src; (void) V; (void) nrows; (void) ld; (void) c0; (void) c1;
-    (void) a; (void) inc_a; (void) g; (void) mu; (void) etalam; (void) xn; (void) zn;
-}
+#define smml_nn_step_f(isa, ...) ((void) 0)
+#define smml_nn_step1_f(isa, ...) ((void) 0)
 
 #endif
 #endif

@@ -209,33 +209,26 @@ SMML_NN_TARGET __attribute__((unused)) static void SMML_NN_FN(smml_nn_step_f)(
             float *d = dst + i * ld + j;                                                   \
             const float xv = zn ? xn[i] : 0.0f;                                            \
             const VEC ai = V_SET1(g ? a[i * inc_a] : 0.0f);                                \
-            if (!g || (!V && etalam == 0.0f && a[i * inc_a] == 0.0f)) {                    \
-                if (xv == 0.0f && (!g || d == s))                                          \
-                    continue;                                                              \
-                SMML_NN_K4(SMML_NN_S)                                                      \
+            /* the row keeps its weights: no step, or a plain step with a_i == 0 */        \
+            const int keep = !g || (!V && etalam == 0.0f && a[i * inc_a] == 0.0f);         \
+            if (keep && xv == 0.0f && (!g || d == s))                                      \
+                continue;                                                                  \
+            SMML_NN_K4(SMML_NN_S)                                                          \
+            if (keep) {                                                                    \
                 if (g && d != s) {                                                         \
                     SMML_NN_K4(SMML_NN_COPY)                                               \
                 }                                                                          \
-                if (xv != 0.0f) {                                                          \
-                    const VEC xi = V_SET1(xv);                                             \
-                    SMML_NN_K4(SMML_NN_ZACC)                                               \
-                }                                                                          \
-                continue;                                                                  \
+            } else if (V) {                                                                \
+                float *v = V + i * ld + j;                                                 \
+                SMML_NN_K4(SMML_NN_MOM)                                                    \
+            } else if (etalam != 0.0f) {                                                   \
+                SMML_NN_K4(SMML_NN_DECAY)                                                  \
+            } else {                                                                       \
+                SMML_NN_K4(SMML_NN_PLAIN)                                                  \
             }                                                                              \
-            {                                                                              \
-                SMML_NN_K4(SMML_NN_S)                                                      \
-                if (V) {                                                                   \
-                    float *v = V + i * ld + j;                                             \
-                    SMML_NN_K4(SMML_NN_MOM)                                                \
-                } else if (etalam != 0.0f) {                                               \
-                    SMML_NN_K4(SMML_NN_DECAY)                                              \
-                } else {                                                                   \
-                    SMML_NN_K4(SMML_NN_PLAIN)                                              \
-                }                                                                          \
-                if (xv != 0.0f) {                                                          \
-                    const VEC xi = V_SET1(xv);                                             \
-                    SMML_NN_K4(SMML_NN_ZACC)                                               \
-                }                                                                          \
+            if (xv != 0.0f) {                                                              \
+                const VEC xi = V_SET1(xv);                                                 \
+                SMML_NN_K4(SMML_NN_ZACC)                                                   \
             }                                                                              \
         }                                                                                  \
         if (zn) {                                                                          \
