@@ -420,9 +420,10 @@ cdef struct Ctx:
     int act, out, schedule
     double eta, mu, lam
     intp_t t0                # SGD steps taken before this epoch
-    int isa                  # > 0: float32 minibatch steps update the hidden layers with _neural.h's
-                             # smml_nn_step_f on this instruction set (the first layer's with the
-                             # next forward); 0: gemm
+    int isa                  # > 0: float32 steps run _neural.h's code for this instruction set
+                             # (minibatches: smml_nn_step_f updates the hidden layers, the first
+                             # layer's with the next forward; batch 1: smml_nn_step1_f runs
+                             # _step_rows and _dense_forward); 0: gemm and the loops
     # OUT (written by thread 0 only)
     double loss              # sum over the examples of their loss before their step
     intp_t steps             # steps done
