@@ -1,4 +1,4 @@
-/* _neural.h: the fused weight step of minibatch SGD (smml._core._neural), float32.
+/* _neural.h: the weight steps of SGD (smml._core._neural), float32.
  *
  * smml_nn_step_f updates the columns [c0, c1) of one weight layer W (nin x ld, row-major)
  * from the step's gradient G = A^T D (A: the layer's nb input rows, D: the deltas of its
@@ -12,7 +12,7 @@
  *
  * This is what the gemm path does (a gemm into V, then smml_momentum's pass over W and V,
  * then the next step's gemm for the first layer's forward), with W and V read and written
- * once per step instead of three times, and nothing packed. Row b of A is
+ * once per step instead of three times, and W not packed. Row b of A is
  * A + (arows ? arows[b] : b) * lda (so the first layer reads the batch's rows of X in
  * place), likewise Xn with xrows. Every sum runs in a fixed order (G over b, Zn over i in
  * blocks of rows), so the result depends only on the inputs and the instruction set, not on
@@ -20,9 +20,13 @@
  *
  * scratch: (nb + nbn) x 32 floats of the caller's (D's and Zn's columns of a block, packed).
  *
- * Two copies of the body (_neural_step.h), chosen at run time: AVX-512F (blocks of 8 rows by
- * 32 columns) and AVX2 + FMA (4 rows by 16 columns). smml_nn_step_isa() says which this CPU
- * runs (2, 1; 0: neither, and the caller keeps the gemm path, as it does for float64).
+ * smml_nn_step1_f is the batch-1 step (003's update, one example), row by row: _neural.pyx's
+ * _step_rows and _dense_forward as vectors (see _neural_step.h).
+ *
+ * Two copies of the bodies (_neural_step.h), chosen at run time: AVX-512F (blocks of 8 rows
+ * by 32 columns) and AVX2 + FMA (4 rows by 16 columns). smml_nn_step_isa() says which this
+ * CPU runs (2, 1; 0: neither, and the caller keeps the gemm path and the loops, as it does
+ * for float64).
  */
 #ifndef SMML_NEURAL_H
 #define SMML_NEURAL_H

@@ -1,4 +1,5 @@
-/* _neural_step.h: the body of _neural.h's fused step, included once per instruction set.
+/* _neural_step.h: the bodies of _neural.h's steps (smml_nn_step_f, minibatches;
+ * smml_nn_step1_f, batch 1), included once per instruction set.
  *
  * The includer defines:
  *   SMML_NN_SUFFIX          the functions' name suffix (avx512, avx2)
