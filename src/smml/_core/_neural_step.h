@@ -88,6 +88,7 @@
     SMML_NN_TARGET __attribute__((always_inline)) static inline void NAME(SMML_NN_BLOCK_ARGS) \
     {                                                                                      \
         ptrdiff_t b;                                                                       \
+        (void) full; /* AVX-512's loads and stores take the masks */                        \
         RLIST(SMML_NN_ZERO)                                                                \
         RLIST(SMML_NN_PF)                                                                  \
         for (b = 0; b < nb; b++) {                                                         \
