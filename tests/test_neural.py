@@ -5,6 +5,7 @@ the chain rule), finite differences, scikit-learn's MLP on the same weights, and
 hand-made cases (XOR, one class, divergence, bad input).
 """
 import copy
+import itertools
 import warnings
 
 import numpy as np
@@ -337,18 +338,22 @@ def test_batch1_sparse_inputs_match_reference(mu, lam, T):
         np.testing.assert_allclose(a, r, rtol=1e-9, atol=1e-12)
 
 
-@pytest.mark.parametrize("n", [1, 2, 3, 4, 131, 259])
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 131, 259, 1100])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_forward_few_rows_and_last_blocks(n, dtype):
-    """Blocks of fewer than 4 rows go through gemv row by row, larger ones through gemm
-    (259 = two blocks of 128 and one of 3): the same scores either way."""
+@pytest.mark.parametrize("sizes", [[7, 9, 4, 2], [40, 70, 33, 3]])
+def test_forward_few_rows_and_last_blocks(n, dtype, sizes):
+    """Blocks of fewer than 4 rows go through gemv row by row, larger ones through gemm, or
+    in float32 through _neural.h's forward (isa 1: AVX2, 2: AVX-512, where the CPU has them;
+    1100 rows: three blocks of CHUNK, the last of 76; 70 and 33 units: masked columns): the
+    same scores every way."""
     rng = np.random.default_rng(n)
-    X = rng.standard_normal((n, 7)).astype(dtype)
-    coefs, intercepts = net(rng, [7, 9, 4, 2], "tanh")
+    X = rng.standard_normal((n, sizes[0])).astype(dtype)
+    coefs, intercepts = net(rng, sizes, "tanh")
     ref = np.array([R.forward(x, coefs, intercepts, "tanh")[0][-1] for x in X])
-    for T in (1, 2):
-        out = np.empty((n, 2), dtype=dtype)
-        K.forward(X, copies(coefs, dtype), copies(intercepts, dtype), ACT["tanh"], out, T)
+    isas = range(K.step_isa() + 1) if dtype == np.float32 else [-1]
+    for T, isa in itertools.product((1, 2), isas):
+        out = np.empty((n, sizes[-1]), dtype=dtype)
+        K.forward(X, copies(coefs, dtype), copies(intercepts, dtype), ACT["tanh"], out, T, isa=isa)
         tol = 1e-12 if dtype == np.float64 else 1e-5
         np.testing.assert_allclose(out, ref, rtol=tol, atol=tol)
 

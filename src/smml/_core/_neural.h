@@ -9,6 +9,8 @@
  *                         V <- mu_next t if mu_next != 0 else t
  *   none     (V == NULL): W <- (1 - etalam) W - eta G
  *   Zn != NULL:           Zn[b, j] = sum_i Xn[b, i] W[i, j] (new W), b < nbn, j in [c0, c1)
+ *   D == NULL:            no step (W and V are not touched; nb = 0): the forward alone
+ *                         (prediction)
  *
  * This is what the gemm path does (a gemm into V, then smml_momentum's pass over W and V,
  * then the next step's gemm for the first layer's forward), with W and V read and written

@@ -831,12 +831,13 @@ def forward(const floating[:, ::1] X,            # IN  (n, d)
             list coefs, list intercepts,         # IN  the layers
             int activation,
             floating[:, ::1] out,                # OUT (n, n_out): the output layer's scores z
-            int n_threads):
+            int n_threads, int isa=-1):
     """out = the network's output scores (before softmax / logistic) for every row of X.
 
     Blocks of CHUNK rows, one gemm per layer and block (hidden activations in the
     gemm epilogue), OpenMP over the blocks: each row's result is independent of the
-    thread count.
+    thread count. float32 with ``isa`` > 0 (-1: step_isa(); 0: gemm): _neural.h's
+    smml_nn_step_f without a step (its forward through W held in registers) instead of gemm.
     """
     cdef intp_t L = len(coefs), n = X.shape[0], d = X.shape[1]
     cdef intp_t l, ch, n_chunks, r0, nr, r, rows, maxw = 1, nin, nout, k, tid
@@ -845,6 +846,7 @@ def forward(const floating[:, ::1] X,            # IN  (n, d)
     cdef floating **ptrs = NULL
     cdef intp_t *sizes = NULL
     cdef floating *scratch = NULL
+    cdef floating *zs
     cdef floating *buf
     cdef const floating *prev
     cdef floating *dst
@@ -852,6 +854,12 @@ def forward(const floating[:, ::1] X,            # IN  (n, d)
         raise ValueError("forward: inconsistent layer lists")
     if n == 0:
         return
+    if isa > smml_nn_step_isa() or isa < -1:
+        raise ValueError(f"forward: isa={isa}, this CPU runs 0 .. {smml_nn_step_isa()}")
+    if floating is double:
+        isa = 0
+    elif isa == -1:
+        isa = smml_nn_step_isa()
     sizes = <intp_t *> malloc((L + 1) * sizeof(intp_t))
     ptrs = <floating **> malloc(2 * L * sizeof(floating *))
     if sizes == NULL or ptrs == NULL:
@@ -879,7 +887,8 @@ def forward(const floating[:, ::1] X,            # IN  (n, d)
         if n_threads < 1:
             n_threads = 1
         rows = CHUNK if n > CHUNK else n
-        scratch = <floating *> malloc(n_threads * 2 * rows * maxw * sizeof(floating))
+        # per thread: two blocks of activations, and smml_nn_step_f's packed outputs (rows x 32)
+        scratch = <floating *> malloc(n_threads * (2 * maxw + 32) * rows * sizeof(floating))
         if scratch == NULL:
             raise MemoryError()
         with nogil:
@@ -895,7 +904,12 @@ def forward(const floating[:, ::1] X,            # IN  (n, d)
                         dst = &out[r0, 0]
                     else:
                         dst = scratch + (tid * 2 + (l % 2)) * rows * maxw
-                    if nr < GEMV_ROWS:
+                    if isa > 0 and nr >= GEMV_ROWS:
+                        if floating is float:
+                            zs = scratch + (n_threads * 2 * maxw + tid * 32) * rows
+                            smml_nn_step_f(isa, ptrs[l], NULL, nin, nout, 0, nout, NULL, 0, NULL, 0, NULL, 0,
+                                           0, 0, 0, 0, prev, nin, NULL, nr, dst, nout, zs)
+                    elif nr < GEMV_ROWS:
                         # a few rows (predict on a handful): gemv per row; gemm would pack all of W
                         for r in range(nr):
                             _gemv(True, <int> nin, <int> nout, <floating> 1, ptrs[l], <int> nout,

@@ -57,6 +57,9 @@
       g##r##0 = V_FMA(x_, d0, g##r##0);                                                    \
       g##r##1 = V_FMA(x_, d1, g##r##1); }
 #define SMML_NN_UPD(r) SMML_NN_UPDATE(i + r, g##r##0, g##r##1);
+#define SMML_NN_LOADW(r)                                                                   \
+    g##r##0 = V_LOAD(full, m0, W + (i + r) * ld + j);                                      \
+    g##r##1 = V_LOAD(full, m1, W + (i + r) * ld + j + VL);
 #define SMML_NN_FWD_Z(r)                                                                   \
     { const VEC x_ = V_SET1(x[r]);                                                         \
       z0 = V_FMA(x_, g##r##0, z0);                                                         \
@@ -91,13 +94,17 @@
         (void) full; /* AVX-512's loads and stores take the masks */                        \
         RLIST(SMML_NN_ZERO)                                                                \
         RLIST(SMML_NN_PF)                                                                  \
-        for (b = 0; b < nb; b++) {                                                         \
-            const float *a = A + (arows ? arows[b] : b) * lda + i;                         \
-            const VEC d0 = V_LOAD(1, m0, Dp + b * 2 * VL);                                 \
-            const VEC d1 = V_LOAD(1, m1, Dp + b * 2 * VL + VL);                            \
-            RLIST(SMML_NN_GRAD)                                                            \
+        if (Dp) {                                                                          \
+            for (b = 0; b < nb; b++) {                                                     \
+                const float *a = A + (arows ? arows[b] : b) * lda + i;                     \
+                const VEC d0 = V_LOAD(1, m0, Dp + b * 2 * VL);                             \
+                const VEC d1 = V_LOAD(1, m1, Dp + b * 2 * VL + VL);                        \
+                RLIST(SMML_NN_GRAD)                                                        \
+            }                                                                              \
+            RLIST(SMML_NN_UPD)                                                             \
+        } else {                                                                           \
+            RLIST(SMML_NN_LOADW)                                                           \
         }                                                                                  \
-        RLIST(SMML_NN_UPD)                                                                 \
         if (!Zp)                                                                           \
             return;                                                                        \
         for (b = 0; b < nbn; b++) {                                                        \
@@ -139,13 +146,13 @@ SMML_NN_TARGET __attribute__((unused)) static void SMML_NN_FN(smml_nn_step_f)(
     const VEC veta = V_SET1(eta), vetalam = V_SET1(etalam);
     const VEC vbeta = V_SET1(V ? beta : 1.0f - etalam), vmu = V_SET1(mu_next);
     const int scale_v = mu_next != 0.0f;
-    float *Dp = scratch, *Zp = Zn ? scratch + nb * 2 * VL : NULL;
+    float *Dp = D ? scratch : NULL, *Zp = Zn ? scratch + nb * 2 * VL : NULL;
     ptrdiff_t i, j, b, c;
     for (j = c0; j < c1; j += 2 * VL) {
         const ptrdiff_t w = c1 - j < 2 * VL ? c1 - j : 2 * VL;
         /* D's columns packed (rows ldd apart would share a few cache sets when ldd is a
          * multiple of a large power of 2: 512 units thrashed L1 with the AVX2 blocks) */
-        for (b = 0; b < nb; b++) {
+        for (b = 0; D && b < nb; b++) {
             for (c = 0; c < w; c++)
                 Dp[b * 2 * VL + c] = D[b * ldd + j + c];
             for (; c < 2 * VL; c++)
@@ -273,6 +280,7 @@ SMML_NN_TARGET __attribute__((unused)) static void SMML_NN_FN(smml_nn_step1_f)(
 #undef SMML_NN_ZERO
 #undef SMML_NN_GRAD
 #undef SMML_NN_UPD
+#undef SMML_NN_LOADW
 #undef SMML_NN_FWD_Z
 #undef SMML_NN_FWD_Y
 #undef SMML_NN_ONE
