@@ -408,6 +408,15 @@ cdef void _bias_step(floating *dst, const floating *src, floating *vb, const flo
             dst[j] = src[j] - eta * g
 
 
+cdef inline void _forward_k(int isa, floating *W, intp_t nin, intp_t nout, intp_t c0, intp_t c1,
+                            const floating *A, intp_t nr, floating *Z, floating *scratch) noexcept nogil:
+    """Z[:nr, c0:c1] = A W[:, c0:c1] (A: nr x nin, Z: ld nout): _neural.h's forward, without a
+    step (float32, isa > 0; scratch: nr x 32)."""
+    if floating is float:
+        smml_nn_step_f(isa, W, NULL, nin, nout, c0, c1, NULL, 0, NULL, 0, NULL, 0, 0, 0, 0, 0,
+                       A, nin, NULL, nr, Z, nout, scratch)
+
+
 # ---------------------------------------------------------------------------
 # the epoch
 # ---------------------------------------------------------------------------
@@ -529,6 +538,8 @@ cdef void _epoch(Ctx *c, floating **W, floating **b, floating **VW, floating **V
             if i1 > i0 and not (l == 0 and done0):
                 if nb == 1:
                     _dense_forward(prev, nin, W[l], nout, i0, i1, dst, c.isa)
+                elif use_k:
+                    _forward_k(c.isa, W[l], nin, nout, i0, i1, prev, nb, dst, S)
                 else:
                     _gemm(False, False, <int> nb, <int> (i1 - i0), <int> nin, <floating> 1, prev, <int> nin,
                           W[l] + i0, <int> nout, <floating> 0, dst + i0, <int> nout)
@@ -538,6 +549,8 @@ cdef void _epoch(Ctx *c, floating **W, floating **b, floating **VW, floating **V
         # out: every thread, the same values
         if nb == 1:
             _dense_forward(prev, nh, Wo[cur], k, 0, k, Zo, c.isa)
+        elif use_k:
+            _forward_k(c.isa, Wo[cur], nh, k, 0, k, prev, nb, Zo, S)
         else:
             _gemm(False, False, <int> nb, <int> k, <int> nh, <floating> 1, prev, <int> nh,
                   Wo[cur], <int> k, <floating> 0, Zo, <int> k)
@@ -846,7 +859,6 @@ def forward(const floating[:, ::1] X,            # IN  (n, d)
     cdef floating **ptrs = NULL
     cdef intp_t *sizes = NULL
     cdef floating *scratch = NULL
-    cdef floating *zs
     cdef floating *buf
     cdef const floating *prev
     cdef floating *dst
@@ -905,10 +917,8 @@ def forward(const floating[:, ::1] X,            # IN  (n, d)
                     else:
                         dst = scratch + (tid * 2 + (l % 2)) * rows * maxw
                     if isa > 0 and nr >= GEMV_ROWS:
-                        if floating is float:
-                            zs = scratch + (n_threads * 2 * maxw + tid * 32) * rows
-                            smml_nn_step_f(isa, ptrs[l], NULL, nin, nout, 0, nout, NULL, 0, NULL, 0, NULL, 0,
-                                           0, 0, 0, 0, prev, nin, NULL, nr, dst, nout, zs)
+                        _forward_k(isa, ptrs[l], nin, nout, 0, nout, prev, nr, dst,
+                                   scratch + (n_threads * 2 * maxw + tid * 32) * rows)
                     elif nr < GEMV_ROWS:
                         # a few rows (predict on a handful): gemv per row; gemm would pack all of W
                         for r in range(nr):
