@@ -451,6 +451,7 @@ cdef void _epoch(Ctx *c, floating **W, floating **b, floating **VW, floating **V
       F_l      (hidden layers) A_l[:, own] = act(A_{l-1} W_l[:, own] + b_l[own])   | barrier F_l
       out      every thread computes the output scores Z = A_{L-1} W_out + b_out,
                the losses and D_out = dl/dZ / nb itself (its own buffers: no barrier)
+               (F and out, nb > 1, float32 with c.isa > 0: _forward_k instead of gemm)
       D        D_{L-2}[:, own] = D_out W_out[own, :]^T * act'(A_{L-2}[:, own]), and
                the new output layer's rows of its own units, W_out'[own, :] (and
                thread 0: b_out') -- written to the other copy of the output layer, so
