@@ -36,7 +36,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#if defined(__GNUC__) && defined(__x86_64__) && !defined(_MSC_VER)
+/* The same builds as _simd.h's AVX-512 partition: GCC on x86-64 Linux with glibc, whose
+ * libgcc provides __builtin_cpu_supports' data (Apple's x86-64 toolchain leaves ___cpu_model
+ * undefined at link time). Elsewhere, the gemm path and the loops. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) \
+    && defined(__GLIBC__)
 #define SMML_NN_X86 1
 #include <immintrin.h>
 #endif
@@ -108,7 +112,7 @@ static int smml_nn_step_isa(void)
 #define smml_nn_step1_f(isa, ...) \
     ((isa) == 2 ? smml_nn_step1_f_avx512(__VA_ARGS__) : smml_nn_step1_f_avx2(__VA_ARGS__))
 
-#else  /* not x86-64 GCC / clang: the gemm path and the loops only (never called) */
+#else  /* the gemm path and the loops only (never called) */
 
 static int smml_nn_step_isa(void)
 {
