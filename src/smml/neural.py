@@ -32,13 +32,14 @@ LogisticRegression and scikit-learn use ln too.
 The epoch runs in one compiled, nogil call (``smml._core._neural``); see
 ``smml.reference.neural`` for the plain-numpy twin the tests compare with.
 float32 training and prediction run smml's own vector code (AVX-512 or AVX2,
-chosen at run time, in builds for x86-64 Linux): a minibatch step updates each hidden layer in one pass
-over its weights and velocities (the first layer's pass also runs the next
-batch's forward), the forward passes hold blocks of weights in registers, and
-a batch-1 step runs 003's update row by row as vectors; float64, and CPUs with
-neither, and other builds, use BLAS gemm and plain loops. The two compute the same update with
-sums in different orders, so float32 weights can differ in their last bits
-between CPUs of different instruction sets.
+chosen at run time, in builds for x86-64 Linux): a minibatch step updates each
+hidden layer in one pass over its weights and velocities (the first layer's
+pass also runs the next batch's forward), the forward passes hold blocks of
+weights in registers, and a batch-1 step runs 003's update row by row as
+vectors; float64, CPUs with neither, and other builds use BLAS gemm and plain
+loops. The two compute the same update with sums in different orders, so
+float32 weights can differ in their last bits between CPUs of different
+instruction sets.
 """
 import numbers
 import warnings
