@@ -21,8 +21,8 @@ Peers, same run, timed interleaved round by round (best of the rounds):
   seed's accuracy after 3 epochs on 6,000 rows moves by a point or more. At batch 1
   scikit-learn is also trained from smml's initial weights on smml's example order (a
   warm start, then one unshuffled epoch per permutation; scikit-learn draws Glorot uniform
-  where smml draws He uniform for relu layers), and the target's accuracy gap is that one:
-  the same training, computed by each.
+  where smml draws He uniform for relu layers): the same training, computed by each. The
+  accuracy target asks both gaps to be within 0.5 points.
 - ``smml.reference.neural.sgd_epoch`` (plain numpy backprop) on a few hundred rows,
   extrapolated to an epoch of all rows.
 
@@ -271,9 +271,8 @@ def main(quick=False, n=None, epochs=None, rounds=None):
     for hidden in ((128,), (256, 256)):
         r32 = bench_case(X, y, Xte, yte, hidden, 32, 0.01, 0.9, epochs, rounds, None, 256, peak)
         # batch 1: scikit-learn's Python loop over the steps is ~1-2 ms a step: a subset
-        # and one seed's accuracy on it is noisy (+-1 point): the mean over 6 seeds (over 3, the
-        # gap from the same initial weights moved between -0.61 and -0.40 points with a change
-        # of rounding alone)
+        # and one seed's accuracy on it is noisy (+-1 point): the mean over 6 seeds (over 3, a
+        # change of rounding alone moved a gap by 0.2 points)
         r1 = bench_case(X, y, Xte, yte, hidden, 1, 0.01, 0.0, 2 if quick else 3, rounds,
                         1_000 if quick else 6_000, 64, peak, seeds=1 if quick else 6)
         summary += [dict(case=f"hidden {hidden}, batch 32", sp=r32["speedup"], target=2.0, gap=r32["acc_gap"],
@@ -281,9 +280,9 @@ def main(quick=False, n=None, epochs=None, rounds=None):
                     dict(case=f"hidden {hidden}, batch 1", sp=r1["speedup"], target=10.0, gap=r1["acc_gap"],
                          same=r1["acc_gap_same"])]
     for s in summary:
-        # the accuracy of the same training: smml's initial weights and order where measured
-        gap = s["gap"] if s["same"] is None else s["same"]
-        s["met"] = "yes" if s["sp"] >= s["target"] and abs(gap) <= 0.5 else "no"
+        # both accuracy gaps: each library on its own, and (batch 1) the same training
+        gaps_ok = abs(s["gap"]) <= 0.5 and (s["same"] is None or abs(s["same"]) <= 0.5)
+        s["met"] = "yes" if s["sp"] >= s["target"] and gaps_ok else "no"
     print_table("targets: speed-up per epoch vs scikit-learn, test accuracy within 0.5 points", summary,
                 [("case", "case", "{}"), ("sp", "speed-up vs sklearn", "{:.2f}x"),
                  ("target", "target", "{:.0f}x"), ("gap", "acc smml - sklearn (points)", "{:+.2f}"),
