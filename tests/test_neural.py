@@ -218,12 +218,14 @@ def test_fused_float32_step_matches_reference(isa, sizes, n, batch, mu, lam, T):
     for run_isa in (isa, 0):
         c, b = copies(coefs, np.float32), copies(intercepts, np.float32)
         vc, vb = [np.zeros_like(w) for w in c], [np.zeros_like(w) for w in b]
+        t = 0
         for e in range(3):
             order = np.random.default_rng(e).permutation(n).astype(np.intp)
             _, steps, st = K.train_epoch(X.astype(np.float32), Y.astype(np.float32), order, c, b, vc, vb,
                                          ACT[act], OUT["softmax"], batch, 0.05, K.SCHED_INV_SQRT, mu, lam,
-                                         e * steps if e else 0, T, isa=run_isa)
+                                         t, T, isa=run_isa)
             assert st == 0
+            t += steps
         runs[run_isa] = c + b
     rc, rb = copies(coefs), copies(intercepts)
     vel = ([np.zeros_like(w) for w in rc], [np.zeros_like(w) for w in rb])
@@ -238,13 +240,16 @@ def test_fused_float32_step_matches_reference(isa, sizes, n, batch, mu, lam, T):
 
 def test_fused_step_isa_is_checked():
     X, Y = problem(np.random.default_rng(0), "softmax", n=8, d=3)
-    c, b = copies(net(np.random.default_rng(1), [3, 4, 3], "relu")[0], np.float32), [np.zeros(4, np.float32),
-                                                                                     np.zeros(3, np.float32)]
+    X, Y = X.astype(np.float32), Y.astype(np.float32)
+    coefs, intercepts = net(np.random.default_rng(1), [3, 4, 3], "relu")
+    c, b = copies(coefs, np.float32), copies(intercepts, np.float32)
     order = np.arange(8, dtype=np.intp)
     for bad in (K.step_isa() + 1, -2):
         with pytest.raises(ValueError, match="isa"):
-            K.train_epoch(X.astype(np.float32), Y.astype(np.float32), order, c, b, [], [], ACT["relu"],
-                          OUT["softmax"], 4, 0.1, K.SCHED_CONSTANT, 0.0, 0.0, 0, 1, isa=bad)
+            K.train_epoch(X, Y, order, c, b, [], [], ACT["relu"], OUT["softmax"], 4, 0.1, K.SCHED_CONSTANT,
+                          0.0, 0.0, 0, 1, isa=bad)
+        with pytest.raises(ValueError, match="isa"):
+            K.forward(X, c, b, ACT["relu"], np.empty((8, 3), np.float32), 1, isa=bad)
 
 
 def _train(X, Y, T, batch, mom=0.9, act="relu", kind="softmax", epochs=2, dtype=np.float64, seed=0):

@@ -289,6 +289,17 @@ def step_isa():
     return smml_nn_step_isa()
 
 
+cdef int _isa_for(int isa, bint f32, str who) except -1:
+    """The entry points' ``isa`` argument as the code to run: -1 the widest this CPU runs,
+    0 none (and always for float64), 1 AVX2, 2 AVX-512; more than the CPU runs is an error."""
+    cdef int top = smml_nn_step_isa()
+    if isa > top or isa < -1:
+        raise ValueError(f"{who}: isa={isa}, this CPU runs 0 .. {top}")
+    if not f32:
+        return 0
+    return top if isa == -1 else isa
+
+
 cdef void _dense_forward(const floating *a, intp_t nin, const floating *W, intp_t nout,
                          intp_t c0, intp_t c1, floating *z, int isa) noexcept nogil:
     """z[c0:c1] = sum_i a[i] W[i, c0:c1] (one example; rows with a[i] == 0 are skipped:
@@ -735,8 +746,7 @@ def train_epoch(const floating[:, ::1] X,        # IN  (n, d)
         B = n
     if n_threads < 1:
         n_threads = 1
-    if isa > smml_nn_step_isa() or isa < -1:
-        raise ValueError(f"train_epoch: isa={isa}, this CPU runs 0 .. {smml_nn_step_isa()}")
+    isa = _isa_for(isa, floating is float, "train_epoch")
     sizes = <intp_t *> malloc((L + 1) * sizeof(intp_t))
     ptrs = <floating **> malloc(7 * L * sizeof(floating *))
     if sizes == NULL or ptrs == NULL:
@@ -804,9 +814,7 @@ def train_epoch(const floating[:, ::1] X,        # IN  (n, d)
         c.mu = momentum
         c.lam = lam
         c.t0 = t0
-        c.isa = 0
-        if floating is float:
-            c.isa = smml_nn_step_isa() if isa == -1 else isa
+        c.isa = isa
         c.loss = 0.0
         c.steps = 0
         c.status = 0
@@ -867,12 +875,7 @@ def forward(const floating[:, ::1] X,            # IN  (n, d)
         raise ValueError("forward: inconsistent layer lists")
     if n == 0:
         return
-    if isa > smml_nn_step_isa() or isa < -1:
-        raise ValueError(f"forward: isa={isa}, this CPU runs 0 .. {smml_nn_step_isa()}")
-    if floating is double:
-        isa = 0
-    elif isa == -1:
-        isa = smml_nn_step_isa()
+    isa = _isa_for(isa, floating is float, "forward")
     sizes = <intp_t *> malloc((L + 1) * sizeof(intp_t))
     ptrs = <floating **> malloc(2 * L * sizeof(floating *))
     if sizes == NULL or ptrs == NULL:

@@ -60,20 +60,26 @@
 #define SMML_NN_LOADW(r)                                                                   \
     g##r##0 = V_LOAD(full, m0, W + (i + r) * ld + j);                                      \
     g##r##1 = V_LOAD(full, m1, W + (i + r) * ld + j + VL);
-#define SMML_NN_FWD_Z(r)                                                                   \
+#define SMML_NN_FWD(r, s0, s1)                                                             \
     { const VEC x_ = V_SET1(x[r]);                                                         \
-      z0 = V_FMA(x_, g##r##0, z0);                                                         \
-      z1 = V_FMA(x_, g##r##1, z1); }
-#define SMML_NN_FWD_Y(r)                                                                   \
-    { const VEC x_ = V_SET1(x[r]);                                                         \
-      y0 = V_FMA(x_, g##r##0, y0);                                                         \
-      y1 = V_FMA(x_, g##r##1, y1); }
+      s0 = V_FMA(x_, g##r##0, s0);                                                         \
+      s1 = V_FMA(x_, g##r##1, s1); }
+#define SMML_NN_FWD_Z(r) SMML_NN_FWD(r, z0, z1)
+#define SMML_NN_FWD_Y(r) SMML_NN_FWD(r, y0, y1)
 #define SMML_NN_ONE(M) M(0)
 #define SMML_NN_NONE(M)
 /* The next block's rows of W and V, one block ahead (~nb MR vector FMAs): the rows are ld
  * apart, and a layer wider than L2 allows streams from L3, which the hardware prefetchers
  * did not follow (first and last entry of the 2 VL: both cache lines when they differ). */
-#define SMML_NN_PF(r)                                                                          { const float *w_ = W + (i + SMML_NN_MR + r) * ld + j;                                       _mm_prefetch((const char *) w_, _MM_HINT_T0);                                              _mm_prefetch((const char *) (w_ + 2 * VL - 1), _MM_HINT_T0);                               if (V) {                                                                                       const float *v_ = V + (i + SMML_NN_MR + r) * ld + j;                                       _mm_prefetch((const char *) v_, _MM_HINT_T0);                                              _mm_prefetch((const char *) (v_ + 2 * VL - 1), _MM_HINT_T0);                           } }
+#define SMML_NN_PF(r)                                                                      \
+    { const float *w_ = W + (i + SMML_NN_MR + r) * ld + j;                                 \
+      _mm_prefetch((const char *) w_, _MM_HINT_T0);                                        \
+      _mm_prefetch((const char *) (w_ + 2 * VL - 1), _MM_HINT_T0);                         \
+      if (V) {                                                                             \
+          const float *v_ = V + (i + SMML_NN_MR + r) * ld + j;                             \
+          _mm_prefetch((const char *) v_, _MM_HINT_T0);                                    \
+          _mm_prefetch((const char *) (v_ + 2 * VL - 1), _MM_HINT_T0);                     \
+      } }
 
 /* The arguments of a block: rows i .. of W by the two vectors of columns j .. j + 2 VL - 1;
  * Dp and Zp: the column block's D and Zn, packed (nb and nbn rows of 2 VL). */
@@ -152,12 +158,13 @@ SMML_NN_TARGET __attribute__((unused)) static void SMML_NN_FN(smml_nn_step_f)(
         const ptrdiff_t w = c1 - j < 2 * VL ? c1 - j : 2 * VL;
         /* D's columns packed (rows ldd apart would share a few cache sets when ldd is a
          * multiple of a large power of 2: 512 units thrashed L1 with the AVX2 blocks) */
-        for (b = 0; D && b < nb; b++) {
-            for (c = 0; c < w; c++)
-                Dp[b * 2 * VL + c] = D[b * ldd + j + c];
-            for (; c < 2 * VL; c++)
-                Dp[b * 2 * VL + c] = 0.0f;
-        }
+        if (Dp)
+            for (b = 0; b < nb; b++) {
+                for (c = 0; c < w; c++)
+                    Dp[b * 2 * VL + c] = D[b * ldd + j + c];
+                for (; c < 2 * VL; c++)
+                    Dp[b * 2 * VL + c] = 0.0f;
+            }
         if (w == 2 * VL) {
             const MASK m0 = V_FULL, m1 = V_FULL;
             SMML_NN_ROWS(1);
@@ -281,6 +288,7 @@ SMML_NN_TARGET __attribute__((unused)) static void SMML_NN_FN(smml_nn_step1_f)(
 #undef SMML_NN_GRAD
 #undef SMML_NN_UPD
 #undef SMML_NN_LOADW
+#undef SMML_NN_FWD
 #undef SMML_NN_FWD_Z
 #undef SMML_NN_FWD_Y
 #undef SMML_NN_ONE
