@@ -203,9 +203,9 @@ def test_split_train_is_chosen_for_few_queries(rng, monkeypatch):
 def _taken_lists(est, Q):
     """[(counts, indices, keys)] of every block of the estimator's search (all k' points)."""
     k = est._checked_k(est.n_samples_fit_)
-    Q0 = est._queries(Q)
+    Q0, Qm = est._queries(Q)
     per_query = [None] * len(Q0)
-    for rows, t in est._search(Q0, k, est._n_threads()):
+    for rows, t in est._search(Q0, k, est._n_threads(), Qm=Qm):
         indptr, idx, keys = t.csr()
         for j, q in enumerate(np.arange(len(Q0))[rows]):     # rows: a slice or the tree's order
             assert per_query[q] is None
@@ -948,3 +948,171 @@ def test_extra_memory_is_bounded_by_chunks_not_queries_times_train(rng, algorith
     finally:
         tracemalloc.stop()
     assert peak < 20 * 2**20, peak
+
+
+# ---- Mahalanobis: ranked on the exact key (x - q)^T VI (x - q), ties included ----------------
+
+_LATTICE_VI = [
+    np.array([[2.0, 1.0], [1.0, 2.0]]),
+    np.array([[3.0, -1.0], [-1.0, 2.0]]),
+    np.array([[5.0, 2.0], [2.0, 1.0]]),
+    np.array([[0.2, 0.1], [0.1, 0.2]]),          # decimals: rounding in every product
+    np.array([[4.0, 1.0, 0.0], [1.0, 3.0, 1.0], [0.0, 1.0, 2.0]]),
+]
+
+
+def _lattice(rng, d, m=40):
+    """Distinct integer points of a small lattice (shuffled) and queries on lattice points
+    and half-points: many pairs at exactly equal Mahalanobis keys."""
+    X = np.unique(rng.integers(-4, 5, size=(m, d)), axis=0).astype(float)
+    X = X[rng.permutation(len(X))]
+    Q = np.vstack([rng.integers(-4, 5, size=(12, d)), rng.integers(-9, 10, size=(12, d)) / 2.0])
+    return X, Q
+
+
+@pytest.mark.parametrize("vi", range(len(_LATTICE_VI)))
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("algorithm", ["brute", "tree"])
+@pytest.mark.parametrize("slack", [None, 0])
+def test_mahalanobis_lattice_ties_equal_the_reference(rng, monkeypatch, vi, dtype, algorithm, slack):
+    # regression (issue 29): the search ranked on Euclidean distances of the transformed rows,
+    # so rounding split points at equal keys (for VI = [[2, 1], [1, 2]] and q = 0, (-3, 2) and
+    # (-1, 3) both have key 14) and the k' rule and the vote tie saw one of them only.
+    # slack 0: the candidate list is as short as possible, so the radius search completes it
+    if slack is not None:
+        monkeypatch.setattr(nb, "_SLACK", slack)
+    VI = _LATTICE_VI[vi]
+    d = VI.shape[0]
+    X, Q = _lattice(rng, d)
+    X, Q = X.astype(dtype), Q.astype(dtype)
+    y = rng.integers(0, 3, size=len(X))
+    yr = rng.normal(size=len(X))
+    for k in (1, 2, 5):
+        for weights in ("uniform", "distance"):
+            r = ref.KNNClassifier(k=k, metric="mahalanobis", VI=VI, weights=weights).fit(X, y)
+            rr = ref.KNNRegressor(k=k, metric="mahalanobis", VI=VI, weights=weights).fit(X, yr)
+            Dr, Ir = r.kneighbors(Q, k=k)
+            for n_jobs in (1, 2):
+                kw = dict(k=k, metric="mahalanobis", metric_params={"VI": VI}, weights=weights,
+                          algorithm=algorithm, n_jobs=n_jobs)
+                est = KNNClassifier(**kw).fit(X, y)
+                np.testing.assert_array_equal(est.predict(Q), r.predict(Q))
+                np.testing.assert_array_equal(est.predict_proba(Q), r.predict_proba(Q))
+                D, I = est.kneighbors(Q)
+                np.testing.assert_array_equal(I, Ir)
+                np.testing.assert_array_equal(D, Dr)
+                reg = KNNRegressor(**kw).fit(X, yr)
+                np.testing.assert_array_equal(reg.predict(Q), rr.predict(Q))
+
+
+def test_mahalanobis_issue_example_takes_both_tied_points():
+    # 002's key with VI = [[2, 1], [1, 2]] from the origin: (-3, 2) and (-1, 3) both 14;
+    # far points beside them. 1-NN takes both (k' = 2); their labels tie: the default label.
+    VI = np.array([[2.0, 1.0], [1.0, 2.0]])
+    X = np.array([[-3.0, 2.0], [-1.0, 3.0], [9.0, 9.0], [8.0, 9.0], [9.0, 7.0]])
+    y = np.array([1, 2, 0, 0, 0])
+    for algorithm in ("brute", "tree"):
+        for order in (np.arange(5), np.array([4, 1, 2, 0, 3])):
+            est = KNNClassifier(k=1, metric="mahalanobis", metric_params={"VI": VI},
+                                algorithm=algorithm).fit(X[order], y[order])
+            assert est.default_label_ == 0
+            assert est.predict([[0.0, 0.0]])[0] == 0          # vote tie 1 : 1 -> default label
+            np.testing.assert_array_equal(est.predict_proba([[0.0, 0.0]]), [[0.0, 0.5, 0.5]])
+            dist, _ = est.radius_neighbors([[0.0, 0.0]], np.sqrt(14.0))
+            np.testing.assert_array_equal(dist[0], [np.sqrt(14.0), np.sqrt(14.0)])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_mahalanobis_given_covariance_and_radius_match_the_definition(rng, dtype):
+    # V given: VI_ = pinv(V); the reference with that VI_ takes the same points, and
+    # radius_neighbors returns exactly the points with key <= r^2 (decided on the exact key)
+    V = np.array([[2.0, -1.0, 0.0], [-1.0, 2.0, -1.0], [0.0, -1.0, 2.0]])
+    X, Q = _lattice(rng, 3, m=60)
+    X, Q = X.astype(dtype), Q.astype(dtype)
+    y = rng.integers(0, 2, size=len(X))
+    for algorithm in ("brute", "tree"):
+        est = KNNClassifier(k=2, metric="mahalanobis", metric_params={"V": V},
+                            algorithm=algorithm).fit(X, y)
+        r = ref.KNNClassifier(k=2, metric="mahalanobis", VI=est.VI_).fit(X, y)
+        np.testing.assert_array_equal(est.predict(Q), r.predict(Q))
+        np.testing.assert_array_equal(est.predict_proba(Q), r.predict_proba(Q))
+        for rad in (1.0, 1.5, 2.0):
+            dist, ind = est.radius_neighbors(Q, rad)
+            for q in range(len(Q)):
+                keys = [ref.distance_key("mahalanobis", Q[q].astype(float), x.astype(float),
+                                         est.VI_.tolist()) for x in X]
+                want = sorted((kv, t) for t, kv in enumerate(keys) if np.sqrt(kv) <= rad)
+                np.testing.assert_array_equal(ind[q], [t for _, t in want])
+                np.testing.assert_array_equal(dist[q], np.sqrt([kv for kv, _ in want]))
+
+
+@pytest.mark.parametrize("metric", ["euclidean", "manhattan", "hamming", "mahalanobis"])
+@pytest.mark.parametrize("algorithm", ["brute", "tree"])
+def test_lattice_ties_do_not_depend_on_training_row_order(rng, metric, algorithm):
+    # every metric: on lattice data (ties everywhere) a permutation of the training rows
+    # changes neither the predictions nor the probabilities, and both equal the reference
+    X, Q = _lattice(rng, 2, m=50)
+    y = rng.integers(0, 3, size=len(X))
+    params = {"VI": _LATTICE_VI[0]} if metric == "mahalanobis" else None
+    VI = _LATTICE_VI[0] if metric == "mahalanobis" else None
+    for k in (1, 2, 5):
+        r = ref.KNNClassifier(k=k, metric=metric, VI=VI).fit(X, y)
+        perm = rng.permutation(len(X))
+        for order in (np.arange(len(X)), perm):
+            est = KNNClassifier(k=k, metric=metric, metric_params=params,
+                                algorithm=algorithm).fit(X[order], y[order])
+            np.testing.assert_array_equal(est.predict(Q), r.predict(Q))
+            np.testing.assert_array_equal(est.predict_proba(Q), r.predict_proba(Q))
+
+
+def test_mahalanobis_pairs_kernel_is_the_reference_key(rng):
+    X = rng.normal(size=(30, 4))
+    Q = rng.normal(size=(5, 4))
+    A = rng.normal(size=(4, 4))
+    VI = A @ A.T
+    qrow = np.repeat(np.arange(5), 30).astype(np.intp)
+    tidx = np.tile(np.arange(30), 5).astype(np.intp)
+    out = np.empty(150)
+    _knn.mahalanobis_pairs(Q, X, VI, qrow, tidx, out, 2)
+    want = [ref.distance_key("mahalanobis", Q[q], X[t], VI.tolist()) for q, t in zip(qrow, tidx)]
+    np.testing.assert_array_equal(out, want)
+    with pytest.raises(ValueError, match="out of range"):
+        _knn.mahalanobis_pairs(Q, X, VI, qrow, tidx + 1, out, 1)
+    with pytest.raises(ValueError, match="bad shapes"):
+        _knn.mahalanobis_pairs(Q, X, VI[:3, :3].copy(), qrow, tidx, out, 1)
+
+
+def test_mahalanobis_rank_kernel_and_per_query_radius(rng):
+    X = rng.integers(-3, 4, size=(40, 2)).astype(float)
+    Q = rng.integers(-3, 4, size=(6, 2)).astype(float)
+    VI = np.array([[2.0, 1.0], [1.0, 2.0]])
+    cand = np.tile(np.arange(40, dtype=np.intp), (6, 1))
+    cnt = np.full(6, 40, dtype=np.intp)
+    key, idx, kp = np.empty((6, 40)), np.empty((6, 40), dtype=np.intp), np.empty(6, dtype=np.intp)
+    _knn.mahalanobis_rank(Q, X, VI, cand, cnt, 3, key, idx, kp, 2)
+    r = ref.KNNClassifier(k=3, metric="mahalanobis", VI=VI).fit(X, np.zeros(40))
+    for q in range(6):
+        taken = r.taken(Q[q])
+        assert kp[q] == len(taken)
+        np.testing.assert_array_equal(idx[q, :kp[q]], [t for _, t in taken])
+        np.testing.assert_array_equal(key[q, :kp[q]], [v for v, _ in taken])
+    for bad_cnt, msg in ((np.full(6, 2, dtype=np.intp), "k to width"),
+                         (np.full(6, 41, dtype=np.intp), "k to width")):
+        with pytest.raises(ValueError, match=msg):
+            _knn.mahalanobis_rank(Q, X, VI, cand, bad_cnt, 3, key, idx, kp, 1)
+    with pytest.raises(ValueError, match="out of range"):
+        _knn.mahalanobis_rank(Q, X, VI, cand + 1, cnt, 3, key, idx, kp, 1)
+    with pytest.raises(ValueError, match="bad shapes"):
+        _knn.mahalanobis_rank(Q, X, VI, cand[:5], cnt, 3, key, idx, kp, 1)
+    # the radius kernel with one threshold per query equals one call per threshold
+    tree = nb._flat_tree(X)
+    thr = np.array([0.0, 1.0, 2.0, 4.5, 8.0, 100.0])
+    ip = np.zeros(7, dtype=np.intp)
+    none_i, none_k = np.empty(0, dtype=np.intp), np.empty(0)
+    _kdtree.radius(Q, *tree, 0, 0.0, ip, none_i, none_k, False, 2, thr)
+    for q in range(6):
+        one = np.zeros(2, dtype=np.intp)
+        _kdtree.radius(Q[q:q + 1], *tree, 0, float(thr[q]), one, none_i, none_k, False, 1)
+        assert ip[q + 1] == one[1]
+    with pytest.raises(ValueError, match="thr_q"):
+        _kdtree.radius(Q, *tree, 0, 0.0, ip, none_i, none_k, False, 1, thr[:5])

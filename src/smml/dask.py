@@ -248,10 +248,10 @@ def _search_shard(shard, Qb, k):
     """The shard's taken points (its own k' rule) for each query: (counts, global indices,
     exact keys, labels), rows in query order, each sorted by (key, index)."""
     est = shard.est
-    Q0 = est._queries(Qb)
+    Q0, Qm = est._queries(Qb)
     kk = min(k, est.n_samples_fit_)
     counts, idx, keys = [], [], []
-    for _, taken in est._search(Q0, kk, est._n_threads(), in_order=True):
+    for _, taken in est._search(Q0, kk, est._n_threads(), in_order=True, Qm=Qm):
         indptr, i, key = taken.csr()
         counts.append(np.diff(indptr))
         idx.append(i)

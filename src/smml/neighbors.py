@@ -18,8 +18,12 @@
 
 Distances are compared on values computed exactly as defined (by direct
 subtraction, summed in float64 in feature order; Euclidean and Mahalanobis on
-the squared distance), so duplicated rows really tie. Two search paths give the
-same points, bit for bit (``algorithm``):
+the squared distance, Mahalanobis as sum_i sum_j (delta_i VI_ij) delta_j), so
+duplicated rows, and points at equal distance, really tie. Mahalanobis finds its
+candidates by a Euclidean search on linearly transformed data with a rigorous bound
+on the transform's rounding, then ranks them on the exact keys (see
+``_KNNBase._search_mahalanobis``). Two search paths give the same points, bit for
+bit (``algorithm``):
 
 - brute force: the Euclidean search runs through BLAS gemm (``||x||^2 - 2 x.y +
   ||y||^2``, in float32 for float64 data while the data's scale allows) on
@@ -236,12 +240,41 @@ def _pick_rule(metric, d, m):
     far at low d, for every m and number of queries; in the middle it wins when m is large
     against 2^d, and on few-row calls (a few leaves against all m rows); beyond, brute
     force (the gemm filter). Manhattan has no gemm filter: the tree won at every d measured
-    (2-48). Mahalanobis is Euclidean on the whitened data (the same exact keys)."""
+    (2-48). Mahalanobis searches its candidates as Euclidean on the transformed data (then
+    ranks them on the exact Mahalanobis keys): the Euclidean rule."""
     if d <= _TREE_ALWAYS_D.get(metric, 0):
         return "tree"
     if d <= _TREE_MAX_D.get(metric, 0):
         return "tree" if m >= 2 ** (d + _TREE_LOG2_M_OVER_D) else "both"
     return "brute"
+
+
+def _mahalanobis_error_coef(L, M, dtype):
+    """c such that c (||q~|| + max ||x~||)^2 rigorously bounds |a - E| for every query q and
+    training point x: a the Euclidean key of the transformed rows z = fl(x~ L) (x~ = (x - mu)
+    / s, rounded to ``dtype``), E the exact Mahalanobis key (x - q)^T VI (x - q) computed as
+    defined (``_knn.mahalanobis_pairs``), M = s^2 VI, L L^T ~ M (an eigendecomposition).
+
+    With S = ||x~|| + ||q~|| (>= ||(x - q) / s||), u = 2^-53, u_t the unit roundoff of
+    ``dtype``, lam = ||L||_F^2 (>= ||L||_2^2) and c_t = (d + 3) u + 1.01 u_t:
+    - the transform: ||z_x - (x~ L)|| <= c_t ||x~|| ||L||_F (the centring and the d-term dot
+      products in float64, then the rounding to ``dtype``), so the squared distance of the
+      rounded rows is within (2 c_t + c_t^2) lam S^2 of that of the exact ones;
+    - the factorisation: |delta^T (L L^T - M) delta| <= ||L L^T - M||_F S^2 (measured, plus
+      the rounding of the measurement, 2 (d + 2) u lam + 2 u ||M||_F);
+    - E's own rounding (d^2 products and sums, the rounded differences): (d^2 + 3) u |M|_F S^2;
+    - a's rounding (d squared differences summed in float64): (d + 4) u lam (1 + c_t)^2 S^2.
+    The sum, doubled."""
+    d = L.shape[0]
+    u = 2.0 ** -53
+    ut = 2.0 ** -24 if np.dtype(dtype) == np.float32 else u
+    lam = float(np.sum(L * L))
+    m_norm = float(np.linalg.norm(M))
+    ct = (d + 3) * u + 1.01 * ut
+    resid = float(np.linalg.norm(L @ L.T - M)) * 1.01 + 2 * (d + 2) * u * lam + 2 * u * m_norm
+    total = (resid + (d * d + 3) * u * m_norm + (2 * ct + ct * ct) * lam
+             + (d + 4) * u * lam * (1 + ct) ** 2)
+    return 2.0 * total
 
 
 class _Taken:
@@ -295,10 +328,13 @@ class _KNNBase(SmmlEstimator):
     # ---- fit -------------------------------------------------------------
 
     def _mahalanobis_transform(self, X):
-        """(L, s) with L L^T = s^2 S^-1 (002, 'Nearest neighbors', Example (ii)): delta = ||(x - y) L / s||.
+        """(L, s) with L L^T = M = s^2 S^-1 (002, 'Nearest neighbors', Example (ii)); M is
+        kept as ``_M``: the exact key is (x/s - y/s)^T M (x/s - y/s) (:meth:`_search`).
 
-        s = 1 for a given matrix; for the estimated covariance s is a power of two near
-        max |X|, so the covariance of X / s cannot overflow (the distance is scale-free).
+        s = 1 for a given matrix (the key is then literally (x - y)^T VI (x - y)); for the
+        estimated covariance s is a power of two near max |X|, so the covariance of X / s
+        cannot overflow. The distance is scale-free, and scaling by a power of two is exact:
+        the key is bit for bit (x - y)^T (M / s^2) (x - y) wherever that does not overflow.
         """
         d = X.shape[1]
         params = dict(self.metric_params or {})
@@ -336,6 +372,7 @@ class _KNNBase(SmmlEstimator):
             raise ValueError("the Mahalanobis matrix must be positive semi-definite")
         with np.errstate(over="ignore", under="ignore"):
             self.VI_ = M / (scale * scale)
+        self._M = np.ascontiguousarray(M)
         return Qm * np.sqrt(np.clip(w, 0.0, None)), scale
 
     def _checked_k(self, m, k=None):
@@ -355,7 +392,7 @@ class _KNNBase(SmmlEstimator):
         ``set_params`` after fit may have changed ``k`` or ``weights``."""
         check_is_fitted(self, "n_samples_fit_")
         self._validate_params()
-        return self._queries(X), self._checked_k(self.n_samples_fit_)
+        return self._queries(X) + (self._checked_k(self.n_samples_fit_),)
 
     def _check_key_range(self, lo, hi):
         """Reject data whose distances overflow float64 (the keys are summed in float64).
@@ -381,13 +418,21 @@ class _KNNBase(SmmlEstimator):
         self._metric = self.metric      # the fitted metric (set_params(metric=...) needs a refit)
         self._dtype = X.dtype.type
         self._L = None
+        self._Xm = None
         if self._metric == "mahalanobis":
-            self._L, self._L_scale = self._mahalanobis_transform(X.astype(np.float64, copy=False))
+            X64 = X.astype(np.float64, copy=False)
+            self._L, self._L_scale = self._mahalanobis_transform(X64)
+            with np.errstate(under="ignore"):
+                self._Xm = np.ascontiguousarray(X64 / self._L_scale, dtype=self._dtype)
+            self._L_mu = X64.mean(axis=0)
             with np.errstate(over="ignore", invalid="ignore"):
-                X = ((X.astype(np.float64, copy=False) / self._L_scale) @ self._L).astype(self._dtype)
-            if not np.all(np.isfinite(X)):
+                Xc = (X64 - self._L_mu) / self._L_scale
+                X = (Xc @ self._L).astype(self._dtype)
+                self._L_radius = float(np.sqrt(np.einsum("ij,ij->i", Xc, Xc).max()))
+            if not np.all(np.isfinite(X)) or not np.isfinite(self._L_radius):
                 raise ValueError(f"{type(self).__name__}: the Mahalanobis transform of X overflows "
                                  f"{np.dtype(self._dtype).name}; rescale the features or the matrix")
+            self._L_coef = _mahalanobis_error_coef(self._L, self._M, self._dtype)
         self._T0 = np.array(X, dtype=self._dtype, order="C", copy=True)
         lo, hi = _column_range(self._T0)
         self._lo, self._hi = lo.astype(np.float64), hi.astype(np.float64)
@@ -431,20 +476,26 @@ class _KNNBase(SmmlEstimator):
     # ---- search ------------------------------------------------------------
 
     def _queries(self, X):
+        """(Q0, Qm): the validated queries as searched (Mahalanobis: transformed, see
+        :meth:`_search`) and, for Mahalanobis only (else None), as given (the exact keys)."""
         Xq = validate_X(self, X, reset=False, dtype="floating")
+        Qm = None
         if self._L is not None:
+            with np.errstate(over="ignore", under="ignore"):
+                Qm = np.ascontiguousarray(Xq.astype(np.float64, copy=False) / self._L_scale,
+                                          dtype=self._dtype)
             with np.errstate(over="ignore", invalid="ignore"):
-                Xq = (Xq.astype(np.float64, copy=False) / self._L_scale) @ self._L
+                Xq = ((Xq.astype(np.float64, copy=False) - self._L_mu) / self._L_scale) @ self._L
         with np.errstate(over="ignore"):
             Q0 = np.ascontiguousarray(Xq, dtype=self._dtype)
-        if not np.all(np.isfinite(Q0)):
+        if not np.all(np.isfinite(Q0)) or (Qm is not None and not np.all(np.isfinite(Qm))):
             what = ("the Mahalanobis transform of X" if self._L is not None
                     else "X (cast to the dtype of the training data)")
             raise ValueError(f"{type(self).__name__}: {what} overflows "
                              f"{np.dtype(self._dtype).name}; rescale the features")
         lo, hi = _column_range(Q0)
         self._check_key_range(np.minimum(self._lo, lo), np.maximum(self._hi, hi))
-        return Q0
+        return Q0, Qm
 
     def _metric_code(self):
         name = "sqeuclidean" if self._metric in ("euclidean", "mahalanobis") else self._metric
@@ -453,7 +504,7 @@ class _KNNBase(SmmlEstimator):
     def _distance(self, key):
         return np.sqrt(key) if self._metric in ("euclidean", "mahalanobis") else key
 
-    def _search(self, Q0, k, n_threads, in_order=False):
+    def _search(self, Q0, k, n_threads, in_order=False, Qm=None):
         """Yield (rows, taken) per block of queries: ``rows`` the block's rows of Q0 (a
         slice, or an index array when the tree searches the queries in its own order,
         unless ``in_order``), ``taken`` a :class:`_Taken`.
@@ -461,7 +512,93 @@ class _KNNBase(SmmlEstimator):
         For the i-th query of the block its taken points (the notes' k' closest) are
         ``indices[indptr[i]:indptr[i+1]]`` of ``taken.csr()``, sorted by (exact key,
         index), with their exact keys (squared distance for euclidean/mahalanobis).
+        ``Qm``: for Mahalanobis, the queries as given (``Q0`` holds them transformed).
         """
+        if self._metric == "mahalanobis":
+            yield from self._search_mahalanobis(Q0, Qm, k, n_threads, in_order)
+        else:
+            yield from self._search_keys(Q0, k, n_threads, in_order)
+
+    def _search_mahalanobis(self, Q0, Qm, k, n_threads, in_order):
+        """:meth:`_search` for Mahalanobis: a candidate search, then the exact ranking.
+
+        002's key (x - q)^T VI (x - q) is computed as defined (``_knn.mahalanobis_rank``),
+        never through the transform: two points at the same Mahalanobis distance tie, as the
+        k' rule needs. The candidates come from the Euclidean search on the transformed
+        rows z = ((x - mu) / s) L (L L^T = s^2 VI), whose keys a differ from the exact keys E
+        by at most e(q) (:func:`_mahalanobis_error_coef`). The search takes the k + 1
+        nearest in a (with their ties): the first k have E <= a_k + e, so the exact k-th key
+        E_(k) <= a_k + e and every point with E <= E_(k) has a <= a_k + 2 e. When the last
+        candidate has a > a_k + 2 e (or all m points are candidates) they hold every such
+        point; the other queries (points within 2 e of the k-th: near-ties in a) are
+        completed by a radius search of threshold a_k + 2 e. The candidates are then ranked
+        on (E, index) and the k' rule applied on E."""
+        m = self.n_samples_fit_
+        k1 = min(m, k + 1)
+        q_rad = self._query_radius(Qm)
+        for rows, taken in self._search_keys(Q0, k1, n_threads, in_order):
+            counts = taken.counts
+            nb = counts.shape[0]
+            if taken.idx is not None:       # padded rows: (key, idx) of the first counts[i]
+                akey, cand = taken.key, taken.idx
+                a_k, a_last = akey[:, k - 1], akey[np.arange(nb), counts - 1]
+            else:
+                indptr, cand, akey = taken.csr()
+                a_k, a_last = akey[indptr[:-1] + k - 1], akey[indptr[1:] - 1]
+            thr = a_k + 2.0 * (self._L_coef * (q_rad[rows] + self._L_radius) ** 2 + 1e-300)
+            short = np.flatnonzero((counts < m) & ~(a_last > thr))
+            if short.size or taken.idx is None:
+                cand, counts = self._widen(Q0[rows][short], short, thr[short], taken, n_threads)
+            out_key = np.empty(cand.shape, dtype=np.float64)
+            out_idx = np.empty(cand.shape, dtype=np.intp)
+            cnt = np.empty(nb, dtype=np.intp)
+            _knn.mahalanobis_rank(np.ascontiguousarray(Qm[rows]), self._Xm, self._M, cand, counts,
+                                  k, out_key, out_idx, cnt,
+                                  threads_for(n_threads, counts.sum() * Qm.shape[1] ** 2, _GRAIN))
+            yield rows, _Taken(cnt, out_key, out_idx)
+
+    def _query_radius(self, Qm):
+        """||q / s - mu / s|| of each query (``Qm`` = q / s; the transform's error bound
+        grows with it)."""
+        Qc = Qm.astype(np.float64, copy=False) - self._L_mu / self._L_scale
+        return np.sqrt(np.einsum("ij,ij->i", Qc, Qc))
+
+    def _widen(self, Qs, short, thr, taken, n_threads):
+        """The block's candidates as padded rows (idx (nb, width), counts), those of the
+        queries ``short`` replaced by every point of transformed key <= their ``thr`` (a
+        radius search)."""
+        ip = np.zeros(short.size + 1, dtype=np.intp)
+        ii = np.empty(0, dtype=np.intp)
+        if short.size:
+            if self._tree is None and self._flat is None:
+                self._flat = _flat_tree(self._T0)
+            tree = self._tree if self._tree is not None else self._flat
+            code = self._metric_code()
+            Qs = np.ascontiguousarray(Qs)
+            thr = np.ascontiguousarray(thr, dtype=np.float64)
+            nt = threads_for(n_threads, short.size, _TREE_GRAIN)
+            none_i, none_k = np.empty(0, dtype=np.intp), np.empty(0, dtype=np.float64)
+            _kdtree.radius(Qs, *tree, code, 0.0, ip, none_i, none_k, False, nt, thr)
+            np.cumsum(ip, out=ip)
+            ii = np.empty(ip[-1], dtype=np.intp)
+            kk = np.empty(ip[-1], dtype=np.float64)
+            _kdtree.radius(Qs, *tree, code, 0.0, ip, ii, kk, True, nt, thr)
+        indptr, idx, _ = taken.csr()
+        old = np.diff(indptr)
+        counts = old.copy()
+        counts[short] = np.diff(ip)
+        cand = np.full((old.size, max(1, int(counts.max()) if old.size else 1)), -1, dtype=np.intp)
+        keep = np.ones(old.size, dtype=bool)
+        keep[short] = False
+        r = np.repeat(np.arange(old.size), old)
+        at = keep[r]
+        cand[r[at], (np.arange(idx.size) - indptr[r])[at]] = idx[at]
+        r = np.repeat(np.arange(short.size), np.diff(ip))
+        cand[short[r], np.arange(ii.size) - ip[r]] = ii
+        return cand, counts
+
+    def _search_keys(self, Q0, k, n_threads, in_order=False):
+        """:meth:`_search` on the exact keys of ``self._metric_code()`` over ``self._T0``."""
         m, d = self._T0.shape
         n = Q0.shape[0]
         cap = min(m, k + k // 2 + _SLACK)
@@ -625,11 +762,11 @@ class _KNNBase(SmmlEstimator):
         if kk > m:
             raise ValueError(f"k={k} neighbours requested but only m={m} training points"
                              + (" (excluding the query point itself)" if self_query else ""))
-        Q0 = self._T0 if self_query else self._queries(X)
+        Q0, Qm = (self._T0, self._Xm) if self_query else self._queries(X)
         n = Q0.shape[0]
         D = np.empty((n, kk), dtype=np.float64)
         I = np.empty((n, kk), dtype=np.intp)
-        for rows, taken in self._search(Q0, kk, self._n_threads()):
+        for rows, taken in self._search(Q0, kk, self._n_threads(), Qm=Qm):
             if taken.idx is not None:
                 I[rows] = taken.idx[:, :kk]
                 D[rows] = taken.key[:, :kk]
@@ -683,10 +820,13 @@ class _KNNBase(SmmlEstimator):
         """
         check_is_fitted(self, "n_samples_fit_")
         self._validate_params()
-        thr = self._radius_key(r)
+        thr = exact_thr = self._radius_key(r)
         self_query = X is None
-        Q0 = self._T0 if self_query else self._queries(X)
+        Q0, Qm = (self._T0, self._Xm) if self_query else self._queries(X)
         n = Q0.shape[0]
+        if Qm is not None and n:    # candidates on the transformed keys, see _search_mahalanobis
+            e = self._L_coef * (self._query_radius(Qm).max() + self._L_radius) ** 2 + 1e-300
+            thr = exact_thr + e
         if self._tree is not None:
             tree = self._tree
             nt = threads_for(self._n_threads(), n, _TREE_GRAIN)
@@ -703,6 +843,17 @@ class _KNNBase(SmmlEstimator):
         idx = np.empty(indptr[-1], dtype=np.intp)
         keys = np.empty(indptr[-1], dtype=np.float64)
         _kdtree.radius(Q0, *tree, code, thr, indptr, idx, keys, True, nt)
+        if Qm is not None and n:    # the exact keys decide (and order)
+            qrow = np.repeat(np.arange(n), np.diff(indptr))
+            keys = np.empty(idx.size, dtype=np.float64)
+            _knn.mahalanobis_pairs(Qm, self._Xm, self._M, qrow, idx, keys,
+                                   threads_for(self._n_threads(), idx.size * Qm.shape[1] ** 2, _GRAIN))
+            order = np.lexsort((idx, keys, qrow))
+            qrow, idx, keys = qrow[order], idx[order], keys[order]
+            within = keys <= exact_thr
+            qrow, idx, keys = qrow[within], idx[within], keys[within]
+            indptr = np.zeros(n + 1, dtype=np.intp)
+            np.cumsum(np.bincount(qrow, minlength=n), out=indptr[1:])
         if self_query:     # drop each point itself (key 0 <= thr: it is always there)
             keep = idx != np.repeat(np.arange(n), np.diff(indptr))
             counts = np.diff(indptr) - 1
@@ -815,11 +966,11 @@ class KNNClassifier(ClassifierMixin, _KNNBase):
 
     def predict(self, X):
         """The notes' k-NN prediction for each row of X."""
-        Q0, k = self._fitted_queries(X)
+        Q0, Qm, k = self._fitted_queries(X)
         pred = np.empty(Q0.shape[0], dtype=np.intp)
         uniform = isinstance(self.weights, str) and self.weights == "uniform"
         n_threads = self._n_threads()
-        for rows, taken in self._search(Q0, k, n_threads):
+        for rows, taken in self._search(Q0, k, n_threads, Qm=Qm):
             nb = taken.counts.shape[0]
             if uniform and taken.idx is not None:      # the compiled vote (same rule as _decide)
                 out = pred[rows] if isinstance(rows, slice) else np.empty(nb, dtype=np.intp)
@@ -839,9 +990,9 @@ class KNNClassifier(ClassifierMixin, _KNNBase):
 
     def predict_proba(self, X):
         """(Weighted) fraction of the taken points in each class, columns as ``classes_``."""
-        Q0, k = self._fitted_queries(X)
+        Q0, Qm, k = self._fitted_queries(X)
         proba = np.empty((Q0.shape[0], self.classes_.size), dtype=np.float64)
-        for rows, taken in self._search(Q0, k, self._n_threads()):
+        for rows, taken in self._search(Q0, k, self._n_threads(), Qm=Qm):
             proba[rows] = self._proba(self._votes(taken, taken.counts.shape[0]))
         return proba
 
@@ -869,9 +1020,9 @@ class KNNRegressor(RegressorMixin, _KNNBase):
 
     def predict(self, X):
         """The (weighted) mean label of the taken points, for each row of X."""
-        Q0, k = self._fitted_queries(X)
+        Q0, Qm, k = self._fitted_queries(X)
         pred = np.empty(Q0.shape[0], dtype=np.float64)
-        for block, taken in self._search(Q0, k, self._n_threads()):
+        for block, taken in self._search(Q0, k, self._n_threads(), Qm=Qm):
             nb = taken.counts.shape[0]
             _, idx, keys = taken.csr()
             pred[block] = self._mean_label(np.repeat(np.arange(nb), taken.counts), self._y[idx], keys, nb)

@@ -603,16 +603,24 @@ def radius(const floating[:, ::1] Q, const floating[:, ::1] Tt, const intp_t[::1
            int metric, double thr,
            intp_t[::1] indptr,            # OUT counts (fill False) / IN offsets, nq + 1 (fill True)
            intp_t[::1] out_idx, double[::1] out_key,   # OUT (fill True): indptr[nq] entries
-           bint fill, int n_threads):
-    """Every training point with exact key <= ``thr``, per query: with ``fill`` False the
-    counts go to ``indptr[1:]``; with ``fill`` True (``indptr`` the CSR offsets of those
-    counts) the points are written, each query's sorted by (key, original index)."""
+           bint fill, int n_threads,
+           const double[::1] thr_q=None):      # IN  optional: query i's own threshold
+    """Every training point with exact key <= ``thr`` (or ``thr_q[i]`` for query i when
+    given), per query: with ``fill`` False the counts go to ``indptr[1:]``; with ``fill``
+    True (``indptr`` the CSR offsets of those counts) the points are written, each query's
+    sorted by (key, original index)."""
     cdef intp_t nq = Q.shape[0], m = Tt.shape[0], d = Tt.shape[1]
     cdef intp_t n_nodes = start.shape[0], depth, first_leaf, i, c, n
+    cdef const double *tq = NULL
     cdef KState *st
     cdef int failed[1]
     if indptr.shape[0] != nq + 1:
         raise ValueError("radius: bad indptr")
+    if thr_q is not None:
+        if thr_q.shape[0] != nq:
+            raise ValueError("radius: bad thr_q")
+        if nq:
+            tq = &thr_q[0]
     if nq == 0:
         return
     depth = _check_tree("radius", Q.shape[1], m, d, perm.shape[0], n_nodes, end.shape[0],
@@ -630,7 +638,7 @@ def radius(const floating[:, ::1] Q, const floating[:, ::1] Tt, const intp_t[::1
                 failed[0] = 1
                 continue
             _radius_one(&Q[i, 0], &Tt[0, 0], &perm[0], &start[0], &end[0], &lo[0, 0], &hi[0, 0],
-                        d, first_leaf, metric, thr, st)
+                        d, first_leaf, metric, tq[i] if tq != NULL else thr, st)
             if st.failed:
                 failed[0] = 1
                 continue

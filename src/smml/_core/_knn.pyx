@@ -496,6 +496,109 @@ def exact_rows(const floating[:, ::1] Q0, const floating[:, ::1] T0,      # IN  
                 out[r, j] = exact_key(&Q0[rows[r], 0], &T0[j, 0], d, metric)
 
 
+cdef inline double mahalanobis_key(const floating *a, const floating *b, const double *VI,
+                                   intp_t d) noexcept nogil:
+    """002's squared Mahalanobis distance (a - b)^T VI (a - b) by its definition: the
+    differences in float64, then sum_i sum_j (delta_i VI_ij) delta_j in the order (i, j),
+    each product rounded left to right (``smml.reference.neighbors.distance_key``); a
+    negative sum (rounding of a positive semi-definite form) is 0."""
+    cdef double s = 0.0, di
+    cdef intp_t i, j
+    for i in range(d):
+        di = <double> a[i] - <double> b[i]
+        for j in range(d):
+            s = s + (di * VI[i * d + j]) * (<double> a[j] - <double> b[j])
+    return s if s > 0.0 else 0.0
+
+
+def mahalanobis_pairs(const floating[:, ::1] Q, const floating[:, ::1] T,   # IN  original data
+                      const double[:, ::1] VI,                              # IN  (d, d)
+                      const intp_t[::1] qrow, const intp_t[::1] tidx,       # IN  the pairs
+                      double[::1] out,                                      # OUT their keys
+                      int n_threads):
+    """``out[p]`` = the exact Mahalanobis key of query ``Q[qrow[p]]`` and training point
+    ``T[tidx[p]]`` (:func:`mahalanobis_key`; ``radius_neighbors``' final test)."""
+    cdef intp_t n = qrow.shape[0], d = Q.shape[1], nq = Q.shape[0], m = T.shape[0], p
+    if tidx.shape[0] != n or out.shape[0] != n or T.shape[1] != d \
+            or VI.shape[0] != d or VI.shape[1] != d:
+        raise ValueError("mahalanobis_pairs: bad shapes")
+    for p in range(n):
+        if qrow[p] < 0 or qrow[p] >= nq or tidx[p] < 0 or tidx[p] >= m:
+            raise ValueError("mahalanobis_pairs: index out of range")
+    if n == 0:
+        return
+    if n_threads < 1:
+        n_threads = 1
+    with nogil:
+        for p in prange(n, schedule="static", num_threads=n_threads):
+            out[p] = mahalanobis_key(&Q[qrow[p], 0], &T[tidx[p], 0], &VI[0, 0], d)
+
+
+def mahalanobis_rank(const floating[:, ::1] Q, const floating[:, ::1] T,    # IN  original data
+                     const double[:, ::1] VI,                               # IN  (d, d)
+                     const intp_t[:, ::1] cand, const intp_t[::1] cand_cnt,  # IN  candidates
+                     intp_t k,
+                     double[:, ::1] out_key, intp_t[:, ::1] out_idx,        # OUT like cand
+                     intp_t[::1] out_cnt,                                   # OUT k'
+                     int n_threads):
+    """The notes' k' rule on exact Mahalanobis keys, for candidates from a filter.
+
+    Query i's candidates ``cand[i, :cand_cnt[i]]`` (at least k of them, holding every
+    training point whose exact key is <= the k-th smallest): their exact keys
+    (:func:`mahalanobis_key`), sorted by (key, index) into row i of ``out_key`` /
+    ``out_idx`` (padded with inf / -1), and k' (the points tied with the k-th included) in
+    ``out_cnt[i]``."""
+    cdef intp_t nq = Q.shape[0], d = Q.shape[1], m = T.shape[0]
+    cdef intp_t width = cand.shape[1], i, c, n, cnt, j
+    cdef double kth
+    cdef Pair *buf
+    cdef int failed[1]
+    if cand.shape[0] != nq or cand_cnt.shape[0] != nq or T.shape[1] != d or VI.shape[0] != d \
+            or VI.shape[1] != d or out_idx.shape[0] != nq or out_key.shape[0] != nq \
+            or out_cnt.shape[0] != nq or out_idx.shape[1] != width or out_key.shape[1] != width:
+        raise ValueError("mahalanobis_rank: bad shapes")
+    if k < 1:
+        raise ValueError("mahalanobis_rank: bad k")
+    for i in range(nq):
+        n = cand_cnt[i]
+        if n < k or n > width:
+            raise ValueError("mahalanobis_rank: each query needs k to width candidates")
+        for c in range(n):
+            if cand[i, c] < 0 or cand[i, c] >= m:
+                raise ValueError("mahalanobis_rank: index out of range")
+    if nq == 0:
+        return
+    if n_threads < 1:
+        n_threads = 1
+    failed[0] = 0
+    with nogil, parallel(num_threads=n_threads):
+        buf = <Pair *> malloc(width * sizeof(Pair))
+        for i in prange(nq, schedule="dynamic", chunksize=64):
+            if buf == NULL:
+                failed[0] = 1
+                continue
+            n = cand_cnt[i]
+            for c in range(n):
+                j = cand[i, c]
+                buf[c].idx = j
+                buf[c].key = mahalanobis_key(&Q[i, 0], &T[j, 0], &VI[0, 0], d)
+            qsort(buf, n, sizeof(Pair), cmp_pair)
+            kth = buf[k - 1].key
+            cnt = k
+            while cnt < n and buf[cnt].key <= kth:
+                cnt = cnt + 1
+            for c in range(n):
+                out_key[i, c] = buf[c].key
+                out_idx[i, c] = buf[c].idx
+            for c in range(n, width):
+                out_key[i, c] = INFINITY
+                out_idx[i, c] = -1
+            out_cnt[i] = cnt
+        free(buf)
+    if failed[0]:
+        raise MemoryError("mahalanobis_rank: could not allocate the per-thread buffers")
+
+
 def vote_uniform(const intp_t[:, ::1] idx, const intp_t[::1] cnt,    # IN  taken points (padded rows)
                  const intp_t[::1] y, intp_t n_classes, intp_t default,  # IN  encoded labels
                  intp_t[::1] pred,                                     # OUT class code per query
