@@ -3,7 +3,8 @@ exactly as the course notes define them, on Cython + OpenMP kernels.
 
 Families: ``smml.neighbors``, ``smml.tree``, ``smml.linear``, ``smml.ensemble``,
 ``smml.kernels``, ``smml.cluster``; risk tools: ``smml.losses``,
-``smml.bounds``, ``smml.model_selection``; figures: ``smml.plot``; plain-Python
+``smml.bounds``, ``smml.model_selection``, and ``smml.datasets`` (distributions
+whose Bayes predictor is known); figures: ``smml.plot``; plain-Python
 twins of every kernel: ``smml.reference``. Model files without pickle:
 ``smml.save(model, path)`` / ``smml.load(path)``. Run ``smml info`` and ``smml tour``.
 """

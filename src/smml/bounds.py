@@ -5,10 +5,12 @@ are appended per family (trees, linear learners, ensembles) below.
 """
 import math
 import numbers
+from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["hoeffding_epsilon", "hoeffding_interval", "hoeffding_test_size", "erm_finite_class_bound"]
+__all__ = ["hoeffding_epsilon", "hoeffding_interval", "hoeffding_one_sided_epsilon", "hoeffding_upper_bound",
+           "hoeffding_test_size", "erm_finite_class_bound"]
 
 
 def _check_delta(delta):
@@ -47,6 +49,101 @@ def hoeffding_interval(test_error, n, delta=0.05):
     return max(0.0, test_error - eps), min(1.0, test_error + eps)
 
 
+def hoeffding_one_sided_epsilon(n, delta=0.05):
+    """epsilon = sqrt(ln(1/delta) / (2n)): the one-sided Chernoff-Hoeffding deviation.
+
+    001, Appendix 2, "Wilcoxon Test" (the bound for a validation set that follows
+    the VC bound): L_D(h) <= L_V(h) + sqrt(ln(1/delta) / (2 m_v)), with L_V(h) the
+    error of h on a validation (dev) set of m_v = n examples that were not used to
+    choose h. It is the Hoeffding inequality of 001, Appendix 1, taken on one side
+    only, P(l_D(h) - l_V(h) > epsilon) <= e^{-2 n epsilon^2} (a loss with values in
+    [0, 1]), set equal to delta. An upper bound alone spends all of delta on one
+    tail, so ln(1/delta) replaces the ln(2/delta) of the two-sided
+    :func:`hoeffding_epsilon`.
+
+    Parameters
+    ----------
+    n : int >= 1
+        The size m_v of the validation (or test) set.
+    delta : float in (0, 1), default=0.05
+        The confidence parameter: the bound holds with probability >= 1 - delta.
+
+    Returns
+    -------
+    float
+        sqrt(ln(1/delta) / (2n)).
+
+    See Also
+    --------
+    hoeffding_upper_bound : the validation error plus this epsilon.
+    hoeffding_epsilon : the two-sided half-width, sqrt(ln(2/delta) / (2n)).
+
+    Examples
+    --------
+    >>> from smml.bounds import hoeffding_one_sided_epsilon, hoeffding_epsilon
+    >>> round(hoeffding_one_sided_epsilon(1000, 0.05), 4)
+    0.0387
+    >>> round(hoeffding_epsilon(1000, 0.05), 4)
+    0.0429
+    """
+    _check_positive_int("n", n)
+    _check_delta(delta)
+    return math.sqrt(math.log(1.0 / delta) / (2.0 * n))
+
+
+def hoeffding_upper_bound(validation_error, n, delta=0.05, n_candidates=1):
+    """L_V(h) + sqrt(ln(N/delta) / (2n)): an upper confidence bound on the risk from a dev set.
+
+    001, Appendix 2, "Wilcoxon Test": for a predictor h fixed before the validation
+    (dev) set is drawn, with probability >= 1 - delta over a validation set of
+    n = m_v examples, l_D(h) <= L_V(h) + sqrt(ln(1/delta) / (2 m_v)) (the notes'
+    formula; :func:`hoeffding_one_sided_epsilon` is its second term). The loss must
+    take values in [0, 1]. The value is clipped to 1, as :func:`hoeffding_interval`
+    clips its high end.
+
+    ``n_candidates`` = N > 1 is for a dev set that was also used to *choose* h among
+    N predictors (000, "Tuning hyperparameters on a given training set": the best
+    theta of a grid Theta_0 with |Theta_0| = N): the bound for one fixed h then
+    does not apply to the chosen one, and the union bound over the N candidates (the
+    step of 000's "Risk analysis" for a finite class) gives
+    sqrt(ln(N/delta) / (2 m_v)) instead, valid for all N at once. N = 1 (default) is
+    001's formula.
+
+    Parameters
+    ----------
+    validation_error : float in [0, 1]
+        L_V(h), the average loss of h on the validation set.
+    n : int >= 1
+        The size m_v of the validation set.
+    delta : float in (0, 1), default=0.05
+        The confidence parameter.
+    n_candidates : int >= 1, default=1
+        How many predictors the validation set was used to choose among.
+
+    Returns
+    -------
+    float
+        min(1, validation_error + sqrt(ln(n_candidates / delta) / (2n))).
+
+    Examples
+    --------
+    >>> from smml.bounds import hoeffding_upper_bound
+    >>> round(hoeffding_upper_bound(0.12, 1000, delta=0.05), 4)
+    0.1587
+    >>> round(hoeffding_upper_bound(0.12, 1000, delta=0.05, n_candidates=10), 4)
+    0.1715
+    """
+    if isinstance(validation_error, bool) or not isinstance(validation_error, numbers.Real) \
+            or math.isnan(validation_error) or not 0.0 <= validation_error <= 1.0:
+        raise ValueError("validation_error must be a number in [0, 1] (a [0, 1]-valued loss), "
+                         f"got {validation_error!r}")
+    _check_positive_int("n", n)
+    _check_delta(delta)
+    _check_positive_int("n_candidates", n_candidates)
+    eps = math.sqrt(math.log(n_candidates / delta) / (2.0 * n))
+    return min(1.0, float(validation_error) + eps)
+
+
 def hoeffding_test_size(epsilon, delta=0.05):
     """Smallest test-set size n with sqrt(ln(2/delta) / (2n)) <= epsilon.
 
@@ -75,6 +172,173 @@ def erm_finite_class_bound(m, n_hypotheses, delta=0.05):
     _check_positive_int("n_hypotheses", n_hypotheses)
     _check_delta(delta)
     return math.sqrt(2.0 / m * math.log(2.0 * n_hypotheses / delta))
+
+
+# ---- VC dimension (001 Appendix 2 "Wilcoxon Test"; 002 "VC dimension of halfspaces") ------------
+
+__all__ += ["halfspace_vc_dimension", "vc_bound", "vc_sample_complexity"]
+
+
+def _check_nonneg_int(name, v):
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 0:
+        raise ValueError(f"{name} must be an integer >= 0, got {v!r}")
+
+
+def halfspace_vc_dimension(d, fit_intercept=True):
+    """The VC dimension of the halfspaces (linear classifiers) of R^d: d + 1, or d without a bias.
+
+    002, "VC dimension of halfspaces" (Proposition): "the VC dimension of
+    halfspaces in dimension d is exactly d + 1"; 001's Perceptron in the plane has
+    VC dimension 3 (001, Appendix 2, "Wilcoxon Test"). d + 1 is the value for the
+    classifiers sgn(w.x - c) with a bias c (000, "Linear predictors"; smml's
+    ``fit_intercept=True``). 002 states it for the class {x -> sign(w.x)} it has just
+    defined without a bias term; that homogeneous class has VC dimension d (it is the
+    class with bias on the points (x, 1) of R^(d + 1), minus the freedom of the
+    bias: Shalev-Shwartz & Ben-David, *Understanding Machine Learning*, 2014,
+    Theorems 9.2 and 9.3). ``fit_intercept=False`` returns that d.
+
+    Parameters
+    ----------
+    d : int >= 1
+        The number of features.
+    fit_intercept : bool, default=True
+        Whether the classifiers have a bias (the constant feature of 000).
+
+    Returns
+    -------
+    int
+        d + 1 with a bias, d without.
+
+    Examples
+    --------
+    >>> from smml.bounds import halfspace_vc_dimension
+    >>> halfspace_vc_dimension(2)                      # 001's Perceptron in the plane
+    3
+    >>> halfspace_vc_dimension(2, fit_intercept=False)
+    2
+    """
+    _check_positive_int("d", d)
+    return int(d) + (1 if fit_intercept else 0)
+
+
+def vc_bound(train_error, m, vc_dim, delta=0.05, C=None):
+    """Training error + a VC-dimension term: the risk bound of 001 for every h of a class at once.
+
+    001, Appendix 2, "Wilcoxon Test": with probability >= 1 - delta over a training
+    set S of size m, every predictor h of a class H of VC dimension d satisfies
+
+        L_D(h) <= L_S(h) + sqrt(C (d + ln(1/delta)) / m)
+
+    (zero-one loss; ln for the notes' log). **The notes leave the constant C open.**
+    Such a universal C exists (the uniform-convergence half of the fundamental
+    theorem of learning, e.g. Shalev-Shwartz & Ben-David, *Understanding Machine
+    Learning*, 2014, Theorem 6.8), but that theorem does not give its value either
+    (removing the ln m factor below takes a chaining argument).
+
+    - ``C=None`` (default): an explicit bound instead, Mohri, Rostamizadeh &
+      Talwalkar, *Foundations of Machine Learning*, 2nd ed., 2018, Corollary 3.19:
+
+        L_D(h) <= L_S(h) + sqrt(2 ln Pi_H(m) / m) + sqrt(ln(1/delta) / (2m)),
+
+      the Rademacher bound (their Theorem 3.5) with Massart's lemma; the growth
+      function Pi_H(m) is bounded by Sauer's lemma, ln Pi_H(m) <= d ln(e m / d) for
+      m >= d, and by the trivial 2^m (the smaller of the two is used; for m < d only
+      the latter holds). Every constant is explicit; the price is a factor
+      ln(e m / d): as sqrt(a) + sqrt(b) <= sqrt(2 (a + b)), this is at most the
+      notes' form with C = max(4 ln(e m / d), 1), a "constant" that grows
+      slowly with m.
+    - ``C`` a positive number: the notes' formula with that C, literally.
+
+    Parameters
+    ----------
+    train_error : float in [0, 1]
+        L_S(h), the training error (zero-one loss) of h, e.g. of the ERM predictor.
+    m : int >= 1
+        The training-set size.
+    vc_dim : int >= 0
+        The VC dimension d of H (see :func:`halfspace_vc_dimension`).
+    delta : float in (0, 1), default=0.05
+        The confidence parameter.
+    C : None or float > 0, default=None
+        The constant of 001's formula; None for the explicit bound above.
+
+    Returns
+    -------
+    float
+        The bound on L_D(h) (not clipped: a value above 1 says nothing).
+
+    Examples
+    --------
+    >>> from smml.bounds import vc_bound, halfspace_vc_dimension
+    >>> d = halfspace_vc_dimension(2)                     # 3, 001's example
+    >>> round(vc_bound(0.1, 10_000, d, delta=0.05), 4)    # explicit constants
+    0.1862
+    >>> round(vc_bound(0.1, 10_000, d, delta=0.05, C=1.0), 4)
+    0.1245
+    """
+    if isinstance(train_error, bool) or not isinstance(train_error, numbers.Real) \
+            or math.isnan(train_error) or not 0.0 <= train_error <= 1.0:
+        raise ValueError(f"train_error must be a number in [0, 1], got {train_error!r}")
+    _check_positive_int("m", m)
+    _check_nonneg_int("vc_dim", vc_dim)
+    _check_delta(delta)
+    m, d = int(m), int(vc_dim)
+    if C is not None:
+        _check_pos("C", C)
+        return float(train_error) + math.sqrt(C * (d + math.log(1.0 / delta)) / m)
+    log_growth = m * math.log(2.0)                  # Pi_H(m) <= 2^m
+    if d == 0:
+        log_growth = 0.0                            # one behaviour on every sample: Pi_H(m) = 1
+    elif m >= d:
+        log_growth = min(log_growth, d * math.log(math.e * m / d))   # Sauer's lemma
+    return float(train_error) + math.sqrt(2.0 * log_growth / m) + math.sqrt(math.log(1.0 / delta) / (2.0 * m))
+
+
+def vc_sample_complexity(epsilon, vc_dim, delta=0.05):
+    """A training-set size m that suffices to PAC-learn a class of VC dimension d (realizable case).
+
+    002, "VC dimension of halfspaces" ("Consequence"): the class is PAC learnable,
+    with sample complexity of the order of (d + ln(1/delta)) / epsilon; the notes
+    write Omega(.) and give no constant. That order is a *lower* bound, for any
+    algorithm (Ehrenfeucht, Haussler, Kearns & Valiant, *Information and
+    Computation* 82, 1989; the d term with its constant, (d - 1) / (32 epsilon), is
+    Mohri et al., *Foundations of Machine Learning*, 2nd ed., Theorem 3.20); what
+    suffices has one more factor, ln(1/epsilon).
+
+    This function returns the sufficient size with explicit constants of Blumer,
+    Ehrenfeucht, Haussler & Warmuth (*Journal of the ACM* 36, 1989, Theorem
+    2.1(ii)(b)): when some h of H has risk 0, every algorithm that outputs a
+    predictor of H consistent with S (training error 0, e.g. ERM) has risk at most
+    epsilon with probability >= 1 - delta as soon as
+
+        m >= max((4 / epsilon) log2(2 / delta), (8 d / epsilon) log2(13 / epsilon)).
+
+    Parameters
+    ----------
+    epsilon : float in (0, 1)
+        The accuracy: the risk to reach.
+    vc_dim : int >= 1
+        The VC dimension d of the class.
+    delta : float in (0, 1), default=0.05
+        The confidence parameter.
+
+    Returns
+    -------
+    int
+        The smallest integer m satisfying the inequality above.
+
+    Examples
+    --------
+    >>> from smml.bounds import vc_sample_complexity
+    >>> vc_sample_complexity(0.1, 3, delta=0.05)
+    1686
+    """
+    if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real) or not 0 < epsilon < 1:
+        raise ValueError(f"epsilon must be a number in (0, 1), got {epsilon!r}")
+    _check_positive_int("vc_dim", vc_dim)
+    _check_delta(delta)
+    m = max(4.0 / epsilon * math.log2(2.0 / delta), 8.0 * vc_dim / epsilon * math.log2(13.0 / epsilon))
+    return int(math.ceil(m))
 
 
 # ---- Linear learners (smml.linear) ----------------------------------------------------
@@ -377,8 +641,10 @@ __all__ += ["one_nn_risk_bound"]
 def one_nn_risk_bound(bayes_risk, c, d, m, epsilon=None):
     """Bound on the expected risk of 1-NN, E[l_D(h_S)] over training sets S of size m.
 
-    000, "Risk Analysys for Nearest-Neighbor": for X = [0, 1]^d, binary labels and a
-    c-Lipschitz conditional probability eta, for every 0 < epsilon < 1
+    000, "Risk Analysys for Nearest-Neighbor" (and 003 section 8): for data points in
+    X = [-1, 1]^d (000: "max |X| <= 1 with probability one", i.e. every coordinate in
+    [-1, 1]), binary labels and a c-Lipschitz conditional probability eta, for every
+    0 < epsilon < 1
 
         E[l_D(h_S)] <= 2 l_D(f*) + c sqrt(d) (epsilon + (2 / (e m)) (2 / epsilon)^d),
 
@@ -387,7 +653,15 @@ def one_nn_risk_bound(bayes_risk, c, d, m, epsilon=None):
 
         E[l_D(h_S)] <= 2 l_D(f*) + 4 c sqrt(d) m^(-1/(d+1)).
 
-    (002 prints the exponent as -1/(n+1); 000's derivation gives -1/(d+1).)
+    The constants come from that domain, of side 2: a point with no training point in
+    its cube of side epsilon is at most the diagonal 2 sqrt(d) of [-1, 1]^d from its
+    nearest neighbour, and there are r = (2 / epsilon)^d such cubes. 002 ("Generalization
+    error of 1-NN") states the theorem on [0, 1]^d with the same final constant 4 c
+    sqrt(d); as [0, 1]^d is inside [-1, 1]^d the bound computed here holds there too
+    (on [0, 1]^d the same argument gives the smaller sqrt(d) (epsilon + (1 / (e m))
+    (1 / epsilon)^d)). Rescale the features into [-1, 1]^d (and eta's Lipschitz
+    constant c with them) before using it. (002 prints the exponent as -1/(n+1);
+    000's derivation gives -1/(d+1).)
     """
     if isinstance(bayes_risk, bool) or not isinstance(bayes_risk, numbers.Real) or not 0 <= bayes_risk <= 0.5:
         raise ValueError(f"bayes_risk must be a number in [0, 1/2], got {bayes_risk!r}")
@@ -408,6 +682,7 @@ def one_nn_risk_bound(bayes_risk, c, d, m, epsilon=None):
 # ---- Statistical learning: Bayes optimal predictors and risks (000 "Bayes optimal predictor"; 003 sections 4, 15)
 
 __all__ += ["bayes_optimal_predictor", "bayes_risk", "surrogate_consistency_condition", "svm_stability_bound",
+            "svm_consistent_lambda", "empirical_stability", "StabilityEstimate",
             "knn_asymptotic_risk_bound", "knn_consistent_k", "finite_class_uniform_bound"]
 
 _BAYES_LOSSES = ("zero_one", "square", "logistic")
@@ -615,6 +890,237 @@ def svm_stability_bound(lam, m, L=None, X_norm=None):
     L = X_norm if L is None else L
     _check_pos("L" if X_norm is None else "X_norm", L)
     return (2.0 * L) ** 2 / (lam * m)
+
+
+def svm_consistent_lambda(m, exponent=0.25, scale=1.0):
+    """lam_m = scale * m^(-exponent): a regularisation schedule that makes the Gaussian-kernel SVM consistent.
+
+    003 section 13 ("the mathematical conditions on the regularization coefficient
+    lambda ensuring consistency for the SVM algorithm with Gaussian kernel"): with
+    lambda chosen as a function lam_m of the training-set size m, the SVM with a
+    Gaussian kernel is consistent if, as m -> infinity,
+
+        lam_m = o(1)   and   lam_m = omega(m^(-1/2)),
+
+    i.e. lam_m -> 0 and lam_m sqrt(m) -> infinity. The notes give the conditions, not
+    a schedule; lam_m = scale m^(-exponent) meets both exactly when
+    0 < exponent < 1/2 (lam_m sqrt(m) = scale m^(1/2 - exponent)), which is checked.
+    The default exponent 1/4 is the middle of that range: lam_m tends to 0 and
+    lam_m sqrt(m) to infinity at the same rate m^(1/4). With it the stability of
+    :func:`svm_stability_bound` is epsilon = 4 X^2 / (lam_m m) = (4 X^2 / scale)
+    m^(exponent - 1) -> 0 (X = 1 for the Gaussian kernel, K(x, x) = 1). The notes
+    keep the kernel's width gamma fixed: so does this schedule. Use it as
+    ``KernelSVC(kernel="gaussian", gamma=..., lam=svm_consistent_lambda(m),
+    fit_intercept=False)``: 003's lam and 003's SVM, without a bias (C = 1 / (lam m)
+    in libsvm's form).
+
+    Parameters
+    ----------
+    m : int >= 1
+        The training-set size.
+    exponent : float in (0, 1/2), default=0.25
+        The rate at which lam_m decreases.
+    scale : float > 0, default=1.0
+        lam_1; the conditions hold for any positive scale, which the notes leave
+        free: it sets lam at a given m (tune it, e.g. by CV, on the problem at hand).
+
+    Returns
+    -------
+    float
+        lam_m = scale * m^(-exponent).
+
+    Examples
+    --------
+    >>> from smml.bounds import svm_consistent_lambda
+    >>> svm_consistent_lambda(10_000)             # 10000^(-1/4)
+    0.1
+    >>> svm_consistent_lambda(10_000, exponent=0.4, scale=2.0) < svm_consistent_lambda(10_000)
+    True
+    """
+    _check_positive_int("m", m)
+    if isinstance(exponent, bool) or not isinstance(exponent, numbers.Real) or not 0 < exponent < 0.5:
+        raise ValueError("exponent must be in (0, 1/2): lam_m = m^(-exponent) is o(1) only for exponent > 0 "
+                         f"and omega(m^(-1/2)) only for exponent < 1/2; got {exponent!r}")
+    _check_pos("scale", scale)
+    return float(scale) * float(m) ** (-float(exponent))
+
+
+@dataclass
+class StabilityEstimate:
+    """Outcome of :func:`empirical_stability`.
+
+    Attributes
+    ----------
+    epsilon : float
+        The estimate of E[l(h_{S^(t)}, Z_t) - l(h_S, Z_t)]: the mean of ``differences``.
+    std_error : float
+        The standard error of that mean, std(differences) / sqrt(n_draws) (0 for one draw).
+    differences : ndarray of shape (n_draws,)
+        l(h_{S^(t)}, Z_t) - l(h_S, Z_t) for each draw.
+    m : int
+        The training-set size.
+    train_indices : ndarray of shape (n_draws, m)
+        The rows of (X, y) forming S in each draw.
+    t : ndarray of shape (n_draws,)
+        The position in S of the replaced example Z_t (its row is ``train_indices[i, t[i]]``).
+    replacement : ndarray of shape (n_draws,)
+        The row of (X, y) of the new example Z'_t.
+    """
+    epsilon: float
+    std_error: float
+    differences: np.ndarray
+    m: int
+    train_indices: np.ndarray
+    t: np.ndarray
+    replacement: np.ndarray
+
+
+_MARGIN_LOSS_NAMES = ("hinge", "logistic", "exponential")
+
+
+def _is_margin_loss(loss):
+    from smml import losses as _losses
+
+    if isinstance(loss, str):
+        return loss in _MARGIN_LOSS_NAMES
+    fn = getattr(loss, "func", loss)                 # functools.partial(logistic, base=2)
+    return any(fn is getattr(_losses, name) for name in _MARGIN_LOSS_NAMES)
+
+
+def empirical_stability(estimator, X, y, loss="hinge", n_draws=20, m=None, method="auto", random_state=None):
+    """Monte-Carlo estimate of the epsilon of epsilon-stability: refit with one example replaced.
+
+    003 section 13 ("the definition of epsilon-stability"): A is epsilon-stable for
+    training sets of size m if E[l(h_{S^(t)}, Z_t) - l(h_S, Z_t)] <= epsilon for every
+    t, where h_S = A(S), S = (Z_1, ..., Z_m) is drawn i.i.d. from D and S^(t) is S with
+    Z_t replaced by an independent Z'_t from D. The expectation is over S and Z'_t.
+    Compare the estimate with :func:`svm_stability_bound`, which 003 proves for
+    A(S) = argmin_w l_S(w) + lam/2 ||w||^2 with l(., z) convex and L-Lipschitz
+    (e.g. the SVM, L = X, the radius of the data).
+
+    (X, y) is used as a pool of examples drawn i.i.d. from D. Each draw takes m + 1
+    distinct rows at random (the first m are S, the last is Z'_t; rows picked without
+    replacement from an i.i.d. pool are again i.i.d. from D), a position t uniformly in
+    1..m, fits clones (``sklearn.base.clone``) of ``estimator`` on S and on S^(t), and
+    records l(h_{S^(t)}, Z_t) - l(h_S, Z_t); the estimate is the mean over the
+    ``n_draws`` draws, an unbiased estimate of the expectation above (the draws share
+    rows of the pool, so ``std_error`` is only indicative). The definition's
+    expectation is the same for every t, so drawing t is no restriction.
+
+    What is compared is the algorithm as run: a learner that only approximates the
+    argmin (Pegasos, a loose ``tol``) or derives hyper-parameters from its training
+    set (``gamma="scale"``, an unpenalised intercept) is not exactly the algorithm of
+    003's theorem.
+
+    Parameters
+    ----------
+    estimator : estimator
+        The learner A (unfitted; cloned for each fit).
+    X : array-like of shape (n, d)
+        The pool of examples, n >= m + 1.
+    y : array-like of shape (n,)
+        Their labels. With a margin loss and ``method="decision_function"`` the labels
+        are mapped to -1 / +1 as the classifiers do (the larger of the two labels is +1).
+    loss : str or callable, default="hinge"
+        A name of :data:`smml.losses.LOSSES` or ``loss(y, y_pred)`` returning per-example
+        losses; the loss of the theorem (the hinge loss of the SVM on g(x), not the
+        zero-one loss of its sign).
+    n_draws : int >= 1, default=20
+        The number of (S, t, Z'_t) draws; each costs two fits.
+    m : None or int >= 1, default=None
+        The training-set size; None for n - 1 (all the pool but the replacement).
+    method : {"auto", "predict", "decision_function", "predict_proba"}, default="auto"
+        What the loss is applied to. "auto": ``decision_function`` for a margin loss
+        (hinge, logistic, exponential) when the estimator has it, else ``predict``.
+    random_state : int, RandomState instance or None
+        Seeds the draws.
+
+    Returns
+    -------
+    StabilityEstimate
+        The estimate, its standard error, the per-draw differences and the draws.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from smml.bounds import empirical_stability, svm_stability_bound
+    >>> from smml.kernels import KernelSVC
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, size=(200, 2))
+    >>> y = np.where(X[:, 0] + 0.3 * rng.standard_normal(200) > 0, 1, -1)
+    >>> svm = KernelSVC(lam=0.5, kernel="gaussian", gamma=1.0, fit_intercept=False, tol=1e-6)
+    >>> est = empirical_stability(svm, X, y, loss="hinge", n_draws=10, m=40, random_state=0)
+    >>> bool(est.epsilon <= svm_stability_bound(0.5, 40, X_norm=1.0))   # K(x, x) = 1: X = 1
+    True
+    """
+    from sklearn.base import clone
+
+    from smml.losses import get_loss
+
+    loss_fn = get_loss(loss)
+    _check_positive_int("n_draws", n_draws)
+    if method not in ("auto", "predict", "decision_function", "predict_proba"):
+        raise ValueError(f"method must be 'auto', 'predict', 'decision_function' or 'predict_proba', got {method!r}")
+    y_arr = np.asarray(y)
+    if y_arr.ndim != 1:
+        raise ValueError(f"y must be 1-d, got shape {y_arr.shape}")
+    n = y_arr.shape[0]
+    if hasattr(X, "iloc"):
+        X = X.to_numpy()
+    X_arr = np.asarray(X)
+    if X_arr.shape[0] != n:
+        raise ValueError(f"X and y have different numbers of rows: {X_arr.shape[0]} != {n}")
+    if m is None:
+        m = n - 1
+    _check_positive_int("m", m)
+    if m + 1 > n:
+        raise ValueError(f"a draw needs m + 1 = {m + 1} distinct examples, the pool has {n}")
+    if method == "auto":
+        method = "decision_function" if _is_margin_loss(loss) and hasattr(estimator, "decision_function") \
+            else "predict"
+    y_loss = y_arr
+    if method == "decision_function" and _is_margin_loss(loss):
+        labels = np.unique(y_arr)
+        if labels.size == 2:
+            y_loss = np.where(y_arr == labels[1], 1.0, -1.0)
+
+    def _output(est, x):
+        out = getattr(est, method)(x)
+        if method == "predict_proba":
+            out = np.asarray(out)
+            if out.ndim != 2 or out.shape[1] != 2:
+                raise ValueError("method='predict_proba' is supported for binary problems only")
+            out = out[:, 1]
+        return np.asarray(out).reshape(-1)
+
+    def _loss(target, pred):
+        v = np.asarray(loss_fn(np.asarray([target]), pred), dtype=np.float64).reshape(-1)
+        if v.shape != (1,):
+            raise ValueError(f"the loss must return one value per example, got shape {v.shape}")
+        return float(v[0])
+
+    from smml._validation import check_random_state
+
+    rs = check_random_state(random_state)
+    diffs = np.empty(n_draws)
+    train = np.empty((n_draws, m), dtype=np.intp)
+    ts = np.empty(n_draws, dtype=np.intp)
+    repl = np.empty(n_draws, dtype=np.intp)
+    for i in range(n_draws):
+        rows = rs.choice(n, size=m + 1, replace=False)
+        S, z_new = rows[:m], rows[m]
+        t = int(rs.randint(m))
+        S_t = S.copy()
+        S_t[t] = z_new
+        z = S[t]
+        x_t = X_arr[z:z + 1]
+        h_S = clone(estimator).fit(X_arr[S], y_arr[S])
+        h_St = clone(estimator).fit(X_arr[S_t], y_arr[S_t])
+        diffs[i] = _loss(y_loss[z], _output(h_St, x_t)) - _loss(y_loss[z], _output(h_S, x_t))
+        train[i], ts[i], repl[i] = S, t, z_new
+    se = float(np.std(diffs, ddof=1) / math.sqrt(n_draws)) if n_draws > 1 else 0.0
+    return StabilityEstimate(epsilon=float(np.mean(diffs)), std_error=se, differences=diffs, m=int(m),
+                             train_indices=train, t=ts, replacement=repl)
 
 
 def knn_asymptotic_risk_bound(bayes_risk, k):
