@@ -49,7 +49,7 @@ def _both(cls_smml, cls_ref, X, y, Q, dtype, **kw):
 def test_classifier_equals_reference_exactly(rng, dtype, kind, metric, n_jobs, algorithm):
     X, y, Q = _data(kind, rng)
     for k in (1, 4, X.shape[0]):
-        for weights in ("uniform", "distance"):
+        for weights in ("uniform", "distance", "slide"):
             est, r, Qd = _both(KNNClassifier, ref.KNNClassifier, X, y, Q, dtype,
                                k=k, metric=metric, weights=weights, n_jobs=n_jobs)
             est.set_params(algorithm=algorithm).fit(X.astype(dtype), y)
@@ -70,7 +70,7 @@ def test_regressor_equals_reference_exactly(rng, dtype, kind, n_jobs, algorithm)
     y = rng.normal(size=X.shape[0]) * 10
     for metric in ("euclidean", "manhattan"):
         for k in (1, 3, X.shape[0]):
-            for weights in ("uniform", "distance"):
+            for weights in ("uniform", "distance", "slide"):
                 est, r, Qd = _both(KNNRegressor, ref.KNNRegressor, X, y, Q, dtype,
                                    k=k, metric=metric, weights=weights, n_jobs=n_jobs)
                 est.set_params(algorithm=algorithm).fit(X.astype(dtype), y)
@@ -1116,3 +1116,24 @@ def test_mahalanobis_rank_kernel_and_per_query_radius(rng):
         assert ip[q + 1] == one[1]
     with pytest.raises(ValueError, match="thr_q"):
         _kdtree.radius(Q, *tree, 0, 0.0, ip, none_i, none_k, False, 1, thr[:5])
+
+
+def test_slide_weights_are_the_printed_formula():
+    # 002, 'Weighted nearest neighbors': h(x) = sum_i delta_i / (sum_j delta_j) y_i
+    X = np.array([[0.0], [1.0], [3.0], [10.0]])
+    reg = KNNRegressor(k=2, weights="slide").fit(X, [5.0, 10.0, 50.0, 7.0])
+    # from x = 0: delta = 0 (y 5) and 1 (y 10): 0/1 * 5 + 1/1 * 10
+    # from x = 2: delta = 1 (y 10) and 1 (y 50); the next is at 2: k' = 2
+    np.testing.assert_array_equal(reg.predict([[0.0], [2.0]]), [10.0, 30.0])
+    # k = 3 from x = 2: delta = 1, 1, 2 (y 10, 50, 5)
+    reg3 = KNNRegressor(k=3, weights="slide").fit(X, [5.0, 10.0, 50.0, 7.0])
+    np.testing.assert_array_equal(reg3.predict([[2.0]]), [(1 * 10.0 + 1 * 50.0 + 2 * 5.0) / 4])
+    clf = KNNClassifier(k=3, weights="slide").fit(X, [0, 0, 1, 1])
+    # from x = 0.5: 0.5 (class 0), 0.5 (class 0), 2.5 (class 1): class 1 has 2.5 / 3.5
+    np.testing.assert_allclose(clf.predict_proba([[0.5]]), [[1 / 3.5, 2.5 / 3.5]])
+    assert clf.predict([[0.5]])[0] == 1          # the farthest point outweighs the two nearest
+    # every taken point at distance 0: they count equally
+    dup = KNNRegressor(k=2, weights="slide").fit([[1.0], [1.0], [4.0]], [2.0, 4.0, 9.0])
+    np.testing.assert_array_equal(dup.predict([[1.0]]), [3.0])
+    with pytest.raises(ValueError):
+        KNNRegressor(weights="inverse").fit(X, [0.0, 1.0, 2.0, 3.0])

@@ -315,7 +315,7 @@ class _KNNBase(SmmlEstimator):
     _parameter_spec = {
         "k": Interval(int, 1, None),
         "metric": Options("euclidean", "manhattan", "mahalanobis", "hamming"),
-        "weights": (Options("uniform", "distance"), Callable()),
+        "weights": (Options("uniform", "distance", "slide"), Callable()),
         "metric_params": (Options(None), InstanceOf(dict)),
         "algorithm": Options("auto", "brute", "tree"),
         "n_jobs": N_JOBS,
@@ -730,6 +730,9 @@ class _KNNBase(SmmlEstimator):
             if not np.all(np.isfinite(w)) or np.any(w < 0):
                 raise ValueError("the weights callable must return finite non-negative weights")
             return w
+        if self.weights == "slide":     # delta_i / sum_j delta_j (the sums divide it out)
+            all_zero = np.bincount(rows, weights=dist, minlength=nb) == 0.0
+            return np.where(all_zero[rows], 1.0, dist)
         zero = dist == 0.0
         has_zero = np.bincount(rows, weights=zero, minlength=nb) > 0
         with np.errstate(divide="ignore"):
@@ -877,16 +880,21 @@ _DOC_PARAMS = """
         002, 'Nearest neighbors': Euclidean ||x - y|| (the fast gemm path); Manhattan
         sum |x_i - y_i|; Mahalanobis sqrt((x - y)^T S^-1 (x - y)) with S^-1 from
         ``metric_params={"VI": S^-1}`` or ``{"V": S}``, else S = the training sample
-        covariance (pseudo-inverse if singular; computed as the Euclidean distance after
-        x -> x L with L L^T = S^-1); Hamming, the number of coordinates that differ.
-    weights : {"uniform", "distance"} or callable, default="uniform"
-        "distance" is 002, 'Weighted nearest neighbors': the taken points count with
-        weights proportional to 1 / distance (the slide prints delta_i / sum_j delta_j,
-        which would favour the *farthest* points; we read it as the usual inverse-distance
-        rule). If any taken point is at distance 0 exactly, only the points at distance 0
-        count, each with weight 1. A callable (002: "possible to extend to arbitrary
-        weights") receives the 1-d array of distances of all taken points of a block of
-        queries and returns their non-negative weights (same shape).
+        covariance (pseudo-inverse if singular). The points are ranked on the key
+        (x - y)^T S^-1 (x - y) computed as defined, so points at equal distance tie (the
+        candidates are found through x -> x L with L L^T = S^-1, a filter only); Hamming,
+        the number of coordinates that differ.
+    weights : {"uniform", "distance", "slide"} or callable, default="uniform"
+        002, 'Weighted nearest neighbors'. "distance" (the default reading of the slide):
+        the taken points count with weights proportional to 1 / distance; if any taken
+        point is at distance 0 exactly, only the points at distance 0 count, each with
+        weight 1. "slide": the formula as the slide prints it, h(x) = sum_i delta_i /
+        (sum_j delta_j) y_i over the taken points: each point counts in proportion to its
+        distance, so the *farthest* taken points weigh the most and a point at distance 0
+        not at all (the vote leans away from the query; with k = 1 it is plain 1-NN); if
+        every taken point is at distance 0 they count equally. A callable (002: "possible
+        to extend to arbitrary weights") receives the 1-d array of distances of all taken
+        points of a block of queries and returns their non-negative weights (same shape).
     metric_params : dict or None
         For metric="mahalanobis": ``{"VI": inverse covariance}`` or ``{"V": covariance}``.
     algorithm : {"auto", "brute", "tree"}, default="auto"

@@ -52,13 +52,14 @@ def _hamming(a, b):
 
 
 def _mahalanobis_sq(a, b, VI):
-    """002: (x - y)^T S^-1 (x - y), with VI = S^-1."""
+    """002: (x - y)^T S^-1 (x - y), with VI = S^-1: sum_i sum_j (diff_i VI_ij) diff_j in
+    the order (i, j); a negative sum (rounding of a positive semi-definite form) is 0."""
     diff = [ai - bi for ai, bi in zip(a, b)]
     s = 0.0
     for i in range(len(diff)):
         for j in range(len(diff)):
             s = s + diff[i] * VI[i][j] * diff[j]
-    return s
+    return s if s > 0.0 else 0.0
 
 
 def distance_key(metric, a, b, VI=None):
@@ -77,7 +78,11 @@ def distance_key(metric, a, b, VI=None):
 def _covariance_inverse(X):
     """Sample covariance (divisor m - 1) by loops, then its (pseudo-)inverse."""
     m, d = len(X), len(X[0])
-    mean = [sum(row[f] for row in X) / m for f in range(d)]
+    mean = [0.0] * d
+    for row in X:                       # left to right: builtin sum() rounds otherwise on 3.12+
+        for f in range(d):
+            mean[f] = mean[f] + row[f]
+    mean = [v / m for v in mean]
     S = [[0.0] * d for _ in range(d)]
     for row in X:
         for i in range(d):
@@ -123,6 +128,10 @@ class _Base:
         dist = [self._distance(key) for key in keys]
         if callable(self.weights):
             return [float(w) for w in self.weights(np.array(dist))]
+        if self.weights == "slide":         # 002's delta_i / sum_j delta_j (votes / sums normalise)
+            if all(dv == 0.0 for dv in dist):
+                return [1.0 for _ in dist]
+            return list(dist)
         if any(dv == 0.0 for dv in dist):
             return [1.0 if dv == 0.0 else 0.0 for dv in dist]
         return [1.0 / dv for dv in dist]
@@ -171,7 +180,9 @@ class KNNClassifier(_Base):
         out = []
         for x in np.asarray(X):
             votes = self.votes(x)
-            total = sum(votes[c] for c in self.classes_)
+            total = 0.0
+            for c in self.classes_:         # in class order, as the kernel's numpy sum (< 8 classes)
+                total = total + votes[c]
             out.append([votes[c] / total for c in self.classes_])
         return np.array(out)
 
