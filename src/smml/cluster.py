@@ -149,12 +149,15 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Sm
         so far. An array gives the initial centroids (one run).
     n_init : "auto" or int, default="auto"
         Runs from different initial centroids; the run of smallest ``inertia_`` is kept
-        (the first one on ties). "auto": 10 for init="random", 1 otherwise.
+        (the first one on ties). "auto": 10 for init="random", 1 otherwise. 001's plain
+        algorithm is one run: ``n_init=1`` (with ``tol=0``).
     max_iter : int, default=300
         Iterations per run.
     tol : float, default=1e-4
-        Relative decrease of J at or below which a run stops; 0 runs until the labels stop
-        changing or ``max_iter``.
+        Relative decrease of J at or below which a run stops (scikit-learn's habit: the
+        last iterations of a long run barely move J). 001's algorithm runs until
+        convergence, i.e. until the labels stop changing: ``tol=0`` (then only
+        ``max_iter`` can stop it earlier).
     random_state : None, int, RandomState or Generator
     n_jobs : None or int
         OpenMP threads. Results do not depend on it, bit for bit.

@@ -329,6 +329,8 @@ class GradientBoostingRegressor(RegressorMixin, _BaseGradientBoosting):
     loss : {"squared_error"}
     n_estimators : int, default 100 (002's conclusion slide)
     learning_rate : float > 0, default 0.3
+        Shrinkage of each tree's values (xgboost's eta and default). 002's update adds the
+        tree itself, F_{t+1} = F_t + f: ``learning_rate=1`` is the notes' plain algorithm.
     max_depth : int or None, default 6 (002); None: no depth limit
     max_leaf_nodes : int or None; with it, leaves are split best gain first
     reg_lambda : float >= 0, default 1 (002's lambda)

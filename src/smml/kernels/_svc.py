@@ -62,6 +62,8 @@ class KernelSVC(KernelClassifierBase):
     kernel, degree, gamma : see :class:`KernelPerceptron` (gamma is 003's width:
         scikit-learn's ``SVC(gamma=g_sk)`` is ``gamma = 1 / (2 g_sk)`` here).
     fit_intercept : bool, default=True
+        True (the default, as scikit-learn's ``SVC``) adds the unpenalised bias b; 003's SVM
+        has none: ``fit_intercept=False`` solves the notes' problem exactly as written.
     tol : float > 0, default=1e-3 (libsvm's eps)
     shrinking : bool, default=True
     cache_size : float, default=1024 (megabytes)
