@@ -894,3 +894,217 @@ def test_exact_partition_keeps_each_side_in_order(n, simd):
         np.testing.assert_array_equal(rs, want_rs)
     with pytest.raises(ValueError, match="outside"):
         _tree.partition_pairs(np.array([3], np.int32), np.array([0], np.int32), np.zeros(3, np.uint8), simd)
+
+
+# ---- split_score="002": the slides' formulas (002 "ID3 and C4.5", "CART trees") -------------
+
+def _H(labels):
+    """002's entropy H(S) = sum_y -p(y) log2 p(y) (0 log 0 = 0)."""
+    n = len(labels)
+    return -sum(c / n * math.log2(c / n) for c in np.bincount(labels) if c > 0)
+
+
+def _G(labels):
+    """002's Gini impurity G(S) = sum_y p(y) (1 - p(y))."""
+    n = len(labels)
+    return sum(c / n * (1 - c / n) for c in np.bincount(labels))
+
+
+@pytest.mark.parametrize("crit", CRITERIA)
+@pytest.mark.parametrize("growth", ["best", "depth"])
+@pytest.mark.parametrize("k", [2, 3])
+def test_split_score_002_grows_the_reference_tree(crit, growth, k, rng):
+    X, y = _data(rng, 70, 3, k)
+    w = rng.integers(1, 4, size=70).astype(float)       # integer weights keep sums exact
+    for kw in [{}, {"max_leaf_nodes": 4}, {"max_depth": 2, "min_samples_leaf": 3},
+               {"min_samples_split": 10, "min_impurity_decrease": 0.002}]:
+        est = TreeClassifier(crit, split_score="002", growth=growth, **kw).fit(X, y, sample_weight=w)
+        r = ref.TreeClassifier(crit, split_score="002", growth=growth, **kw).fit(X, y, sample_weight=w)
+        assert est.splitter_ == "exact"
+        _same_tree(est, r)
+        assert np.array_equal(est.predict(X), r.predict(X))
+        for v, nd in enumerate(r.nodes_):
+            if nd["left"] >= 0:
+                assert est.tree_.improvement[v] == pytest.approx(nd["improvement"], rel=1e-12)
+
+
+@pytest.mark.parametrize("growth", ["best", "depth"])
+def test_split_score_002_regressor_grows_the_reference_tree(growth, rng):
+    X, _ = _data(rng, 60, 3, 2)
+    y = rng.integers(-3, 4, size=60).astype(float)      # integer targets and weights: exact sums
+    w = rng.integers(1, 4, size=60).astype(float)
+    for kw in [{}, {"max_leaf_nodes": 5}, {"max_depth": 3, "min_samples_leaf": 2},
+               {"min_impurity_decrease": 0.05}]:
+        est = TreeRegressor(split_score="002", growth=growth, **kw).fit(X, y, sample_weight=w)
+        r = ref.TreeRegressor(split_score="002", growth=growth, **kw).fit(X, y, sample_weight=w)
+        _same_tree(est, r)
+        assert np.allclose(est.predict(X), r.predict(X))
+        for v, nd in enumerate(r.nodes_):
+            if nd["left"] >= 0:
+                assert est.tree_.improvement[v] == pytest.approx(nd["improvement"], rel=1e-12)
+
+
+def test_split_score_002_by_hand_on_six_points():
+    # x = 1..6, labels 0 0 0 1 0 1.  002's scores of the five thresholds, by hand:
+    x = np.arange(1.0, 7.0)
+    y = np.array([0, 0, 0, 1, 0, 1])
+    thresholds = x[:-1] + 0.5
+    H_gain = [_H(y) - _H(y[:t]) - _H(y[t:]) for t in range(1, 6)]
+    G_gain = [_G(y) - _G(y[:t]) - _G(y[t:]) for t in range(1, 6)]
+    # H(I) = H(1/3) = 0.9183; x <= 5.5 leaves 0 0 0 1 0 (H(1/5) = 0.7219) and a pure point
+    assert H_gain[4] == pytest.approx(0.9183 - 0.7219, abs=1e-4)
+    assert H_gain[2] == pytest.approx(0.0, abs=1e-12)    # 0 0 0 | 1 0 1: H(R) = H(I)
+    assert np.argmax(H_gain) == np.argmax(G_gain) == 4
+    assert sorted(H_gain)[-2] < H_gain[4] - 0.1
+    X = x.reshape(-1, 1)
+    # C4.5 (entropy): smml's entropy is H / 2, so the stored score is half the H-gain
+    est = TreeClassifier("entropy", split_score="002").fit(X, y)
+    t = est.tree_
+    assert t.threshold[0] == thresholds[4] == 5.5
+    assert t.improvement[0] == pytest.approx(H_gain[4] / 2, rel=1e-12)
+    # first child 0 0 0 1 0: every threshold has a negative score, so it stays a leaf
+    yl = y[:5]
+    assert max(_H(yl) - _H(yl[:s]) - _H(yl[s:]) for s in range(1, 5)) < 0
+    assert t.node_count == 3 and t.children_left[1] < 0 and t.children_left[2] < 0
+    # CART (gini): psi is G itself
+    est = TreeClassifier("gini", split_score="002").fit(X, y)
+    assert est.tree_.threshold[0] == 5.5 and est.tree_.node_count == 3
+    assert est.tree_.improvement[0] == pytest.approx(G_gain[4], rel=1e-12)
+    assert est.tree_.improvement[0] == pytest.approx(4 / 9 - 0.32, rel=1e-12)
+    # the default (000's weighted decrease) splits at 3.5 instead: 6 H(I) - 3 H(0 0 0) - 3 H(1 0 1)
+    weighted = [6 * _H(y) - t * _H(y[:t]) - (6 - t) * _H(y[t:]) for t in range(1, 6)]
+    assert np.argmax(weighted) == 2
+    est = TreeClassifier("entropy").fit(X, y)
+    assert est.tree_.threshold[0] == 3.5
+    assert est.tree_.improvement[0] == pytest.approx(weighted[2] / 2, rel=1e-12)
+
+
+def test_split_score_002_regression_by_hand():
+    # 002 "CART trees for regression": V(I) - |I_L|^2/|I|^2 V(I_L) - |I_R|^2/|I|^2 V(I_R)
+    x = np.arange(1.0, 7.0)
+    y = np.array([0.0, 1.0, 0.0, 4.0, 5.0, 9.0])
+    V = np.var
+    gain = [V(y) - (t / 6) ** 2 * V(y[:t]) - ((6 - t) / 6) ** 2 * V(y[t:]) for t in range(1, 6)]
+    est = TreeRegressor(split_score="002", max_depth=1).fit(x.reshape(-1, 1), y)
+    b = int(np.argmax(gain))
+    assert sorted(gain)[-2] < gain[b] - 1e-3
+    assert est.tree_.threshold[0] == x[b] + 0.5
+    assert est.tree_.improvement[0] == pytest.approx(gain[b], rel=1e-12)
+    assert est.tree_.impurity[0] == pytest.approx(V(y), rel=1e-12)
+    # weights generalise the counts: weight 2 on a row = the row twice
+    w = np.array([1.0, 2.0, 1.0, 1.0, 3.0, 1.0])
+    rep = np.repeat(np.arange(6), w.astype(int))
+    a = TreeRegressor(split_score="002").fit(x.reshape(-1, 1), y, sample_weight=w)
+    c = TreeRegressor(split_score="002").fit(x[rep].reshape(-1, 1), y[rep])
+    assert np.array_equal(a.tree_.threshold, c.tree_.threshold)
+    assert np.allclose(a.tree_.improvement, c.tree_.improvement, rtol=1e-12, atol=0)
+
+
+def test_split_score_002_weights_are_repetitions_and_scale_free(rng):
+    X, y = _data(rng, 60, 3, 3)
+    w = rng.integers(1, 4, 60)
+    rep = np.repeat(np.arange(60), w)
+    a = TreeClassifier("entropy", split_score="002").fit(X, y, sample_weight=w.astype(float))
+    b = TreeClassifier("entropy", split_score="002").fit(X[rep], y[rep])
+    # weights 2^660 w: the kernel's power-of-two rescaling makes them the same weights exactly
+    # (the scores are proportions: they do not scale with the weights)
+    c = TreeClassifier("entropy", split_score="002").fit(X, y, sample_weight=w * 2.0**660)
+    for o in (b, c):
+        assert np.array_equal(a.tree_.threshold, o.tree_.threshold)
+        assert np.array_equal(a.tree_.improvement, o.tree_.improvement)
+    # regression: the score is in units of y^2, whatever the weights
+    yr = np.round(X[:, 0] * 2 + X[:, 1], 1)
+    a = TreeRegressor(split_score="002", max_depth=3).fit(X, yr)
+    b = TreeRegressor(split_score="002", max_depth=3).fit(X, yr * 2.0**10, sample_weight=np.full(60, 2.0**-300))
+    assert np.array_equal(a.tree_.threshold, b.tree_.threshold)
+    assert np.array_equal(a.tree_.improvement * 2.0**20, b.tree_.improvement)
+    # a large offset is subtracted before growth: the same splits up to rounding of near ties
+    c = TreeRegressor(split_score="002", max_depth=1).fit(X, yr + 1e9)
+    assert c.tree_.threshold[0] == a.tree_.threshold[0]
+    assert c.tree_.improvement[0] == pytest.approx(a.tree_.improvement[0], rel=1e-6)
+
+
+def test_split_score_002_min_impurity_decrease_is_the_score(rng):
+    # the split is made when its score is at least min_impurity_decrease (002's gamma)
+    X, y = _data(rng, 120, 3, 2)
+    root = TreeClassifier("gini", split_score="002").fit(X, y).tree_.improvement[0]
+    assert root > 0
+    t = TreeClassifier("gini", split_score="002", min_impurity_decrease=float(root)).fit(X, y).tree_
+    assert t.node_count >= 3 and t.improvement[0] == root
+    t = TreeClassifier("gini", split_score="002", min_impurity_decrease=float(np.nextafter(root, 1.0)))
+    assert t.fit(X, y).tree_.node_count == 1
+    yr = np.round(X[:, 0] + X[:, 1] * X[:, 2], 2)
+    full = TreeRegressor(split_score="002").fit(X, yr).tree_
+    gamma = float(np.median(full.improvement[full.children_left >= 0]))
+    t = TreeRegressor(split_score="002", min_impurity_decrease=gamma).fit(X, yr).tree_
+    assert 1 < t.node_count < full.node_count
+    assert np.all(t.improvement[t.children_left >= 0] >= gamma)
+
+
+def test_split_score_weighted_is_the_default(rng):
+    X, y = _data(rng, 100, 3, 3)
+    yr = X[:, 0] + X[:, 1] ** 2
+    for Est, target in [(TreeClassifier, y), (TreeRegressor, yr)]:
+        assert Est().split_score == "weighted"
+        a = Est(random_state=0).fit(X, target).tree_
+        b = Est(split_score="weighted", random_state=0).fit(X, target).tree_
+        for f in Tree._FIELDS:
+            assert np.array_equal(getattr(a, f), getattr(b, f)), f
+
+
+def test_split_score_002_auto_is_exact_and_bad_combinations(rng, monkeypatch):
+    import smml.tree
+    X, y = _data(rng, 80, 3, 2)
+    monkeypatch.setattr(smml.tree, "_AUTO_HIST_MIN_SAMPLES", 10)
+    assert TreeClassifier().fit(X, y).splitter_ == "hist"
+    assert TreeClassifier(split_score="002").fit(X, y).splitter_ == "exact"
+    assert TreeRegressor(split_score="002").fit(X, X[:, 0]).splitter_ == "exact"
+    Xc = X.copy()
+    Xc[:, 2] = rng.integers(0, 4, len(X))
+    for Est, target in [(TreeClassifier, y), (TreeRegressor, X[:, 0])]:
+        with pytest.raises(ValueError, match='split_score="002".*splitter="hist"'):
+            Est(split_score="002", splitter="hist").fit(X, target)
+        with pytest.raises(ValueError, match='split_score="002".*numerical features only'):
+            Est(split_score="002", categorical_features=[2]).fit(Xc, target)
+        with pytest.raises(ValueError, match="split_score"):
+            Est(split_score="C4.5").fit(X, target)
+        with pytest.raises(ValueError, match="split_score"):
+            Est(split_score=None).fit(X, target)
+    # the ensembles' fast path and reduced-error pruning work with it
+    a = TreeClassifier(split_score="002", random_state=0)._fit_encoded(X, y, np.arange(2), np.ones(80))
+    b = TreeClassifier(split_score="002", random_state=0).fit(X, y)
+    assert np.array_equal(a.tree_.threshold, b.tree_.threshold)
+    TreeClassifier(split_score="002", pruning="reduced_error", random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="split_score"):
+        ref.TreeClassifier(split_score="bogus")
+
+
+@pytest.mark.parametrize("Est", [TreeClassifier, TreeRegressor])
+def test_split_score_002_parallel_and_deferred_growth(Est, monkeypatch):
+    # subtrees grown apart and nodes searched over several threads: the same tree
+    import smml.tree
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 5)).round(2)
+    target = X[:, 0] * X[:, 1] + 0.3 * rng.normal(size=3000)
+    if Est is TreeClassifier:
+        target = (target > 0).astype(int) + (X[:, 2] > 1)
+    kw = dict(split_score="002", random_state=0, min_samples_leaf=3)
+    base = Est(**kw).fit(X, target)
+    monkeypatch.setattr(smml.tree, "_DECOMPOSE_MIN", 100)
+    monkeypatch.setattr(smml.tree, "_GRAIN", 1)
+    for nj in (1, 2):
+        est = Est(n_jobs=nj, **kw).fit(X, target)
+        assert est.tree_.node_count == base.tree_.node_count
+        assert np.array_equal(np.sort(est.tree_.threshold), np.sort(base.tree_.threshold))
+        assert np.array_equal(np.sort(est.tree_.improvement), np.sort(base.tree_.improvement))
+        assert np.array_equal(est.predict(X), base.predict(X))
+
+
+def test_split_score_002_in_bagging(rng):
+    # the ensembles do not expose split_score; a bagged estimator keeps it (cloned)
+    from smml.ensemble import BaggingClassifier
+    X, y = _data(rng, 150, 3, 2)
+    b = BaggingClassifier(TreeClassifier(split_score="002"), n_estimators=4, random_state=0).fit(X, y)
+    assert all(e.split_score == "002" and e.splitter_ == "exact" for e in b.estimators_)
+    with pytest.raises(ValueError, match='split_score="002"'):
+        BaggingClassifier(TreeClassifier(split_score="002", splitter="hist"), n_estimators=2).fit(X, y)

@@ -4,12 +4,14 @@ Growth (000): start from a single leaf labelled with the most frequent label; re
 replace a leaf by an internal node carrying a binary test and two new leaves, the first
 child receiving the examples the test sends to 1.  ``growth="best"`` expands the leaf whose
 best split decreases the training objective ``sum_leaves N_leaf * psi(leaf)`` the most (ties:
-the leaf created first); ``growth="depth"`` expands the first child before the second
-(depth-first).  A leaf is not split when: its depth is ``max_depth``; it has fewer than
-``min_samples_split`` examples; no split leaves ``min_samples_leaf`` examples on each side;
-the best decrease divided by the total training weight is below ``min_impurity_decrease``;
-or no split decreases the objective at all (000: "the algorithm might even get stuck" with
-psi = min; the decrease must exceed 1e-12 times the node weight, to absorb rounding).
+the leaf created first; with ``split_score="002"``: the largest score); ``growth="depth"``
+expands the first child before the second (depth-first).  A leaf is not split when: its depth
+is ``max_depth``; it has fewer than ``min_samples_split`` examples; no split leaves
+``min_samples_leaf`` examples on each side; the best decrease divided by the total training
+weight is below ``min_impurity_decrease``; or no split decreases the objective at all (000:
+"the algorithm might even get stuck" with psi = min; the decrease must exceed 1e-12 times the
+node weight, to absorb rounding).  (``split_score="002"``: the last two rules are on the score,
+see below.)
 Growth stops when the tree has ``max_leaf_nodes`` leaves (the N of 000's bounds counts
 nodes: a tree with L leaves has N = 2L - 1 nodes).
 
@@ -20,12 +22,40 @@ Splitting functions psi (000, 003 section 3), for the weighted class proportions
 - ``"entropy"``: (1/2) sum_k -p_k log2 p_k (002's entropy halved; binary: 000's scaled entropy)
 - ``"sqrt"``:   (1/2) sum_k sqrt(p_k (1 - p_k)) (binary: sqrt(p(1 - p)) of 003)
 
-Each is concave, so by Jensen's inequality (000) a split never increases the objective.
-Regression (002 "CART trees for regression"): leaves predict the weighted mean and a split is
-worth the decrease of the weighted squared error, ``W V(I) - W_L V(I_L) - W_R V(I_R)``.  (002's
-slide weights the children by ``|I_L|^2/|I|^2``; with those weights every split of a
-non-constant node has a positive score, so it is not a decrease of the training objective and
-we use the CART weights ``|I_L|/|I|`` as scikit-learn does.)
+Split scores (``split_score``).  By default (``"weighted"``) a split of node I into I_L, I_R is
+scored by 000's decrease of the training objective ``sum_leaves N_leaf psi(leaf)`` (weights W:
+the weighted numbers of examples),
+
+    ``W psi(I) - W_L psi(I_L) - W_R psi(I_R)``,
+
+the children weighted by their share of the node.  It is the default because it is the
+decrease of the objective the growth minimises: each psi is concave, so by Jensen's inequality
+(000) ``psi(I) >= (W_L/W) psi(I_L) + (W_R/W) psi(I_R)`` and a split never increases it (with
+psi = "error" the objective is the training error, which thus never goes up as the tree grows).
+Regression: leaves predict the weighted mean and the score is the decrease of the weighted
+squared error, ``W V(I) - W_L V(I_L) - W_R V(I_R)`` (V the weighted variance: the CART weights
+``|I_L|/|I|``, as scikit-learn).
+
+``split_score="002"`` uses 002's slide formulas literally ("ID3 and C4.5", "CART trees,
+classification", "CART trees for regression"), with *unweighted* children:
+
+- classification: ``psi(I) - psi(I_L) - psi(I_R)`` for the chosen psi: with ``"entropy"``
+  002's C4.5 score ``H(I) - H(I_L) - H(I_R)`` halved (smml's entropy is 000's scaled entropy,
+  H / 2: the same argmax, half the value), with ``"gini"`` 002's CART score
+  ``G(I) - G(I_L) - G(I_R)``;
+- regression: ``V(I) - (W_L^2 V(I_L) + W_R^2 V(I_R)) / W^2``, 002's ``|I_L|^2/|I|^2`` weights
+  with the example weights generalising the counts.
+
+These are not decreases of the training objective: a classification score can be negative
+for every split (a node with p = 1/2 split into two children with p near 1/2), and the
+regression score is positive for every split of a non-constant node.  The best split maximises
+the score (same tie rule as below) and a split is made when its score exceeds the rounding
+tolerance (1e-12, in psi units; regression: 1e-12 times the node's weighted mean of y^2) and
+is at least ``min_impurity_decrease`` (002's "do a split only if gain greater than gamma"),
+compared with the score itself (not divided by the training weight as in the default);
+``Tree.improvement`` holds the score and ``growth="best"`` expands the leaf with the largest
+score.  Only with the exact splitter (``splitter="auto"`` resolves to ``"exact"``) and
+numerical features: ``splitter="hist"`` or ``categorical_features`` raise ValueError.
 
 Tests: numerical ``x_i <= threshold``; categorical ``x_i in S`` for a subset S of the
 categories (000's ``smoker in {yes, ex}``).  For binary classification and regression the
@@ -75,6 +105,7 @@ _MAX_SAMPLES = 2**30 - 1        # node ids (< 2n) are int32 in the node records
 _OCCAM_MAX_CELLS = 50_000_000   # prune_occam's tables: at most 400 MB of float64
 _REP_RULES = ("unchanged", "no_worse")   # prune_reduced_error's rules (002's words, Quinlan's)
 _REP_PRUNING = {"reduced_error": "unchanged", "reduced_error_no_worse": "no_worse"}
+_SPLIT_SCORES = ("weighted", "002")     # split_score: 000's weighted decrease, 002's slide formulas
 
 # Threading grains (smml._threads.threads_for): the least work worth a thread of its own.
 #: samples x features: a node's split search and partition run on several threads from 2 grains
@@ -94,7 +125,8 @@ class Tree:
     attribute (``tree.feature`` is ``tree.nodes["feature"]``): ``threshold``, ``feature``,
     ``children_left`` (-1 marks leaves), ``is_categorical``, ``impurity`` (psi at the node),
     ``weighted_n_node_samples``, ``improvement`` (the decrease of the training objective made by
-    the node's split), ``n_node_samples``, ``depth``.  ``children_left[v]`` is the first child
+    the node's split; with ``split_score="002"``, 002's score of the split), ``n_node_samples``,
+    ``depth``.  ``children_left[v]`` is the first child
     (test true); the second child is stored right after it, ``children_right[v] =
     children_left[v] + 1``.  The test is ``x[feature] <= threshold`` unless ``is_categorical[v]``,
     when it is ``x[feature] in S`` with S the categories whose bit is set in
@@ -366,6 +398,7 @@ class _BaseTree(SmmlEstimator):
             "max_features": (Options(None, "sqrt", "log2"), Interval(int, 1, None),
                              Interval(float, 0, 1, closed="right")),
             "max_bins": Interval(int, 2, 256),
+            "split_score": Options(*_SPLIT_SCORES),
             "categorical_features": (Options(None), InstanceOf(list, tuple, np.ndarray)),
             "pruning": Options(*self._prunings),
             "validation_fraction": Interval(float, 0, 1, closed="neither"),
@@ -499,8 +532,17 @@ class _BaseTree(SmmlEstimator):
         is_cat = np.zeros(d, np.uint8)
         is_cat[self._cat_idx] = 1
         splitter = self.splitter
+        literal = self.split_score == "002"
+        if literal:
+            if splitter == "hist":
+                raise ValueError('split_score="002" (002\'s slide formulas) is supported with '
+                                 'splitter="exact" or "auto" only, got splitter="hist"')
+            if self._cat_idx:
+                raise ValueError('split_score="002" (002\'s slide formulas) supports numerical '
+                                 'features only: use categorical_features=None (e.g. one-hot encode '
+                                 'the categories) or split_score="weighted"')
         if splitter == "auto":
-            splitter = "hist" if n >= _AUTO_HIST_MIN_SAMPLES else "exact"
+            splitter = "hist" if n >= _AUTO_HIST_MIN_SAMPLES and not literal else "exact"
         self.splitter_ = splitter
         if presorted is not None and (splitter != "exact" or self._cat_idx):
             raise RuntimeError("smml.tree: presorted columns serve the exact splitter only")
@@ -553,16 +595,20 @@ class _BaseTree(SmmlEstimator):
             Xs, Si, Rs, Xb, edges, is_cat, ycls, yreg, sw,
             max_depth, min(self.min_samples_split, n + 1), min(self.min_samples_leaf, n + 1), mid,
             0 if self.max_leaf_nodes is None else min(self.max_leaf_nodes, 2 * n + 2), mf,
-            self.growth == "best", rng_seed, n_threads, _GRAIN, _DECOMPOSE_MIN)
+            self.growth == "best", rng_seed, n_threads, _GRAIN, _DECOMPOSE_MIN,
+            _tree.SPLIT_SCORES[self.split_score])
+        # the weighted decrease scales with the weights; 002's scores do not (psi and V are
+        # proportions / weighted means), the regression one scales with y^2
+        e_imp = 0 if literal else e_w
         with np.errstate(over="ignore", under="ignore"):
             nodes["weighted_n_node_samples"] = np.ldexp(nodes["weighted_n_node_samples"], e_w)
             if n_classes == 0:
                 value = np.ldexp(value, e_y) + c0
                 nodes["impurity"] = np.ldexp(nodes["impurity"], 2 * e_y)
-                nodes["improvement"] = np.ldexp(nodes["improvement"], 2 * e_y + e_w)
+                nodes["improvement"] = np.ldexp(nodes["improvement"], 2 * e_y + e_imp)
             else:
                 value = np.ldexp(value, e_w)
-                nodes["improvement"] = np.ldexp(nodes["improvement"], e_w)
+                nodes["improvement"] = np.ldexp(nodes["improvement"], e_imp)
         return Tree(nodes, value, bits)
 
     def _seed(self):
@@ -727,8 +773,14 @@ class TreeClassifier(ClassifierMixin, _BaseTree):
     criterion : {"gini", "entropy", "error", "sqrt"}, default="gini"
         The function psi (see the module docstring for the multiclass forms).
     splitter : {"auto", "exact", "hist"}, default="auto"
+        "exact" tries every threshold between consecutive distinct values: 000's growth as
+        written. "hist" bins each feature into at most ``max_bins`` quantile bins first (the
+        same splits as "exact" on features with at most ``max_bins`` distinct values, fewer
+        candidates otherwise). "auto" is "hist" from 20,000 samples on (for speed; "exact"
+        with ``split_score="002"``), else "exact": pass ``splitter="exact"`` for the notes' plain algorithm at every size.
     growth : {"best", "depth"}, default="best"
-        Which leaf is expanded next (best-first: largest decrease of the training objective).
+        Which leaf is expanded next (best-first: largest decrease of the training objective;
+        with ``split_score="002"``, largest score).
     max_depth, min_samples_split, min_samples_leaf, min_impurity_decrease, max_leaf_nodes :
         Stopping rules (module docstring).  ``max_leaf_nodes`` with ``growth="depth"`` stops
         the depth-first growth when that many leaves exist.
@@ -737,6 +789,14 @@ class TreeClassifier(ClassifierMixin, _BaseTree):
         exactly that many features are tried (no extra draws if they are all constant).
     max_bins : int in [2, 256], default=255
         Bins per feature for ``splitter="hist"``.
+    split_score : {"weighted", "002"}, default="weighted"
+        How a split is scored (module docstring).  "weighted": 000's decrease of the training
+        objective, ``W psi(I) - W_L psi(I_L) - W_R psi(I_R)``.  "002": the slides' formula with
+        unweighted children, ``psi(I) - psi(I_L) - psi(I_R)`` (002's C4.5 score H(I) - H(I_L) -
+        H(I_R) halved with "entropy", smml's entropy being 000's H / 2; 002's CART score with
+        "gini"); a split is then made when its score is positive (above 1e-12) and at least
+        ``min_impurity_decrease``.  "002" needs the exact splitter ("auto" resolves to it) and
+        numerical features only (ValueError otherwise).
     categorical_features : list of column indices or names, or a boolean mask, default=None
         Columns holding categories (any orderable values, e.g. strings in a DataFrame; at most
         256 per column).
@@ -765,7 +825,8 @@ class TreeClassifier(ClassifierMixin, _BaseTree):
     def __init__(self, criterion="gini", *, splitter="auto", growth="best", max_depth=None,
                  min_samples_split=2, min_samples_leaf=1, min_impurity_decrease=0.0,
                  max_leaf_nodes=None, max_features=None, max_bins=255, categorical_features=None,
-                 pruning=None, validation_fraction=0.2, delta=0.05, random_state=None, n_jobs=None):
+                 pruning=None, validation_fraction=0.2, delta=0.05, random_state=None, n_jobs=None,
+                 split_score="weighted"):
         self.criterion = criterion
         self.splitter = splitter
         self.growth = growth
@@ -782,6 +843,7 @@ class TreeClassifier(ClassifierMixin, _BaseTree):
         self.delta = delta
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.split_score = split_score
 
     def fit(self, X, y, sample_weight=None):
         """Grow the tree on (X, y) with optional non-negative ``sample_weight``."""
@@ -988,8 +1050,10 @@ class TreeRegressor(RegressorMixin, _BaseTree):
     """Regression tree (000 "Tree Predictors", 002 "CART trees for regression").
 
     Leaves predict the weighted mean target of their training examples; a split is worth the
-    decrease of the weighted squared error.  Parameters as :class:`TreeClassifier` (criterion
-    "squared_error"; pruning None, "reduced_error" or "reduced_error_no_worse" with the square loss
+    decrease of the weighted squared error, ``W V(I) - W_L V(I_L) - W_R V(I_R)``, or with
+    ``split_score="002"`` 002's variance reduction ``V(I) - (W_L^2 V(I_L) + W_R^2 V(I_R)) / W^2``
+    (the slide's ``|I_L|^2/|I|^2`` weights; ``min_impurity_decrease`` is then compared with it,
+    in units of y^2).  Parameters as :class:`TreeClassifier` (criterion "squared_error"; pruning None, "reduced_error" or "reduced_error_no_worse" with the square loss
     (on real-valued targets an exactly unchanged validation error is rare, so the notes' rule
     mostly prunes subtrees that no validation example reaches); ``delta`` is unused,
     the Occam bound of 000 being for classification).
@@ -1001,7 +1065,8 @@ class TreeRegressor(RegressorMixin, _BaseTree):
     def __init__(self, criterion="squared_error", *, splitter="auto", growth="best", max_depth=None,
                  min_samples_split=2, min_samples_leaf=1, min_impurity_decrease=0.0,
                  max_leaf_nodes=None, max_features=None, max_bins=255, categorical_features=None,
-                 pruning=None, validation_fraction=0.2, delta=0.05, random_state=None, n_jobs=None):
+                 pruning=None, validation_fraction=0.2, delta=0.05, random_state=None, n_jobs=None,
+                 split_score="weighted"):
         self.criterion = criterion
         self.splitter = splitter
         self.growth = growth
@@ -1018,6 +1083,7 @@ class TreeRegressor(RegressorMixin, _BaseTree):
         self.delta = delta
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.split_score = split_score
 
     def fit(self, X, y, sample_weight=None):
         """Grow the tree on (X, y) with optional non-negative ``sample_weight``."""

@@ -7,7 +7,11 @@
 # replaced by an internal node with a binary test and two new leaves.  A node's
 # cost is W * psi(p) (W = weight of the examples routed to it), and a split is
 # worth c(parent) - c(first child) - c(second child) (the decrease of the
-# training objective sum_leaves psi * N_leaf).
+# training objective sum_leaves psi * N_leaf).  With split_score = SCORE_002
+# (smml.tree's split_score="002") a split is scored by 002's slide formulas
+# instead: psi(I) - psi(I_L) - psi(I_R) (classification) and
+# V(I) - (W_L^2 V(I_L) + W_R^2 V(I_R)) / W^2 (regression); exact splitter and
+# numerical features only (_scan_exact_002), the default scans untouched.
 #
 # Everything below runs without the GIL.  The whole growth is one nogil call:
 # Python validates inputs and allocates the read-only arrays, the kernel grows
@@ -52,11 +56,15 @@ import numpy as np
 cdef enum:
     MODE_EXACT = 0
     MODE_HIST = 1
+    SCORE_WEIGHTED = 0       # split_score: W psi(I) - W_L psi(I_L) - W_R psi(I_R) (000)
+    SCORE_002 = 1            # psi(I) - psi(I_L) - psi(I_R); V(I) - (W_L^2 V_L + W_R^2 V_R) / W^2 (002)
     SCAN_CHUNK = 256         # positions whose costs _scan_exact computes at once
     SCAN_KMAX = 8            # classes up to which it does (gini)
 
 CRITERIA = {"error": CRIT_ERROR, "gini": CRIT_GINI, "entropy": CRIT_ENTROPY,
             "sqrt": CRIT_SQRT, "squared_error": CRIT_MSE}
+#: build_tree's split_score codes (smml.tree's split_score parameter)
+SPLIT_SCORES = {"weighted": SCORE_WEIGHTED, "002": SCORE_002}
 
 cdef Node _node_example
 #: numpy dtype of the node record (derived from the struct in _tree.pxd)
@@ -71,6 +79,7 @@ cdef struct Params:
     # read-only while a tree grows, shared by every thread
     Targets t                # weights, targets, criterion, min_samples_leaf (_split.pxd)
     int mode
+    int split_score          # SCORE_WEIGHTED or SCORE_002 (exact mode, numerical features only)
     intp_t n, d
     intp_t V                 # values per node: K classes, or 1 (regression)
     intp_t max_bins, stride  # histogram geometry (_split.pxd)
@@ -111,7 +120,8 @@ cdef struct Scratch:
     intp_t* features         # (d) candidate order (a Fisher-Yates prefix)
     SplitRecord* feat_best   # (d) best split of each candidate
     double* node_tot         # (K + 2) totals of the node being evaluated: class weights, W, S
-    double node_q            # regression: sum w y^2 of the node being evaluated
+    double node_q            # regression: sum w y^2 of the node being evaluated (read by the
+                             # SCORE_002 scans too)
     intp_t* lo               # (d) lowest bin present in the node's histogram of each feature
     intp_t* hi               # (d) highest bin present
     intp_t* hlist            # (d) candidates scanned through a histogram
@@ -395,6 +405,72 @@ cdef void _scan_exact(const Params* P, Scratch* S, intp_t f, intp_t start, intp_
     out.cost = best
 
 
+cdef inline double _sq_sse(double S, double Q, double W) noexcept nogil:
+    """W^2 V = W (Q - S^2 / W) for a side with weight W, sum w y S and sum w y^2 Q (>= 0)."""
+    cdef double v
+    if W <= 0.0:
+        return 0.0
+    v = Q - S * S / W
+    return W * v if v > 0.0 else 0.0
+
+
+cdef void _scan_exact_002(const Params* P, Scratch* S, intp_t f, intp_t start, intp_t end,
+                          SplitRecord* out) noexcept nogil:
+    """_scan_exact for split_score="002" (002's slide formulas): the cost minimised is
+    psi(I_L) + psi(I_R) (classification; psi = c / W) or W_L^2 V(I_L) + W_R^2 V(I_R)
+    (regression), the same candidates and tie rule (first smallest) as _scan_exact.  A plain
+    loop: the default scans are not touched by this mode."""
+    cdef intp_t K = P.t.K, n = P.n, p, i, nL = 0, nn = end - start, k
+    cdef const int32_t* rs = P.Rs + f * n
+    cdef const int32_t* si = P.Si + f * n
+    cdef double* left = S.sums + f * P.sums_stride
+    cdef double* right = left + K
+    cdef double WL = 0.0, WR, WT = S.node_tot[K], SL = 0.0, ST = S.node_tot[K + 1], QL = 0.0
+    cdef double QT = S.node_q, c, wi, cl, cr
+    cdef intp_t msl = P.t.min_samples_leaf
+    cdef intp_t best_p = -1
+    cdef double best = INFINITY
+    init_record(out)
+    if rs[start] >= rs[end - 1]:
+        return   # constant feature in this node
+    for k in range(K):
+        left[k] = 0.0
+    for p in range(start, end - 1):
+        i = si[p]
+        wi = P.t.w[i]
+        if K > 0:
+            left[P.t.ycls[i]] += wi
+        else:
+            SL += P.t.wy[i]
+            QL += P.t.wy[i] * P.yreg[i]
+        WL += wi
+        nL += 1
+        if rs[p + 1] <= rs[p]:
+            continue
+        if nL < msl:
+            continue
+        if nn - nL < msl:
+            break
+        WR = WT - WL
+        if K > 0:
+            for k in range(K):
+                right[k] = S.node_tot[k] - left[k]
+            cl = cost(left, K, WL, P.t.criterion)
+            cr = cost(right, K, WR, P.t.criterion)
+            c = (cl / WL if WL > 0.0 else 0.0) + (cr / WR if WR > 0.0 else 0.0)
+        else:
+            c = _sq_sse(SL, QL, WL) + _sq_sse(ST - SL, QT - QL, WR)
+        if c < best:
+            best = c
+            best_p = p
+    if best_p < 0:
+        return
+    out.feature = f
+    out.n_left = best_p + 1 - start
+    out.bin = best_p
+    out.cost = best
+
+
 cdef double _exact_threshold(const Params* P, intp_t f, intp_t p) noexcept nogil:
     """The threshold between sorted positions p and p + 1 of feature f's segment: the
     midpoint of the two values (the lower one where the midpoint rounds onto the upper)."""
@@ -452,6 +528,8 @@ cdef void _scan_feature(const Params* P, Scratch* S, intp_t f, intp_t start, int
                         SplitRecord* out) noexcept nogil:
     if P.is_cat[f]:
         _scan_cat(P, S, f, start, end, out)
+    elif P.split_score == SCORE_002:        # exact mode (smml.tree checks): 002's formulas
+        _scan_exact_002(P, S, f, start, end, out)
     elif P.mode == MODE_EXACT:
         _scan_exact(P, S, f, start, end, out)
     else:
@@ -524,6 +602,22 @@ cdef void _evaluate(const Params* P, Scratch* S, intp_t start, intp_t end, intp_
         return
     if P.mode == MODE_EXACT and not best.is_cat:
         best.threshold = _exact_threshold(P, best.feature, best.bin)
+    if P.split_score == SCORE_002:
+        # 002's score: psi(I) - psi(I_L) - psi(I_R), or V(I) - (W_L^2 V_L + W_R^2 V_R) / W^2;
+        # made when it exceeds the rounding tolerance (1e-12 psi units, 1e-12 the node's mean
+        # w y^2) and is at least min_impurity_decrease (002's gamma, not scaled by any weight)
+        if K > 0:
+            best.improvement = parent_cost / W - best.cost
+            scale = 1.0
+        else:
+            parent_cost = (S.node_q - Ssum * Ssum / W) / W
+            if parent_cost < 0.0:
+                parent_cost = 0.0
+            best.improvement = parent_cost - best.cost / (W * W)
+            scale = S.node_q / W
+        if not (best.improvement > 1e-12 * scale) or best.improvement < P.min_impurity_decrease:
+            best.feature = -1
+        return
     best.improvement = parent_cost - best.cost
     if not (best.improvement > 1e-12 * scale) or best.improvement < P.min_impurity_decrease * P.w_root:
         best.feature = -1    # 000: no split decreases the training objective (or not enough)
@@ -882,13 +976,15 @@ def build_tree(int mode, int criterion, intp_t n_classes,
                intp_t max_depth, intp_t min_samples_split, intp_t min_samples_leaf,
                double min_impurity_decrease, intp_t max_leaf_nodes, intp_t max_features,
                bint best_first, unsigned long long seed, int n_threads, intp_t grain,
-               intp_t decompose_min):
+               intp_t decompose_min, int split_score=SCORE_WEIGHTED):
     """Grow one tree; return (nodes, value, category_bits): the NODE_DTYPE records, the
     (n_nodes, V) values and the (n_nodes, CATEGORY_WORDS) category bits.
 
     Every input is validated by smml.tree before this call (shapes, codes below
     hist_bins, class indices below n_classes, non-negative weights, n < 2**30).
     ``grain``: samples x features worth a thread of its own (threads_for).
+    ``split_score``: 0 (000's weighted decrease) or 1 (002's slide formulas; exact mode and
+    numerical features only, which smml.tree checks: the improvement is then the score).
     """
     cdef Params P
     cdef Scratch S0
@@ -912,6 +1008,13 @@ def build_tree(int mode, int criterion, intp_t n_classes,
     P.t.w = &sample_weight[0]
     P.t.ycls = &ycls[0] if K > 0 else &dummy_i
     P.mode = mode
+    if split_score != SCORE_WEIGHTED:
+        if mode != MODE_EXACT:
+            raise ValueError("build_tree: split_score 002 needs the exact splitter")
+        for j in range(d):
+            if is_cat[j]:
+                raise ValueError("build_tree: split_score 002 does not score categorical features")
+    P.split_score = SCORE_002 if split_score != SCORE_WEIGHTED else SCORE_WEIGHTED
     P.n = n
     P.d = d
     P.V = K if K > 0 else 1

@@ -8,6 +8,12 @@ threshold between consecutive distinct values (midpoint), the children's cost
 features: categories ordered by a key (see smml.tree) and every prefix tried;
 :func:`best_categorical_subset_exhaustive` tries every subset instead.
 
+``split_score="002"``: 002's slide formulas instead of the weighted decrease (see smml.tree):
+the children's cost is ``psi(L) + psi(R)`` (classification, psi = W psi / W) or
+``W_L^2 V(L) + W_R^2 V(R)`` (regression), the score ``psi(I) - psi(L) - psi(R)`` or
+``V(I) - (W_L^2 V(L) + W_R^2 V(R)) / W^2``; a split is made when the score exceeds 1e-12
+(regression: 1e-12 times the node's mean w y^2) and is at least min_impurity_decrease.
+
 Same tie rules and stopping rules as smml.tree; no max_features, no histograms.
 """
 import math
@@ -48,9 +54,21 @@ def psi_cost(wk, criterion):
     raise ValueError(criterion)
 
 
+def _sq_sse(S, Q, W):
+    """W^2 V = W (Q - S^2 / W) of a side (W, S = sum w y, Q = sum w y^2), as the kernel."""
+    if W <= 0.0:
+        return 0.0
+    v = Q - S * S / W
+    return W * v if v > 0.0 else 0.0
+
+
 class _RefTree:
     def __init__(self, criterion, max_depth=None, min_samples_split=2, min_samples_leaf=1,
-                 min_impurity_decrease=0.0, max_leaf_nodes=None, growth="best", categorical_features=()):
+                 min_impurity_decrease=0.0, max_leaf_nodes=None, growth="best", categorical_features=(),
+                 split_score="weighted"):
+        if split_score not in ("weighted", "002"):
+            raise ValueError(f"split_score must be 'weighted' or '002', got {split_score!r}")
+        self.split_score = split_score
         self.criterion = criterion
         self.max_depth = max_depth
         self.min_samples_split = min_samples_split
@@ -80,6 +98,12 @@ class _RefTree:
     def _children_cost(self, L, R):
         WL, sL = self._stats(L)
         WR, sR = self._stats(R)
+        if self.split_score == "002":
+            if self._clf:      # psi(L) + psi(R), unweighted (002)
+                cl = psi_cost(sL, self.criterion)
+                cr = psi_cost(sR, self.criterion)
+                return (cl / WL if WL > 0.0 else 0.0) + (cr / WR if WR > 0.0 else 0.0)
+            return _sq_sse(sL[0], sL[1], WL) + _sq_sse(sR[0], sR[1], WR)    # W_L^2 V_L + W_R^2 V_R
         if self._clf:
             return psi_cost(sL, self.criterion) + psi_cost(sR, self.criterion)
         s = 0.0
@@ -159,6 +183,18 @@ class _RefTree:
                     best = (c, f, ("num", thr))
         if best is None:
             return None
+        if self.split_score == "002":
+            if self._clf:
+                improvement = parent / W - best[0]          # psi(I) - psi(L) - psi(R)
+                scale = 1.0
+            else:
+                S, Q = st
+                V = max((Q - S * S / W) / W, 0.0)
+                improvement = V - best[0] / (W * W)          # V(I) - (W_L^2 V_L + W_R^2 V_R) / W^2
+                scale = Q / W
+            if not improvement > 1e-12 * scale or improvement < self.min_impurity_decrease:
+                return None
+            return improvement, best[1], best[2]
         improvement = parent - best[0]
         if not improvement > 1e-12 * scale or improvement < self.min_impurity_decrease * self._W_root:
             return None
@@ -298,9 +334,11 @@ def best_categorical_subset_exhaustive(codes, y, w=None, criterion="gini", class
             else:
                 c = 0.0
                 for part in (L, R):
-                    W = sum(w[i] for i in part)
-                    S_ = sum(w[i] * y[i] for i in part)
-                    Q = sum(w[i] * y[i] * y[i] for i in part)
+                    W = S_ = Q = 0.0
+                    for i in part:
+                        W += w[i]
+                        S_ += w[i] * y[i]
+                        Q += w[i] * y[i] * y[i]
                     c += Q - S_ * S_ / W
             best = min(best, c)
     return best
