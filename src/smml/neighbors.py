@@ -416,7 +416,10 @@ class _KNNBase(SmmlEstimator):
         m = X.shape[0]
         self._checked_k(m)
         self._metric = self.metric      # the fitted metric (set_params(metric=...) needs a refit)
-        self._dtype = X.dtype.type
+        # Mahalanobis searches float64 rows of its transform, whatever X's dtype: the filter's
+        # error bound is then float64's (float32 rows left ~10^-7 relative slack, so many
+        # queries needed the radius search), and float32 and float64 X give the same results
+        self._dtype = np.float64 if self.metric == "mahalanobis" else X.dtype.type
         self._L = None
         self._Xm = None
         if self._metric == "mahalanobis":
