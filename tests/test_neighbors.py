@@ -973,14 +973,13 @@ def _lattice(rng, d, m=40):
 @pytest.mark.parametrize("vi", range(len(_LATTICE_VI)))
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("algorithm", ["brute", "tree"])
-@pytest.mark.parametrize("slack", [None, 0])
-def test_mahalanobis_lattice_ties_equal_the_reference(rng, monkeypatch, vi, dtype, algorithm, slack):
+@pytest.mark.parametrize("loose", [False, True])
+def test_mahalanobis_lattice_ties_equal_the_reference(rng, vi, dtype, algorithm, loose):
     # regression (issue 29): the search ranked on Euclidean distances of the transformed rows,
     # so rounding split points at equal keys (for VI = [[2, 1], [1, 2]] and q = 0, (-3, 2) and
     # (-1, 3) both have key 14) and the k' rule and the vote tie saw one of them only.
-    # slack 0: the candidate list is as short as possible, so the radius search completes it
-    if slack is not None:
-        monkeypatch.setattr(nb, "_SLACK", slack)
+    # loose: the filter's error bound is made huge, so that every query's candidates are
+    # completed by the radius search (lattice data already sends some queries there)
     VI = _LATTICE_VI[vi]
     d = VI.shape[0]
     X, Q = _lattice(rng, d)
@@ -996,12 +995,16 @@ def test_mahalanobis_lattice_ties_equal_the_reference(rng, monkeypatch, vi, dtyp
                 kw = dict(k=k, metric="mahalanobis", metric_params={"VI": VI}, weights=weights,
                           algorithm=algorithm, n_jobs=n_jobs)
                 est = KNNClassifier(**kw).fit(X, y)
+                if loose:
+                    est._L_coef = 10.0
                 np.testing.assert_array_equal(est.predict(Q), r.predict(Q))
                 np.testing.assert_array_equal(est.predict_proba(Q), r.predict_proba(Q))
                 D, I = est.kneighbors(Q)
                 np.testing.assert_array_equal(I, Ir)
                 np.testing.assert_array_equal(D, Dr)
                 reg = KNNRegressor(**kw).fit(X, yr)
+                if loose:
+                    reg._L_coef = 10.0
                 np.testing.assert_array_equal(reg.predict(Q), rr.predict(Q))
 
 
@@ -1102,6 +1105,18 @@ def test_mahalanobis_rank_kernel_and_per_query_radius(rng):
             _knn.mahalanobis_rank(Q, X, VI, cand, bad_cnt, 3, key, idx, kp, 1)
     with pytest.raises(ValueError, match="out of range"):
         _knn.mahalanobis_rank(Q, X, VI, cand + 1, cnt, 3, key, idx, kp, 1)
+    # with the filter's keys: a query whose last candidate is within 2 e of its k-th is flagged
+    akey = np.tile(np.arange(40, dtype=float), (6, 1))
+    akey[2, 3:] = 2.0                       # all candidates after the k-th tie with it
+    part = np.full(6, 10, dtype=np.intp)
+    n_short = _knn.mahalanobis_rank(Q, X, VI, cand, part, 3, key, idx, kp, 1, akey,
+                                    np.zeros(6), 0.0, 0.0, 40)
+    assert n_short == 1 and kp[2] == -1 and np.all(np.delete(kp, 2) >= 3)
+    # every point a candidate: nothing to check
+    assert _knn.mahalanobis_rank(Q, X, VI, cand, cnt, 3, key, idx, kp, 1, akey, np.zeros(6),
+                                 1e9, 0.0, 40) == 0
+    with pytest.raises(ValueError, match="together"):
+        _knn.mahalanobis_rank(Q, X, VI, cand, cnt, 3, key, idx, kp, 1, akey)
     with pytest.raises(ValueError, match="bad shapes"):
         _knn.mahalanobis_rank(Q, X, VI, cand[:5], cnt, 3, key, idx, kp, 1)
     # the radius kernel with one threshold per query equals one call per threshold

@@ -277,6 +277,39 @@ def _mahalanobis_error_coef(L, M, dtype):
     return 2.0 * total
 
 
+class _Scaled:
+    """Mahalanobis rows as the exact keys read them: ``X`` = rows / s (float64, C order; s a
+    power of two, so exactly the rows scaled) and ``radius`` = ||X - mu / s|| (the filter's
+    error bound grows with it); ``centred`` (X - mu / s, for the transform) until dropped."""
+
+    __slots__ = ("X", "radius", "centred")
+
+    def __init__(self, X, radius, centred=None):
+        self.X, self.radius, self.centred = X, radius, centred
+
+    @classmethod
+    def of(cls, A, scale, mu_s):
+        X = np.ascontiguousarray(A, dtype=np.float64)
+        if scale != 1.0:
+            X = X / scale
+        C = X - mu_s
+        return cls(X, np.sqrt(np.einsum("ij,ij->i", C, C)), C)
+
+
+def _padded(taken):
+    """(idx, key) of a :class:`_Taken` as padded rows (width: the largest count; -1 / inf)."""
+    indptr, idx, key = taken.csr()
+    counts = np.diff(indptr)
+    width = max(1, int(counts.max()) if counts.size else 1)
+    P = np.full((counts.size, width), -1, dtype=np.intp)
+    K = np.full((counts.size, width), np.inf)
+    r = np.repeat(np.arange(counts.size), counts)
+    c = np.arange(idx.size) - indptr[r]
+    P[r, c] = idx
+    K[r, c] = key
+    return P, K
+
+
 class _Taken:
     """The taken points (the notes' k' closest) of a block of queries.
 
@@ -425,13 +458,12 @@ class _KNNBase(SmmlEstimator):
         if self._metric == "mahalanobis":
             X64 = X.astype(np.float64, copy=False)
             self._L, self._L_scale = self._mahalanobis_transform(X64)
-            with np.errstate(under="ignore"):
-                self._Xm = np.ascontiguousarray(X64 / self._L_scale, dtype=self._dtype)
-            self._L_mu = X64.mean(axis=0)
-            with np.errstate(over="ignore", invalid="ignore"):
-                Xc = (X64 - self._L_mu) / self._L_scale
-                X = (Xc @ self._L).astype(self._dtype)
-                self._L_radius = float(np.sqrt(np.einsum("ij,ij->i", Xc, Xc).max()))
+            self._L_mu_s = X64.mean(axis=0) / self._L_scale
+            with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+                S = _Scaled.of(X64, self._L_scale, self._L_mu_s)
+                X = S.centred @ self._L
+            self._Xm, self._Xm_radius = S.X, S.radius
+            self._L_radius = float(S.radius.max())
             if not np.all(np.isfinite(X)) or not np.isfinite(self._L_radius):
                 raise ValueError(f"{type(self).__name__}: the Mahalanobis transform of X overflows "
                                  f"{np.dtype(self._dtype).name}; rescale the features or the matrix")
@@ -480,18 +512,18 @@ class _KNNBase(SmmlEstimator):
 
     def _queries(self, X):
         """(Q0, Qm): the validated queries as searched (Mahalanobis: transformed, see
-        :meth:`_search`) and, for Mahalanobis only (else None), as given (the exact keys)."""
+        :meth:`_search`) and, for Mahalanobis only (else None), a :class:`_Scaled` of them
+        (the exact keys' operand)."""
         Xq = validate_X(self, X, reset=False, dtype="floating")
         Qm = None
         if self._L is not None:
-            with np.errstate(over="ignore", under="ignore"):
-                Qm = np.ascontiguousarray(Xq.astype(np.float64, copy=False) / self._L_scale,
-                                          dtype=self._dtype)
-            with np.errstate(over="ignore", invalid="ignore"):
-                Xq = ((Xq.astype(np.float64, copy=False) - self._L_mu) / self._L_scale) @ self._L
+            with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+                Qm = _Scaled.of(Xq, self._L_scale, self._L_mu_s)
+                Xq = Qm.centred @ self._L
+            Qm.centred = None
         with np.errstate(over="ignore"):
             Q0 = np.ascontiguousarray(Xq, dtype=self._dtype)
-        if not np.all(np.isfinite(Q0)) or (Qm is not None and not np.all(np.isfinite(Qm))):
+        if not np.all(np.isfinite(Q0)):
             what = ("the Mahalanobis transform of X" if self._L is not None
                     else "X (cast to the dtype of the training data)")
             raise ValueError(f"{type(self).__name__}: {what} overflows "
@@ -538,66 +570,65 @@ class _KNNBase(SmmlEstimator):
         on (E, index) and the k' rule applied on E."""
         m = self.n_samples_fit_
         k1 = min(m, k + 1)
-        q_rad = self._query_radius(Qm)
+        d = Qm.X.shape[1]
         for rows, taken in self._search_keys(Q0, k1, n_threads, in_order):
             counts = taken.counts
-            nb = counts.shape[0]
             if taken.idx is not None:       # padded rows: (key, idx) of the first counts[i]
-                akey, cand = taken.key, taken.idx
-                a_k, a_last = akey[:, k - 1], akey[np.arange(nb), counts - 1]
+                cand, akey = taken.idx, taken.key
             else:
-                indptr, cand, akey = taken.csr()
-                a_k, a_last = akey[indptr[:-1] + k - 1], akey[indptr[1:] - 1]
-            thr = a_k + 2.0 * (self._L_coef * (q_rad[rows] + self._L_radius) ** 2 + 1e-300)
-            short = np.flatnonzero((counts < m) & ~(a_last > thr))
-            if short.size or taken.idx is None:
-                cand, counts = self._widen(Q0[rows][short], short, thr[short], taken, n_threads)
+                cand, akey = _padded(taken)
+            Qb = np.ascontiguousarray(Qm.X[rows])
+            q_rad = np.ascontiguousarray(Qm.radius[rows])
             out_key = np.empty(cand.shape, dtype=np.float64)
             out_idx = np.empty(cand.shape, dtype=np.intp)
-            cnt = np.empty(nb, dtype=np.intp)
-            _knn.mahalanobis_rank(np.ascontiguousarray(Qm[rows]), self._Xm, self._M, cand, counts,
-                                  k, out_key, out_idx, cnt,
-                                  threads_for(n_threads, counts.sum() * Qm.shape[1] ** 2, _GRAIN))
+            cnt = np.empty(counts.shape[0], dtype=np.intp)
+            nt = threads_for(n_threads, cand.size * d * d, _GRAIN)
+            n_short = _knn.mahalanobis_rank(Qb, self._Xm, self._M, cand, counts, k, out_key,
+                                            out_idx, cnt, nt, akey, q_rad, self._L_coef,
+                                            self._L_radius, m)
+            if n_short:
+                short = np.flatnonzero(cnt < 0)
+                e = self._L_coef * (q_rad[short] + self._L_radius) ** 2 + 1e-300
+                cand2, counts2 = self._widen(Q0[rows][short], akey[short, k - 1] + 2.0 * e)
+                key2 = np.empty(cand2.shape, dtype=np.float64)
+                idx2 = np.empty(cand2.shape, dtype=np.intp)
+                cnt2 = np.empty(short.size, dtype=np.intp)
+                _knn.mahalanobis_rank(np.ascontiguousarray(Qb[short]), self._Xm, self._M, cand2,
+                                      counts2, k, key2, idx2, cnt2, nt)
+                if cand2.shape[1] > out_key.shape[1]:
+                    pad = cand2.shape[1] - out_key.shape[1]
+                    out_key = np.pad(out_key, ((0, 0), (0, pad)), constant_values=np.inf)
+                    out_idx = np.pad(out_idx, ((0, 0), (0, pad)), constant_values=-1)
+                out_key[short] = np.inf
+                out_idx[short] = -1
+                out_key[short, :key2.shape[1]] = key2
+                out_idx[short, :idx2.shape[1]] = idx2
+                cnt[short] = cnt2
             yield rows, _Taken(cnt, out_key, out_idx)
 
-    def _query_radius(self, Qm):
-        """||q / s - mu / s|| of each query (``Qm`` = q / s; the transform's error bound
-        grows with it)."""
-        Qc = Qm.astype(np.float64, copy=False) - self._L_mu / self._L_scale
-        return np.sqrt(np.einsum("ij,ij->i", Qc, Qc))
+    def _self_scaled(self):
+        """The training rows as Mahalanobis queries (None for other metrics)."""
+        return None if self._Xm is None else _Scaled(self._Xm, self._Xm_radius)
 
-    def _widen(self, Qs, short, thr, taken, n_threads):
-        """The block's candidates as padded rows (idx (nb, width), counts), those of the
-        queries ``short`` replaced by every point of transformed key <= their ``thr`` (a
-        radius search)."""
-        ip = np.zeros(short.size + 1, dtype=np.intp)
-        ii = np.empty(0, dtype=np.intp)
-        if short.size:
-            if self._tree is None and self._flat is None:
-                self._flat = _flat_tree(self._T0)
-            tree = self._tree if self._tree is not None else self._flat
-            code = self._metric_code()
-            Qs = np.ascontiguousarray(Qs)
-            thr = np.ascontiguousarray(thr, dtype=np.float64)
-            nt = threads_for(n_threads, short.size, _TREE_GRAIN)
-            none_i, none_k = np.empty(0, dtype=np.intp), np.empty(0, dtype=np.float64)
-            _kdtree.radius(Qs, *tree, code, 0.0, ip, none_i, none_k, False, nt, thr)
-            np.cumsum(ip, out=ip)
-            ii = np.empty(ip[-1], dtype=np.intp)
-            kk = np.empty(ip[-1], dtype=np.float64)
-            _kdtree.radius(Qs, *tree, code, 0.0, ip, ii, kk, True, nt, thr)
-        indptr, idx, _ = taken.csr()
-        old = np.diff(indptr)
-        counts = old.copy()
-        counts[short] = np.diff(ip)
-        cand = np.full((old.size, max(1, int(counts.max()) if old.size else 1)), -1, dtype=np.intp)
-        keep = np.ones(old.size, dtype=bool)
-        keep[short] = False
-        r = np.repeat(np.arange(old.size), old)
-        at = keep[r]
-        cand[r[at], (np.arange(idx.size) - indptr[r])[at]] = idx[at]
-        r = np.repeat(np.arange(short.size), np.diff(ip))
-        cand[short[r], np.arange(ii.size) - ip[r]] = ii
+    def _widen(self, Qs, thr):
+        """Padded candidates (idx (n, width), counts) of the transformed queries Qs: every
+        point whose transformed key is <= its ``thr`` (a radius search)."""
+        if self._tree is None and self._flat is None:
+            self._flat = _flat_tree(self._T0)
+        tree = self._tree if self._tree is not None else self._flat
+        code = self._metric_code()
+        Qs = np.ascontiguousarray(Qs)
+        thr = np.ascontiguousarray(thr, dtype=np.float64)
+        nt = threads_for(self._n_threads(), Qs.shape[0], _TREE_GRAIN)
+        ip = np.zeros(Qs.shape[0] + 1, dtype=np.intp)
+        none_i, none_k = np.empty(0, dtype=np.intp), np.empty(0, dtype=np.float64)
+        _kdtree.radius(Qs, *tree, code, 0.0, ip, none_i, none_k, False, nt, thr)
+        np.cumsum(ip, out=ip)
+        ii = np.empty(ip[-1], dtype=np.intp)
+        kk = np.empty(ip[-1], dtype=np.float64)
+        _kdtree.radius(Qs, *tree, code, 0.0, ip, ii, kk, True, nt, thr)
+        counts = np.diff(ip)
+        cand, _ = _padded(_Taken(counts, csr=(ip, ii, kk)))
         return cand, counts
 
     def _search_keys(self, Q0, k, n_threads, in_order=False):
@@ -768,7 +799,7 @@ class _KNNBase(SmmlEstimator):
         if kk > m:
             raise ValueError(f"k={k} neighbours requested but only m={m} training points"
                              + (" (excluding the query point itself)" if self_query else ""))
-        Q0, Qm = (self._T0, self._Xm) if self_query else self._queries(X)
+        Q0, Qm = (self._T0, self._self_scaled()) if self_query else self._queries(X)
         n = Q0.shape[0]
         D = np.empty((n, kk), dtype=np.float64)
         I = np.empty((n, kk), dtype=np.intp)
@@ -828,10 +859,10 @@ class _KNNBase(SmmlEstimator):
         self._validate_params()
         thr = exact_thr = self._radius_key(r)
         self_query = X is None
-        Q0, Qm = (self._T0, self._Xm) if self_query else self._queries(X)
+        Q0, Qm = (self._T0, self._self_scaled()) if self_query else self._queries(X)
         n = Q0.shape[0]
         if Qm is not None and n:    # candidates on the transformed keys, see _search_mahalanobis
-            e = self._L_coef * (self._query_radius(Qm).max() + self._L_radius) ** 2 + 1e-300
+            e = self._L_coef * (Qm.radius.max() + self._L_radius) ** 2 + 1e-300
             thr = exact_thr + e
         if self._tree is not None:
             tree = self._tree
@@ -852,8 +883,8 @@ class _KNNBase(SmmlEstimator):
         if Qm is not None and n:    # the exact keys decide (and order)
             qrow = np.repeat(np.arange(n), np.diff(indptr))
             keys = np.empty(idx.size, dtype=np.float64)
-            _knn.mahalanobis_pairs(Qm, self._Xm, self._M, qrow, idx, keys,
-                                   threads_for(self._n_threads(), idx.size * Qm.shape[1] ** 2, _GRAIN))
+            _knn.mahalanobis_pairs(Qm.X, self._Xm, self._M, qrow, idx, keys,
+                                   threads_for(self._n_threads(), idx.size * Qm.X.shape[1] ** 2, _GRAIN))
             order = np.lexsort((idx, keys, qrow))
             qrow, idx, keys = qrow[order], idx[order], keys[order]
             within = keys <= exact_thr

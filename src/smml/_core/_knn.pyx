@@ -539,35 +539,56 @@ def mahalanobis_rank(const floating[:, ::1] Q, const floating[:, ::1] T,    # IN
                      const intp_t[:, ::1] cand, const intp_t[::1] cand_cnt,  # IN  candidates
                      intp_t k,
                      double[:, ::1] out_key, intp_t[:, ::1] out_idx,        # OUT like cand
-                     intp_t[::1] out_cnt,                                   # OUT k'
-                     int n_threads):
+                     intp_t[::1] out_cnt,                                   # OUT k' (-1: see below)
+                     int n_threads,
+                     const double[:, ::1] akey=None,      # IN  optional: the filter's keys of cand
+                     const double[::1] q_rad=None,        # IN  with akey: the error bound's terms
+                     double coef=0.0, double t_rad=0.0, intp_t m=0):
     """The notes' k' rule on exact Mahalanobis keys, for candidates from a filter.
 
     Query i's candidates ``cand[i, :cand_cnt[i]]`` (at least k of them, holding every
     training point whose exact key is <= the k-th smallest): their exact keys
     (:func:`mahalanobis_key`), sorted by (key, index) into row i of ``out_key`` /
     ``out_idx`` (padded with inf / -1), and k' (the points tied with the k-th included) in
-    ``out_cnt[i]``."""
-    cdef intp_t nq = Q.shape[0], d = Q.shape[1], m = T.shape[0]
+    ``out_cnt[i]``.
+
+    With ``akey`` (the candidates' keys in the filter, ascending along each row: the
+    transformed search of ``smml.neighbors``) the candidates are first checked: with
+    e = coef (q_rad[i] + t_rad)^2 + 1e-300 bounding |filter key - exact key|, they hold every
+    point whose exact key is <= the k-th smallest when all ``m`` training points are
+    candidates or the last candidate's filter key exceeds akey[i, k - 1] + 2 e. A query
+    that fails gets ``out_cnt[i] = -1`` (its row is left unset); returns how many did."""
+    cdef intp_t nq = Q.shape[0], d = Q.shape[1], mt = T.shape[0]
     cdef intp_t width = cand.shape[1], i, c, n, cnt, j
-    cdef double kth
+    cdef double kth, e
     cdef Pair *buf
     cdef int failed[1]
+    cdef intp_t n_short = 0
+    cdef const double *ak = NULL
+    cdef const double *qr = NULL
     if cand.shape[0] != nq or cand_cnt.shape[0] != nq or T.shape[1] != d or VI.shape[0] != d \
             or VI.shape[1] != d or out_idx.shape[0] != nq or out_key.shape[0] != nq \
             or out_cnt.shape[0] != nq or out_idx.shape[1] != width or out_key.shape[1] != width:
         raise ValueError("mahalanobis_rank: bad shapes")
     if k < 1:
         raise ValueError("mahalanobis_rank: bad k")
+    if (akey is None) != (q_rad is None):
+        raise ValueError("mahalanobis_rank: give akey and q_rad together")
+    if akey is not None:
+        if akey.shape[0] != nq or akey.shape[1] != width or q_rad.shape[0] != nq:
+            raise ValueError("mahalanobis_rank: bad shapes")
+        if nq:
+            ak = &akey[0, 0]
+            qr = &q_rad[0]
     for i in range(nq):
         n = cand_cnt[i]
         if n < k or n > width:
             raise ValueError("mahalanobis_rank: each query needs k to width candidates")
         for c in range(n):
-            if cand[i, c] < 0 or cand[i, c] >= m:
+            if cand[i, c] < 0 or cand[i, c] >= mt:
                 raise ValueError("mahalanobis_rank: index out of range")
     if nq == 0:
-        return
+        return 0
     if n_threads < 1:
         n_threads = 1
     failed[0] = 0
@@ -578,6 +599,12 @@ def mahalanobis_rank(const floating[:, ::1] Q, const floating[:, ::1] T,    # IN
                 failed[0] = 1
                 continue
             n = cand_cnt[i]
+            if ak != NULL and n < m:
+                e = coef * (qr[i] + t_rad) * (qr[i] + t_rad) + 1e-300
+                if not (ak[i * width + n - 1] > ak[i * width + k - 1] + 2.0 * e):
+                    out_cnt[i] = -1
+                    n_short += 1
+                    continue
             for c in range(n):
                 j = cand[i, c]
                 buf[c].idx = j
@@ -597,6 +624,7 @@ def mahalanobis_rank(const floating[:, ::1] Q, const floating[:, ::1] T,    # IN
         free(buf)
     if failed[0]:
         raise MemoryError("mahalanobis_rank: could not allocate the per-thread buffers")
+    return n_short
 
 
 def vote_uniform(const intp_t[:, ::1] idx, const intp_t[::1] cnt,    # IN  taken points (padded rows)
