@@ -23,12 +23,19 @@ Shapes (issue 6): 50,000 x 32 float64, two classes (make_classification), 2 thre
   accuracy over random_state 0, 1, 2 (the fits interleaved seed by seed). With ``--similar``:
   the same on shapes like them: the nonlinear rule on 100,000 x 16, make_classification on
   20,000 x 64 and with 3 classes on 50,000 x 32.
+- Forest predict (issue 30, also ``--forest-predict`` alone): a forest's trees all predicted in one
+  compiled call (``_predict.forest_sum``) against the loop over the members' own predict (the
+  path before it, still the one for members other than smml trees: ``_member_votes`` /
+  ``_member_mean``), in the same process, interleaved round by round: predict on 1 row (each call
+  a different row of the test set, mean per call) and on 10,000 rows, for
+  ``RandomForestClassifier`` and ``RandomForestRegressor`` (100 trees, max_depth None, 20,000 x 32
+  float64, 2 threads); both give the same outputs, bit for bit (checked).
 """
 import math
 
 import numpy as np
 
-from _common import best_time, environment_line, print_table
+from _common import best_time, environment_line, interleaved_best, print_table
 
 N_THREADS = 2
 
@@ -192,16 +199,64 @@ def bench_forest_accuracy(n_trees=100, seeds=3, similar=False):
                      ("gap", "vs sklearn (points)", "{:+.2f}")])
 
 
+def _calls(fn, rows, n_calls):
+    """A function making n_calls calls of fn, on rows[0], rows[1], ... (cycling)."""
+    def run():
+        for i in range(n_calls):
+            fn(rows[i % len(rows)])
+    return run
+
+
+def bench_forest_predict(m=20_000, d=32, n_trees=100, n_big=10_000, rounds=5):
+    """Forest predict: one compiled call for all trees (new) vs the loop over the members (old)."""
+    from smml.ensemble import RandomForestClassifier, RandomForestRegressor
+
+    X, y, Xt, _ = _data(m, d, max(n_big, 1000))
+    Xt = np.ascontiguousarray(Xt[:n_big])
+    yr = X @ np.linspace(-1.0, 1.0, d) + np.sin(3 * X[:, 0])
+    singles = [np.ascontiguousarray(Xt[i:i + 1]) for i in range(min(1000, n_big))]
+    rows = []
+    for name, est, fit_y in [("RandomForestClassifier", RandomForestClassifier, y),
+                             ("RandomForestRegressor", RandomForestRegressor, yr)]:
+        t_fit, f = best_time(lambda: est(n_estimators=n_trees, n_jobs=N_THREADS, random_state=0).fit(X, fit_y),
+                             repeat=1)
+        if f._classifier:
+            def old(A):
+                return f.classes_[np.argmax(f._member_votes(A), axis=1)]
+        else:
+            old = f._member_mean
+        new = f.predict
+        same = (new(Xt).tobytes() == old(Xt).tobytes()
+                and all(new(r).tobytes() == old(r).tobytes() for r in singles[:50]))
+        (o1, n1), (co1, cn1), _ = interleaved_best([_calls(old, singles, 20), _calls(new, singles, 500)],
+                                                   rounds, cpu=True)
+        o1, n1, co1, cn1 = o1 / 20, n1 / 500, co1 / 20, cn1 / 500
+        (ob, nb), (cob, cnb), _ = interleaved_best([_calls(old, [Xt], 1), _calls(new, [Xt], 1)], rounds, cpu=True)
+        nodes = sum(e.tree_.node_count for e in f.estimators_)
+        for what, t_old, t_new, c_old, c_new in (("1 row", o1, n1, co1, cn1), (f"{n_big} rows", ob, nb, cob, cnb)):
+            rows.append(dict(est=name, what=what, old=1e3 * t_old, new=1e3 * t_new, ratio=t_old / t_new,
+                             cold=1e3 * c_old, cnew=1e3 * c_new, same="yes" if same else "NO",
+                             note=f"fit {t_fit:.1f} s, {nodes:,} nodes"))
+    print_table(f"Forest predict, {n_trees} trees (max_depth None) on {m} x {d} float64, {N_THREADS} threads: "
+                f"member loop (old) vs one compiled call (new), ms per call (wall; CPU of all threads), best "
+                f"of {rounds} interleaved rounds", rows,
+                [("est", "estimator", "{}"), ("what", "predict on", "{}"), ("old", "old ms", "{:.3f}"),
+                 ("new", "new ms", "{:.4f}"), ("ratio", "old / new", "{:.1f}"), ("cold", "old CPU ms", "{:.3f}"),
+                 ("cnew", "new CPU ms", "{:.4f}"), ("same", "same output", "{}"), ("note", "forest", "{}")])
+
+
 def main(quick=False):
     print(environment_line(N_THREADS))
     if quick:
         X, y, Xt, yt = _data(5000, 32, 2000)
         bench_adaboost(X, y, rounds=20, ref_rows=300, ref_rounds=2)
         bench_forest(X, y, Xt, yt, n_trees=10)
+        bench_forest_predict(m=2000, n_trees=10, n_big=1000, rounds=2)
     else:
         X, y, Xt, yt = _data(50_000, 32, 10_000)
         bench_adaboost(X, y, rounds=200, ref_rows=2000, ref_rounds=2)
         bench_forest(X, y, Xt, yt, n_trees=100)
+        bench_forest_predict()
 
 
 if __name__ == "__main__":
@@ -210,5 +265,8 @@ if __name__ == "__main__":
     if "--forest-accuracy" in sys.argv:
         print(environment_line(N_THREADS))
         bench_forest_accuracy(similar="--similar" in sys.argv)
+    elif "--forest-predict" in sys.argv:
+        print(environment_line(N_THREADS))
+        bench_forest_predict()
     else:
         main(quick="--quick" in sys.argv)

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.datasets import load_iris, make_classification, make_regression
+from sklearn.exceptions import NotFittedError
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 from sklearn.utils.estimator_checks import parametrize_with_checks
 from threadpoolctl import threadpool_limits
@@ -787,3 +788,202 @@ def test_zero_weight_examples_are_absent(rng):
             np.testing.assert_array_equal(a.estimator_weights_, b.estimator_weights_)
         else:
             assert (a.feature_, a.threshold_) == (b.feature_, b.threshold_)
+
+
+# ---------------------------------------------------------------------------
+# the compiled forest path: all the trees of a forest / bagging of smml trees in one kernel call
+# (_predict.forest_sum), bit for bit the loop over the members' own predict
+# ---------------------------------------------------------------------------
+
+def _member_loop(est, X):
+    """The member loop (the generic path): votes of the classifier, mean of the regressor."""
+    return est._member_votes(X) if est._classifier else est._member_mean(X)
+
+
+def _compiled(est, X):
+    assert est._forest() is not None
+    return est._votes(X) if est._classifier else est.predict(X)
+
+
+def _assert_forest_is_the_member_loop(est, X, monkeypatch):
+    """predict (and predict_proba) of the compiled path equal the member loop's, bit for bit, on
+    float64 and float32 rows, one row, a few rows and all, on 1 and 2 threads (the grains
+    lowered so that 2 threads do run)."""
+    import smml.ensemble._bagging as bagging
+
+    monkeypatch.setattr(bagging, "FOREST_PREDICT_GRAIN", 1)
+    monkeypatch.setattr(bagging, "PREDICT_GRAIN", 1)
+    T = len(est.estimators_)
+    for n_jobs in (1, 2):
+        est.set_params(n_jobs=n_jobs)
+        for Xq in (X, X.astype(np.float32), X[:1], X[3:6], X[:-1]):
+            want = _member_loop(est, Xq)
+            got = _compiled(est, Xq)
+            assert got.dtype == want.dtype and got.shape == want.shape
+            assert got.tobytes() == want.tobytes()
+            if est._classifier:
+                assert est.predict_proba(Xq).tobytes() == (want / T).tobytes()
+                np.testing.assert_array_equal(est.predict(Xq), est.classes_[np.argmax(want, axis=1)])
+
+
+@pytest.mark.parametrize("n_classes", [2, 4])
+def test_forest_classifier_compiled_path_is_the_member_loop(n_classes, monkeypatch):
+    X, y = make_classification(301, 7, n_informative=4, n_classes=n_classes, n_clusters_per_class=1,
+                               random_state=n_classes)
+    labels = np.array(["c0", "c1", "c2", "c3"])[y]
+    # bootstrap samples of 12 rows miss classes: a member's leaves then never predict them
+    for ms in (None, 12):
+        f = RandomForestClassifier(n_estimators=13, max_samples=ms, random_state=1).fit(X, labels)
+        if ms == 12 and n_classes == 4:
+            assert any(len(np.unique(y[s])) < n_classes for s in f.estimators_samples_)
+        _assert_forest_is_the_member_loop(f, X, monkeypatch)
+    # shallow trees: leaves with mixed counts, ties between classes
+    f = RandomForestClassifier(n_estimators=9, max_depth=2, random_state=0).fit(X, y)
+    _assert_forest_is_the_member_loop(f, X, monkeypatch)
+
+
+def test_bagging_of_smml_trees_compiled_path_maps_the_members_classes(monkeypatch):
+    # a bagged TreeClassifier's classes_ are the codes its bootstrap sample holds: a subset of
+    # the ensemble's, mapped to the ensemble's codes
+    X, y = make_classification(250, 5, n_informative=4, n_redundant=0, n_classes=4, n_clusters_per_class=1,
+                               random_state=3)
+    b = BaggingClassifier(TreeClassifier(max_depth=3), n_estimators=15, max_samples=8, random_state=0).fit(X, y)
+    assert any(len(e.classes_) < 4 for e in b.estimators_)
+    _assert_forest_is_the_member_loop(b, X, monkeypatch)
+    b = BaggingClassifier(n_estimators=6, random_state=0).fit(X, y)           # the default estimator
+    _assert_forest_is_the_member_loop(b, X, monkeypatch)
+
+
+def test_forest_regressor_compiled_path_is_the_member_loop(monkeypatch):
+    X, y = make_regression(257, 6, noise=4.0, random_state=0)
+    y = y * 1e3 + 1e7                  # sums that round: their order matters
+    for ms in (None, 0.2):
+        f = RandomForestRegressor(n_estimators=11, max_samples=ms, random_state=2).fit(X, y)
+        _assert_forest_is_the_member_loop(f, X, monkeypatch)
+    b = BaggingRegressor(TreeRegressor(max_depth=4), n_estimators=7, random_state=0).fit(X, y)
+    _assert_forest_is_the_member_loop(b, X, monkeypatch)
+
+
+def test_bagged_categorical_trees_compiled_path_is_the_member_loop(monkeypatch):
+    # each member's categorical tests are on codes into its own categories_ (those of its
+    # bootstrap sample); the packed tests are re-based to the union of the members' categories
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(240, 4))
+    X[:, 0] = rng.integers(0, 25, 240)
+    X[:, 2] = rng.choice([-2.5, 0.0, 1.0, 7.0], 240)
+    y = ((X[:, 0] % 3 == 0) ^ (X[:, 2] > 0.5)).astype(int)
+    b = BaggingClassifier(TreeClassifier(categorical_features=[0, 2]), n_estimators=12, max_samples=0.15,
+                          random_state=0).fit(X, y)
+    assert any(len(e.categories_[0]) < 25 for e in b.estimators_)
+    assert any(e.tree_.is_categorical.any() for e in b.estimators_)
+    forest = b._forest()
+    assert forest is not None and [j for j, _ in forest.categorical] == [0, 2]
+    Xq = X.copy()
+    Xq[:40, 0] = rng.integers(-3, 30, 40)        # categories no member saw
+    Xq[40:50, 2] = 3.5
+    Xq[50:60, 0] = 2.5
+    _assert_forest_is_the_member_loop(b, Xq, monkeypatch)
+    r = BaggingRegressor(TreeRegressor(categorical_features=[0, 2]), n_estimators=9, max_samples=0.2,
+                         random_state=1).fit(X, X[:, 1] + (X[:, 0] % 4) + X[:, 2])
+    _assert_forest_is_the_member_loop(r, Xq, monkeypatch)
+
+
+def test_forest_compiled_path_rejects_nan_and_bad_shapes():
+    X, y = make_classification(80, 4, random_state=0)
+    for est in (RandomForestClassifier(n_estimators=3, random_state=0).fit(X, y),
+                RandomForestRegressor(n_estimators=3, random_state=0).fit(X, y.astype(float))):
+        Xn = X.copy()
+        Xn[3, 1] = np.nan
+        with pytest.raises(ValueError):
+            est.predict(Xn)
+        with pytest.raises(ValueError):
+            est.predict(X[:, :3])
+    with pytest.raises(NotFittedError):
+        RandomForestClassifier().predict(X)
+
+
+def test_forest_compiled_path_follows_changes_of_the_members(monkeypatch):
+    from smml.ensemble._bagging import _ConstantClassifier
+
+    X, y = make_classification(200, 5, n_informative=3, n_classes=3, n_clusters_per_class=1, random_state=0)
+    f = RandomForestClassifier(n_estimators=8, random_state=0).fit(X, y)
+    first = f._forest()
+    assert f._forest() is first                          # kept while the members are the same
+    # a member replaced (constant members are folded in as fixed votes)
+    f.estimators_[2] = _ConstantClassifier(1, X.shape[1])
+    assert f._forest() is not first and f._forest().const is not None
+    _assert_forest_is_the_member_loop(f, X, monkeypatch)
+    # a member pruned in place (a new tree_)
+    before = f._forest()
+    f.estimators_[0].prune_reduced_error(X[::2], y[::2], rule="no_worse")
+    assert f._forest() is not before
+    _assert_forest_is_the_member_loop(f, X, monkeypatch)
+    # members appended, a new list, a refit
+    f.estimators_.append(f.estimators_[1])
+    _assert_forest_is_the_member_loop(f, X, monkeypatch)
+    f.estimators_ = f.estimators_[:5]
+    _assert_forest_is_the_member_loop(f, X, monkeypatch)
+    f.set_params(n_estimators=4, max_depth=3).fit(X, y)
+    assert len(f.estimators_) == 4
+    _assert_forest_is_the_member_loop(f, X, monkeypatch)
+    # a member of another kind: the member loop
+    f.estimators_[1] = DecisionTreeClassifier(max_depth=2).fit(X, y)
+    assert f._forest() is None
+    np.testing.assert_array_equal(f.predict_proba(X), f._member_votes(X) / 4)
+
+
+def test_forest_save_load_and_pickle_do_not_keep_the_packed_trees(tmp_path, monkeypatch):
+    import copy
+    import pickle
+
+    import smml
+
+    X, y = make_classification(150, 6, random_state=0)
+    for est in (RandomForestClassifier(n_estimators=6, random_state=0).fit(X, y),
+                RandomForestRegressor(n_estimators=6, random_state=0).fit(X, y.astype(float) + X[:, 0])):
+        state = dict(est.__dict__)
+        want = est.predict(X)                      # packs the trees, outside the estimator
+        assert est._forest() is not None and est.__dict__ == state
+        smml.save(est, tmp_path / "f.smml")
+        for back in (smml.load(tmp_path / "f.smml"), pickle.loads(pickle.dumps(est)), copy.deepcopy(est)):
+            assert set(back.__dict__) == set(state)
+            assert back.predict(X).tobytes() == want.tobytes()
+            assert back._forest() is not est._forest()          # its own, from its own members
+            _assert_forest_is_the_member_loop(back, X, monkeypatch)
+
+
+def test_bagging_of_other_estimators_keeps_the_member_loop(monkeypatch):
+    X, y = make_classification(120, 4, random_state=0)
+    b = BaggingClassifier(DecisionTreeClassifier(max_depth=3), n_estimators=5, random_state=0).fit(X, y)
+    assert b._forest() is None
+    np.testing.assert_array_equal(b.predict_proba(X), b._member_votes(X) / 5)
+    np.testing.assert_array_equal(b.predict(X), b.classes_[np.argmax(b._member_votes(X), axis=1)])
+    r = BaggingRegressor(DecisionTreeRegressor(max_depth=3), n_estimators=5, random_state=0).fit(X, X[:, 0])
+    assert r._forest() is None
+    assert r.predict(X).tobytes() == r._member_mean(X).tobytes()
+
+    class _MyTree(TreeClassifier):          # a subclass may predict otherwise: its own predict
+        pass
+
+    b = BaggingClassifier(_MyTree(max_depth=3), n_estimators=4, random_state=0).fit(X, y)
+    assert b._forest() is None
+    np.testing.assert_array_equal(b.predict_proba(X), b._member_votes(X) / 4)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_forest_sum_kernel_threads_and_row_counts(dtype):
+    # rows split into chunks per thread; a few rows walk many trees at once: the same sums
+    from smml._core import _predict
+
+    X, y = make_regression(700, 5, noise=1.0, random_state=0)
+    f = RandomForestRegressor(n_estimators=40, max_features="sqrt", random_state=0).fit(X, y * 1e4)
+    forest = f._forest()
+    Xd = X.astype(dtype)
+    ref = np.zeros(len(X))
+    for t in f.estimators_:
+        ref += t.predict(Xd)
+    for n in (1, 2, 5, 31, 33, 700):
+        for nt in (1, 2, 3):
+            out = np.zeros((n, 1))
+            _predict.forest_sum(Xd[:n], forest.records, forest.bits, forest.roots, out, nt)
+            assert out[:, 0].tobytes() == ref[:n].tobytes()
