@@ -33,6 +33,7 @@ from cython.parallel cimport parallel, prange
 
 from smml._core._typedefs cimport intp_t, int32_t, uint8_t, uint64_t
 from smml._core._openmp cimport threads_for
+from smml._core._atomic cimport flag_set
 from smml._core._split cimport (MAXCAT, NWORDS, Targets, SplitRecord, ScanState, init_record,
                                 init_scan, bin_empty, score_reg, hist_build, hist_subtract,
                                 scan_categorical, Pending, frontier_push, frontier_pop)
@@ -106,7 +107,7 @@ cdef double _loss_pass(int loss, const double[::1] y, const double[:, ::1] F, co
                 acc = smml_gbm_logistic_block(&F[r0, 0], &y[r0], &sw[r0], G + r0 if G != NULL else NULL,
                                               H + r0 if G != NULL else NULL, r1 - r0, want_loss)
             elif ex == NULL:
-                failed[0] = 1
+                flag_set(failed)                # any thread: atomic (_atomic.pxd)
             else:
                 acc = smml_gbm_softmax_block(&F[r0, 0], K, &y[r0], &sw[r0], G + r0 if G != NULL else NULL,
                                              H + r0 if G != NULL else NULL, ld, r1 - r0, want_loss, ex)

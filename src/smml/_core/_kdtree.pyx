@@ -52,6 +52,7 @@ from libc.stdlib cimport malloc, realloc, free, qsort
 from libc.math cimport INFINITY, nextafter
 from cython.parallel cimport prange, parallel
 
+from smml._core._atomic cimport flag_set
 from smml._core._typedefs cimport floating, intp_t
 from smml._core._openmp cimport threads_for
 from smml._core._distances cimport (SQEUCLIDEAN, MANHATTAN, HAMMING, Pair, cmp_pair,
@@ -553,14 +554,14 @@ def knn(const floating[:, ::1] Q, const floating[:, ::1] Tt, const intp_t[::1] p
         st = _new_state(k, depth)
         for i in prange(nq, schedule="dynamic", chunksize=32):
             if st == NULL or st.failed:
-                failed[0] = 1
+                flag_set(failed)
                 continue
             _knn_one(&Q[i, 0], &Tt[0, 0], &start[0], &end[0], &lo[0, 0], &hi[0, 0],
                      d, first_leaf, metric, k, st)
             out_cnt[i] = _finish(st, k, &perm[0], yt, &out_key[i, 0], &out_idx[i, 0],
                                  &out_lab[i, 0] if yt != NULL else NULL, cap)
             if st.failed:
-                failed[0] = 1
+                flag_set(failed)
         _free_state(st)
     if failed[0]:
         raise MemoryError("kdtree.knn: could not allocate the per-thread buffers")
@@ -614,6 +615,7 @@ def radius(const floating[:, ::1] Q, const floating[:, ::1] Tt, const intp_t[::1
     cdef const double *tq = NULL
     cdef KState *st
     cdef int failed[1]
+    cdef int changed[1]
     if indptr.shape[0] != nq + 1:
         raise ValueError("radius: bad indptr")
     if thr_q is not None:
@@ -630,30 +632,31 @@ def radius(const floating[:, ::1] Q, const floating[:, ::1] Tt, const intp_t[::1
     first_leaf = (<intp_t> 1 << depth) - 1
     n_threads = threads_for(n_threads, nq, 1)
     failed[0] = 0
+    changed[0] = 0
     st = NULL
     with nogil, parallel(num_threads=n_threads):
         st = _new_state(1, 2 * depth + 2)
         for i in prange(nq, schedule="dynamic", chunksize=16):
             if st == NULL or st.failed:
-                failed[0] = 1
+                flag_set(failed)
                 continue
             _radius_one(&Q[i, 0], &Tt[0, 0], &perm[0], &start[0], &end[0], &lo[0, 0], &hi[0, 0],
                         d, first_leaf, metric, tq[i] if tq != NULL else thr, st)
             if st.failed:
-                failed[0] = 1
+                flag_set(failed)
                 continue
             n = st.n_ties
             if not fill:
                 indptr[i + 1] = n
             elif n != indptr[i + 1] - indptr[i]:
-                failed[0] = 2
+                flag_set(changed)
             else:
                 qsort(st.ties, n, sizeof(Pair), cmp_pair)
                 for c in range(n):
                     out_key[indptr[i] + c] = st.ties[c].key
                     out_idx[indptr[i] + c] = st.ties[c].idx
         _free_state(st)
-    if failed[0] == 2:
+    if changed[0]:
         raise RuntimeError("kdtree.radius: counts changed between the two passes")
     if failed[0]:
         raise MemoryError("kdtree.radius: could not allocate the per-thread buffers")

@@ -17,6 +17,7 @@
 #   kernel the loop is resumable: it returns the row it is missing, Python
 #   computes that row into the cache, and calls again from the same position.
 from cython.parallel cimport prange, parallel
+from smml._core._atomic cimport flag_set
 from libc.stdlib cimport malloc, free
 from libc.math cimport sqrt, isfinite
 from libc.stdint cimport int8_t, int64_t
@@ -84,7 +85,7 @@ def gram(const floating[:, ::1] X,          # IN  (n, d)
         buf = <floating *> malloc(GRAM_TILE * GRAM_TILE * sizeof(floating))
         fbuf = <float *> malloc(GRAM_TILE * GRAM_TILE * sizeof(float))
         if buf == NULL or fbuf == NULL:
-            p_oom[0] = 1
+            flag_set(p_oom)                 # any thread: atomic (_atomic.pxd)
         for t in prange(n_tiles, schedule="dynamic"):
             if buf == NULL or fbuf == NULL:
                 continue
@@ -182,7 +183,7 @@ def decision(const floating[:, ::1] Xq,     # IN  (nq, d)
     with nogil, parallel(num_threads=n_threads):
         buf = <floating *> malloc(DEC_Q * DEC_S * sizeof(floating))
         if buf == NULL:
-            p_oom[0] = 1
+            flag_set(p_oom)                 # any thread: atomic (_atomic.pxd)
         for qb in prange(nbq, schedule="static"):
             if buf == NULL:
                 continue

@@ -47,6 +47,7 @@ from cython.parallel cimport prange, parallel
 
 from smml._core._typedefs cimport floating, intp_t, int32_t
 from smml._core._openmp cimport threads_for
+from smml._core._atomic cimport flag_set
 from smml._core._distances cimport (SQEUCLIDEAN, exact_key, neg2_dot_tile, fast_tile_available,
                                     panel_width, pack_panels, neg2_dot_tile_panels)
 
@@ -437,7 +438,7 @@ cdef int _pass(const floating[:, ::1] Xg, const floating[:, ::1] X, const double
         # results do not depend on which thread takes a block
         for b in prange(n_blocks, schedule="dynamic"):
             if assign and (tile == NULL or best == NULL):
-                failed[0] = 1
+                flag_set(failed)                # any thread: atomic (_atomic.pxd)
                 continue
             r0 = b * block_rows
             r1 = r0 + block_rows

@@ -43,6 +43,7 @@ from libc.stdlib cimport malloc, free, qsort
 from libc.math cimport nextafter, nextafterf, INFINITY
 from cython.parallel cimport prange, parallel
 
+from smml._core._atomic cimport flag_set
 from smml._core._typedefs cimport floating, intp_t
 from smml._core._openmp cimport omp_get_thread_num
 from smml._core._distances cimport (SQEUCLIDEAN, MANHATTAN, HAMMING, GEMV_ROWS, Pair, cmp_pair,
@@ -307,7 +308,7 @@ def knn_gemm(const floating[:, ::1] Q, const floating[:, ::1] T,          # IN  
         buf = <Pair *> malloc(cap * sizeof(Pair))
         for qc in prange(n_qc, schedule="static"):
             if tile == NULL or hv == NULL or hi == NULL or hs == NULL or buf == NULL:
-                failed[0] = 1
+                flag_set(failed)
                 continue
             q0 = qc * q_chunk
             q1 = q0 + q_chunk
@@ -596,7 +597,7 @@ def mahalanobis_rank(const floating[:, ::1] Q, const floating[:, ::1] T,    # IN
         buf = <Pair *> malloc(width * sizeof(Pair))
         for i in prange(nq, schedule="dynamic", chunksize=64):
             if buf == NULL:
-                failed[0] = 1
+                flag_set(failed)
                 continue
             n = cand_cnt[i]
             if ak != NULL and n < m:

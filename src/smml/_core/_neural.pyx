@@ -448,6 +448,8 @@ cdef struct Ctx:
     double loss              # sum over the examples of their loss before their step
     intp_t steps             # steps done
     int status               # 1: a non-finite loss stopped the epoch
+    # SHARED: thread 0's decision to stop, read by every thread after the next barrier (see _epoch)
+    int stop[2]              # stop[s % 2] = 1: step s's loss was non-finite (written once, by thread 0)
 
 
 cdef void _epoch(Ctx *c, floating **W, floating **b, floating **VW, floating **Vb,
@@ -476,7 +478,18 @@ cdef void _epoch(Ctx *c, floating **W, floating **b, floating **VW, floating **V
                F_0 of own units with the new weights: the next step skips F_0 and the
                gather of its rows.
     "own" is the thread's block of a layer's units (_part). With one hidden layer a step
-    has one barrier. A_l is double-buffered (a fast thread's next F_l must not overwrite
+    has one barrier.
+    Stop on a non-finite loss: every thread has its own copy of the scores, so the
+    decision is thread 0's alone (threads that decided from their own copies could
+    disagree, and the ones that went on would wait at a barrier forever). Thread 0 writes
+    it to c.stop[s % 2] in step s's `out` and every thread reads it after the step's next
+    barrier that all of them reach at the same point: the next step's F_0 (L >= 2), or
+    the end-of-step barrier (L == 1); then all leave the loop together. No barrier is
+    added; until the check the threads finish the diverged step (and, L >= 2, the next
+    step's F_0) on non-finite values, which the caller discards (status 1). The slot
+    alternates with the step so that the write is never concurrent with a read (a
+    read in step s, after F_0, is of slot (s - 1) % 2, while thread 0 may be writing
+    slot s % 2); a slot is written at most once (all threads stop after it). A_l is double-buffered (a fast thread's next F_l must not overwrite
     the activations a slower thread still reads in U); each thread reads only the
     entries of D_l it wrote itself or that a barrier separates from their writing.
     """
@@ -504,6 +517,8 @@ cdef void _epoch(Ctx *c, floating **W, floating **b, floating **VW, floating **V
     cdef bint mom = c.mu > 0
     cdef int sense = 0                             # this thread's barrier phase
     cdef bint fused = False, done0 = False
+    cdef bint stop = False                         # the shared decision, read after a barrier
+    cdef intp_t s_stop = -1                        # thread 0: the step whose loss was non-finite
     # minibatch momentum: V holds mu V already (the previous step's _momentum_block scaled it,
     # as this step is a gemm step too), so this step's gemms take beta = 1. A stop on a
     # non-finite loss leaves V scaled: the caller raises DivergenceError and V is not used.
@@ -557,7 +572,12 @@ cdef void _epoch(Ctx *c, floating **W, floating **b, floating **VW, floating **V
                           W[l] + i0, <int> nout, <floating> 0, dst + i0, <int> nout)
                 _bias_act(c.act, dst, nout, nb, i0, i1, b[l])
             smml_bar_wait(bar, T, &sense)                        # F_l
+            if l == 0 and s > 0 and c.stop[(s - 1) % 2]:       # thread 0's decision in the previous step
+                stop = True
+                break
             prev = dst
+        if stop:
+            break
         # out: every thread, the same values
         if nb == 1:
             _dense_forward(prev, nh, Wo[cur], k, 0, k, Zo, c.isa)
@@ -571,12 +591,12 @@ cdef void _epoch(Ctx *c, floating **W, floating **b, floating **VW, floating **V
             rowloss[r] = _out_row(c.out, Zo + r * k, Y + order[start + r] * k, k, bo[cur], inv_nb)
         for r in range(nb):
             tot += rowloss[r]
-        if not isfinite(tot):
-            if tid == 0:
-                c.status = 1
-            break
         if tid == 0:
-            c.loss += tot
+            if isfinite(tot):
+                c.loss += tot
+            elif s_stop < 0:
+                s_stop = s
+                c.stop[s % 2] = 1                          # read by all after the next check (above/below)
         # D: the last hidden layer's deltas and the new output layer (rows of own units)
         Ain = prev
         _part(nh, tid, T, &i0, &i1)
@@ -674,10 +694,15 @@ cdef void _epoch(Ctx *c, floating **W, floating **b, floating **VW, floating **V
                 _bias_step(b[l], b[l], Vb[l] if mom else NULL, D[l], nout, nb, i0, i1, eta_f, mu_f)
         if L == 1:
             smml_bar_wait(bar, T, &sense)                        # W_out' complete before the next out
+            if c.stop[s % 2]:                                    # thread 0's decision in this step
+                break
         s += 1
         start += nb
     if tid == 0:
-        c.steps = s
+        # the steps before the diverged one (a last step with L >= 2 has no barrier after
+        # it: the loop ends anyway)
+        c.steps = s_stop if s_stop >= 0 else s
+        c.status = 1 if s_stop >= 0 else 0
 
 
 # ---------------------------------------------------------------------------
@@ -818,6 +843,8 @@ def train_epoch(const floating[:, ::1] X,        # IN  (n, d)
         c.loss = 0.0
         c.steps = 0
         c.status = 0
+        c.stop[0] = 0
+        c.stop[1] = 0
         bar.count = 0
         bar.sense = 0
         bar.waiters = 0

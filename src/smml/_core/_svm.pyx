@@ -52,6 +52,7 @@
 # chunks' picks merged in chunk order: _update_up, _low). The iterates do not
 # depend on the thread count. Without the bias the passes run on one thread.
 from cython.parallel cimport prange, parallel
+from smml._core._atomic cimport flag_set
 from libc.stdlib cimport malloc, free
 from libc.math cimport INFINITY
 from libc.stdint cimport int64_t
@@ -363,7 +364,7 @@ cdef void _fill_block(State *st, const floating *X, floating *Xact, floating *XR
         tile = <floating *> malloc(MAX_BLOCK * COLS * sizeof(floating))
         ftile = <float *> malloc(MAX_BLOCK * COLS * sizeof(float))
         if tile == NULL or ftile == NULL:
-            st.oom = True
+            flag_set(<int *> &st.oom)        # any thread: atomic (_atomic.pxd)
         for c in prange(ncol, schedule="static"):
             if tile == NULL or ftile == NULL:
                 continue
@@ -466,7 +467,7 @@ cdef void _kernel_matvec(State *st, const floating *X, const intp_t *S, const do
         ftile = <float *> malloc(TILE_Q * COLS * sizeof(float))
         acc = <floating *> malloc(TILE_Q * sizeof(floating))
         if XT == NULL or tnrm == NULL or tile == NULL or ftile == NULL or acc == NULL:
-            st.oom = True
+            flag_set(<int *> &st.oom)        # any thread: atomic (_atomic.pxd)
         for c in prange(nb, schedule="dynamic"):
             if XT == NULL or tnrm == NULL or tile == NULL or ftile == NULL or acc == NULL:
                 continue
