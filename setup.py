@@ -6,9 +6,14 @@ Environment variables:
   SMML_NO_OPENMP=1      build serially, without OpenMP
   SMML_BUILD_ONLY=a,b   (development) build only the named _core modules
   SMML_LIBOMP_PREFIX    (macOS) where libomp lives; defaults to Homebrew's
+  SMML_BUILD_JOBS=n     C compilers run at once (default: one per CPU; build_ext -j n also works)
+  SMML_CYTHON_JOBS=n    .pyx files translated at once (default: one per CPU where processes
+                        start by fork, else 1)
 """
 import glob
+import multiprocessing
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -82,7 +87,26 @@ def _openmp_works(compiler, cflags, lflags):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def _jobs(name, default):
+    """A job count from the environment variable ``name`` (a positive integer), else ``default``."""
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return default
+    try:
+        return max(int(value), 1)
+    except ValueError:
+        raise SystemExit(f"{name} must be a positive integer, got {value!r}") from None
+
+
 class BuildExt(build_ext):
+    def finalize_options(self):
+        super().finalize_options()
+        # setuptools' build_ext compiles the extensions in a thread pool when ``parallel`` is set;
+        # without -j / --parallel (pip install ., pip install -e ., python -m build give none)
+        # use one compiler per CPU: each extension is one independent gcc run
+        if self.parallel is None:
+            self.parallel = _jobs("SMML_BUILD_JOBS", os.cpu_count() or 1)
+
     def build_extensions(self):
         ctype = self.compiler.compiler_type
         cflags, lflags = _openmp_flags(ctype)
@@ -100,7 +124,44 @@ class BuildExt(build_ext):
         for ext in self.extensions:
             ext.extra_compile_args = opt + (cflags if use_omp else [])
             ext.extra_link_args = list(lflags if use_omp else [])
+        # the longest compilations first, so that no core idles behind one started last
+        self.extensions.sort(key=_source_size, reverse=True)
         super().build_extensions()
+
+
+def _source_size(ext):
+    try:
+        return sum(os.path.getsize(src) for src in ext.sources)
+    except OSError:
+        return 0
+
+
+_CORE = os.path.join("src", "smml", "_core")
+# a C header named by `cdef extern from "x.h"`, by verbatim C in `cdef extern from *`, or by a header
+_HEADER = re.compile(r'(?:\bcdef\s+extern\s+from\s+|#\s*include\s+)"([^"]+)"')
+# a .pxd of smml._core, cimported (its headers are compiled into the cimporting extension)
+_CIMPORT = re.compile(r'^\s*(?:from\s+smml\._core\.(\w+)\s+cimport\b|cimport\s+smml\._core\.(\w+))', re.M)
+
+
+def _headers(pyx):
+    """The _core headers that the C of ``pyx`` includes: named by the .pyx, by the .pxd files
+    it cimports (and its own .pxd), and by those headers themselves (_neural.h includes
+    _neural_step.h), transitively. cythonize re-translates a .pyx when a .pxd changes; these
+    make build_ext recompile the extensions a changed header is part of, and only those."""
+    own_pxd = os.path.splitext(pyx)[0] + ".pxd"
+    todo = [pyx] + ([own_pxd] if os.path.isfile(own_pxd) else [])
+    seen, headers = set(todo), set()
+    while todo:
+        with open(todo.pop(), encoding="utf-8") as f:
+            text = f.read()
+        found = [os.path.join(_CORE, h) for h in _HEADER.findall(text)]
+        headers.update(h for h in found if os.path.isfile(h))
+        found += [os.path.join(_CORE, (a or b) + ".pxd") for a, b in _CIMPORT.findall(text)]
+        for dep in found:
+            if dep not in seen and os.path.isfile(dep):
+                seen.add(dep)
+                todo.append(dep)
+    return sorted(headers)
 
 
 def _extensions():
@@ -113,10 +174,7 @@ def _extensions():
         include_dirs = []
     only = {m.strip() for m in os.environ.get("SMML_BUILD_ONLY", "").split(",") if m.strip()}
     exts = []
-    # C headers: cythonize follows `cdef extern from` headers, not the ones they #include
-    # (_neural.h includes _neural_step.h), so every extension lists them all
-    headers = sorted(glob.glob(os.path.join("src", "smml", "_core", "*.h")))
-    for pyx in sorted(glob.glob(os.path.join("src", "smml", "_core", "*.pyx"))):
+    for pyx in sorted(glob.glob(os.path.join(_CORE, "*.pyx"))):
         name = os.path.splitext(os.path.basename(pyx))[0]
         if only and name not in only:
             continue
@@ -124,15 +182,26 @@ def _extensions():
             f"smml._core.{name}", [pyx],
             include_dirs=include_dirs,
             define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
-            depends=headers,
+            # C headers: cythonize follows `cdef extern from` headers, not the ones they
+            # #include, so each extension lists its own (see _headers)
+            depends=_headers(pyx),
         ))
     return cythonize(
         exts,
         compiler_directives=_directives(),
         include_path=["src"],
         annotate=_truthy("SMML_ANNOTATE"),
-        nthreads=int(os.environ.get("SMML_CYTHON_JOBS", "0") or 0),
+        nthreads=_cython_jobs(),
     )
+
+
+def _cython_jobs():
+    """cythonize's worker processes. Cython runs them in a multiprocessing pool: only where
+    processes start by fork by default, since a spawned (or forkserver) worker re-imports the
+    main module, which is this file when it runs as ``python setup.py ...``."""
+    method = multiprocessing.get_start_method(allow_none=True) or multiprocessing.get_all_start_methods()[0]
+    n = _jobs("SMML_CYTHON_JOBS", (os.cpu_count() or 1) if method == "fork" else 1)
+    return n if n > 1 else 0
 
 
 setup(ext_modules=_extensions(), cmdclass={"build_ext": BuildExt})

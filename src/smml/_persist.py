@@ -125,10 +125,21 @@ def _require_skops():
 
 # ---- the state comparison that checks every round trip ----------------------------------
 
+#: object's default __getstate__ (Python >= 3.11); None on 3.10, where object has none and pickle
+#: copies ``__dict__`` (plus the slots) itself - the same state 3.11's default returns
+_OBJECT_GETSTATE = getattr(object, "__getstate__", None)
+
+
+def _custom_getstate(cls):
+    """True when ``cls`` defines (or inherits) a ``__getstate__`` other than object's default."""
+    getstate = getattr(cls, "__getstate__", None)
+    return getstate is not None and getstate is not _OBJECT_GETSTATE
+
+
 def _object_state(obj):
     """What defines a generic object: its getstate / __dict__ / reduce output."""
     cls = type(obj)
-    if getattr(cls, "__getstate__", object.__getstate__) is not object.__getstate__:
+    if _custom_getstate(cls):
         return ("getstate", obj.__getstate__())
     if hasattr(obj, "__dict__"):
         return ("dict", dict(obj.__dict__), _slots_state(obj))
@@ -206,7 +217,7 @@ class _Encoder:
             # rebuilt by calling the (trusted) class with the arguments it gave, as skops does
             return {"object": name, "how": "reduce", "args": self(tuple(red[1])),
                     "state": self(red[2] if len(red) > 2 else None)}
-        if getattr(cls, "__getstate__", object.__getstate__) is not object.__getstate__:
+        if _custom_getstate(cls):
             return {"object": name, "how": "setstate", "state": self(obj.__getstate__())}
         if hasattr(obj, "__dict__"):
             return {"object": name, "how": "dict", "state": self(dict(obj.__dict__)),

@@ -6,4 +6,9 @@ compare the compiled kernels with, and the baseline that ``bench/`` and
 ``smml tour`` measure speed-ups against. One module per family:
 ``smml.reference.losses``, ``.model_selection``, ``.neighbors``, ``.tree``,
 ``.linear``, ``.ensemble``, ``.kernels``.
+
+Sums of floats are loops that add one term at a time, in the kernels' order
+(``s = s + v``), never builtin ``sum()``: from Python 3.12 on ``sum()`` of
+floats is compensated and rounds differently, so a bit-exact comparison with
+a kernel would hold on some Pythons only.
 """

@@ -45,7 +45,9 @@ def grad_hess(loss, y, F):
     for i in range(n):
         m = max(F[i])
         e = [math.exp(f - m) for f in F[i]]
-        s = sum(e)
+        s = 0.0
+        for v in e:
+            s = s + v
         for k in range(K):
             p = e[k] / s
             G[k][i] = p - (1.0 if int(y[i]) == k else 0.0)
@@ -88,8 +90,10 @@ class _Booster:
         return G * G / den if den > 0.0 else 0.0
 
     def _grow(self, X, g, h, rows, depth):
-        G = sum(g[i] for i in rows)
-        H = sum(h[i] for i in rows)
+        G = H = 0.0
+        for i in rows:
+            G = G + g[i]
+            H = H + h[i]
         node = _Node(self._leaf(G, H))
         if (self.max_depth is not None and depth >= self.max_depth) or len(rows) < 2:
             return node
@@ -174,7 +178,10 @@ class GradientBoostingRegressor(_Booster):
 
     def fit(self, X, y):
         y = [float(v) for v in y]
-        return self._boost(X, y, [sum(y) / len(y)], "squared_error")
+        s = 0.0
+        for v in y:
+            s = s + v
+        return self._boost(X, y, [s / len(y)], "squared_error")
 
     def predict(self, X):
         return self.raw(X)[:, 0]
@@ -189,7 +196,7 @@ class GradientBoostingClassifier(_Booster):
         K = len(self.classes_)
         n = len(yi)
         if K == 2:
-            p = sum(yi) / n
+            p = sum(yi) / n                      # integers: exact
             return self._boost(X, [float(v) for v in yi], [math.log(p) - math.log1p(-p)], "log_loss")
         return self._boost(X, [float(v) for v in yi], [math.log(yi.count(k) / n) for k in range(K)], "softmax")
 

@@ -43,7 +43,10 @@ def best_stump_exhaustive(X, y, w):
     error = sum of the weights of the misclassified examples.
     """
     n, d = len(X), len(X[0])
-    tol = TIE_TOL * sum(w)
+    W = 0.0
+    for v in w:
+        W = W + v
+    tol = TIE_TOL * W
     winners = []
     for j in range(d):
         col = [X[t][j] for t in range(n)]
@@ -63,8 +66,12 @@ def best_stump_exhaustive(X, y, w):
 def best_stump_sorted(X, y, w):
     """The same search in O(d n log n): sort each feature, scan cumulative weights."""
     n, d = len(X), len(X[0])
-    w_pos = sum(w[t] for t in range(n) if y[t] > 0)
-    w_neg = sum(w[t] for t in range(n) if y[t] < 0)
+    w_pos = w_neg = 0.0
+    for t in range(n):
+        if y[t] > 0:
+            w_pos = w_pos + w[t]
+        elif y[t] < 0:
+            w_neg = w_neg + w[t]
     tol = TIE_TOL * (w_pos + w_neg)
     winners = []
     for j in range(d):
@@ -109,17 +116,25 @@ class AdaBoostStumps:
         for _ in range(self.n_estimators):
             j, theta, s, _ = search(X, yy, P)
             h = [s if X[t][j] > theta else -s for t in range(m)]
-            eps = sum(P[t] for t in range(m) if h[t] != yy[t])
+            eps = 0.0
+            for t in range(m):
+                if h[t] != yy[t]:
+                    eps = eps + P[t]
             if eps <= 0.0:
                 self.stumps.append((j, theta, s))
-                self.weights.append(1.0 + sum(abs(a) for a in self.weights))
+                abs_sum = 0.0
+                for a in self.weights:
+                    abs_sum = abs_sum + abs(a)
+                self.weights.append(1.0 + abs_sum)
                 self.errors.append(0.0)
                 break
             if abs(eps - 0.5) <= 1e-10:
                 break
             a = 0.5 * math.log((1.0 - eps) / eps)
             P = [P[t] * math.exp(-a * yy[t] * h[t]) for t in range(m)]
-            Z = sum(P)
+            Z = 0.0
+            for p in P:
+                Z = Z + p
             P = [p / Z for p in P]
             self.stumps.append((j, theta, s))
             self.weights.append(a)

@@ -25,7 +25,10 @@ def _rows(X):
 
 def linear(x, z):
     """x.x'"""
-    return sum(a * b for a, b in zip(x, z))
+    s = 0.0
+    for a, b in zip(x, z):
+        s = s + a * b
+    return s
 
 
 def polynomial(x, z, degree):
@@ -35,7 +38,10 @@ def polynomial(x, z, degree):
 
 def gaussian(x, z, gamma):
     """exp(-||x - x'||^2 / (2 gamma)), gamma the width of 003."""
-    return math.exp(-sum((a - b) ** 2 for a, b in zip(x, z)) / (2.0 * gamma))
+    s = 0.0
+    for a, b in zip(x, z):
+        s = s + (a - b) ** 2
+    return math.exp(-s / (2.0 * gamma))
 
 
 def make_kernel(kernel="gaussian", degree=3, gamma=1.0):
@@ -81,7 +87,9 @@ def kernel_perceptron(X, y, orders, K, budget=None):
         epochs += 1
         made = 0
         for t in order:
-            score = sum(y[s] * K(rows[s], rows[t]) for s in S)
+            score = 0.0
+            for s in S:
+                score = score + y[s] * K(rows[s], rows[t])
             y_hat = 1 if score > 0 else -1
             if y_hat != y[t]:
                 if budget is not None and len(S) == budget:
@@ -113,7 +121,9 @@ def kernel_pegasos(X, y, steps, lam, K, average=False):
     t = 0
     for i in steps:
         t += 1
-        value = sum(c * K(rows[j], rows[i]) for j, c in g.items())
+        value = 0.0
+        for j, c in g.items():
+            value = value + c * K(rows[j], rows[i])
         active = 1.0 - y[i] * value > 0
         for j, c in g.items():
             total[j] = total.get(j, 0.0) + c
@@ -168,6 +178,14 @@ def svm_coordinate_descent(Kmat, y, C, tol=1e-10, max_sweeps=100000):
 
 # ---- estimator-like twins (fit / predict) for the tour and the benches ----------------
 
+def _expansion(terms, K, x):
+    """sum_s c_s K(x_s, x) over terms [(x_s, c_s)], added in order."""
+    s = 0.0
+    for x_s, c in terms:
+        s = s + c * K(x_s, x)
+    return s
+
+
 class _Kernelled:
     def _kernel(self, X):
         gamma = scale_width(X) if self.gamma == "scale" else self.gamma
@@ -175,7 +193,7 @@ class _Kernelled:
 
     def _scores(self, X):
         rows = _rows(X)
-        return [sum(c * self.K_(x_s, x) for x_s, c in self.terms_) for x in rows]
+        return [_expansion(self.terms_, self.K_, x) for x in rows]
 
 
 class KernelPerceptron(_Kernelled):
@@ -198,7 +216,7 @@ class KernelPerceptron(_Kernelled):
 
     def predict(self, X):
         rows = _rows(X)
-        scores = [[sum(c * self.K_(x_s, x) for x_s, c in model) for model in self.models_] for x in rows]
+        scores = [[_expansion(model, self.K_, x) for model in self.models_] for x in rows]
         if len(self.models_) == 1:
             return np.array([self.classes_[1] if s[0] > 0 else self.classes_[0] for s in scores])
         return np.array([self.classes_[int(np.argmax(s))] for s in scores])

@@ -27,7 +27,10 @@ def _aug(x, fit_intercept):
 
 
 def _dot(a, b):
-    return sum(ai * bi for ai, bi in zip(a, b))
+    s = 0.0
+    for ai, bi in zip(a, b):
+        s = s + ai * bi
+    return s
 
 
 # ---- the algorithms ------------------------------------------------------------------
@@ -165,7 +168,10 @@ def _gauss_solve(A, b):
                 M[r][k] -= f * M[c][k]
     x = [0.0] * n
     for r in range(n - 1, -1, -1):
-        x[r] = (M[r][n] - sum(M[r][k] * x[k] for k in range(r + 1, n))) / M[r][r]
+        s = 0.0
+        for k in range(r + 1, n):
+            s = s + M[r][k] * x[k]
+        x[r] = (M[r][n] - s) / M[r][r]
     return x
 
 
@@ -173,8 +179,15 @@ def ridge_closed_form(X, y, alpha):
     """000, "Ridge Regression": w = (alpha I + S^T S)^{-1} S^T y (solved, plain Python)."""
     rows = _rows(X)
     d = len(rows[0])
-    A = [[sum(r[i] * r[j] for r in rows) + (alpha if i == j else 0.0) for j in range(d)] for i in range(d)]
-    b = [sum(r[i] * float(yi) for r, yi in zip(rows, y)) for i in range(d)]
+    A = [[0.0] * d for _ in range(d)]
+    b = [0.0] * d
+    for r, yi in zip(rows, y):                  # S^T S and S^T y, example by example
+        for i in range(d):
+            for j in range(d):
+                A[i][j] = A[i][j] + r[i] * r[j]
+            b[i] = b[i] + r[i] * float(yi)
+    for i in range(d):
+        A[i][i] = A[i][i] + alpha
     return _gauss_solve(A, b)
 
 
@@ -296,8 +309,13 @@ class RidgeRegression(LinearRegression):
     def fit(self, X, y):
         rows = _rows(X)
         m, d = len(rows), len(rows[0])
-        mu = [sum(r[j] for r in rows) / m for j in range(d)]
-        ym = sum(float(v) for v in y) / m
+        mu, ym = [0.0] * d, 0.0
+        for r, v in zip(rows, y):
+            for j in range(d):
+                mu[j] = mu[j] + r[j]
+            ym = ym + float(v)
+        mu = [v / m for v in mu]
+        ym = ym / m
         w = ridge_closed_form([[r[j] - mu[j] for j in range(d)] for r in rows], [float(v) - ym for v in y],
                               self.alpha)
         self.w = w + [ym - _dot(mu, w)]

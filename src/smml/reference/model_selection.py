@@ -52,7 +52,10 @@ def cv_estimate(A, S, K, loss):
         S_minus_i = [S[t] for t in range(m) if t not in test_idx]  # S_{-i} = S \ S_i
         h_i = A(S_minus_i)
         errors.append(fold_error(h_i, S_i, loss, K, m))
-    return sum(errors) / K
+    total = 0.0
+    for e in errors:                                              # (l_1 + ... + l_K) left to right
+        total = total + e
+    return total / K
 
 
 def nested_cv_estimate(family, Theta0, S, K_outer, K_inner, loss):
@@ -76,4 +79,7 @@ def nested_cv_estimate(family, Theta0, S, K_outer, K_inner, loss):
         h_i = family(best_theta)(S_minus_i)                      # 5: h_i = A_{theta_i}(S_{-i})
         eps.append(fold_error(h_i, S_i, loss, K_outer, m))       # 6: eps_i = l_{S_i}(h_i)
         thetas.append(best_theta)
-    return sum(eps) / K_outer, thetas, eps                       # output (eps_1 + ... + eps_K)/K
+    total = 0.0
+    for e in eps:
+        total = total + e
+    return total / K_outer, thetas, eps                          # output (eps_1 + ... + eps_K)/K
