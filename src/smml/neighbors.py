@@ -249,16 +249,16 @@ def _pick_rule(metric, d, m):
     return "brute"
 
 
-def _mahalanobis_error_coef(L, M, dtype):
+def _mahalanobis_error_coef(L, M):
     """c such that c (||q~|| + max ||x~||)^2 rigorously bounds |a - E| for every query q and
     training point x: a the Euclidean key of the transformed rows z = fl(x~ L) (x~ = (x - mu)
-    / s, rounded to ``dtype``), E the exact Mahalanobis key (x - q)^T VI (x - q) computed as
+    / s, in float64: the search's dtype for Mahalanobis), E the exact Mahalanobis key (x - q)^T VI (x - q) computed as
     defined (``_knn.mahalanobis_pairs``), M = s^2 VI, L L^T ~ M (an eigendecomposition).
 
-    With S = ||x~|| + ||q~|| (>= ||(x - q) / s||), u = 2^-53, u_t the unit roundoff of
-    ``dtype``, lam = ||L||_F^2 (>= ||L||_2^2) and c_t = (d + 3) u + 1.01 u_t:
+    With S = ||x~|| + ||q~|| (>= ||(x - q) / s||), u = 2^-53, lam = ||L||_F^2 (>= ||L||_2^2)
+    and c_t = (d + 4.01) u:
     - the transform: ||z_x - (x~ L)|| <= c_t ||x~|| ||L||_F (the centring and the d-term dot
-      products in float64, then the rounding to ``dtype``), so the squared distance of the
+      products in float64), so the squared distance of the
       rounded rows is within (2 c_t + c_t^2) lam S^2 of that of the exact ones;
     - the factorisation: |delta^T (L L^T - M) delta| <= ||L L^T - M||_F S^2 (measured, plus
       the rounding of the measurement, 2 (d + 2) u lam + 2 u ||M||_F);
@@ -267,10 +267,9 @@ def _mahalanobis_error_coef(L, M, dtype):
     The sum, doubled."""
     d = L.shape[0]
     u = 2.0 ** -53
-    ut = 2.0 ** -24 if np.dtype(dtype) == np.float32 else u
     lam = float(np.sum(L * L))
     m_norm = float(np.linalg.norm(M))
-    ct = (d + 3) * u + 1.01 * ut
+    ct = (d + 3) * u + 1.01 * u
     resid = float(np.linalg.norm(L @ L.T - M)) * 1.01 + 2 * (d + 2) * u * lam + 2 * u * m_norm
     total = (resid + (d * d + 3) * u * m_norm + (2 * ct + ct * ct) * lam
              + (d + 4) * u * lam * (1 + ct) ** 2)
@@ -280,20 +279,21 @@ def _mahalanobis_error_coef(L, M, dtype):
 class _Scaled:
     """Mahalanobis rows as the exact keys read them: ``X`` = rows / s (float64, C order; s a
     power of two, so exactly the rows scaled) and ``radius`` = ||X - mu / s|| (the filter's
-    error bound grows with it); ``centred`` (X - mu / s, for the transform) until dropped."""
+    error bound grows with it)."""
 
-    __slots__ = ("X", "radius", "centred")
+    __slots__ = ("X", "radius")
 
-    def __init__(self, X, radius, centred=None):
-        self.X, self.radius, self.centred = X, radius, centred
+    def __init__(self, X, radius):
+        self.X, self.radius = X, radius
 
     @classmethod
     def of(cls, A, scale, mu_s):
+        """(the rows A as a _Scaled, their centred rows X - mu / s for the transform)."""
         X = np.ascontiguousarray(A, dtype=np.float64)
         if scale != 1.0:
             X = X / scale
         C = X - mu_s
-        return cls(X, np.sqrt(np.einsum("ij,ij->i", C, C)), C)
+        return cls(X, np.sqrt(np.einsum("ij,ij->i", C, C))), C
 
 
 def _padded(taken):
@@ -460,14 +460,14 @@ class _KNNBase(SmmlEstimator):
             self._L, self._L_scale = self._mahalanobis_transform(X64)
             self._L_mu_s = X64.mean(axis=0) / self._L_scale
             with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-                S = _Scaled.of(X64, self._L_scale, self._L_mu_s)
-                X = S.centred @ self._L
+                S, centred = _Scaled.of(X64, self._L_scale, self._L_mu_s)
+                X = centred @ self._L
             self._Xm, self._Xm_radius = S.X, S.radius
             self._L_radius = float(S.radius.max())
             if not np.all(np.isfinite(X)) or not np.isfinite(self._L_radius):
                 raise ValueError(f"{type(self).__name__}: the Mahalanobis transform of X overflows "
                                  f"{np.dtype(self._dtype).name}; rescale the features or the matrix")
-            self._L_coef = _mahalanobis_error_coef(self._L, self._M, self._dtype)
+            self._L_coef = _mahalanobis_error_coef(self._L, self._M)
         self._T0 = np.array(X, dtype=self._dtype, order="C", copy=True)
         lo, hi = _column_range(self._T0)
         self._lo, self._hi = lo.astype(np.float64), hi.astype(np.float64)
@@ -518,9 +518,8 @@ class _KNNBase(SmmlEstimator):
         Qm = None
         if self._L is not None:
             with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-                Qm = _Scaled.of(Xq, self._L_scale, self._L_mu_s)
-                Xq = Qm.centred @ self._L
-            Qm.centred = None
+                Qm, centred = _Scaled.of(Xq, self._L_scale, self._L_mu_s)
+                Xq = centred @ self._L
         with np.errstate(over="ignore"):
             Q0 = np.ascontiguousarray(Xq, dtype=self._dtype)
         if not np.all(np.isfinite(Q0)):
@@ -547,7 +546,7 @@ class _KNNBase(SmmlEstimator):
         For the i-th query of the block its taken points (the notes' k' closest) are
         ``indices[indptr[i]:indptr[i+1]]`` of ``taken.csr()``, sorted by (exact key,
         index), with their exact keys (squared distance for euclidean/mahalanobis).
-        ``Qm``: for Mahalanobis, the queries as given (``Q0`` holds them transformed).
+        ``Qm``: for Mahalanobis, the queries' :class:`_Scaled` (``Q0`` holds them transformed).
         """
         if self._metric == "mahalanobis":
             yield from self._search_mahalanobis(Q0, Qm, k, n_threads, in_order)
