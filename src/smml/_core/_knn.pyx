@@ -498,17 +498,20 @@ def exact_rows(const floating[:, ::1] Q0, const floating[:, ::1] T0,      # IN  
 
 
 cdef inline double mahalanobis_key(const floating *a, const floating *b, const double *VI,
-                                   intp_t d) noexcept nogil:
+                                   intp_t d, double *delta) noexcept nogil:
     """002's squared Mahalanobis distance (a - b)^T VI (a - b) by its definition: the
-    differences in float64, then sum_i sum_j (delta_i VI_ij) delta_j in the order (i, j),
-    each product rounded left to right (``smml.reference.neighbors.distance_key``); a
-    negative sum (rounding of a positive semi-definite form) is 0."""
+    differences in float64 (into the scratch ``delta``, d doubles), then sum_i sum_j
+    (delta_i VI_ij) delta_j in the order (i, j), each product rounded left to right
+    (``smml.reference.neighbors.distance_key``); a negative sum (rounding of a positive
+    semi-definite form) is 0."""
     cdef double s = 0.0, di
     cdef intp_t i, j
     for i in range(d):
-        di = <double> a[i] - <double> b[i]
+        delta[i] = <double> a[i] - <double> b[i]
+    for i in range(d):
+        di = delta[i]
         for j in range(d):
-            s = s + (di * VI[i * d + j]) * (<double> a[j] - <double> b[j])
+            s = s + (di * VI[i * d + j]) * delta[j]
     return s if s > 0.0 else 0.0
 
 
@@ -520,6 +523,8 @@ def mahalanobis_pairs(const floating[:, ::1] Q, const floating[:, ::1] T,   # IN
     """``out[p]`` = the exact Mahalanobis key of query ``Q[qrow[p]]`` and training point
     ``T[tidx[p]]`` (:func:`mahalanobis_key`; ``radius_neighbors``' final test)."""
     cdef intp_t n = qrow.shape[0], d = Q.shape[1], nq = Q.shape[0], m = T.shape[0], p
+    cdef double *delta
+    cdef int failed[1]
     if tidx.shape[0] != n or out.shape[0] != n or T.shape[1] != d \
             or VI.shape[0] != d or VI.shape[1] != d:
         raise ValueError("mahalanobis_pairs: bad shapes")
@@ -530,9 +535,17 @@ def mahalanobis_pairs(const floating[:, ::1] Q, const floating[:, ::1] T,   # IN
         return
     if n_threads < 1:
         n_threads = 1
-    with nogil:
-        for p in prange(n, schedule="static", num_threads=n_threads):
-            out[p] = mahalanobis_key(&Q[qrow[p], 0], &T[tidx[p], 0], &VI[0, 0], d)
+    failed[0] = 0
+    with nogil, parallel(num_threads=n_threads):
+        delta = <double *> malloc(max(d, 1) * sizeof(double))
+        for p in prange(n, schedule="static"):
+            if delta == NULL:
+                flag_set(failed)
+                continue
+            out[p] = mahalanobis_key(&Q[qrow[p], 0], &T[tidx[p], 0], &VI[0, 0], d, delta)
+        free(delta)
+    if failed[0]:
+        raise MemoryError("mahalanobis_pairs: could not allocate the per-thread buffers")
 
 
 def mahalanobis_rank(const floating[:, ::1] Q, const floating[:, ::1] T,    # IN  original data
@@ -563,6 +576,7 @@ def mahalanobis_rank(const floating[:, ::1] Q, const floating[:, ::1] T,    # IN
     cdef intp_t width = cand.shape[1], i, c, n, cnt, j
     cdef double kth, e
     cdef Pair *buf
+    cdef double *delta
     cdef int failed[1]
     cdef intp_t n_short = 0
     cdef const double *ak = NULL
@@ -594,7 +608,8 @@ def mahalanobis_rank(const floating[:, ::1] Q, const floating[:, ::1] T,    # IN
         n_threads = 1
     failed[0] = 0
     with nogil, parallel(num_threads=n_threads):
-        buf = <Pair *> malloc(width * sizeof(Pair))
+        buf = <Pair *> malloc(width * sizeof(Pair) + max(d, 1) * sizeof(double))
+        delta = <double *> (buf + width) if buf != NULL else NULL
         for i in prange(nq, schedule="dynamic", chunksize=64):
             if buf == NULL:
                 flag_set(failed)
@@ -609,7 +624,7 @@ def mahalanobis_rank(const floating[:, ::1] Q, const floating[:, ::1] T,    # IN
             for c in range(n):
                 j = cand[i, c]
                 buf[c].idx = j
-                buf[c].key = mahalanobis_key(&Q[i, 0], &T[j, 0], &VI[0, 0], d)
+                buf[c].key = mahalanobis_key(&Q[i, 0], &T[j, 0], &VI[0, 0], d, delta)
             qsort(buf, n, sizeof(Pair), cmp_pair)
             kth = buf[k - 1].key
             cnt = k
