@@ -188,7 +188,8 @@ def test_split_train_is_chosen_for_few_queries(rng, monkeypatch):
     calls = []
     for name in ("knn_gemm", "knn_gemm_split_train"):
         real = getattr(_knn, name)
-        monkeypatch.setattr(_knn, name, lambda *a, _real=real, _name=name: (calls.append((_name, a[-1])),
+        # argument 14: n_threads (then the error bound's coefficient and slack)
+        monkeypatch.setattr(_knn, name, lambda *a, _real=real, _name=name: (calls.append((_name, a[14])),
                                                                           _real(*a))[1])
     monkeypatch.setattr(nb, "_GRAIN", 1)
     est = KNNClassifier(k=3, n_jobs=2, algorithm="brute").fit(X, y)
@@ -1152,3 +1153,112 @@ def test_slide_weights_are_the_printed_formula():
     np.testing.assert_array_equal(dup.predict([[1.0]]), [3.0])
     with pytest.raises(ValueError):
         KNNRegressor(weights="inverse").fit(X, [0.0, 1.0, 2.0, 3.0])
+
+
+# ---- kd-tree splits on duplicated values; the gemm filter's per-pair bound; retries ----
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_tree_never_puts_one_value_in_both_children(rng, dtype):
+    # lattice-like data (3 values per feature) and a feature that is mostly one value:
+    # every split keeps equal values of its feature on one side, so a query equal to the
+    # split value lies in one child's box only; leaves may be uneven or empty
+    X = rng.integers(0, 3, size=(3000, 4)).astype(dtype)
+    X[:, 3] = np.where(rng.random(3000) < 0.9, 0, X[:, 3])
+    Tb, perm, start, end, lo, hi = nb._build_tree(X, 4, 2)
+    n_int = start.shape[0] // 2
+    T = X[perm]
+    for n in range(n_int):
+        l, r = 2 * n + 1, 2 * n + 2
+        if end[l] == start[l] or end[r] == start[r]:
+            continue
+        box = T[start[n]:end[n]]
+        f = int(np.argmax(box.max(0).astype(np.float64) - box.min(0)))
+        if box[:, f].max() == box[:, f].min():
+            continue                      # identical points: any split
+        assert T[start[l]:end[l], f].max() < T[start[r]:end[r], f].min()
+    assert np.array_equal(np.sort(perm), np.arange(3000))
+    assert any(end[n] == start[n] for n in range(n_int, start.shape[0]))   # some leaf empty
+
+
+@pytest.mark.parametrize("algorithm", ["tree", "brute"])
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_heavy_duplicates_and_empty_leaves_equal_reference(rng, algorithm, n_jobs):
+    # 3 distinct points repeated (empty leaves; > cap ties so the brute path re-searches
+    # with more room) and one far point
+    base = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 2.0]])
+    X = np.vstack([base[rng.integers(0, 3, size=400)], [[50.0, 50.0]]])
+    y = rng.integers(0, 3, size=X.shape[0])
+    Q = np.vstack([base, [[0.5, 0.0], [25.0, 25.0], [0.0, 1.0]]])
+    for k in (1, 3, 150, 401):
+        est = KNNClassifier(k=k, algorithm=algorithm, n_jobs=n_jobs).fit(X, y)
+        r = ref.KNNClassifier(k=k).fit(X, y)
+        np.testing.assert_array_equal(est.predict_proba(Q), r.predict_proba(Q))
+        D, I = est.kneighbors(Q, k=min(k, 5))
+        Dr, Ir = r.kneighbors(Q, k=min(k, 5))
+        np.testing.assert_array_equal(I, Ir)
+        np.testing.assert_array_equal(D, Dr)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gemm_filter_bound_ignores_far_outliers(rng, dtype):
+    # heavy-tailed data: the bound over every training point (from the largest norm)
+    # flags nearly every query; the per-pair bound certifies them; both exact
+    X = rng.standard_t(1.2, size=(3000, 6)).astype(dtype)
+    X[0] = 1e6
+    y = rng.integers(0, 2, size=3000)
+    Q = rng.standard_t(1.2, size=(300, 6)).astype(dtype)
+    est = KNNClassifier(k=5, algorithm="brute").fit(X, y)
+    Q0, _ = est._queries(Q)
+    Qc, q_norm = nb._centre(Q0, est._mu, est._gemm_dtype, "half")
+    eps = nb._euclidean_error_bound(q_norm, est._radius, 6, est._gemm_dtype)
+    cap = 5 + 2 + nb._SLACK
+    flags = []
+    for coef in (0.0, nb._euclidean_error_coef(6, est._gemm_dtype)):
+        key = np.empty((300, cap))
+        idx = np.empty((300, cap), dtype=np.intp)
+        cnt = np.empty(300, dtype=np.intp)
+        _knn.knn_gemm(Qc, est._Tc, q_norm, nb._NO_NORMS, Q0, est._T0, eps, 5, cap, key, idx,
+                      cnt, 64, 512, 1, coef, nb._relative_slack(6, est._gemm_dtype))
+        flags.append(int(np.sum(cnt < 0)))
+    assert flags[0] > 250 and flags[1] < 30, flags
+    r = ref.KNNClassifier(k=5).fit(X, y)
+    np.testing.assert_array_equal(est.predict_proba(Q), r.predict_proba(Q))
+    np.testing.assert_array_equal(est.kneighbors(Q)[1], r.kneighbors(Q)[1])
+
+
+@pytest.mark.parametrize("tree_faster", [True, False])
+@pytest.mark.parametrize("in_order", [True, False])
+def test_both_structures_probe_then_take_either_with_the_same_results(rng, monkeypatch,
+                                                                       tree_faster, in_order):
+    # "both": a large call times the two searches on its first queries and sends the rest
+    # through the faster; force each outcome with a fake clock (tree timed first)
+    X = rng.integers(0, 3, size=(2000, 8)).astype(float)     # ties: retries on both paths
+    y = rng.integers(0, 3, size=2000)
+    Q = np.vstack([rng.integers(0, 3, size=(700, 8)).astype(float), rng.normal(size=(300, 8))])
+    est = KNNClassifier(k=4, algorithm="auto", n_jobs=2).fit(X, y)
+    assert est.algorithm_ == "both"
+    ticks = iter([0.0, 1.0, 3.0] if tree_faster else [0.0, 2.0, 3.0])
+    monkeypatch.setattr(nb.time, "perf_counter", lambda: next(ticks))
+    used = []
+    real_tree, real_brute = est._tree_blocks, est._brute_blocks
+    monkeypatch.setattr(est, "_tree_blocks", lambda Q0, *a: (used.append(("tree", len(Q0))),
+                                                             real_tree(Q0, *a))[1])
+    monkeypatch.setattr(est, "_brute_blocks", lambda Q0, *a: (used.append(("brute", len(Q0))),
+                                                              real_brute(Q0, *a))[1])
+    Q0, _ = est._queries(Q)
+    got = {}
+    for rows, taken in est._search(Q0, 4, 2, in_order=in_order):
+        ip, ii, kk = taken.csr()
+        for j, r in enumerate(np.arange(1000)[rows]):
+            got[int(r)] = (ii[ip[j]:ip[j + 1]], kk[ip[j]:ip[j + 1]])
+    p = used[0][1]
+    assert used == [("tree", p), ("brute", p), ("tree" if tree_faster else "brute", 1000 - p)]
+    assert sorted(got) == list(range(1000))
+    # the tree alone and brute force alone (each checked against the reference elsewhere)
+    want = [KNNClassifier(k=4, algorithm=a).fit(X, y) for a in ("tree", "brute")]
+    ind = want[0].kneighbors(Q, k=4, return_distance=False)
+    np.testing.assert_array_equal(ind, want[1].kneighbors(Q, k=4, return_distance=False))
+    for i in range(1000):
+        np.testing.assert_array_equal(got[i][0][:4], ind[i])
+    monkeypatch.undo()
+    np.testing.assert_array_equal(est.predict_proba(Q), want[1].predict_proba(Q))

@@ -38,6 +38,8 @@ bit (``algorithm``):
   k-th.
 """
 
+import time
+
 import numpy as np
 
 from smml._core import _kdtree, _knn
@@ -55,7 +57,7 @@ _Q_CHUNK = 1024                 # queries per gemm tile (at most)
 _T_CHUNK = {np.float32: 256, np.float64: 512}   # training points per gemm tile (the tile stays in L2)
 _HEAP_BUDGET = 1 << 20          # max (queries x candidates) heap entries per thread
 _OUT_BUDGET = 1 << 21           # max (queries x candidates) entries per kernel call
-_FALLBACK_BUDGET = 1 << 22      # max float64 entries of one exact fallback block
+_FALLBACK_BUDGET = 1 << 22      # max candidate entries of one block of re-searched (flagged) queries
 _GRAIN = 1 << 22             # multiply-adds worth one thread (threads_for)
 _MIN_QUERIES_PER_THREAD = 8   # fewer queries per thread: fewer threads
 _SPLIT_TRAIN_BELOW = 64        # fewer queries per thread (Euclidean): threads share out the training chunks
@@ -75,7 +77,8 @@ _BUILD_GRAIN = 1 << 15          # kd-tree build: training points worth a thread 
 _VOTE_GRAIN = 1 << 16           # compiled vote: queries worth a thread of their own (~10 ns each)
 # algorithm="auto" (measured: bench/README.md, 'The algorithm="auto" rule'): the kd-tree up to
 # _TREE_ALWAYS_D features; up to _TREE_MAX_D the tree when m >= 2^(d + _TREE_LOG2_M_OVER_D),
-# else both structures (the tree for calls of at most _FEW_QUERIES queries); brute force
+# else both structures (the tree for calls of at most _FEW_QUERIES queries; larger calls
+# time both on their first queries and take the faster, see _search_keys); brute force
 # beyond, and always for Hamming (a box bound is almost always 0 there).
 _TREE_ALWAYS_D = {"euclidean": 6, "mahalanobis": 6, "manhattan": 48}
 _TREE_MAX_D = {"euclidean": 10, "mahalanobis": 10, "manhattan": 48}
@@ -120,6 +123,17 @@ def _euclidean_error_bound(q_norm, radius, d, dtype):
     return _euclidean_error_coef(d, dtype) * s * s + 1e-300
 
 
+def _relative_slack(d, dtype):
+    """delta of ``_knn._pair_eps``: a relative bound (with a factor 2 to spare) on how far
+    sqrt of a computed centred squared norm (:func:`_centre`: rows rounded to ``dtype``,
+    unit roundoff u, then squared and summed in float64) is from the real norm of the
+    centred row, u + (d/2 + 2) u64, and on how far the float64 exact key is from the real
+    squared distance, (d + 2) u64."""
+    u = 2.0 ** -24 if dtype == np.float32 else 2.0 ** -53
+    u64 = 2.0 ** -53
+    return 2.0 * (u + (d + 4) * u64) + 1e-15
+
+
 def _centre(A, mu, dtype, augment=None):
     """(A - mu) rounded to ``dtype``, and the float64 squared norms of the rounded rows.
 
@@ -147,8 +161,9 @@ def _build_tree(T0, leaf_size, n_threads):
     """The kd-tree of ``smml._core._kdtree`` over the rows of T0: (Tb, perm, start, end, lo, hi),
     Tb the rows in tree order with every leaf's points feature-major (``_kdtree.leaf_blocks``).
 
-    Depth: the least with ceil(m / 2^depth) <= leaf_size, so every leaf holds
-    floor(m / 2^depth) >= 1 or ceil(m / 2^depth) <= leaf_size points. Extra memory: a
+    Depth: the least with ceil(m / 2^depth) <= leaf_size, so on distinct values every
+    leaf holds floor(m / 2^depth) >= 1 or ceil(m / 2^depth) <= leaf_size points (a split
+    never separates equal values of its feature, so duplicates make leaves uneven). Extra memory: a
     reordered copy of T0 (two while building), m indices and 2^(depth+1) - 1 < 4 m /
     leaf_size nodes of 2 indices and 2 d-vectors.
     """
@@ -235,8 +250,9 @@ def _csr(counts, key, idx, extra_rows=None, extra_key=None, extra_idx=None):
 
 def _pick_rule(metric, d, m):
     """algorithm="auto" for ``metric`` on m training points of d features: "tree", "brute"
-    or "both" (both built; each call takes the tree for at most ``_FEW_QUERIES`` queries,
-    brute force for more). Measured on this machine (bench/README.md): the tree wins by
+    or "both" (both built; each call takes the tree for at most ``_FEW_QUERIES`` queries;
+    a call with at least 8 x ``_TREE_GRAIN`` queries times both on its first queries and
+    sends the rest through the faster; brute force in between). Measured on this machine (bench/README.md): the tree wins by
     far at low d, for every m and number of queries; in the middle it wins when m is large
     against 2^d, and on few-row calls (a few leaves against all m rows); beyond, brute
     force (the gemm filter). Manhattan has no gemm filter: the tree won at every d measured
@@ -486,7 +502,10 @@ class _KNNBase(SmmlEstimator):
             if self._tree_labels:       # the class codes in tree order, for the vote
                 self._ytree = np.ascontiguousarray(self._y[self._tree[1]], dtype=np.intp)
         if self.algorithm_ in ("brute", "both") and self._metric in ("euclidean", "mahalanobis"):
-            self._mu = self._T0.mean(axis=0, dtype=np.float64)
+            # the centre of the gemm rows: any mu gives the same keys in exact arithmetic, and
+            # the error bound grows with the centred norms; the coordinate-wise median keeps
+            # them small when a few far outliers would drag the mean (heavy-tailed data)
+            self._mu = np.median(self._T0, axis=0).astype(np.float64)
             self._gemm_dtype = self._dtype
             if self._dtype == np.float64 and _F32_FILTER is not None:
                 with np.errstate(over="ignore"):
@@ -639,6 +658,31 @@ class _KNNBase(SmmlEstimator):
         if self._tree is not None and (self.algorithm_ == "tree" or n <= _FEW_QUERIES):
             yield from self._tree_blocks(Q0, k, cap, code, n_threads, in_order)
             return
+        p = min(n // 8, _TREE_GRAIN * max(1, n_threads))
+        if self._tree is None or p < _TREE_GRAIN:
+            yield from self._brute_blocks(Q0, k, cap, code, n_threads)
+            return
+        # both structures and enough queries: which one is faster depends on the data as
+        # much as on its shape (clustered or tie-heavy data favour the tree, spread-out
+        # data in 8-10 dimensions the gemm filter), so the first p queries go through
+        # both, timed, and the rest through the faster (the same results either way)
+        t0 = time.perf_counter()
+        tree_part = list(self._tree_blocks(Q0[:p], k, cap, code, n_threads, True))
+        t1 = time.perf_counter()
+        brute_part = list(self._brute_blocks(Q0[:p], k, cap, code, n_threads))
+        t2 = time.perf_counter()
+        use_tree = t1 - t0 <= t2 - t1
+        yield from tree_part if use_tree else brute_part
+        rest = (self._tree_blocks(Q0[p:], k, cap, code, n_threads, in_order) if use_tree
+                else self._brute_blocks(Q0[p:], k, cap, code, n_threads))
+        for rows, taken in rest:
+            yield (slice(rows.start + p, rows.stop + p) if isinstance(rows, slice)
+                   else rows + p), taken
+
+    def _brute_blocks(self, Q0, k, cap, code, n_threads):
+        """:meth:`_search_keys` by brute force: the gemm filter, else the exact scan."""
+        m, d = self._T0.shape
+        n = Q0.shape[0]
         block = max(1, _OUT_BUDGET // cap)
         for start in range(0, n, block):
             stop = min(n, start + block)
@@ -661,21 +705,32 @@ class _KNNBase(SmmlEstimator):
                 nt = min(nt, -(-nb // _MIN_QUERIES_PER_THREAD))
                 yield slice(start, stop), self._tree_search(Qb, k, cap, code, nt, flat=True)
                 continue
-            out_key = np.empty((nb, cap), dtype=np.float64)
-            out_idx = np.empty((nb, cap), dtype=np.intp)
-            cnt = np.empty(nb, dtype=np.intp)
             eps = _euclidean_error_bound(q_norm, self._radius, d, self._gemm_dtype)
-            t_chunk = int(_T_CHUNK[self._gemm_dtype])
-            # too few queries to feed the threads: split the training chunks among them
-            # instead (the same candidates, see _knn.knn_gemm_split_train)
-            split = nt > 1 and nb < nt * _SPLIT_TRAIN_BELOW
-            q_chunk = _balanced_chunk(nb, 1 if split else nt,
-                                      min(_Q_CHUNK, max(1, _HEAP_BUDGET // cap)))
-            kernel = _knn.knn_gemm_split_train if split else _knn.knn_gemm
-            with blas_single_thread(work=2.0 * nb * m * d):
-                kernel(Qc, self._Tc, q_norm, _NO_NORMS, Qb, self._T0, eps,
-                       k, cap, out_key, out_idx, cnt, q_chunk, t_chunk, nt)
-            yield slice(start, stop), self._assemble(Qb, k, cap, code, out_key, out_idx, cnt, nt)
+            out_key, out_idx, cnt = self._gemm_candidates(Qc, q_norm, Qb, eps, k, cap, nt)
+            yield slice(start, stop), self._assemble(Qc, q_norm, Qb, eps, k, cap,
+                                                     out_key, out_idx, cnt, n_threads)
+
+    def _gemm_candidates(self, Qc, q_norm, Qb, eps, k, cap, nt):
+        """(out_key, out_idx, cnt) of ``_knn.knn_gemm`` for the queries Qb (Qc, q_norm:
+        centred by :func:`_centre`; eps: their error bounds) with ``cap`` candidates each."""
+        nb, d = Qb.shape
+        m = self._T0.shape[0]
+        out_key = np.empty((nb, cap), dtype=np.float64)
+        out_idx = np.empty((nb, cap), dtype=np.intp)
+        cnt = np.empty(nb, dtype=np.intp)
+        t_chunk = int(_T_CHUNK[self._gemm_dtype])
+        # too few queries to feed the threads: split the training chunks among them
+        # instead (the same candidates, see _knn.knn_gemm_split_train)
+        split = nt > 1 and nb < nt * _SPLIT_TRAIN_BELOW
+        q_chunk = _balanced_chunk(nb, 1 if split else nt,
+                                  min(_Q_CHUNK, max(1, _HEAP_BUDGET // cap)))
+        kernel = _knn.knn_gemm_split_train if split else _knn.knn_gemm
+        with blas_single_thread(work=2.0 * nb * m * d):
+            kernel(Qc, self._Tc, q_norm, _NO_NORMS, Qb, self._T0, eps,
+                   k, cap, out_key, out_idx, cnt, q_chunk, t_chunk, nt,
+                   _euclidean_error_coef(d, self._gemm_dtype),
+                   _relative_slack(d, self._gemm_dtype))
+        return out_key, out_idx, cnt
 
     def _tree_blocks(self, Q0, k, cap, code, n_threads, in_order):
         """:meth:`_search` through the kd-tree. From ``_ORDER_MIN`` queries they are searched
@@ -720,35 +775,43 @@ class _KNNBase(SmmlEstimator):
                     threads_for(n_threads, over.size, _TREE_GRAIN))
         return _Taken(cnt, csr=_csr(cnt, out_key, out_idx, over, key2, idx2))
 
-    def _assemble(self, Qb, k, cap, code, out_key, out_idx, cnt, n_threads):
-        """The taken points (a :class:`_Taken`) from the kernel's candidates, scanning
-        flagged queries exactly."""
-        m = self._T0.shape[0]
+    def _assemble(self, Qc, q_norm, Qb, eps, k, cap, out_key, out_idx, cnt, n_threads):
+        """The taken points (a :class:`_Taken`) from the kernel's candidates. A flagged query
+        (more points within its error bound of the k-th key than ``cap``: ties, duplicates)
+        is searched again by the same kernel with four times the room, until certified;
+        with room for all m points every query is (nothing is left out), so this ends.
+        Each retry handles at most ``_FALLBACK_BUDGET`` candidate entries at a time."""
+        m, d = self._T0.shape
         flagged = np.flatnonzero(cnt < 0)
         counts = cnt.copy()
         if not flagged.size:
             return _Taken(counts, out_key, out_idx)
         found = []
-        step = max(1, _FALLBACK_BUDGET // m)
-        for s in range(0, flagged.size, step):
-            rows = np.ascontiguousarray(flagged[s:s + step])
-            D = np.empty((rows.size, m), dtype=np.float64)
-            _knn.exact_rows(Qb, self._T0, rows, code, D, n_threads)
-            kth = np.partition(D, k - 1, axis=1)[:, k - 1]
-            r, c = np.nonzero(D <= kth[:, None])
-            v = D[r, c]
-            order = np.lexsort((c, v, r))
-            r, c, v = r[order], c[order], v[order]
-            per_row = np.bincount(r, minlength=rows.size)
-            counts[rows] = per_row
-            offsets = np.concatenate(([0], np.cumsum(per_row)[:-1]))
-            found.append((s + r, np.arange(r.size) - offsets[r], c, v))
-        width = int(counts[flagged].max())
-        extra_key = np.empty((flagged.size, width), dtype=np.float64)
-        extra_idx = np.empty((flagged.size, width), dtype=np.intp)
-        for r, rank, c, v in found:
-            extra_key[r, rank] = v
-            extra_idx[r, rank] = c
+        rows, cap2 = flagged, cap
+        while rows.size:
+            cap2 = min(m, 4 * cap2)
+            step = max(1, _FALLBACK_BUDGET // cap2)
+            left = []
+            for s in range(0, rows.size, step):
+                r = rows[s:s + step]
+                nt = threads_for(n_threads, r.size * m * d, _GRAIN)
+                key2, idx2, cnt2 = self._gemm_candidates(Qc[r], q_norm[r], Qb[r], eps[r],
+                                                         k, cap2, nt)
+                ok = cnt2 >= 0
+                if ok.any():
+                    w = int(cnt2[ok].max())
+                    found.append((r[ok], key2[ok, :w], idx2[ok, :w], cnt2[ok]))
+                left.append(r[~ok])
+            rows = np.concatenate(left)
+        pos = np.empty(cnt.shape[0], dtype=np.intp)
+        pos[flagged] = np.arange(flagged.size)
+        width = max(f[1].shape[1] for f in found)
+        extra_key = np.full((flagged.size, width), np.inf)
+        extra_idx = np.full((flagged.size, width), -1, dtype=np.intp)
+        for r, key2, idx2, cnt2 in found:
+            counts[r] = cnt2
+            extra_key[pos[r], :key2.shape[1]] = key2
+            extra_idx[pos[r], :idx2.shape[1]] = idx2
         return _Taken(counts, csr=_csr(counts, out_key, out_idx, flagged, extra_key, extra_idx))
 
     def _neighbour_weights(self, keys, rows, nb):
@@ -941,7 +1004,9 @@ _DOC_PARAMS = """
         "auto" picks by metric, dimension d, training size m and number of queries, from
         measurements on a 2-core x86-64 machine (bench/README.md): for Euclidean and
         Mahalanobis the tree up to d = 6, for d = 7..10 the tree when m >= 2^(d+8),
-        otherwise both (the tree for calls of at most 64 queries, brute force for more),
+        otherwise both (the tree for calls of at most 64 queries; calls of 512 queries or
+        more time both on their first queries and take the faster for the rest, since
+        clustered or tie-heavy data favour the tree; brute force in between),
         brute force beyond d = 10; for Manhattan the tree up to d = 48 (its leaves' keys,
         computed several points at a time, beat the exact direct scan even where it
         prunes little); brute force for Hamming.

@@ -7,9 +7,12 @@ Layout (built by :func:`build`, all arrays allocated by the caller):
   a node's points are the rows ``start[n] .. end[n] - 1`` of ``Tt``, a copy of the
   training data reordered so that every leaf's points are contiguous (tree order), and
   ``perm[i]`` is the original training index of row ``i`` of ``Tt``;
-- a node is split at the middle of its rows (``mid = start + (end - start) // 2``) along
-  the feature of largest spread, by a 3-way quickselect, so every leaf holds
-  ``floor(m / 2^depth)`` or ``ceil(m / 2^depth)`` points;
+- a node is split along the feature of largest spread, by a quickselect at the middle of
+  its rows (``mid = start + (end - start) // 2``); when the middle row's value is shared by
+  other rows, the split moves to the nearer end of the run of equal values
+  (:func:`_tie_boundary`), so no value lies in both children. On distinct values every
+  leaf holds ``floor(m / 2^depth)`` or ``ceil(m / 2^depth)`` points; duplicates make
+  leaves uneven, some possibly empty (an empty node's box is lo = +inf, hi = -inf);
 - every node keeps the tight bounding box ``lo[n], hi[n]`` of its points.
 
 Memory: ``Tt`` (m x d, the data's dtype; every leaf's points feature-major, see
@@ -49,7 +52,9 @@ sorted by (key, index); a depth-0 tree over the data in its own order (perm = id
 is the brute-force scan.
 """
 from libc.stdlib cimport malloc, realloc, free, qsort
-from libc.math cimport INFINITY, nextafter
+from libc.math cimport INFINITY
+from libc.string cimport memcpy
+from libc.stdint cimport uint64_t
 from cython.parallel cimport prange, parallel
 
 from smml._core._atomic cimport flag_set
@@ -133,10 +138,59 @@ cdef void _select(floating *T, intp_t *perm, intp_t d, intp_t dim,
             return
 
 
+cdef intp_t _tie_boundary(floating *T, intp_t *perm, intp_t d, intp_t dim,
+                          intp_t s, intp_t e, intp_t mid) noexcept nogil:
+    """The split row of a node of rows s .. e - 1 after ``_select(..., mid)``: rows equal
+    to row mid along ``dim`` are gathered into one run a .. b - 1 around mid (nothing
+    moves when row mid's value is unique), and the run's end nearer to mid (a on a tie)
+    that leaves both children non-empty is returned, so that no value of ``dim`` lies in
+    both children. Without it, duplicated values (lattices, low-cardinality features) put
+    the query inside both children's boxes at every level split on its own value, and the
+    search visits both: exponentially many leaves in the number of such levels."""
+    cdef floating v = T[mid * d + dim]
+    cdef intp_t i, j, a, b, n_eq = 0
+    for i in range(s, e):
+        n_eq += T[i * d + dim] == v
+    if n_eq == 1:
+        return mid
+    # rows s .. mid - 1 are <= v: the equal ones to the end of that range
+    i = s
+    j = mid - 1
+    while i <= j:
+        if T[i * d + dim] == v:
+            _swap_rows(T, perm, i, j, d)
+            j -= 1
+        else:
+            i += 1
+    a = j + 1
+    # rows mid + 1 .. e - 1 are >= v: the equal ones to the start of that range
+    i = mid + 1
+    j = e - 1
+    while i <= j:
+        if T[i * d + dim] == v:
+            i += 1
+        else:
+            _swap_rows(T, perm, i, j, d)
+            j -= 1
+    b = i
+    if a > s and (b >= e or mid - a <= b - mid):
+        return a
+    if b < e:
+        return b
+    return mid          # every row equal along dim (the widest feature): identical points
+
+
 cdef void _leaf_box(const floating *T, intp_t d, intp_t s, intp_t e,
                     floating *lo, floating *hi) noexcept nogil:
+    """The tight box of rows s .. e - 1 (an empty node: lo = +inf, hi = -inf, so its
+    bound is infinite for Euclidean and Manhattan keys and no search enters it)."""
     cdef intp_t i, f
     cdef floating v
+    if e <= s:
+        for f in range(d):
+            lo[f] = INFINITY
+            hi[f] = -INFINITY
+        return
     for f in range(d):
         lo[f] = T[s * d + f]
         hi[f] = T[s * d + f]
@@ -155,7 +209,8 @@ def build(floating[:, ::1] Tt, intp_t[::1] perm, intp_t depth,               # I
           int n_threads):
     """Build the tree in place (see the module doc). ``Tt`` holds a copy of the training
     data and ``perm`` = 0 .. m-1 on entry; both are reordered into tree order. Node arrays
-    have 2^(depth+1) - 1 rows; the caller picks depth so that no leaf is empty."""
+    have 2^(depth+1) - 1 rows; the caller picks depth so that balanced splits would leave
+    no leaf empty (ties moved by :func:`_tie_boundary` may still empty some)."""
     cdef intp_t m = Tt.shape[0], d = Tt.shape[1]
     cdef intp_t n_nodes = (<intp_t> 2 << depth) - 1
     cdef intp_t level, first, last, n, s, e, mid, f, best_f, l, r
@@ -193,7 +248,9 @@ def build(floating[:, ::1] Tt, intp_t[::1] perm, intp_t depth,               # I
                         best = spread
                         best_f = f
                 mid = s + (e - s) // 2
-                _select(T, &perm[0], d, best_f, s, e, mid)
+                if e - s > 1:
+                    _select(T, &perm[0], d, best_f, s, e, mid)
+                    mid = _tie_boundary(T, &perm[0], d, best_f, s, e, mid)
                 l = 2 * n + 1
                 r = l + 1
                 start[l] = s
@@ -341,6 +398,18 @@ cdef inline intp_t _chunk_keys(const floating *q, const floating *T, intp_t s, i
     return n
 
 
+cdef inline double _next_up(double x) noexcept nogil:
+    """nextafter(x, +inf) for a finite x >= 0 (a key), without a libm call on every leaf
+    block: the next bit pattern (+0.0 and -0.0 give the smallest subnormal)."""
+    cdef uint64_t b
+    if x == 0.0:
+        return 4.9406564584124654e-324
+    memcpy(&b, &x, sizeof(double))
+    b += 1
+    memcpy(&x, &b, sizeof(double))
+    return x
+
+
 cdef inline double _tau(const KState *st, intp_t k) noexcept nogil:
     return st.hv[0] if st.hs == k else INFINITY
 
@@ -393,7 +462,7 @@ cdef void _knn_one(const floating *q, const floating *T,
                 if st.hs == k and st.hv[0] < INFINITY:
                     # the next key <= tau (x <= tau iff x < the next double above tau: keys are
                     # never NaN; an infinite tau takes every key); few keys pass
-                    c = c + smml_first_below_d(st.keys + c, n - c, nextafter(st.hv[0], INFINITY))
+                    c = c + smml_first_below_d(st.keys + c, n - c, _next_up(st.hv[0]))
                     if c == n:
                         break
                 _offer(st, k, st.keys[c], j0 + c)

@@ -25,7 +25,9 @@ left out of the heap has ``exact >= heap_max_approx - eps``; so when
 ``heap_max_approx - eps > D_k`` (the exact k-th key among the candidates) no
 excluded point can be at distance <= D_k, the candidates contain the k nearest
 points and all their ties, and the result is exact. Otherwise the query is
-flagged (-1). Results therefore do not depend on gemm rounding, chunk sizes or
+flagged (-1). Given the error coefficient, the bound is narrowed per query to the
+training points whose norm allows a key <= D_k (:func:`_pair_eps`), so one far
+outlier does not loosen every query's bound. Results therefore do not depend on gemm rounding, chunk sizes or
 thread counts.
 
 Threads share out query chunks (:func:`knn_gemm`) or, when there are too few
@@ -40,7 +42,7 @@ Memory: per thread one tile (q_chunk x t_chunk) plus q_chunk heaps of ``cap``
 entries; never n_queries x n_train.
 """
 from libc.stdlib cimport malloc, free, qsort
-from libc.math cimport nextafter, nextafterf, INFINITY
+from libc.math cimport nextafter, nextafterf, INFINITY, sqrt
 from cython.parallel cimport prange, parallel
 
 from smml._core._atomic cimport flag_set
@@ -225,11 +227,39 @@ cdef inline void _scan_tile_rows(const floating *tile, const double *tn, intp_t 
             j0 = j1
 
 
+cdef inline double _pair_eps(double eps_q, double q_norm, double dk, double coef,
+                            double delta) noexcept nogil:
+    """The error bound that certifies a query whose exact k-th key is dk: the smaller of
+    ``eps_q`` (the bound over every training point, from the largest training norm R) and
+    the bound over the training points that could still be at key <= dk.
+
+    The gemm error of a pair (q, t) is at most coef (||q~|| + ||t~||)^2 (the terms of
+    ``smml.neighbors._euclidean_error_bound`` are per pair; the caller's eps_q takes the
+    largest ||t~||). A point with ||t~|| > rho = (||q~|| (1 + delta) + sqrt(dk (1 + delta)))
+    / (1 - delta) is farther than dk whatever the gemm says: its real distance is at least
+    ||t - mu|| - ||q - mu|| >= ||t~|| (1 - delta) - ||q~|| (1 + delta) > sqrt(dk (1 + delta)),
+    and the float64 exact key is within a factor (1 - delta / 2) of the real squared
+    distance (``delta`` covers the centring and norm roundings and the key's own, see
+    ``smml.neighbors._relative_slack``). So only points with ||t~|| <= rho matter, and
+    their error is at most coef (||q~|| + rho)^2. On heavy-tailed data R is far above a
+    typical rho: one outlier no longer flags every query. coef <= 0: eps_q as given."""
+    cdef double r, rho, e
+    if coef <= 0.0:
+        return eps_q
+    r = sqrt(q_norm)
+    rho = (r * (1.0 + delta) + sqrt(dk * (1.0 + delta))) / (1.0 - delta)
+    e = coef * (r + rho) * (r + rho) * (1.0 + delta) + 1e-300
+    return e if e < eps_q else eps_q
+
+
 cdef intp_t _finalize(const data_t *q, const data_t *T, intp_t d, int metric,
                       const double *hv, const intp_t *hi, intp_t hsize, bint full,
-                      double excluded_lower_bound, intp_t k, Pair *buf,
+                      double approx_top, double eps_q, double q_norm, double coef,
+                      double delta, intp_t k, Pair *buf,
                       double *out_key, intp_t *out_idx, intp_t cap) noexcept nogil:
-    """Exact keys of the heap's candidates, sorted; returns k' or -1 (see module doc)."""
+    """Exact keys of the heap's candidates, sorted; returns k' or -1 (see module doc).
+    ``approx_top``: the heap's largest approximate key (every excluded point's is >= it);
+    the excluded points' exact keys are >= approx_top - :func:`_pair_eps`."""
     cdef intp_t c, n_le
     cdef double dk
     if hsize < k:
@@ -249,7 +279,7 @@ cdef intp_t _finalize(const data_t *q, const data_t *T, intp_t d, int metric,
     n_le = k
     while n_le < hsize and buf[n_le].key <= dk:
         n_le += 1
-    if full and not (excluded_lower_bound > dk):
+    if full and not (approx_top - _pair_eps(eps_q, q_norm, dk, coef, delta) > dk):
         return -1
     return n_le
 
@@ -261,7 +291,8 @@ def knn_gemm(const floating[:, ::1] Q, const floating[:, ::1] T,          # IN  
              intp_t k, intp_t cap,
              double[:, ::1] out_key, intp_t[:, ::1] out_idx,              # OUT (n_queries, cap)
              intp_t[::1] out_cnt,                                         # OUT k' or -1
-             intp_t q_chunk, intp_t t_chunk, int n_threads):
+             intp_t q_chunk, intp_t t_chunk, int n_threads,
+             double coef=0.0, double delta=0.0):                          # IN  per-pair bound (_pair_eps)
     """Euclidean k-NN candidates through chunked gemm (see the module doc).
 
     Q, T: (nq, d) / (m, d) centred data with t_norm their squared norms, or (nq, d + 1) /
@@ -332,7 +363,7 @@ def knn_gemm(const floating[:, ::1] Q, const floating[:, ::1] T,          # IN  
                 out_cnt[q0 + i] = _finalize(
                     &Q0[q0 + i, 0], &T0[0, 0], d, SQEUCLIDEAN,
                     hv + i * cap, hi + i * cap, hs[i], full,
-                    (hv[i * cap] + q_norm[q0 + i]) - eps[q0 + i], k, buf,
+                    hv[i * cap] + q_norm[q0 + i], eps[q0 + i], q_norm[q0 + i], coef, delta, k, buf,
                     &out_key[q0 + i, 0], &out_idx[q0 + i, 0], cap)
         free(tile)
         free(hv)
@@ -350,7 +381,8 @@ def knn_gemm_split_train(const floating[:, ::1] Q, const floating[:, ::1] T,  # 
                          intp_t k, intp_t cap,
                          double[:, ::1] out_key, intp_t[:, ::1] out_idx,          # OUT (n_queries, cap)
                          intp_t[::1] out_cnt,                                     # OUT k' or -1
-                         intp_t q_chunk, intp_t t_chunk, int n_threads):
+                         intp_t q_chunk, intp_t t_chunk, int n_threads,
+                         double coef=0.0, double delta=0.0):
     """:func:`knn_gemm` parallelised over TRAINING chunks (for too few queries to feed the threads).
 
     Query chunks are taken one after the other; for each, the threads share out the
@@ -461,7 +493,8 @@ def knn_gemm_split_train(const floating[:, ::1] Q, const floating[:, ::1] T,  # 
                         out_cnt[q0 + i] = _finalize(
                             &Q0[q0 + i, 0], &T0[0, 0], d, SQEUCLIDEAN,
                             hvi, hii, hs_all[i], full,
-                            (hvi[0] + q_norm[q0 + i]) - eps[q0 + i], k, buf_all + tid * cap,
+                            hvi[0] + q_norm[q0 + i], eps[q0 + i], q_norm[q0 + i], coef, delta,
+                            k, buf_all + tid * cap,
                             &out_key[q0 + i, 0], &out_idx[q0 + i, 0], cap)
     finally:
         free(tiles)
