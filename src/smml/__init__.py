@@ -10,7 +10,7 @@ twins of every kernel: ``smml.reference``. Model files without pickle:
 """
 __version__ = "0.1.0"
 
-from smml._persist import load, save  # noqa: E402
+from smml._persist import InconsistentVersionWarning, load, save  # noqa: E402
 from smml._threads import effective_n_threads, openmp_enabled  # noqa: E402
 
-__all__ = ["__version__", "effective_n_threads", "openmp_enabled", "save", "load"]
+__all__ = ["__version__", "effective_n_threads", "openmp_enabled", "save", "load", "InconsistentVersionWarning"]
