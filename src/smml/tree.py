@@ -138,9 +138,17 @@ class Tree:
     _FIELDS = NODE_DTYPE.names + ("children_right", "value", "category_bits")
 
     def __init__(self, nodes, value, category_bits):
+        self.nodes, self.value, self.category_bits = self._checked(nodes, value, category_bits)
+        self._derive()
+
+    @classmethod
+    def _checked(cls, nodes, value, category_bits):
+        """The arrays as stored, after the checks that keep prediction (which walks the
+        records without bounds checks) inside them; also run on unpickling / smml.load."""
         nodes = np.ascontiguousarray(nodes)
-        if nodes.dtype != self.NODE_DTYPE or nodes.ndim != 1 or len(nodes) == 0:
-            raise ValueError(f"tree nodes must be a non-empty 1-d array of dtype {self.NODE_DTYPE}")
+        if not isinstance(nodes, np.ndarray) or nodes.dtype != cls.NODE_DTYPE or nodes.ndim != 1 \
+                or len(nodes) == 0:
+            raise ValueError(f"tree nodes must be a non-empty 1-d array of dtype {cls.NODE_DTYPE}")
         m = len(nodes)
         category_bits = np.ascontiguousarray(category_bits, dtype=np.uint64)
         if len(value) != m or category_bits.shape != (m, _tree.CATEGORY_WORDS):
@@ -151,10 +159,9 @@ class Tree:
             # prediction walks the records without bounds checks: children follow their parent
             raise ValueError("tree nodes: children_left must be -1 or a node after its parent with its "
                              "sibling right after it")
-        self.nodes = nodes
-        self.value = value
-        self.category_bits = category_bits
-        self._derive()
+        if np.any(nodes["feature"][internal] < 0):
+            raise ValueError("tree nodes: an internal node tests a negative feature index")
+        return nodes, value, category_bits
 
     def _derive(self):
         self._bytes = self.nodes.view(np.uint8)
@@ -173,6 +180,14 @@ class Tree:
         return state
 
     def __setstate__(self, state):
+        # a loaded file is checked as a new tree is: a crafted record must not send the
+        # prediction walk outside the arrays
+        state = dict(state)
+        try:
+            state["nodes"], state["value"], state["category_bits"] = self._checked(
+                state["nodes"], state["value"], state["category_bits"])
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"tree state is incomplete or malformed: {exc}") from None
         self.__dict__.update(state)
         self._derive()
 
@@ -385,6 +400,19 @@ def _check_max_features(mf, d):
 class _BaseTree(SmmlEstimator):
     _criteria = ()
 
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        # a loaded tree (its records checked by Tree.__setstate__) must also test only the
+        # features that X will have at predict time (checked against n_features_in_ there)
+        t = self.__dict__.get("tree_")
+        if isinstance(t, Tree):
+            internal = t.children_left >= 0
+            d = self.__dict__.get("n_features_in_")
+            if internal.any() and (not isinstance(d, (int, np.integer))
+                                   or int(t.feature[internal].max()) >= d):
+                raise ValueError(f"{type(self).__name__}: the tree tests a feature index beyond "
+                                 f"n_features_in_ = {d}")
+
     def _spec(self):
         return {
             "criterion": Options(*self._criteria),
@@ -410,6 +438,21 @@ class _BaseTree(SmmlEstimator):
     @property
     def _parameter_spec(self):
         return self._spec()
+
+    @property
+    def feature_importances_(self):
+        """Each feature's share of the decrease of the training objective (sum over the
+        leaves of N psi, 000 'Tree Predictors') made by the splits that test it, summed over
+        those nodes and normalised to sum 1 (scikit-learn's mean decrease in impurity, MDI;
+        all zeros for a tree that is a single leaf). Computed on the training data: it
+        favours features with many distinct values, as scikit-learn's does."""
+        check_is_fitted(self)
+        t = self.tree_
+        imp = np.zeros(self.n_features_in_)
+        internal = t.children_left >= 0
+        np.add.at(imp, t.feature[internal], t.improvement[internal])
+        s = imp.sum()
+        return imp / s if s > 0 else imp
 
     # ---- categorical columns ------------------------------------------------
     def _categorical_indices(self, X):
