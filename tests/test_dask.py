@@ -51,7 +51,7 @@ def _local_cluster():
         with dask.config.set({"distributed.scheduler.allowed-failures": 1,
                               "distributed.comm.timeouts.connect": "20s"}):
             cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                               host="127.0.0.1", dashboard_address=None,
+                                               host="127.0.0.1", dashboard_address=":0",
                                                silence_logs=50, env={"OMP_NUM_THREADS": "1"})
             c = distributed.Client(cluster, timeout="30s")
             c.wait_for_workers(2, timeout=TIMEOUT)

@@ -529,7 +529,7 @@ def test_forest_importances_by_hand():
     t = f.estimators_[0]
     internal = t.tree_.children_left >= 0
     manual = np.bincount(t.tree_.feature[internal], weights=t.tree_.improvement[internal], minlength=4)
-    np.testing.assert_allclose(ens._forest._tree_importances(t), manual / manual.sum())
+    np.testing.assert_allclose(t.feature_importances_, manual / manual.sum())
 
 
 def test_forest_deterministic_whatever_the_threads():
@@ -987,3 +987,60 @@ def test_forest_sum_kernel_threads_and_row_counts(dtype):
             out = np.zeros((n, 1))
             _predict.forest_sum(Xd[:n], forest.records, forest.bits, forest.roots, out, nt)
             assert out[:, 0].tobytes() == ref[:n].tobytes()
+
+
+# ---- AdaBoost's probabilities and importances; trees' importances (scikit-learn's outputs) ----
+
+@pytest.mark.parametrize("K", [2, 3])
+def test_adaboost_proba_and_importances_equal_scikit_learn_with_the_same_weak_learner(K):
+    # with the same deterministic weak learner both libraries grow the same rounds (the
+    # notes' binary weights are half of SAMME's: the probabilities do not change)
+    from sklearn.ensemble import AdaBoostClassifier as SkAda
+    from sklearn.tree import DecisionTreeClassifier
+    X, y = make_classification(300, 5, n_informative=3, n_redundant=0, n_classes=K, random_state=0)
+    a = AdaBoostClassifier(estimator=DecisionTreeClassifier(max_depth=2), n_estimators=15).fit(X, y)
+    s = SkAda(DecisionTreeClassifier(max_depth=2), n_estimators=15).fit(X, y)
+    assert len(a.estimators_) == len(s.estimators_) == 15
+    P = a.predict_proba(X)
+    np.testing.assert_allclose(P, s.predict_proba(X), rtol=0, atol=1e-12)
+    # scikit-learn's convention: the weak learners' importances averaged with the round
+    # weights (its trees may break equal-gain ties on another feature than ours)
+    want = sum(w * e.feature_importances_ for w, e in zip(a.estimator_weights_, a.estimators_))
+    np.testing.assert_allclose(a.feature_importances_, want / a.estimator_weights_.sum())
+    np.testing.assert_allclose(np.exp(a.predict_log_proba(X)), P)
+    decided = np.abs(P.max(axis=1) - np.sort(P, axis=1)[:, -2]) > 1e-9
+    np.testing.assert_array_equal(a.classes_[np.argmax(P, axis=1)][decided], a.predict(X)[decided])
+
+
+def test_adaboost_stumps_proba_is_the_sigmoid_of_the_normalised_margin_and_importances_count_rounds():
+    X, y = make_classification(200, 4, n_informative=2, n_redundant=0, random_state=3)
+    a = AdaBoostClassifier(n_estimators=12).fit(X, y)
+    F = a.decision_function(X)
+    A = a.estimator_weights_.sum()
+    P = a.predict_proba(X)
+    np.testing.assert_allclose(P[:, 1], 1.0 / (1.0 + np.exp(-2.0 * F / A)), rtol=1e-12)
+    np.testing.assert_allclose(P.sum(axis=1), 1.0)
+    want = np.bincount(a.stump_feature_, weights=a.estimator_weights_, minlength=4) / A
+    np.testing.assert_allclose(a.feature_importances_, want)
+    st = a.estimators_[0]
+    assert st.feature_importances_[st.feature_] == 1.0 and st.feature_importances_.sum() == 1.0
+
+
+def test_tree_importances_are_the_normalised_objective_decreases():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 4))
+    y = (X[:, 1] + 0.3 * X[:, 3] > 0).astype(int)
+    t = TreeClassifier(max_depth=4).fit(X, y)
+    tr = t.tree_
+    internal = np.flatnonzero(tr.children_left >= 0)
+    # each split's improvement: N psi at the node minus N psi at its two children
+    for v in internal:
+        l, r = tr.children_left[v], tr.children_right[v]
+        dec = sum(s * (tr.weighted_n_node_samples[u] * tr.impurity[u]) for s, u in ((1, v), (-1, l), (-1, r)))
+        assert tr.improvement[v] == pytest.approx(dec, rel=1e-9, abs=1e-9)
+    manual = np.bincount(tr.feature[internal], weights=tr.improvement[internal], minlength=4)
+    np.testing.assert_allclose(t.feature_importances_, manual / manual.sum())
+    assert np.argmax(t.feature_importances_) == 1
+    assert np.all(TreeClassifier().fit(X, np.zeros(300, int)).feature_importances_ == 0)
+    reg = TreeRegressor(max_depth=3).fit(X, X[:, 2] ** 2)
+    assert np.argmax(reg.feature_importances_) == 2 and reg.feature_importances_.sum() == pytest.approx(1)

@@ -157,6 +157,16 @@ class DecisionStump(ClassifierMixin, SmmlEstimator):
     def _predict_index(self, X):
         return np.where(X[:, self.feature_] > self.threshold_, self.right_class_, self.left_class_)
 
+    @property
+    def feature_importances_(self):
+        """1 for the tested feature, 0 elsewhere (all zeros for the constant stump, whose two
+        sides predict the same class): a stump's whole decrease of the error is its one test."""
+        check_is_fitted(self)
+        imp = np.zeros(self.n_features_in_)
+        if self.left_class_ != self.right_class_ and np.isfinite(self.threshold_):
+            imp[self.feature_] = 1.0
+        return imp
+
     def predict(self, X):
         check_is_fitted(self)
         X = validate_X(self, X, dtype="floating")
@@ -486,6 +496,56 @@ class AdaBoostClassifier(ClassifierMixin, SmmlEstimator):
     def predict(self, X):
         """f(x) = sgn(sum_i w_i h_i(x)), sgn(0) = -1 (``classes_[0]``, 000); SAMME: argmax of the scores."""
         return self._to_labels(self.decision_function(X))
+
+    def predict_proba(self, X):
+        """Class probabilities in scikit-learn's SAMME convention (``AdaBoostClassifier``):
+        with A = sum_i w_i, two classes P(classes_[1] | x) = sigmoid(2 F(x) / A), F the
+        ``decision_function``; K classes the softmax of (K S_k(x) - A) / ((K - 1)^2 A), S_k the
+        weight of the rounds voting for class k. The notes define AdaBoost's classifier
+        sgn(F) only (002 'Adaboost'): these are scores squashed into [0, 1], not calibrated
+        probabilities; ``predict`` is their argmax (up to exact ties, where ``predict``
+        follows sgn(0) = -1). Scaling every w_i (the notes' 1/2 ln((1 - e)/e) against
+        scikit-learn's ln((1 - e)/e)) leaves them unchanged."""
+        S = self.decision_function(X)
+        K = len(self.classes_)
+        n = S.shape[0]
+        A = float(np.sum(self.estimator_weights_))
+        if K == 1:
+            return np.ones((n, 1))
+        if not A > 0.0:
+            return np.full((n, K), 1.0 / K)
+        if K == 2:
+            z = np.column_stack([-S, S]) / A            # softmax of (-F, F) / A = sigmoid(2 F / A)
+        else:
+            z = (K * S - A) / ((K - 1.0) ** 2 * A)
+        z = z - z.max(axis=1, keepdims=True)
+        P = np.exp(z)
+        P /= P.sum(axis=1, keepdims=True)
+        return P
+
+    def predict_log_proba(self, X):
+        """log of :meth:`predict_proba`."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+    @property
+    def feature_importances_(self):
+        """The rounds' weak learners' ``feature_importances_`` averaged with the weights w_i
+        (scikit-learn's AdaBoost convention); for stumps, each feature's share of the total
+        weight of the rounds that test it."""
+        check_is_fitted(self)
+        A = float(np.sum(self.estimator_weights_))
+        imp = np.zeros(self.n_features_in_)
+        if not self.estimators_ or not A > 0.0:
+            return imp
+        for est, w in zip(self.estimators_, self.estimator_weights_):
+            try:
+                fi = est.feature_importances_
+            except AttributeError:
+                raise AttributeError(f"feature_importances_: the weak learner {type(est).__name__} "
+                                     "has no feature_importances_") from None
+            imp += w * np.asarray(fi, dtype=np.float64)
+        return imp / A
 
     def staged_decision_function(self, X):
         check_is_fitted(self)

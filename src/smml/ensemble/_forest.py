@@ -11,16 +11,6 @@ from smml.ensemble._bagging import (_BaggingClassifierMixin, _BaggingRegressorMi
 from smml.tree import sort_columns
 
 
-def _tree_importances(tree):
-    """Normalised decrease of the training objective per feature (sum over the nodes testing it)."""
-    t = tree.tree_
-    imp = np.zeros(tree.n_features_in_)
-    internal = t.children_left >= 0
-    np.add.at(imp, t.feature[internal], t.improvement[internal])
-    s = imp.sum()
-    return imp / s if s > 0 else imp
-
-
 class _BaseForest(_BaseBagging):
     """Random forest = bagging of smml's CART trees with a random subset of features per node.
 
@@ -101,7 +91,7 @@ class _BaseForest(_BaseBagging):
         """Mean over the trees of each tree's normalised total decrease of the training
         objective (sum_leaves N psi) made by the splits on each feature (scikit-learn's MDI)."""
         check_is_fitted(self)
-        return np.mean([_tree_importances(t) for t in self.estimators_], axis=0)
+        return np.mean([t.feature_importances_ for t in self.estimators_], axis=0)
 
 
 _FOREST_SPEC = {"n_estimators": Interval(int, 1, None),
