@@ -460,3 +460,25 @@ def test_every_public_estimator_has_a_class_docstring():
     missing = [name for name, c in all_estimators()
                if not (c.__doc__ and c.__doc__.strip() and c.__doc__ is not getattr(c.__mro__[1], "__doc__", None))]
     assert missing == []
+
+
+def test_nan_and_string_errors_point_to_smml():
+    # scikit-learn's NaN message recommends its HistGradientBoosting; smml's names its own
+    # estimators that take NaN, and a string column says how to declare or encode it
+    from smml.neighbors import KNNClassifier
+    from smml.tree import TreeClassifier
+    X = np.ones((4, 2))
+    X[0, 0] = np.nan
+    S = np.array([["a", 1], ["b", 2], ["a", 3], ["c", 1]], dtype=object)
+    for est in (KNNClassifier(), TreeClassifier()):
+        with pytest.raises(ValueError, match="contains NaN") as info:
+            est.fit(X, [0, 1, 0, 1])
+        assert "smml's GradientBoostingClassifier" in str(info.value)
+        assert "HistGradientBoosting" not in str(info.value)
+        fitted = type(est)().fit(np.ones((4, 2)), [0, 1, 0, 1])
+        with pytest.raises(ValueError, match="smml's GradientBoostingClassifier"):
+            fitted.predict(X)
+    with pytest.raises(ValueError, match="categorical_features"):
+        TreeClassifier().fit(S, [0, 1, 0, 1])
+    with pytest.raises(ValueError, match="OneHotEncoder"):
+        KNNClassifier().fit(S, [0, 1, 0, 1])

@@ -58,9 +58,45 @@ def validate_X(est, X, *, reset=False, dtype="floating", order="C", allow_nan=Fa
     """
     if not reset and _is_valid_as_is(est, X, dtype, order):
         return X
-    return validate_data(est, X, reset=reset, dtype=_DTYPES[dtype], order=order,
-                         ensure_all_finite="allow-nan" if allow_nan else True,
-                         ensure_min_samples=1, ensure_min_features=1)
+    with _smml_errors(est):
+        return validate_data(est, X, reset=reset, dtype=_DTYPES[dtype], order=order,
+                             ensure_all_finite="allow-nan" if allow_nan else True,
+                             ensure_min_samples=1, ensure_min_features=1)
+
+
+_NAN_ADVICE = ("smml's GradientBoostingClassifier and GradientBoostingRegressor accept missing "
+               "values encoded as NaN (each split learns the side they go to); otherwise impute "
+               "them in a Pipeline (sklearn.impute.SimpleImputer) or drop those rows.")
+
+
+class _smml_errors:
+    """Rewrite scikit-learn's validation messages where they send the user elsewhere: a NaN
+    error names the smml estimators that take NaN; a string column says how to declare it
+    categorical (the trees and gradient boosting) or encode it."""
+
+    def __init__(self, est):
+        self.est = est
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, typ, exc, tb):
+        if typ is not ValueError:
+            return False
+        msg = str(exc)
+        name = type(self.est).__name__
+        if "contains NaN" in msg and "HistGradientBoosting" in msg:
+            first = msg.split("\n")[0]
+            raise ValueError(f"{first}\n{name} does not accept missing values encoded as NaN. "
+                             f"{_NAN_ADVICE}") from None
+        if "could not convert string to float" in msg:
+            hint = ("declare the column categorical (categorical_features=[...]) or encode it"
+                    if hasattr(self.est, "categorical_features") else
+                    "encode it first (sklearn.preprocessing.OneHotEncoder or OrdinalEncoder in a "
+                    "Pipeline / ColumnTransformer); smml's trees and gradient boosting also take "
+                    "it as categorical_features")
+            raise ValueError(f"{name}: X holds a string column ({msg}); {hint}") from None
+        return False
 
 
 def validate_X_y(est, X, y, *, dtype="floating", order="C", y_numeric=False, classifier=False,
@@ -71,10 +107,11 @@ def validate_X_y(est, X, y, *, dtype="floating", order="C", y_numeric=False, cla
     rejected with scikit-learn's 'Unknown label type' message); regression
     targets (``y_numeric``) become finite float64.
     """
-    X, y = validate_data(est, X, y, reset=True, dtype=_DTYPES[dtype], order=order,
-                         ensure_all_finite="allow-nan" if allow_nan else True, y_numeric=y_numeric,
-                         multi_output=multi_output,
-                         ensure_min_samples=1, ensure_min_features=1)
+    with _smml_errors(est):
+        X, y = validate_data(est, X, y, reset=True, dtype=_DTYPES[dtype], order=order,
+                             ensure_all_finite="allow-nan" if allow_nan else True, y_numeric=y_numeric,
+                             multi_output=multi_output,
+                             ensure_min_samples=1, ensure_min_features=1)
     if classifier:
         try:
             check_classification_targets(y)
