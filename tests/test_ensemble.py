@@ -746,6 +746,31 @@ def test_sorted_subset_is_the_stable_sort_of_the_subset(rng):
         _tree.sorted_subset(Si, R, bad)
 
 
+def test_sort_columns_ranked_is_the_stable_sort_and_its_first_positions(rng):
+    # the forest's shared sort keeps no sorted values: the same order and ranks as the sort
+    # with values, and the values read back through X
+    from smml.tree import sort_columns_ranked
+    X = np.round(rng.normal(size=(700, 5)) * 2) / 2
+    X[:, 3] = -2.0
+    X[:, 4] = rng.normal(size=700)
+    for nt in (1, 2):
+        Si, Rs = sort_columns_ranked(X, nt)
+        Xs, Si0 = sort_columns(X, stable=True)
+        np.testing.assert_array_equal(Si, Si0)
+        np.testing.assert_array_equal(Rs, _tree.first_positions(Xs))
+        for f in range(5):
+            np.testing.assert_array_equal(X[Si[f, Rs[f]], f], Xs[f])
+    Si, Rs = sort_columns_ranked(X[:1])
+    assert Si.shape == Rs.shape == (5, 1) and not Rs.any()
+    Si, Rs = sort_columns_ranked(X)
+    y = (X[:, 4] > 0).astype(np.intp)
+    t = TreeClassifier(max_depth=3)._fit_encoded(None, y, np.arange(2), np.ones(700), ((X, Si), Si, Rs))
+    np.testing.assert_array_equal(t.predict(X), TreeClassifier(max_depth=3).fit(X, y).predict(X))
+    with pytest.raises(RuntimeError, match="do not match"):     # Xv of the wrong width
+        TreeClassifier()._fit_encoded(None, y, np.arange(2), np.ones(700),
+                                      ((X[:, :4].copy(), Si), Si, Rs))
+
+
 @pytest.mark.parametrize("sw", [False, True])
 def test_forest_trees_with_ties_are_the_trees_fit_on_the_bootstrap_multiset(rng, sw):
     # a forest's exact trees use one sort of all the rows: a classifier's trees are the

@@ -102,6 +102,10 @@ cdef struct Params:
     const double* Xs         # (d, xs_stride) exact: each numerical feature's values in increasing
                              # order (read only), indexed by the ranks
     intp_t xs_stride
+    const double* Xv         # (N, d) or NULL: instead of Xs, the value at rank r of feature f is
+    const int32_t* Sg        # Xv[Sg[f, r], f], Sg (d, N) the rows of all N values by increasing
+                             # value (a forest's one sort of all rows: no sorted copy of the values)
+    intp_t d_xv
     int32_t* Si              # (d, n) exact: sorted sample indices per numerical feature, each
                              # node's segment in increasing order
     int32_t* Rs              # (d, n) exact: the ranks of Si's samples, in Si's order: the first
@@ -476,7 +480,16 @@ cdef double _exact_threshold(const Params* P, intp_t f, intp_t p) noexcept nogil
     midpoint of the two values (the lower one where the midpoint rounds onto the upper)."""
     cdef const double* xs = P.Xs + f * P.xs_stride
     cdef const int32_t* rs = P.Rs + f * P.n
-    cdef double a = xs[rs[p]], b = xs[rs[p + 1]], thr = a / 2.0 + b / 2.0
+    cdef const int32_t* sg
+    cdef double a, b, thr
+    if P.Xv != NULL:
+        sg = P.Sg + f * P.xs_stride
+        a = P.Xv[<intp_t> sg[rs[p]] * P.d_xv + f]
+        b = P.Xv[<intp_t> sg[rs[p + 1]] * P.d_xv + f]
+    else:
+        a = xs[rs[p]]
+        b = xs[rs[p + 1]]
+    thr = a / 2.0 + b / 2.0
     if thr >= b or thr < a:
         thr = a
     return thr
@@ -976,7 +989,10 @@ def build_tree(int mode, int criterion, intp_t n_classes,
                intp_t max_depth, intp_t min_samples_split, intp_t min_samples_leaf,
                double min_impurity_decrease, intp_t max_leaf_nodes, intp_t max_features,
                bint best_first, unsigned long long seed, int n_threads, intp_t grain,
-               intp_t decompose_min, int split_score=SCORE_WEIGHTED):
+               intp_t decompose_min, int split_score=SCORE_WEIGHTED,
+               const double[:, ::1] Xv=None,   # IN with Sg, exact with Rs given: the values of the
+               const int32_t[:, ::1] Sg=None):  # N rows (N, d) and each column's rows by increasing
+                                               # value (d, N), in place of Xs (see Params.Xv)
     """Grow one tree; return (nodes, value, category_bits): the NODE_DTYPE records, the
     (n_nodes, V) values and the (n_nodes, CATEGORY_WORDS) category bits.
 
@@ -1041,6 +1057,16 @@ def build_tree(int mode, int criterion, intp_t n_classes,
             P.cat_stride = d * MAXCAT
     P.Xs = &Xs[0, 0]
     P.xs_stride = Xs.shape[1]
+    if (Xv is None) != (Sg is None):
+        raise ValueError("build_tree: give both Xv and Sg, or neither")
+    if Xv is not None:
+        if mode != MODE_EXACT or Rs.shape[0] == 0 or Sg.shape[0] != d or Xv.shape[1] != d \
+                or Sg.shape[1] != Xv.shape[0] or Xv.shape[0] == 0:
+            raise ValueError("build_tree: Xv / Sg do not match (exact mode with ranks, (N, d) / (d, N))")
+        P.Xv = &Xv[0, 0]
+        P.Sg = &Sg[0, 0]
+        P.d_xv = d
+        P.xs_stride = Sg.shape[1]
     P.Si = &Si[0, 0]
     G.V = P.V
     try:
