@@ -1252,7 +1252,14 @@ def test_both_structures_probe_then_take_either_with_the_same_results(rng, monke
         for j, r in enumerate(np.arange(1000)[rows]):
             got[int(r)] = (ii[ip[j]:ip[j + 1]], kk[ip[j]:ip[j + 1]])
     p = used[0][1]
-    assert used == [("tree", p), ("brute", p), ("tree" if tree_faster else "brute", 1000 - p)]
+    pick = "tree" if tree_faster else "brute"
+    assert used == [("tree", p), ("brute", p), (pick, 1000 - p)]
+    # the fitted model keeps the pick for its later calls of more than 64 queries
+    assert est._both_pick == pick
+    used.clear()
+    for rows, taken in est._search(Q0[:100], 4, 2, in_order=in_order):
+        pass
+    assert used == [(pick, 100)]
     assert sorted(got) == list(range(1000))
     # the tree alone and brute force alone (each checked against the reference elsewhere)
     want = [KNNClassifier(k=4, algorithm=a).fit(X, y) for a in ("tree", "brute")]

@@ -77,8 +77,9 @@ _BUILD_GRAIN = 1 << 15          # kd-tree build: training points worth a thread 
 _VOTE_GRAIN = 1 << 16           # compiled vote: queries worth a thread of their own (~10 ns each)
 # algorithm="auto" (measured: bench/README.md, 'The algorithm="auto" rule'): the kd-tree up to
 # _TREE_ALWAYS_D features; up to _TREE_MAX_D the tree when m >= 2^(d + _TREE_LOG2_M_OVER_D),
-# else both structures (the tree for calls of at most _FEW_QUERIES queries; larger calls
-# time both on their first queries and take the faster, see _search_keys); brute force
+# else both structures (the tree for calls of at most _FEW_QUERIES queries; the first large
+# call times both on its first queries and the faster serves the larger calls, see
+# _search_keys); brute force
 # beyond, and always for Hamming (a box bound is almost always 0 there).
 _TREE_ALWAYS_D = {"euclidean": 6, "mahalanobis": 6, "manhattan": 48}
 _TREE_MAX_D = {"euclidean": 10, "mahalanobis": 10, "manhattan": 48}
@@ -251,8 +252,9 @@ def _csr(counts, key, idx, extra_rows=None, extra_key=None, extra_idx=None):
 def _pick_rule(metric, d, m):
     """algorithm="auto" for ``metric`` on m training points of d features: "tree", "brute"
     or "both" (both built; each call takes the tree for at most ``_FEW_QUERIES`` queries;
-    a call with at least 8 x ``_TREE_GRAIN`` queries times both on its first queries and
-    sends the rest through the faster; brute force in between). Measured on this machine (bench/README.md): the tree wins by
+    the first call with at least 8 x ``_TREE_GRAIN`` queries times both on its first
+    queries, and the faster serves it and every later call of more than ``_FEW_QUERIES``;
+    brute force for those before it). Measured on this machine (bench/README.md): the tree wins by
     far at low d, for every m and number of queries; in the middle it wins when m is large
     against 2^d, and on few-row calls (a few leaves against all m rows); beyond, brute
     force (the gemm filter). Manhattan has no gemm filter: the tree won at every d measured
@@ -490,6 +492,7 @@ class _KNNBase(SmmlEstimator):
         self._check_key_range(self._lo, self._hi)
         self.n_samples_fit_ = m
         self.algorithm_ = self._pick_algorithm(m, X.shape[1])
+        self._both_pick = None          # "both": the structure the first large call measured faster
         self._tree = None
         self._split = None
         self._ytree = None
@@ -659,19 +662,25 @@ class _KNNBase(SmmlEstimator):
             yield from self._tree_blocks(Q0, k, cap, code, n_threads, in_order)
             return
         p = min(n // 8, _TREE_GRAIN * max(1, n_threads))
-        if self._tree is None or p < _TREE_GRAIN:
+        pick = self.__dict__.get("_both_pick")
+        if self._tree is None or (p < _TREE_GRAIN and pick is None) or pick == "brute":
             yield from self._brute_blocks(Q0, k, cap, code, n_threads)
+            return
+        if pick == "tree":
+            yield from self._tree_blocks(Q0, k, cap, code, n_threads, in_order)
             return
         # both structures and enough queries: which one is faster depends on the data as
         # much as on its shape (clustered or tie-heavy data favour the tree, spread-out
-        # data in 8-10 dimensions the gemm filter), so the first p queries go through
-        # both, timed, and the rest through the faster (the same results either way)
+        # data in 8-10 dimensions the gemm filter), so the first large call sends its first
+        # p queries through both, timed, and the rest through the faster (the same results
+        # either way); later calls of this fitted model take that one
         t0 = time.perf_counter()
         tree_part = list(self._tree_blocks(Q0[:p], k, cap, code, n_threads, True))
         t1 = time.perf_counter()
         brute_part = list(self._brute_blocks(Q0[:p], k, cap, code, n_threads))
         t2 = time.perf_counter()
         use_tree = t1 - t0 <= t2 - t1
+        self._both_pick = "tree" if use_tree else "brute"
         yield from tree_part if use_tree else brute_part
         rest = (self._tree_blocks(Q0[p:], k, cap, code, n_threads, in_order) if use_tree
                 else self._brute_blocks(Q0[p:], k, cap, code, n_threads))
@@ -1004,9 +1013,10 @@ _DOC_PARAMS = """
         "auto" picks by metric, dimension d, training size m and number of queries, from
         measurements on a 2-core x86-64 machine (bench/README.md): for Euclidean and
         Mahalanobis the tree up to d = 6, for d = 7..10 the tree when m >= 2^(d+8),
-        otherwise both (the tree for calls of at most 64 queries; calls of 512 queries or
-        more time both on their first queries and take the faster for the rest, since
-        clustered or tie-heavy data favour the tree; brute force in between),
+        otherwise both (the tree for calls of at most 64 queries; the first call of 512
+        queries or more times both on its first queries and takes the faster, which later
+        calls of more than 64 queries keep, since clustered or tie-heavy data favour the
+        tree; brute force for calls in between before that),
         brute force beyond d = 10; for Manhattan the tree up to d = 48 (its leaves' keys,
         computed several points at a time, beat the exact direct scan even where it
         prunes little); brute force for Hamming.
