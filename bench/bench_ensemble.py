@@ -10,7 +10,7 @@ Shapes (issue 6): 50,000 x 32 float64, two classes (make_classification), 2 thre
   splitter="exact"))``: the same algorithm as scikit-learn's (binary SAMME is the notes' AdaBoost
   with every w_i doubled, which leaves sign(F) and the distributions P_i unchanged), so its staged
   training errors are compared with scikit-learn's round by round. The plain-Python
-  reference (``smml.reference.ensemble.AdaBoostStumps``) runs a few rounds on a subset and is
+  reference (``smml.reference.adaboost.AdaBoostStumps``) runs a few rounds on a subset and is
   extrapolated (per round cost ~ d n log n), labelled as such.
   smml also runs on 1 thread: on a loaded machine libgomp's default spin-waiting makes
   the 2-thread run slower (OMP_WAIT_POLICY=passive avoids that).
@@ -53,7 +53,7 @@ def bench_adaboost(X, y, rounds, ref_rows, ref_rounds):
     from sklearn.tree import DecisionTreeClassifier
 
     from smml.ensemble import AdaBoostClassifier
-    from smml.reference.ensemble import AdaBoostStumps
+    from smml.reference.adaboost import AdaBoostStumps
     from smml.tree import TreeClassifier
 
     t_smml, a = best_time(lambda: AdaBoostClassifier(n_estimators=rounds, n_jobs=N_THREADS).fit(X, y), repeat=3)

@@ -1,5 +1,5 @@
 """Whole boosting fits at several values of the split-pass grain (``smml.ensemble._gradient_boosting
-._GRAIN``): the measurements behind its value.  bench_boost's binary data, 100 rounds, depth 6,
+._GRAIN``): the measurements behind its value.  bench_gradient_boosting's binary data, 100 rounds, depth 6,
 learning rate 0.3, 2 threads, best of 3 interleaved rounds.
 
 Run: ``python bench/sweep_boost_grain.py [rows] [grain,grain,...]`` (default 20000 rows,
@@ -10,13 +10,13 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import bench_boost  # noqa: E402
+import bench_gradient_boosting  # noqa: E402
 import smml.ensemble._gradient_boosting as gb  # noqa: E402
 from smml.ensemble import GradientBoostingClassifier  # noqa: E402
 
 
 def main(m=20000, grains=(32768, 8192, 2048)):
-    X, _, ys = bench_boost.make_data(m, 10)
+    X, _, ys = bench_gradient_boosting.make_data(m, 10)
     y = ys["binary"][0]
     res = {g: [] for g in grains}
     saved = gb._GRAIN

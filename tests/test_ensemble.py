@@ -1,5 +1,5 @@
 """smml.ensemble against the notes (002 "Adaboost", "Random forests"; 003 section 16),
-the plain-Python reference smml.reference.ensemble, and scikit-learn where the semantics agree."""
+the plain-Python reference smml.reference.adaboost, and scikit-learn where the semantics agree."""
 import math
 
 import numpy as np
@@ -18,7 +18,7 @@ from smml.ensemble import (AdaBoostClassifier, BaggingClassifier, BaggingRegress
                            RandomForestClassifier, RandomForestRegressor)
 from smml.ensemble._adaboost import _sort_features, _thresholds
 from smml.tree import TreeClassifier, TreeRegressor, sort_columns
-from smml.reference import ensemble as ref
+from smml.reference import adaboost as ref
 
 
 def _kernel_stump(X, y, w, n_threads=1):

@@ -7,7 +7,7 @@ import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from smml.ensemble import GradientBoostingClassifier, GradientBoostingRegressor
-from smml.reference import boosting as ref
+from smml.reference import gradient_boosting as ref
 from smml.tree import TreeRegressor
 
 

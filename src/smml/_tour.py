@@ -139,7 +139,7 @@ ENTRIES = [
               reference=est("smml.reference.kernels", "KernelRidge", alpha=1.0)),
     # ensembles (002 "Adaboost", "Random forests"; 003 section 16)
     TourEntry("AdaBoostClassifier(stumps, T=30)", est("smml.ensemble", "AdaBoostClassifier", n_estimators=30),
-              ("breast_cancer",), reference=est("smml.reference.ensemble", "AdaBoostStumps", n_estimators=30)),
+              ("breast_cancer",), reference=est("smml.reference.adaboost", "AdaBoostStumps", n_estimators=30)),
     TourEntry("AdaBoostClassifier(SAMME stumps, T=50)",
               est("smml.ensemble", "AdaBoostClassifier", n_estimators=50), ("iris", "wine")),
     TourEntry("BaggingClassifier(TreeClassifier, T=25)",
@@ -171,7 +171,7 @@ ENTRIES = [
     TourEntry("GradientBoostingRegressor(T=10, depth 2)",
               est("smml.ensemble", "GradientBoostingRegressor", n_estimators=10, max_depth=2, random_state=0),
               ("diabetes",), scale=False,
-              reference=est("smml.reference.boosting", "GradientBoostingRegressor", n_estimators=10, max_depth=2),
+              reference=est("smml.reference.gradient_boosting", "GradientBoostingRegressor", n_estimators=10, max_depth=2),
               quick=False),
 ]
 

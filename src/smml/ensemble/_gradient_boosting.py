@@ -64,7 +64,7 @@ __all__ = ["GradientBoostingRegressor", "GradientBoostingClassifier"]
 
 #: work of one split's pass worth a thread of its own (threads_for): rows x features of the
 #: histogram plus features x bins of each scan.  8192 measured best of 32768 / 8192 / 2048 on a
-#: quiet 2-core machine (bench_boost data, 100 rounds, depth 6: 20,000 x 32 fit 0.68 / 0.60 /
+#: quiet 2-core machine (bench_gradient_boosting data, 100 rounds, depth 6: 20,000 x 32 fit 0.68 / 0.60 /
 #: 0.65 s, 100,000 x 32 1.71 / 1.59 / 1.87 s; bench/sweep_boost_grain.py)
 _GRAIN = 8192
 #: rows routed through all trees at prediction, worth a thread

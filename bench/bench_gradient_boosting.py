@@ -17,7 +17,7 @@ modes); predict on the 50,000 test rows and on 1 row.  The plain-Python referenc
 of depth 6 on 300 rows and is extrapolated (its exhaustive search costs ~ d n^2 per level, times
 rounds x classes), labelled so.
 
-Run: ``python bench/bench_boost.py [--quick]`` (or through ``bench/run.py``); ``--similar``: binary and
+Run: ``python bench/bench_gradient_boosting.py [--quick]`` (or through ``bench/run.py``); ``--similar``: binary and
 5 classes on 200,000 x 32, 50,000 x 64 and 100,000 x 16 (20,000 test rows, 2 interleaved rounds).
 """
 import sys
@@ -115,7 +115,7 @@ def bench_task(task, X, Xt, y, yt, repeat):
         f = m.predict if task == "regression" else m.predict_proba
         one_t[name] = per_call_time(lambda f=f: f(row), n_calls=50)
     # the reference: one round of depth 6 on a subset, extrapolated
-    from smml.reference import boosting as ref
+    from smml.reference import gradient_boosting as ref
 
     n_sub = 300
     rcls = ref.GradientBoostingRegressor if task == "regression" else ref.GradientBoostingClassifier
