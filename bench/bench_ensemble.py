@@ -24,7 +24,7 @@ Shapes (issue 6): 50,000 x 32 float64, two classes (make_classification), 2 thre
   the same on shapes like them: the nonlinear rule on 100,000 x 16, make_classification on
   20,000 x 64 and with 3 classes on 50,000 x 32.
 - Forest predict (issue 30, also ``--forest-predict`` alone): a forest's trees all predicted in one
-  compiled call (``_predict.forest_sum``) against the loop over the members' own predict (the
+  compiled call (``_tree_predict.forest_sum``) against the loop over the members' own predict (the
   path before it, still the one for members other than smml trees: ``_member_votes`` /
   ``_member_mean``), in the same process, interleaved round by round: predict on 1 row (each call
   a different row of the test set, mean per call) and on 10,000 rows, for

@@ -12,7 +12,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from threadpoolctl import threadpool_limits
 
 from smml import bounds
-from smml._core import _boost, _tree
+from smml._core import _adaboost, _tree
 import smml.ensemble as ens
 from smml.ensemble import (AdaBoostClassifier, BaggingClassifier, BaggingRegressor, DecisionStump,
                            RandomForestClassifier, RandomForestRegressor)
@@ -23,7 +23,7 @@ from smml.reference import adaboost as ref
 
 def _kernel_stump(X, y, w, n_threads=1):
     order, boundary, xs = _sort_features(np.asarray(X))
-    f, p, s, e = _boost.best_stump(order, boundary, np.asarray(w, float), np.asarray(y, float), n_threads)
+    f, p, s, e = _adaboost.best_stump(order, boundary, np.asarray(w, float), np.asarray(y, float), n_threads)
     return f, float(_thresholds(xs, [f], [p])[0]), s, e
 
 
@@ -817,7 +817,7 @@ def test_zero_weight_examples_are_absent(rng):
 
 # ---------------------------------------------------------------------------
 # the compiled forest path: all the trees of a forest / bagging of smml trees in one kernel call
-# (_predict.forest_sum), bit for bit the loop over the members' own predict
+# (_tree_predict.forest_sum), bit for bit the loop over the members' own predict
 # ---------------------------------------------------------------------------
 
 def _member_loop(est, X):
@@ -998,7 +998,7 @@ def test_bagging_of_other_estimators_keeps_the_member_loop(monkeypatch):
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_forest_sum_kernel_threads_and_row_counts(dtype):
     # rows split into chunks per thread; a few rows walk many trees at once: the same sums
-    from smml._core import _predict
+    from smml._core import _tree_predict
 
     X, y = make_regression(700, 5, noise=1.0, random_state=0)
     f = RandomForestRegressor(n_estimators=40, max_features="sqrt", random_state=0).fit(X, y * 1e4)
@@ -1010,7 +1010,7 @@ def test_forest_sum_kernel_threads_and_row_counts(dtype):
     for n in (1, 2, 5, 31, 33, 700):
         for nt in (1, 2, 3):
             out = np.zeros((n, 1))
-            _predict.forest_sum(Xd[:n], forest.records, forest.bits, forest.roots, out, nt)
+            _tree_predict.forest_sum(Xd[:n], forest.records, forest.bits, forest.roots, out, nt)
             assert out[:, 0].tobytes() == ref[:n].tobytes()
 
 

@@ -335,7 +335,7 @@ def test_categorical_features():
 @pytest.mark.parametrize("kind", ["bin", "multi", "reg"])
 def test_level_kernel_equals_the_record_kernel(kind):
     """Without categorical tests, prediction walks flat per-node arrays level by level
-    (_predict.sum_trees_levels, leaves routing to themselves); it equals the record kernel
+    (_tree_predict.sum_trees_levels, leaves routing to themselves); it equals the record kernel
     (sum_trees) bit for bit: NaNs on both learned sides, huge values, float32, staged, a few
     rows. With a categorical test the record kernel is used."""
     rng = np.random.default_rng(21)

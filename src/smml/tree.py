@@ -88,7 +88,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from smml._core import _binning, _predict, _tree
+from smml._core import _binning, _tree_predict, _tree
 from smml._threads import threads_for
 from smml._validation import (Interval, Options, InstanceOf, N_JOBS, RANDOM_STATE, check_is_fitted,
                               drop_zero_weight, encode_classes, validate_sample_weight, validate_X,
@@ -171,7 +171,7 @@ class Tree:
         self._right = right
 
     def _records(self):
-        """The node records as bytes, for the prediction kernels (smml._core._predict)."""
+        """The node records as bytes, for the prediction kernels (smml._core._tree_predict)."""
         return self._bytes
 
     def __getstate__(self):
@@ -724,7 +724,7 @@ class _BaseTree(SmmlEstimator):
     def _apply(self, X):
         t = self.tree_
         out = np.empty(X.shape[0], np.intp)
-        _predict.apply_tree(X, t._records(), t.category_bits, out,
+        _tree_predict.apply_tree(X, t._records(), t.category_bits, out,
                             threads_for(self._n_threads, X.shape[0], _PREDICT_GRAIN))
         return out
 
@@ -795,7 +795,7 @@ class _BaseTree(SmmlEstimator):
     def _route_sums(self, X, T):
         t = self.tree_
         out = np.zeros((t.node_count, T.shape[1]))
-        _predict.path_sums(X, np.ascontiguousarray(T, dtype=np.float64), t._records(), t.category_bits, out)
+        _tree_predict.path_sums(X, np.ascontiguousarray(T, dtype=np.float64), t._records(), t.category_bits, out)
         return out
 
     def _after_tree_change(self):

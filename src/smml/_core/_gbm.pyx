@@ -16,7 +16,7 @@
 # The histograms and their scans are the tree kernel's (_split.pxd: a
 # (-, sum h, sum g) histogram per feature (no counts), scanned with Targets.reg_lambda
 # and min_child_weight); the node record is the tree's (_tree.pxd), so
-# prediction is _predict.pyx.  What is specific here: a node keeps its
+# prediction is _tree_predict.pyx.  What is specific here: a node keeps its
 # histogram until it is split, the smaller child's histogram is built from its
 # rows and the larger one's is the parent's minus it (hist_subtract); children
 # at the depth limit get none.

@@ -375,7 +375,7 @@ static inline double smml_select(uint64_t mask, double a, double b)
 /* OUT = e^A for -708 <= A <= 709 (the caller clamps; A a variable): A = k ln 2 + r, |r| <=
  * ln 2 / 2 (Cody-Waite), e^r by its Taylor polynomial of degree 13 (truncation < 1e-17
  * relative), times 2^k built in the exponent bits. Within about 1 ulp of exp. The one double
- * exponential of the kernels' Gram blocks (smml._core._kernels.pxd, smml_exp_block) and of the
+ * exponential of the kernels' Gram blocks (smml._core._kernel_methods.pxd, smml_exp_block) and of the
  * boosting losses (below); a macro, because gcc does not inline a function into one compiled
  * with other optimisation attributes (the Gram block's no-trapping-math). */
 #define SMML_EXP_REDUCED(A, OUT)                                                        \

@@ -24,7 +24,7 @@
 #   of WSS 2), so an iteration makes two passes over the active set, not three.
 # - On a cache miss, rows are computed in blocks: the missing row and the most
 #   violating uncached variables of I_up and I_low (the likely next working
-#   sets), one gemm tile per COLS columns (smml._core._kernels.kernel_tile,
+#   sets), one gemm tile per COLS columns (smml._core._kernel_methods.kernel_tile,
 #   i.e. the shared distance tile), so X is read once per block, not per row.
 #
 # Kernel rows K(x_i, .) are float32 (as libsvm's Qfloat) in a least-recently-used
@@ -61,7 +61,7 @@ from smml._core._typedefs cimport floating, intp_t
 from smml._core._blas cimport _gemv
 from smml._core._openmp cimport threads_for
 from smml._core._distances cimport heap_push, pair_less
-from smml._core._kernels cimport (KernelSpec, KERNEL_CALLABLE, kernel_tile, kernel_tile_f32, RowCache,
+from smml._core._kernel_methods cimport (KernelSpec, KERNEL_CALLABLE, kernel_tile, kernel_tile_f32, RowCache,
                                   kernel_spec, row_cache, cache_find, cache_claim)
 
 cdef extern from "_simd.h" nogil:

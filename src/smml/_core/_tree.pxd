@@ -1,5 +1,5 @@
 # The node record of smml's trees, shared by the growth kernel (_tree.pyx),
-# prediction (_predict.pyx) and Python (smml.tree.Tree holds one numpy array of
+# prediction (_tree_predict.pyx) and Python (smml.tree.Tree holds one numpy array of
 # these records; its dtype, _tree.NODE_DTYPE, is derived from this struct, so
 # the two cannot disagree).
 #

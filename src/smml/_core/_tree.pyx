@@ -1,7 +1,7 @@
 # Tree growth kernel: the exact split scan, in-place node partitioning, node
 # storage, depth-first / best-first growth and the parallel growth of subtrees.
 # The split costs and the histograms are in _split.pxd, the node record in
-# _tree.pxd, prediction in _predict.pyx and binning in _binning.pyx.
+# _tree.pxd, prediction in _tree_predict.pyx and binning in _binning.pyx.
 #
 # 000 "Tree Predictors": a tree starts as a single leaf; a leaf is repeatedly
 # replaced by an internal node with a binary test and two new leaves.  A node's

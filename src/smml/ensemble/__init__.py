@@ -5,7 +5,7 @@
   its special cases) exactly for two classes; SAMME for more than two classes
   is an extension beyond the notes.
 - :class:`DecisionStump` is AdaBoost's default weak learner, on the compiled
-  stump kernel ``smml._core._boost``.
+  stump kernel ``smml._core._adaboost``.
 - :class:`BaggingClassifier` / :class:`BaggingRegressor` follow 002 "Random
   forests" / "Bagging" and 003 section 16 ("Explain how the Bagging Algorithm
   works"): T bootstrap samples of size alpha m drawn with replacement, one

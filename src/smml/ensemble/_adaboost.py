@@ -4,7 +4,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import has_fit_parameter
 
-from smml._core import _boost
+from smml._core import _adaboost
 from smml._progress import VERBOSE, progress
 from smml._threads import threads_for
 from smml._validation import (N_JOBS, RANDOM_STATE, InstanceOf, Interval, Options, check_is_fitted,
@@ -107,7 +107,7 @@ class DecisionStump(ClassifierMixin, SmmlEstimator):
     "Adaboost": "h_t minimizes the weighed error"), found by an exhaustive
     search over every feature and every threshold between two consecutive
     distinct values, plus the constant predictor. Two classes: the compiled
-    kernel ``smml._core._boost`` (one pass per feature over cumulative weights,
+    kernel ``smml._core._adaboost`` (one pass per feature over cumulative weights,
     OpenMP over features); more classes: numpy, each side predicting its
     weighted majority class.
 
@@ -116,7 +116,7 @@ class DecisionStump(ClassifierMixin, SmmlEstimator):
     then (two classes) polarity +1 (the right side predicts ``classes_[1]``)
     before -1. Two classes: errors within 1e-10 of the total weight count as
     equal (the same weights summed in different orders differ by rounding;
-    see ``smml._core._boost``), so the rule, not the rounding, decides;
+    see ``smml._core._adaboost``), so the rule, not the rounding, decides;
     more classes: the first candidate within 1e-10 of the total weight of
     the minimum.
 
@@ -141,7 +141,7 @@ class DecisionStump(ClassifierMixin, SmmlEstimator):
         K = len(self.classes_)
         if K <= 2:
             ypm = np.where(yk == 1, 1.0, -1.0)
-            f, p, pol, err = _boost.best_stump(order, boundary, w, ypm,
+            f, p, pol, err = _adaboost.best_stump(order, boundary, w, ypm,
                                                threads_for(self._n_threads(), X.size, GRAIN))
             left, right = (0, 1) if pol > 0 else (1, 0)
             if K == 1:
@@ -207,7 +207,7 @@ class AdaBoostClassifier(ClassifierMixin, SmmlEstimator):
     prediction is ``classes_[0]`` by the sgn(0) = -1 rule.
 
     The default weak learner (``estimator=None``) is :class:`DecisionStump`
-    run inside the compiled loop ``smml._core._boost.boost_stumps`` (sort
+    run inside the compiled loop ``smml._core._adaboost.boost_stumps`` (sort
     orders once, one pass per feature and round, reweighting in the same
     compiled round; the weights are recomputed in rescaled form from the
     margins, P_1 exp(-y F) / sum, whenever one falls below 1e-200, so they
@@ -295,7 +295,7 @@ class AdaBoostClassifier(ClassifierMixin, SmmlEstimator):
         feat, pos, pol = (np.zeros(T, dtype=np.intp) for _ in range(3))
         err, wt, tr = (np.zeros(T) for _ in range(3))
         bar = self._rounds_bar(range(T))
-        rounds, status = _boost.boost_stumps(order, boundary, y, p1, log_p1, margin, w, h,
+        rounds, status = _adaboost.boost_stumps(order, boundary, y, p1, log_p1, margin, w, h,
                                              feat, pos, pol, err, wt, tr, HALF_TOL,
                                              threads_for(self._n_threads(), n * X.shape[1], GRAIN), RESYNC_BELOW)
         if bar is not None:
@@ -462,7 +462,7 @@ class AdaBoostClassifier(ClassifierMixin, SmmlEstimator):
         X = validate_X(self, X, dtype="floating")
         if self._stumps and len(self.classes_) == 2:
             out = np.empty(X.shape[0])
-            _boost.stump_decision(X, np.ascontiguousarray(self.stump_feature_, dtype=np.intp),
+            _adaboost.stump_decision(X, np.ascontiguousarray(self.stump_feature_, dtype=np.intp),
                                   self.stump_threshold_,
                                   self.estimator_weights_ * self.stump_polarity_, out,
                                   threads_for(self._n_threads, X.shape[0] * len(self.stump_feature_) * 16,

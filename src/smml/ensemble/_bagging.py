@@ -9,7 +9,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import has_fit_parameter
 
-from smml._core import _predict, _tree
+from smml._core import _tree_predict, _tree
 from smml._progress import VERBOSE, progress
 from smml._threads import joblib_backend_active, run_tasks, threads_for
 from smml._validation import (N_JOBS, RANDOM_STATE, InstanceOf, Interval, Options, check_is_fitted,
@@ -35,7 +35,7 @@ MAX_BOOTSTRAP_DRAWS = 1 << 28
 
 #: (rows x members) worth one thread of the members' predictions (smml._threads.threads_for)
 PREDICT_GRAIN = 10_000
-#: (rows x trees) worth one thread of the compiled forest prediction (_predict.forest_sum): 100
+#: (rows x trees) worth one thread of the compiled forest prediction (_tree_predict.forest_sum): 100
 #: fully grown trees take ~5-15 us per row, so threads start from ~80 rows (a few hundred us)
 FOREST_PREDICT_GRAIN = 4096
 
@@ -56,7 +56,7 @@ class _ConstantClassifier:
 
 # ---- the members as one compiled forest -----------------------------------------------------
 # When every member is an smml tree (the default estimator; classification also allows the
-# constant members above), all T trees predict in one call of _predict.forest_sum instead of
+# constant members above), all T trees predict in one call of _tree_predict.forest_sum instead of
 # T calls of the members' predict (1 row, 100 fully grown trees: ~3.8 ms -> a few tens of
 # microseconds). The trees' node records are concatenated (children_left made global), and each
 # leaf's otherwise unused test fields carry what it adds: classification, a vote (1.0) for the
@@ -74,7 +74,7 @@ _FOREST_CACHE = weakref.WeakKeyDictionary()
 
 
 class _Forest:
-    """The trees of a bagging ensemble packed for ``_predict.forest_sum`` (``_pack_forest``)."""
+    """The trees of a bagging ensemble packed for ``_tree_predict.forest_sum`` (``_pack_forest``)."""
 
     def __init__(self, records, bits, roots, k, const, categorical):
         self.records = records          # uint8 view of the concatenated Node records
@@ -90,7 +90,7 @@ class _Forest:
             X = self._encode(X)
         out = np.zeros((X.shape[0], self.k))
         if len(self.roots):
-            _predict.forest_sum(X, self.records, self.bits, self.roots, out, n_threads)
+            _tree_predict.forest_sum(X, self.records, self.bits, self.roots, out, n_threads)
         if self.const is not None:
             out += self.const
         return out

@@ -25,7 +25,7 @@ class _BaseForest(_BaseBagging):
     bootstrap indices and tree seeds are drawn up front from
     ``random_state``, so the forest is the same whatever the thread count.
     Prediction routes the rows through all T trees in one compiled call
-    (``_bagging._Forest``, ``_core/_predict.pyx``: ``forest_sum``), with the votes and means
+    (``_bagging._Forest``, ``_core/_tree_predict.pyx``: ``forest_sum``), with the votes and means
     of the loop over the trees, bit for bit.
     """
 

@@ -15,7 +15,7 @@ obj* (one more leaf costs gamma).  Then F_{t+1} = F_t + learning_rate * f.
 The kernel is ``smml._core._gbm`` on the tree kernel's histograms (``_core/_split.pxd``) and node
 record; features are binned once with :func:`smml.tree.bin_features` (at most ``max_bins``
 quantile bins, the tree's thresholds).  Prediction routes the rows through all trees in one
-compiled call (``_core/_predict.pyx``).
+compiled call (``_core/_tree_predict.pyx``).
 
 Choices where the notes are silent (a scikit-learn / xgboost user's expectations):
 
@@ -52,7 +52,7 @@ import numbers
 
 import numpy as np
 
-from smml._core import _gbm, _predict
+from smml._core import _gbm, _tree_predict
 from smml._threads import threads_for
 from smml._validation import (InstanceOf, Interval, N_JOBS, Options, RANDOM_STATE, check_is_fitted,
                               drop_zero_weight, encode_classes, validate_sample_weight, validate_X,
@@ -264,7 +264,7 @@ class _BaseGradientBoosting(SmmlEstimator):
                         roots, np.tile(np.arange(K, dtype=np.intp), len(sizes) // K))
         self._levels = None
         if len(nodes) and not nodes["is_categorical"].any():
-            # the tests as flat arrays, a leaf routing to itself, for _predict.sum_trees_levels
+            # the tests as flat arrays, a leaf routing to itself, for _tree_predict.sum_trees_levels
             leaf = nodes["children_left"] < 0
             depth = np.array([t.nodes["depth"].max() for t in self.estimators_], np.intp)
             self._levels = (np.where(leaf, 0, nodes["feature"]).astype(np.int32),
@@ -290,10 +290,10 @@ class _BaseGradientBoosting(SmmlEstimator):
         levels = getattr(self, "_levels", None)     # (a model pickled before _levels: none)
         if levels is not None:
             feat, thr, left, miss_right, depth = levels
-            _predict.sum_trees_levels(X, feat, thr, left, miss_right, value, roots[lo * K:hi * K],
+            _tree_predict.sum_trees_levels(X, feat, thr, left, miss_right, value, roots[lo * K:hi * K],
                                       depth[lo * K:hi * K], column[lo * K:hi * K], out, nt)
         else:
-            _predict.sum_trees(X, records, bits, value, roots[lo * K:hi * K], column[lo * K:hi * K], out, nt)
+            _tree_predict.sum_trees(X, records, bits, value, roots[lo * K:hi * K], column[lo * K:hi * K], out, nt)
         return out
 
     def _staged_raw(self, X):

@@ -17,7 +17,7 @@ hinge; libsvm / scikit-learn minimise 1/2 ||g||^2 + C sum hinge: C = 1 / (lam m)
 
 Gram matrices and kernel rows are computed in blocks through the distance tile
 shared with k-NN (``smml._core._distances``: one gemm per tile), in float32 or
-float64, with OpenMP and without the GIL (``smml._core._kernels``); the SVM's
+float64, with OpenMP and without the GIL (``smml._core._kernel_methods``); the SVM's
 SMO solver is ``smml._core._svm``. The sequential learners (Perceptron,
 Pegasos) never hold an m x m matrix: kernel rows come from a bounded cache.
 

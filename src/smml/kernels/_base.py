@@ -3,7 +3,7 @@ decision values through the compiled tiles, and the classifier base (binary or
 one-vs-rest, sgn(0) = -1)."""
 import numpy as np
 
-from smml._core import _kernels as _k
+from smml._core import _kernel_methods as _k
 from smml._core._utils import row_norms_sq
 from smml._threads import blas_single_thread, threads_for
 from smml._validation import (Callable, Interval, Options, check_is_fitted,
@@ -101,7 +101,7 @@ def user_kernel(kern, A, B, name):
 def gram(kern, Ap, Bp=None, a_norms=None, b_norms=None, out_dtype=None, fill=0, n_threads=1,
          name="kernel"):
     """K(A, B) (or K(A, A) with ``Bp=None``) on prepared rows. ``fill`` as
-    ``smml._core._kernels.gram`` (1: lower triangle only, 2: mirrored)."""
+    ``smml._core._kernel_methods.gram`` (1: lower triangle only, 2: mirrored)."""
     sym = Bp is None
     Bp = Ap if sym else Bp
     if kern.func is not None:

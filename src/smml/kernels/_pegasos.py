@@ -1,7 +1,7 @@
 """Kernel Pegasos (003 section 12, in the kernel form of Shalev-Shwartz et al. 2011)."""
 import numpy as np
 
-from smml._core import _kernels as _k
+from smml._core import _kernel_methods as _k
 from smml._validation import N_JOBS, RANDOM_STATE, Interval
 from smml.linear._base import _BOOL, _check_rng
 from smml.linear._pegasos import _step_indices

@@ -1,7 +1,7 @@
 """The kernel Perceptron (003 section 11, Algorithm 4)."""
 import numpy as np
 
-from smml._core import _kernels as _k
+from smml._core import _kernel_methods as _k
 from smml._validation import N_JOBS, RANDOM_STATE, Interval, Options
 from smml.linear._base import _BOOL, _check_rng
 

@@ -4,7 +4,7 @@ import warnings
 import numpy as np
 import scipy.linalg
 
-from smml._core import _kernels as _k
+from smml._core import _kernel_methods as _k
 from smml._threads import blas_threads
 from smml._validation import N_JOBS, Interval, check_is_fitted, validate_X, validate_X_y
 from smml.base import RegressorMixin, SmmlEstimator, store_params

@@ -1,7 +1,7 @@
 """Plain-Python AdaBoost with decision stumps (002 "Adaboost", 003 section 16).
 
 Lists and floats only, line by line as the notes' pseudo-code: the oracle for
-``smml._core._boost`` and the baseline of ``smml tour`` / ``bench``.
+``smml._core._adaboost`` and the baseline of ``smml tour`` / ``bench``.
 
 Stump tie rule (the same as the kernel, see ``smml.ensemble.DecisionStump``):
 smallest weighted error; then smallest feature index; then smallest threshold

@@ -1,5 +1,5 @@
 # Kernel tiles and the bounded kernel-row cache shared by the kernel learners
-# (smml._core._kernels: Gram matrices, decision values, kernel Perceptron and
+# (smml._core._kernel_methods: Gram matrices, decision values, kernel Perceptron and
 # Pegasos; smml._core._svm: the SMO solver). Inline, so each hot loop inlines
 # them; cimport them, never copy them.
 #

@@ -3,10 +3,10 @@
 # (the kernel Perceptron of 003's Algorithm 4 and kernel Pegasos, 003 section
 # 12) on a bounded cache of kernel rows.
 #
-# Conventions (see /work/shared/STYLE.md and smml._core._kernels.pxd):
+# Conventions (see /work/shared/STYLE.md and smml._core._kernel_methods.pxd):
 # - Python validates everything and allocates every output before a kernel
 #   runs; the order of examples / the Pegasos draws come from Python.
-# - Tiles go through kernel_tile (smml._core._kernels.pxd), i.e. through the
+# - Tiles go through kernel_tile (smml._core._kernel_methods.pxd), i.e. through the
 #   shared distance tile of smml._core._distances: one gemm per tile (a gemv
 #   per row for a few rows), so BLAS must be pinned to one thread around the
 #   parallel kernels (smml._threads.blas_single_thread).
@@ -24,7 +24,7 @@ from libc.stdint cimport int8_t, int64_t
 
 from smml._core._typedefs cimport floating, intp_t
 from smml._core._blas cimport _gemm
-from smml._core._kernels cimport (KernelSpec, KERNEL_CALLABLE, kernel_tile, kernel_tile_f32, kernel_self,
+from smml._core._kernel_methods cimport (KernelSpec, KERNEL_CALLABLE, kernel_tile, kernel_tile_f32, kernel_self,
                                   RowCache, cache_find, cache_claim)
 
 ctypedef fused out_t:
