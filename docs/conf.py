@@ -1,4 +1,4 @@
-"""Sphinx configuration of smml's documentation (build: see docs/README.md or the project README).
+"""Sphinx configuration of smml's documentation (build: see the project README, "Documentation").
 
 The API reference is generated at build time from smml itself: every public
 module (found by walking the package, ``smml._discovery.public_modules``) gets a
