@@ -933,3 +933,72 @@ def test_perceptron_bound_inputs():
     multi = L.HardMarginSVM().fit(np.eye(3), [0, 1, 2])
     with pytest.raises(ValueError, match="binary"):
         B.perceptron_convergence_bound(np.eye(3), np.array([1, -1, 1]), multi)
+
+
+# ---- partial_fit: the online algorithms on a stream of chunks (issue 33) ----
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_perceptron_partial_fit_chunks_equal_one_pass(dtype, n_classes):
+    from smml.linear import Perceptron
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(301, 4)).astype(dtype)
+    y = np.digitize(X[:, 0] - 0.5 * X[:, 1], [-0.4, 0.4][:n_classes - 1])
+    one = Perceptron(max_epochs=1).fit(X, y)
+    s = Perceptron()
+    for a in range(0, 301, 64):
+        s.partial_fit(X[a:a + 64], y[a:a + 64], classes=np.arange(n_classes))
+    assert s.coef_.dtype == dtype
+    np.testing.assert_array_equal(s.coef_, one.coef_)
+    np.testing.assert_array_equal(s.intercept_, one.intercept_)
+    np.testing.assert_array_equal(s.n_updates_, one.n_updates_)
+    np.testing.assert_array_equal(s.predict(X), one.predict(X))
+    # a fitted model continues from its weights: fit (1 epoch) + a pass = fit with 2 epochs
+    two = Perceptron(max_epochs=2).fit(X, y)
+    cont = Perceptron(max_epochs=1).fit(X, y).partial_fit(X, y)
+    if not np.all(np.atleast_1d(one.converged_)):
+        np.testing.assert_array_equal(cont.coef_, two.coef_)
+
+
+def test_perceptron_partial_fit_bad_calls():
+    from smml.linear import Perceptron
+    X = np.random.default_rng(0).normal(size=(20, 3))
+    y = (X[:, 0] > 0).astype(int)
+    with pytest.raises(ValueError, match="classes must be passed"):
+        Perceptron().partial_fit(X, y)
+    p = Perceptron().partial_fit(X, y, classes=[0, 1])
+    with pytest.raises(ValueError, match="outside classes_"):
+        p.partial_fit(X, y + 5)
+    with pytest.raises(ValueError, match="features"):
+        p.partial_fit(X[:, :2], y)
+    with pytest.raises(ValueError, match="at least 2"):
+        Perceptron().partial_fit(X, y, classes=[1])
+
+
+@pytest.mark.parametrize("average", [False, True])
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_pegasos_partial_fit_is_the_stream_version(average, n_classes):
+    from smml.linear import Pegasos
+    from smml.reference.linear import pegasos as ref_pegasos
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(250, 4))
+    y = np.digitize(X[:, 0] + X[:, 2], [-0.5, 0.5][:n_classes - 1])
+    whole = Pegasos(lam=0.02, average=average).partial_fit(X, y, classes=np.arange(n_classes))
+    s = Pegasos(lam=0.02, average=average)
+    for a in range(0, 250, 60):
+        s.partial_fit(X[a:a + 60], y[a:a + 60], classes=np.arange(n_classes))
+    np.testing.assert_array_equal(s.coef_, whole.coef_)
+    np.testing.assert_array_equal(s.intercept_, whole.intercept_)
+    assert s.n_iter_ == whole.n_iter_ == 250
+    # 003 section 12's update with step t on the t-th example of the stream
+    W = np.atleast_2d(np.hstack([np.atleast_2d(s.coef_), np.reshape(s.intercept_, (-1, 1))]))
+    for c in range(W.shape[0]):
+        target = y == (1 if n_classes == 2 else c)
+        w = ref_pegasos(X, np.where(target, 1.0, -1.0), range(250), 0.02, True, average)
+        np.testing.assert_allclose(W[c], w, rtol=1e-10, atol=1e-12)
+    # a fitted model keeps counting its steps
+    f = Pegasos(lam=0.02, n_iter=400, random_state=0).fit(X, y)
+    f.partial_fit(X[:7], y[:7])
+    assert f.n_iter_ == 407
+    with pytest.raises(ValueError, match="classes must be passed"):
+        Pegasos().partial_fit(X, y)

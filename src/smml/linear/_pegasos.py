@@ -3,7 +3,7 @@
 import numpy as np
 
 from smml._core import _linear as _k
-from smml._validation import (N_JOBS, RANDOM_STATE, Interval, validate_X_y)
+from smml._validation import (N_JOBS, RANDOM_STATE, Interval, validate_X, validate_X_y)
 
 from smml.linear._base import (_BOOL, _PEGASOS_CHUNK, _check_rng, _draw_integers, _problem_labels,
                                _raise_divergence, _LinearClassifier)
@@ -65,11 +65,60 @@ class Pegasos(_LinearClassifier):
                 if _k.pegasos_steps(X, Y8[c], idx, V[c], U[c], state[c], float(self.lam), fi,
                                     bool(self.average)):
                     _raise_divergence(self, f"by step {int(state[c, 1])}", "rescale the features")
+        self.__dict__.pop("_stream_state", None)   # fit starts afresh
+        self._finish(V, U, state, d)
+        return self
+
+    def partial_fit(self, X, y, classes=None):
+        """The next ``len(X)`` steps of Pegasos on a stream: step t uses the t-th example of
+        the stream (the rows of the calls, in order) instead of a uniform draw from a fixed
+        training set (003 section 12's update, step size eta_t = 1/(lam t), t counting over
+        the whole stream). Calls on consecutive chunks equal one call on their
+        concatenation, bit for bit. ``classes`` (every label of the stream) is needed on the
+        first call; a fitted model continues from its fit (its T steps, its running sum for
+        ``average=True``). ``n_iter_`` counts every step so far, and the bound of
+        :func:`smml.bounds.pegasos_bound` reads with T = ``n_iter_`` when the stream is
+        drawn i.i.d."""
+        self._validate_params()
+        if "_stream_state" not in self.__dict__:
+            if hasattr(self, "_pegasos_state"):
+                V, U, state = (a.copy() for a in self._pegasos_state)
+                d = self.n_features_in_
+            else:
+                if classes is None:
+                    raise ValueError("classes must be passed on the first call to partial_fit")
+                X, y = validate_X_y(self, X, y, dtype="float64", classifier=True)
+                classes = np.unique(np.asarray(classes))
+                if len(classes) < 2:
+                    raise ValueError(f"classes must hold at least 2 labels, got {classes.tolist()}")
+                self.classes_ = classes
+                d = X.shape[1]
+                k = 1 if len(classes) == 2 else len(classes)
+                fi = int(bool(self.fit_intercept))
+                V, U = np.zeros((k, d + fi)), np.zeros((k, d + fi))
+                state = np.tile([1.0, 0.0, 0.0], (k, 1))
+            self._stream_state = (V, U, state, bool(self.fit_intercept), bool(self.average))
+        X = validate_X(self, X, reset=False, dtype="float64")
+        y = np.asarray(y)
+        if y.ndim != 1 or len(y) != X.shape[0]:
+            raise ValueError(f"y must be 1-d with {X.shape[0]} entries, got shape {np.shape(y)}")
+        V, U, state, fi, avg = self._stream_state
+        if fi != bool(self.fit_intercept) or avg != bool(self.average):
+            raise ValueError("fit_intercept / average changed since the stream began: refit")
+        Y = self._problem_targets(y).astype(np.int8)
+        idx = np.arange(X.shape[0], dtype=np.intp)
+        for c in range(V.shape[0]):
+            if _k.pegasos_steps(X, Y[c], idx, V[c], U[c], state[c], float(self.lam), fi, avg):
+                _raise_divergence(self, f"by step {int(state[c, 1])}", "rescale the features")
+        self._finish(V, U, state, X.shape[1])
+        return self
+
+    def _finish(self, V, U, state, d):
         T = int(state[0, 1])
-        W = (U + state[:, 2:3] * V) / T if self.average else state[:, 0:1] * V
+        W = (U + state[:, 2:3] * V) / max(T, 1) if self.average else state[:, 0:1] * V
         self._set_problems(W, d)
         self.n_iter_ = T
-        return self
+        self._pegasos_state = (V, U, state)
 
     def objective(self, X, y):
         """F(w) = lam/2 ||w||^2 + mean hinge loss of the fitted w on (X, y) (003, section 12).

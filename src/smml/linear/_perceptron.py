@@ -3,7 +3,8 @@
 import numpy as np
 
 from smml._core import _linear as _k
-from smml._validation import (N_JOBS, RANDOM_STATE, Interval, encode_classes, validate_X_y)
+from smml._validation import (N_JOBS, RANDOM_STATE, Interval, encode_classes, validate_X,
+                               validate_X_y)
 from smml.base import ClassifierMixin, SmmlEstimator, store_params
 
 from smml.linear._base import (_BOOL, _check_rng, _raise_divergence, _scores)
@@ -71,6 +72,7 @@ class Perceptron(ClassifierMixin, SmmlEstimator):
         self._validate_params()
         X, y = validate_X_y(self, X, y, dtype="floating", classifier=True)
         self.classes_, y_enc = encode_classes(y)
+        self.__dict__.pop("_stream_w", None)    # fit starts afresh; a later partial_fit starts a new stream
         rng = _check_rng(self.random_state)
         d = X.shape[1]
         k = len(self.classes_)
@@ -96,6 +98,84 @@ class Perceptron(ClassifierMixin, SmmlEstimator):
             self.n_updates_ = np.array(ups)
             self.n_epochs_ = np.array(eps)
             self.converged_ = np.array(convs)
+        return self
+
+    def partial_fit(self, X, y, classes=None):
+        """One pass of the Perceptron over (X, y), from the current weights: the online
+        Perceptron of 000 on a stream that arrives in chunks. The rows are visited in order
+        (``shuffle=True``: in a random order drawn from the stream's generator, seeded by
+        ``random_state`` on the first call), so calls on consecutive chunks equal one call on
+        their concatenation, and with ``shuffle=False`` ``fit`` with ``max_epochs=1`` on it,
+        bit for bit. ``classes`` (every label of the stream) is needed on the first call.
+        ``n_updates_`` counts the updates of the whole stream (000's mistake bound applies to
+        it), ``n_epochs_`` the calls; ``converged_`` says whether the last call made no update."""
+        self._validate_params()
+        if hasattr(self, "coef_") and "_stream_w" not in self.__dict__:
+            # after fit: the stream continues from the fitted weights
+            if len(self.classes_) < 2:
+                raise ValueError("partial_fit needs at least 2 classes; this Perceptron was fit on one")
+            W = np.atleast_2d(self.coef_)
+            if self.fit_intercept:
+                W = np.hstack([W, np.reshape(self.intercept_, (-1, 1))])
+            self._stream_w = np.array(W, copy=True)
+            self._stream_rng = _check_rng(self.random_state)
+            self._stream_updates = np.atleast_1d(np.array(self.n_updates_, dtype=np.int64)).copy()
+            self._stream_calls = int(np.max(self.n_epochs_))
+        first = "_stream_w" not in self.__dict__
+        if first:
+            if classes is None:
+                raise ValueError("classes must be passed on the first call to partial_fit")
+            X, y = validate_X_y(self, X, y, dtype="floating", classifier=True)
+            classes = np.unique(np.asarray(classes))
+            if len(classes) < 2:
+                raise ValueError(f"classes must hold at least 2 labels, got {classes.tolist()}")
+            self.classes_ = classes
+            n_prob = 1 if len(classes) == 2 else len(classes)
+            self._stream_w = np.zeros((n_prob, X.shape[1] + int(self.fit_intercept)), dtype=X.dtype)
+            self._stream_rng = _check_rng(self.random_state)
+            self._stream_updates = np.zeros(n_prob, dtype=np.int64)
+            self._stream_calls = 0
+        else:
+            X = validate_X(self, X, reset=False, dtype="floating")
+            y = np.asarray(y)
+            if y.ndim != 1 or len(y) != X.shape[0]:
+                raise ValueError(f"y must be 1-d with {X.shape[0]} entries, got shape {np.shape(y)}")
+        if len(self._stream_w[0]) != X.shape[1] + int(self.fit_intercept):
+            raise ValueError("fit_intercept changed since the first call to partial_fit")
+        X = np.ascontiguousarray(X, dtype=self._stream_w.dtype)
+        y_enc = np.searchsorted(self.classes_, y)
+        bad = (y_enc >= len(self.classes_)) | (self.classes_[np.minimum(y_enc, len(self.classes_) - 1)] != y)
+        if np.any(bad):
+            raise ValueError(f"y contains labels outside classes_ {self.classes_.tolist()}: "
+                             f"{np.unique(np.asarray(y)[bad]).tolist()}")
+        n, d = X.shape
+        order = (self._stream_rng.permutation(n).astype(np.intp, copy=False) if self.shuffle
+                 else np.arange(n, dtype=np.intp))
+        n_prob = self._stream_w.shape[0]
+        ups = np.zeros(n_prob, dtype=np.int64)
+        for j in range(n_prob):
+            pos = y_enc == (1 if n_prob == 1 else j)
+            y_pm = np.where(pos, 1, -1).astype(np.int8)
+            w = self._stream_w[j].copy()
+            n_up, status = _k.perceptron_epoch(X, y_pm, order, w, bool(self.fit_intercept))
+            if status:
+                _raise_divergence(self, "in partial_fit", "rescale the features")
+            self._stream_w[j] = w
+            ups[j] = n_up
+        self._stream_updates += ups
+        self._stream_calls += 1
+        W = self._stream_w
+        self.coef_ = np.array(W[:, :d], copy=True)
+        self.intercept_ = (np.array(W[:, d], copy=True) if self.fit_intercept
+                           else np.zeros(n_prob, dtype=W.dtype))
+        if n_prob == 1:
+            self.n_updates_ = int(self._stream_updates[0])
+            self.n_epochs_ = self._stream_calls
+            self.converged_ = bool(ups[0] == 0)
+        else:
+            self.n_updates_ = self._stream_updates.copy()
+            self.n_epochs_ = np.full(n_prob, self._stream_calls)
+            self.converged_ = ups == 0
         return self
 
     def decision_function(self, X):
