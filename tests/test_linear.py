@@ -1002,3 +1002,34 @@ def test_pegasos_partial_fit_is_the_stream_version(average, n_classes):
     assert f.n_iter_ == 407
     with pytest.raises(ValueError, match="classes must be passed"):
         Pegasos().partial_fit(X, y)
+
+
+@pytest.mark.parametrize("mode", ["stochastic", "batch"])
+def test_lms_partial_fit(mode):
+    from smml.linear import LMSRegressor
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(200, 3))
+    y = X @ np.array([1.0, -2.0, 0.5]) + 0.3 + 0.01 * rng.normal(size=200)
+    lr = 0.01 if mode == "stochastic" else 1e-3
+    s = LMSRegressor(mode=mode, learning_rate=lr)
+    for a in range(0, 200, 50):
+        s.partial_fit(X[a:a + 50], y[a:a + 50])
+    assert s.n_epochs_ == 4
+    if mode == "stochastic":
+        one = LMSRegressor(mode=mode, learning_rate=lr, max_epochs=1).fit(X, y)
+        np.testing.assert_array_equal(s.coef_, one.coef_)
+        np.testing.assert_array_equal(s.intercept_, one.intercept_)
+    else:
+        # one batch iteration per chunk, by hand
+        w = np.zeros(4)
+        for a in range(0, 200, 50):
+            Xa = np.hstack([X[a:a + 50], np.ones((50, 1))])
+            w = w + lr * Xa.T @ (y[a:a + 50] - Xa @ w)
+        np.testing.assert_allclose(np.r_[s.coef_, s.intercept_], w, rtol=1e-12)
+    # a fitted model continues: fit 1 epoch + one pass = 2 epochs (stochastic, in order)
+    if mode == "stochastic":
+        two = LMSRegressor(mode=mode, learning_rate=lr, max_epochs=2, tol=0).fit(X, y)
+        cont = LMSRegressor(mode=mode, learning_rate=lr, max_epochs=1).fit(X, y).partial_fit(X, y)
+        np.testing.assert_array_equal(cont.coef_, two.coef_)
+    with pytest.raises(ValueError, match="features"):
+        s.partial_fit(X[:, :2], y)

@@ -7,7 +7,7 @@ import scipy.optimize
 import scipy.sparse
 
 from smml._core import _linear as _k
-from smml._validation import (N_JOBS, RANDOM_STATE, Interval, Options, validate_X_y)
+from smml._validation import (N_JOBS, RANDOM_STATE, Interval, Options, validate_X, validate_X_y)
 
 from smml.linear._base import (_BOOL, _center, _centered_gram, _check_rng, _lstsq, _raise_divergence,
                                _small_change, _LinearRegressorBase)
@@ -183,5 +183,55 @@ class LMSRegressor(LinearRegression):
             if _small_change(w, prev, self.tol):
                 self.converged_ = True
                 break
+        self._set_augmented(w, d)
+        self._lms_w, self._lms_rng = w, rng     # partial_fit continues from here
+        return self
+
+    def partial_fit(self, X, y):
+        """The next pass of 001's LMS rule over the chunk (X, y), from the current theta: with
+        ``mode="stochastic"`` the online Widrow-Hoff rule, one update per row in order (with
+        ``shuffle``, a random order from the stream's generator); with ``mode="batch"`` one
+        iteration of the batch rule on the chunk. ``learning_rate="auto"`` is computed from
+        the first chunk (``learning_rate_``) and kept. Stochastic calls on consecutive chunks
+        equal one call on their concatenation, and ``fit`` with ``max_epochs=1`` at the same
+        learning rate, bit for bit. ``n_epochs_`` counts the calls."""
+        self._validate_params()
+        fi = bool(self.fit_intercept)
+        if "_lms_w" not in self.__dict__:
+            X, y = validate_X_y(self, X, y, dtype="float64", y_numeric=True)
+            self.learning_rate_ = self._lr(X)
+            self._lms_w = np.zeros(X.shape[1] + fi)
+            self.n_epochs_ = 0
+            self.converged_ = False
+        else:
+            X = validate_X(self, X, reset=False, dtype="float64")
+            y = np.ascontiguousarray(y, dtype=np.float64)
+            if y.ndim != 1 or len(y) != X.shape[0] or not np.all(np.isfinite(y)):
+                raise ValueError(f"y must be 1-d, finite, with {X.shape[0]} entries")
+        if "_lms_rng" not in self.__dict__:
+            self._lms_rng = _check_rng(self.random_state)
+        w = self._lms_w.copy()
+        n, d = X.shape
+        if w.shape[0] != d + fi:
+            raise ValueError("fit_intercept changed since the stream began: refit")
+        lr = self.learning_rate_
+        prev = w.copy()
+        if self.mode == "batch":
+            with np.errstate(all="ignore"):
+                r = y - (X @ w[:d] + (w[d] if fi else 0.0))
+                w[:d] += lr * (X.T @ r)
+                if fi:
+                    w[d] += lr * r.sum()
+            status = not np.all(np.isfinite(w))
+        else:
+            order = (self._lms_rng.permutation(n).astype(np.intp, copy=False) if self.shuffle
+                     else np.arange(n, dtype=np.intp))
+            status = _k.lms_epoch(X, y, order, w, lr, fi)
+        self.n_epochs_ += 1
+        if status:
+            _raise_divergence(self, f"in partial_fit call {self.n_epochs_} (learning_rate={lr:g})",
+                              "lower learning_rate")
+        self.converged_ = _small_change(w, prev, self.tol)
+        self._lms_w = w
         self._set_augmented(w, d)
         return self
