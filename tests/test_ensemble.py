@@ -1069,3 +1069,47 @@ def test_tree_importances_are_the_normalised_objective_decreases():
     assert np.all(TreeClassifier().fit(X, np.zeros(300, int)).feature_importances_ == 0)
     reg = TreeRegressor(max_depth=3).fit(X, X[:, 2] ** 2)
     assert np.argmax(reg.feature_importances_) == 2 and reg.feature_importances_.sum() == pytest.approx(1)
+
+
+# ---- warm_start: forests and bagging add members (scikit-learn's semantics) ----
+
+@pytest.mark.parametrize("make", [
+    lambda **kw: RandomForestClassifier(**kw),
+    lambda **kw: ens.RandomForestRegressor(max_depth=4, **kw),
+    lambda **kw: BaggingClassifier(**kw),
+    lambda **kw: BaggingRegressor(**kw),
+])
+def test_warm_start_adds_the_members_of_a_fresh_fit(make):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 5))
+    y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    fresh = make(n_estimators=9, random_state=3, oob_score=True).fit(X, y)
+    warm = make(n_estimators=4, random_state=3, oob_score=True, warm_start=True).fit(X, y)
+    first = list(warm.estimators_)
+    warm.set_params(n_estimators=9).fit(X, y)
+    assert len(warm.estimators_) == 9 and all(a is b for a, b in zip(first, warm.estimators_[:4]))
+    for s, t in zip(fresh.estimators_samples_, warm.estimators_samples_):
+        np.testing.assert_array_equal(s, t)
+    np.testing.assert_array_equal(fresh.predict(X), warm.predict(X))
+    assert fresh.oob_score_ == warm.oob_score_
+    with pytest.warns(UserWarning, match="fits no new member"):
+        warm.fit(X, y)
+    assert len(warm.estimators_) == 9
+    with pytest.raises(ValueError, match="below the 9 members"):
+        warm.set_params(n_estimators=5).fit(X, y)
+    # warm_start=False refits from scratch
+    cold = warm.set_params(n_estimators=3, warm_start=False).fit(X, y)
+    assert len(cold.estimators_) == 3
+
+
+def test_warm_start_with_a_generator_continues_its_stream_and_checks_classes():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(150, 4))
+    y = (X[:, 0] > 0).astype(int)
+    f = RandomForestClassifier(n_estimators=3, warm_start=True,
+                               random_state=np.random.RandomState(5)).fit(X, y)
+    f.set_params(n_estimators=6).fit(X, y)
+    assert len(f.estimators_) == len(f.estimators_samples_) == 6
+    assert not np.array_equal(f.estimators_samples_[0], f.estimators_samples_[3])
+    with pytest.raises(ValueError, match="classes of the first fit"):
+        f.set_params(n_estimators=8).fit(X, y + 1)

@@ -5,6 +5,8 @@ import operator
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 
+import warnings
+
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import has_fit_parameter
@@ -258,9 +260,38 @@ class _BaseBagging(SmmlEstimator):
             raise ValueError(f"{type(self).__name__}: n_estimators={T} bootstrap samples of max_samples * m = "
                              f"{k} examples each ({T * k:,} indices) is more than {MAX_BOOTSTRAP_DRAWS:,}; "
                              f"a float max_samples is the fraction alpha of the m={m} training examples, an int a count")
-        self.estimators_samples_ = [rng.randint(0, m, size=k) for _ in range(T)]   # bootstrap S_1..S_T
-        seeds = rng.randint(0, 2**31 - 1, size=T)
-        proto = [self._make_estimator(int(s)) for s in seeds]
+        # tree t's bootstrap sample S_t and seed, drawn in turn: the first T0 draws of a fit with
+        # T trees are those of a fit with T0 trees (warm_start adds trees, the same as a fresh fit)
+        T0 = 0
+        if getattr(self, "warm_start", False) and hasattr(self, "estimators_"):
+            T0 = len(self.estimators_)
+            if T < T0:
+                raise ValueError(f"{type(self).__name__}: n_estimators={T} is below the {T0} members "
+                                 "already fitted; warm_start only adds members (set warm_start=False "
+                                 "to refit)")
+            before = self.__dict__.get("_warm_classes", self.classes_) if self._classifier else None
+            if self._classifier and not np.array_equal(before, self.classes_):
+                raise ValueError(f"{type(self).__name__}: warm_start needs the classes of the first fit "
+                                 f"{before.tolist()}, got {self.classes_.tolist()}")
+            if T == T0:
+                warnings.warn(f"{type(self).__name__}: warm_start with n_estimators={T} fits no new "
+                              "member", UserWarning, stacklevel=2)
+                return self
+        # an int random_state replays the first T0 draws, so the new members get the draws a
+        # fresh fit with T members gives them; a generator (or None) continues its stream
+        replay = T0 > 0 and isinstance(self.random_state, (int, np.integer))
+        samples, seeds = [], []
+        for t in range(T if replay or T0 == 0 else T - T0):
+            S_t = rng.randint(0, m, size=k)
+            seed = int(rng.randint(0, 2**31 - 1))
+            if not replay or t >= T0:
+                samples.append(S_t)
+                seeds.append(seed)
+        old_members = list(self.estimators_) if T0 else []
+        old_samples = list(self.estimators_samples_) if T0 else []
+        self.estimators_samples_ = samples        # the new members' (all of them after the fits)
+        proto = [self._make_estimator(s) for s in seeds]
+        T = len(proto)
         if sw is not None and not has_fit_parameter(proto[0], "sample_weight"):
             raise ValueError(f"{type(proto[0]).__name__} does not accept sample_weight")
 
@@ -289,6 +320,11 @@ class _BaseBagging(SmmlEstimator):
                                                      verbose=self.verbose))
             else:
                 self.estimators_ = [fit_one(t) for t in progress(range(T), desc=desc, verbose=self.verbose)]
+        if T0:
+            self.estimators_ = old_members + list(self.estimators_)
+            self.estimators_samples_ = old_samples + self.estimators_samples_
+        if self._classifier:
+            self._warm_classes = self.classes_
         if self.oob_score:
             self._set_oob(X, yt, m)
         return self
@@ -445,7 +481,7 @@ class _BaggingRegressorMixin:
 _BAGGING_SPEC = {"estimator": (Options(None), InstanceOf(BaseEstimator)),
                  "n_estimators": Interval(int, 1, None),
                  "max_samples": (Interval(int, 1, None), Interval(float, 0.0, None, "neither")),
-                 "oob_score": Options(True, False),
+                 "oob_score": Options(True, False), "warm_start": Options(True, False),
                  "n_jobs": N_JOBS, "random_state": RANDOM_STATE, "verbose": VERBOSE}
 
 
@@ -464,17 +500,22 @@ class BaggingClassifier(_BaggingClassifierMixin, ClassifierMixin, _BaseBagging):
     whose bootstrap sample missed it (``oob_error_``: zero-one loss;
     ``oob_score_`` = 1 - ``oob_error_``, over the examples that were out of
     bag at least once, a fraction ``oob_coverage_``). ``verbose=1`` shows a
-    progress bar of the T fits on stderr.
+    progress bar of the T fits on stderr. ``warm_start=True``: a later ``fit`` (on the
+    same data) keeps the fitted members and adds ``n_estimators - len(estimators_)``
+    new ones; with an int ``random_state`` they are the members a fresh fit with
+    ``n_estimators`` members would have (the bootstrap sample and seed of member t are
+    drawn t-th), as in scikit-learn.
     """
 
     _parameter_spec = _BAGGING_SPEC
 
     def __init__(self, estimator=None, n_estimators=10, max_samples=1.0, oob_score=False,
-                 n_jobs=None, random_state=None, verbose=0):
+                 warm_start=False, n_jobs=None, random_state=None, verbose=0):
         self.estimator = estimator
         self.n_estimators = n_estimators
         self.max_samples = max_samples
         self.oob_score = oob_score
+        self.warm_start = warm_start
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
@@ -490,11 +531,12 @@ class BaggingRegressor(_BaggingRegressorMixin, RegressorMixin, _BaseBagging):
     _parameter_spec = _BAGGING_SPEC
 
     def __init__(self, estimator=None, n_estimators=10, max_samples=1.0, oob_score=False,
-                 n_jobs=None, random_state=None, verbose=0):
+                 warm_start=False, n_jobs=None, random_state=None, verbose=0):
         self.estimator = estimator
         self.n_estimators = n_estimators
         self.max_samples = max_samples
         self.oob_score = oob_score
+        self.warm_start = warm_start
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose

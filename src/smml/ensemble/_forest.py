@@ -104,7 +104,7 @@ _FOREST_SPEC = {"n_estimators": Interval(int, 1, None),
                 "max_features": (Options(None, "sqrt", "log2"), Interval(int, 1, None),
                                  Interval(float, 0.0, 1.0, "right")),
                 "splitter": Options("auto", "exact", "hist"),
-                "oob_score": Options(True, False),
+                "oob_score": Options(True, False), "warm_start": Options(True, False),
                 "n_jobs": N_JOBS, "random_state": RANDOM_STATE, "verbose": VERBOSE}
 
 
@@ -132,6 +132,10 @@ class RandomForestClassifier(_BaggingClassifierMixin, ClassifierMixin, _BaseFore
     oob_score : bool
         Out-of-bag estimate of the risk (``oob_error_``, zero-one loss) and
         ``oob_score_`` = 1 - ``oob_error_``.
+    warm_start : bool, default=False
+        A later ``fit`` (on the same data) keeps the fitted trees and adds
+        ``n_estimators - len(estimators_)`` new ones: with an int ``random_state``, the
+        trees a fresh fit with ``n_estimators`` trees would have (scikit-learn's semantics).
     n_jobs, random_state : threads of the pool; seed of the bootstrap samples and trees.
     verbose : bool, int or "auto", default=0
         A progress bar of the tree fits on stderr (1), none (0), or one only
@@ -146,7 +150,7 @@ class RandomForestClassifier(_BaggingClassifierMixin, ClassifierMixin, _BaseFore
 
     def __init__(self, n_estimators=100, criterion="gini", max_depth=None, min_samples_split=2,
                  min_samples_leaf=1, max_features="sqrt", max_samples=None, splitter="auto",
-                 oob_score=False, n_jobs=None, random_state=None, verbose=0):
+                 oob_score=False, warm_start=False, n_jobs=None, random_state=None, verbose=0):
         store_params(self, locals())
 
 
@@ -163,7 +167,7 @@ class RandomForestRegressor(_BaggingRegressorMixin, RegressorMixin, _BaseForest)
 
     def __init__(self, n_estimators=100, criterion="squared_error", max_depth=None, min_samples_split=2,
                  min_samples_leaf=1, max_features=1.0, max_samples=None, splitter="auto",
-                 oob_score=False, n_jobs=None, random_state=None, verbose=0):
+                 oob_score=False, warm_start=False, n_jobs=None, random_state=None, verbose=0):
         self.n_estimators = n_estimators
         self.criterion = criterion
         self.max_depth = max_depth
@@ -173,6 +177,7 @@ class RandomForestRegressor(_BaggingRegressorMixin, RegressorMixin, _BaseForest)
         self.max_samples = max_samples
         self.splitter = splitter
         self.oob_score = oob_score
+        self.warm_start = warm_start
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
