@@ -529,3 +529,38 @@ def test_missing_values_in_a_categorical_column_are_rejected():
     X[4, 0] = np.nan
     with pytest.raises(ValueError, match="missing"):
         GradientBoostingRegressor(categorical_features=[0]).fit(X, y)
+
+
+# ---- warm_start: more rounds, the model of a fresh fit (issue 33) ----
+
+@pytest.mark.parametrize("kind", ["binary", "3 classes", "regression"])
+@pytest.mark.parametrize("sampled", [False, True])
+def test_warm_start_adds_the_rounds_of_a_fresh_fit(kind, sampled):
+    from smml.ensemble import GradientBoostingClassifier, GradientBoostingRegressor
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 6))
+    X[rng.random((400, 6)) < 0.05] = np.nan                 # missing values route too
+    s = np.nan_to_num(X[:, 0]) + np.nan_to_num(X[:, 1])
+    y = {"binary": (s > 0).astype(int), "3 classes": np.digitize(s, [-0.5, 0.5]),
+         "regression": 2.0 * s}[kind]
+    C = GradientBoostingRegressor if kind == "regression" else GradientBoostingClassifier
+    kw = dict(max_depth=3, random_state=3, **({"subsample": 0.7, "colsample_bytree": 0.5} if sampled else {}))
+    fresh = C(n_estimators=12, **kw).fit(X, y)
+    warm = C(n_estimators=5, warm_start=True, **kw).fit(X, y)
+    first = list(warm.estimators_)
+    warm.set_params(n_estimators=12).fit(X, y)
+    assert warm.n_estimators_ == 12 and all(a is b for a, b in zip(first, warm.estimators_))
+    for a, b in zip(fresh.estimators_, warm.estimators_):
+        assert a.nodes.tobytes() == b.nodes.tobytes() and np.array_equal(a.value, b.value)
+    np.testing.assert_array_equal(fresh.train_score_, warm.train_score_)
+    np.testing.assert_array_equal(fresh._raw(X), warm._raw(X))
+    with pytest.warns(UserWarning, match="fits no new round"):
+        warm.fit(X, y)
+    with pytest.raises(ValueError, match="below the 12 rounds"):
+        warm.set_params(n_estimators=4).fit(X, y)
+    with pytest.raises(ValueError, match="early_stopping"):
+        C(n_estimators=3, warm_start=True, **kw).fit(X, y).set_params(
+            n_estimators=5, early_stopping=True).fit(X, y)
+    if kind != "regression":
+        with pytest.raises(ValueError, match="classes of the first fit"):
+            warm.set_params(n_estimators=14).fit(X, y + 1)

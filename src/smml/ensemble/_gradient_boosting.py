@@ -50,6 +50,8 @@ Choices where the notes are silent (a scikit-learn / xgboost user's expectations
 """
 import numbers
 
+import warnings
+
 import numpy as np
 
 from smml._core import _gbm, _tree_predict
@@ -98,6 +100,7 @@ class _BaseGradientBoosting(SmmlEstimator):
             "validation_fraction": Interval(float, 0, 1, closed="neither"),
             "n_iter_no_change": Interval(int, 1, None),
             "tol": Interval(float, 0, None),
+            "warm_start": Options(True, False),
             "random_state": RANDOM_STATE,
             "n_jobs": N_JOBS,
         }
@@ -130,7 +133,17 @@ class _BaseGradientBoosting(SmmlEstimator):
         if yenc is not None:
             yenc = yf.astype(np.intp)
         n, d = X.shape
-        rng = np.random.default_rng(self._seed_sequence())
+        warm = bool(self.warm_start) and hasattr(self, "estimators_")
+        T0 = 0
+        if warm:
+            T0 = self._warm_rounds(classifier, K, d)
+            if T0 is None:
+                return self
+            entropy = self._rng_entropy
+        else:
+            entropy = np.random.SeedSequence(self._seed_sequence()).entropy
+        # the stream of the fit's random draws, kept so warm_start can replay it
+        rng = np.random.default_rng(np.random.SeedSequence(entropy))
         n_threads = self._n_threads()
         is_cat = np.zeros(d, np.uint8)
         is_cat[self._cat_idx] = 1
@@ -190,10 +203,25 @@ class _BaseGradientBoosting(SmmlEstimator):
         trees = []
         train_score, val_score = [], []
         best, best_round, since = np.inf, -1, 0
-        for t in range(self.n_estimators):
+        split_bins = list(self._split_bins) if warm else []
+        if warm:
+            # the fitted rounds again, as the first fit made them: the same draws from the
+            # stream, and F through the same additions in the same order
+            trees = list(self.estimators_)
+            train_score = list(self.train_score_)
+            for t in range(T0):
+                if m < n:
+                    rng.choice(n, m, replace=False)
+                if mf < d:
+                    rng.choice(d, mf, replace=False)
+                for k in range(K):
+                    tree = trees[t * K + k]
+                    _gbm.add_tree_codes(Xb, all_rows, tree._records(), self._split_bins[t * K + k],
+                                        nan_code, tree.category_bits, tree.value, F, k, n_threads)
+        for t in range(T0, self.n_estimators):
             # the previous round's training loss comes with this round's gradients (the same F)
             loss = _gbm.gradients(loss_code, yf, F, sw, G, H, n_threads, t > 0)
-            if t > 0:
+            if t > 0 and t != T0:           # (warm_start: the loss after round T0 is stored)
                 train_score.append(loss / wsum)
             rows = all_rows if m == n else np.sort(rng.choice(n, m, replace=False)).astype(np.intp)
             if m < n:
@@ -208,6 +236,7 @@ class _BaseGradientBoosting(SmmlEstimator):
                     float(self.gamma), float(self.min_child_weight), float(self.learning_rate),
                     max_depth, max_leaf, n_threads, _GRAIN)
                 tree = Tree(nodes, value, bits)
+                split_bins.append(sbin)
                 if m < n:           # the rows left out of the subsample are routed through the tree
                     _gbm.add_tree_codes(Xb, out_rows, tree._records(), sbin, nan_code, bits, value, F, k,
                                         n_threads)
@@ -224,18 +253,45 @@ class _BaseGradientBoosting(SmmlEstimator):
                     since += 1
                     if since >= self.n_iter_no_change:
                         break
-        if trees:                     # the last round's training loss
+        if len(trees) > T0 * K:       # the last round's training loss
             train_score.append(_gbm.loss_sum(loss_code, yf, F, sw, n_threads) / wsum)
         if val is not None:
             trees = trees[:(best_round + 1) * K]
             train_score = train_score[:best_round + 1]
             val_score = val_score[:best_round + 1]
+        if val is not None:
+            split_bins = split_bins[:len(trees)]
         self.estimators_ = trees
+        self._split_bins = split_bins
+        self._rng_entropy = entropy
+        if classifier:
+            self._warm_classes = self.classes_
         self.n_estimators_ = len(trees) // K
         self.train_score_ = np.array(train_score)
         self.validation_score_ = np.array(val_score)
         self._pack()
         return self
+
+    def _warm_rounds(self, classifier, K, d):
+        """warm_start: the rounds already fitted (None: nothing to add), after the checks."""
+        name = type(self).__name__
+        if self.early_stopping or len(getattr(self, "validation_score_", ())):
+            raise ValueError(f"{name}: warm_start does not combine with early_stopping")
+        if "_rng_entropy" not in self.__dict__ or "_split_bins" not in self.__dict__:
+            raise ValueError(f"{name}: this model was fitted without what warm_start needs "
+                             "(a model from an older smml): refit it")
+        if K != self.n_trees_per_iteration_ or (
+                classifier and not np.array_equal(self.__dict__.get("_warm_classes"), self.classes_)):
+            raise ValueError(f"{name}: warm_start needs the classes of the first fit")
+        T0 = self.n_estimators_
+        if self.n_estimators < T0:
+            raise ValueError(f"{name}: n_estimators={self.n_estimators} is below the {T0} rounds "
+                             "already fitted; warm_start only adds rounds")
+        if self.n_estimators == T0:
+            warnings.warn(f"{name}: warm_start with n_estimators={T0} fits no new round",
+                          UserWarning, stacklevel=3)
+            return None
+        return T0
 
     def _seed_sequence(self):
         rs = self.random_state
@@ -340,6 +396,11 @@ class GradientBoostingRegressor(RegressorMixin, _BaseGradientBoosting):
     max_bins : int in [2, 256], default 256
     categorical_features : indices, names or mask, optional (the tree module's categorical tests)
     early_stopping : bool, default False; validation_fraction (0.1), n_iter_no_change (10), tol (1e-7)
+    warm_start : bool, default False
+        A later ``fit`` on the same data keeps the fitted rounds and adds
+        ``n_estimators - n_estimators_`` more: the model a fresh fit with ``n_estimators``
+        rounds gives, bit for bit (the same bins, the same row / column draws, the same
+        scores F; the random stream of the first fit is kept). Not with ``early_stopping``.
     random_state, n_jobs
 
     Attributes
@@ -353,7 +414,8 @@ class GradientBoostingRegressor(RegressorMixin, _BaseGradientBoosting):
     def __init__(self, loss="squared_error", *, n_estimators=100, learning_rate=0.3, max_depth=6,
                  max_leaf_nodes=None, reg_lambda=1.0, gamma=0.0, min_child_weight=1.0, subsample=1.0,
                  colsample_bytree=1.0, max_bins=256, categorical_features=None, early_stopping=False,
-                 validation_fraction=0.1, n_iter_no_change=10, tol=1e-7, random_state=None, n_jobs=None):
+                 validation_fraction=0.1, n_iter_no_change=10, tol=1e-7, warm_start=False,
+                 random_state=None, n_jobs=None):
         store_params(self, locals())
 
     def fit(self, X, y, sample_weight=None):
@@ -385,7 +447,8 @@ class GradientBoostingClassifier(ClassifierMixin, _BaseGradientBoosting):
     def __init__(self, loss="log_loss", *, n_estimators=100, learning_rate=0.3, max_depth=6,
                  max_leaf_nodes=None, reg_lambda=1.0, gamma=0.0, min_child_weight=1.0, subsample=1.0,
                  colsample_bytree=1.0, max_bins=256, categorical_features=None, early_stopping=False,
-                 validation_fraction=0.1, n_iter_no_change=10, tol=1e-7, random_state=None, n_jobs=None):
+                 validation_fraction=0.1, n_iter_no_change=10, tol=1e-7, warm_start=False,
+                 random_state=None, n_jobs=None):
         store_params(self, locals())
 
     def fit(self, X, y, sample_weight=None):
