@@ -564,3 +564,30 @@ def test_warm_start_adds_the_rounds_of_a_fresh_fit(kind, sampled):
     if kind != "regression":
         with pytest.raises(ValueError, match="classes of the first fit"):
             warm.set_params(n_estimators=14).fit(X, y + 1)
+
+
+def test_half_squared_error_is_xgboosts_loss_with_its_parameters():
+    # 1/2 (y - F)^2 (xgboost's reg:squarederror): reg_lambda, gamma and min_child_weight mean
+    # what they mean in xgboost; the same trees as the notes' (y - F)^2 with the three doubled
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 5, size=(200, 3)).astype(float)      # few values: exact splits on both sides
+    y = X[:, 0] * 1.5 - X[:, 1] + rng.normal(scale=0.3, size=200)
+    for lam, gam, mcw in ((1.0, 0.0, 1.0), (3.0, 0.5, 4.0)):
+        half = GradientBoostingRegressor(loss="half_squared_error", n_estimators=3, max_depth=2,
+                                         reg_lambda=lam, gamma=gam, min_child_weight=mcw).fit(X, y)
+        full = GradientBoostingRegressor(n_estimators=3, max_depth=2, reg_lambda=2 * lam,
+                                         gamma=2 * gam, min_child_weight=2 * mcw).fit(X, y)
+        np.testing.assert_array_equal(half.predict(X), full.predict(X))
+        np.testing.assert_array_equal(half.train_score_, full.train_score_ / 2)
+        xgb = pytest.importorskip("xgboost")
+        x = xgb.XGBRegressor(n_estimators=3, max_depth=2, learning_rate=0.3, reg_lambda=lam, gamma=gam,
+                             min_child_weight=mcw, tree_method="exact", base_score=float(np.mean(y)),
+                             n_jobs=1).fit(X, y)
+        # xgboost computes in float32: the same trees, leaf values within float32 rounding
+        np.testing.assert_allclose(half.predict(X), x.predict(X), rtol=0, atol=1e-5)
+        booster_leaves = x.get_booster().trees_to_dataframe()
+        for t in range(3):
+            mine = np.sort(half.estimators_[t].value[half.estimators_[t].children_left < 0, 0])
+            theirs = np.sort(booster_leaves[(booster_leaves.Tree == t) & (booster_leaves.Feature == "Leaf")]
+                             ["Gain"].to_numpy())
+            np.testing.assert_allclose(mine, theirs, rtol=1e-5, atol=1e-6)

@@ -22,7 +22,8 @@ Choices where the notes are silent (a scikit-learn / xgboost user's expectations
 - Losses.  Regression: 002's square loss l = (y - y')^2, so g = -2 (y - F), h = 2 (not
   xgboost's 1/2 (y - y')^2 with g = F - y, h = 1: smml's lambda is twice xgboost's for the
   same trees, ``reg_lambda=2`` here is xgboost's ``reg_lambda=1``; min_child_weight likewise
-  counts 2 per sample).  Binary classification: 002's logistic loss (natural log) on
+  counts 2 per sample). ``loss="half_squared_error"`` is xgboost's loss, with xgboost's meaning
+  of ``reg_lambda``, ``gamma`` and ``min_child_weight``.  Binary classification: 002's logistic loss (natural log) on
   p = 1 / (1 + e^-F): g = p - y, h = p (1 - p) (xgboost's binary:logistic).  More classes:
   softmax cross-entropy, one tree per class per round, g_k = p_k - [y = k] and
   h_k = p_k (1 - p_k), the exact diagonal of the Hessian (xgboost uses 2 p_k (1 - p_k)).
@@ -129,6 +130,12 @@ class _BaseGradientBoosting(SmmlEstimator):
             self.loss_ = self.loss
             yf = np.ascontiguousarray(y, dtype=np.float64)
             yenc = None
+        # "half_squared_error" (xgboost's reg:squarederror, 1/2 (y - F)^2: g = F - y, h = 1) runs
+        # as the square loss, whose g and h are exactly twice its own, with lambda, gamma and
+        # min_child_weight doubled: every leaf value -2G/(2H + 2 lambda), gain comparison and
+        # weight test is then the half loss's, bit for bit (a power of two scales exactly)
+        half = self.loss_ == "half_squared_error"
+        scale = 2.0 if half else 1.0
         sw, X, yf = drop_zero_weight(sw, X, yf)
         if yenc is not None:
             yenc = yf.astype(np.intp)
@@ -171,7 +178,7 @@ class _BaseGradientBoosting(SmmlEstimator):
 
         # F_0: the best constant of the loss
         wsum = sw.sum()
-        if self.loss_ == "squared_error":
+        if self.loss_ in ("squared_error", "half_squared_error"):
             F0 = np.array([np.dot(sw, yf) / wsum])
         elif self.loss_ == "log_loss":
             p = np.dot(sw, yf) / wsum
@@ -187,7 +194,7 @@ class _BaseGradientBoosting(SmmlEstimator):
         F = np.tile(F0, (n, 1))
         G = np.empty((K, n))
         H = np.empty((K, n))
-        loss_code = _gbm.LOSSES[self.loss_]
+        loss_code = _gbm.LOSSES["squared_error" if half else self.loss_]
         m = n if self.subsample >= 1.0 else max(1, int(round(self.subsample * n)))
         mf = d if self.colsample_bytree >= 1.0 else max(1, int(round(self.colsample_bytree * d)))
         max_depth = -1 if self.max_depth is None else min(self.max_depth, 62)
@@ -222,7 +229,7 @@ class _BaseGradientBoosting(SmmlEstimator):
             # the previous round's training loss comes with this round's gradients (the same F)
             loss = _gbm.gradients(loss_code, yf, F, sw, G, H, n_threads, t > 0)
             if t > 0 and t != T0:           # (warm_start: the loss after round T0 is stored)
-                train_score.append(loss / wsum)
+                train_score.append(loss / wsum / scale)
             rows = all_rows if m == n else np.sort(rng.choice(n, m, replace=False)).astype(np.intp)
             if m < n:
                 keep = np.ones(n, bool)
@@ -232,8 +239,9 @@ class _BaseGradientBoosting(SmmlEstimator):
             for k in range(K):
                 # the tree's own rows get their scores in the kernel (from its leaves' rows)
                 nodes, value, bits, sbin = _gbm.grow_tree(
-                    Xb, edges, is_cat, nan_code, G[k], H[k], rows.copy(), feats, F, k, float(self.reg_lambda),
-                    float(self.gamma), float(self.min_child_weight), float(self.learning_rate),
+                    Xb, edges, is_cat, nan_code, G[k], H[k], rows.copy(), feats, F, k,
+                    scale * float(self.reg_lambda), scale * float(self.gamma),
+                    scale * float(self.min_child_weight), float(self.learning_rate),
                     max_depth, max_leaf, n_threads, _GRAIN)
                 tree = Tree(nodes, value, bits)
                 split_bins.append(sbin)
@@ -245,7 +253,7 @@ class _BaseGradientBoosting(SmmlEstimator):
                                         n_threads)
                 trees.append(tree)
             if val is not None:
-                v = _gbm.loss_sum(loss_code, yv, Fv, swv, n_threads) / swv_sum
+                v = _gbm.loss_sum(loss_code, yv, Fv, swv, n_threads) / swv_sum / scale
                 val_score.append(v)
                 if v < best - self.tol:
                     best, best_round, since = v, t, 0
@@ -254,7 +262,7 @@ class _BaseGradientBoosting(SmmlEstimator):
                     if since >= self.n_iter_no_change:
                         break
         if len(trees) > T0 * K:       # the last round's training loss
-            train_score.append(_gbm.loss_sum(loss_code, yf, F, sw, n_threads) / wsum)
+            train_score.append(_gbm.loss_sum(loss_code, yf, F, sw, n_threads) / wsum / scale)
         if val is not None:
             trees = trees[:(best_round + 1) * K]
             train_score = train_score[:best_round + 1]
@@ -382,7 +390,11 @@ class GradientBoostingRegressor(RegressorMixin, _BaseGradientBoosting):
 
     Parameters
     ----------
-    loss : {"squared_error"}
+    loss : {"squared_error", "half_squared_error"}, default "squared_error"
+        "squared_error" is 002's l = (y - y')^2. "half_squared_error" is xgboost's
+        reg:squarederror, 1/2 (y - y')^2 (g = F - y, h = 1): with it ``reg_lambda``,
+        ``gamma`` and ``min_child_weight`` mean exactly what they mean in xgboost (the same
+        trees as "squared_error" with the three doubled); ``train_score_`` is its loss.
     n_estimators : int, default 100 (002's conclusion slide)
     learning_rate : float > 0, default 0.3
         Shrinkage of each tree's values (xgboost's eta and default). 002's update adds the
@@ -409,7 +421,7 @@ class GradientBoostingRegressor(RegressorMixin, _BaseGradientBoosting):
     loss after each round), validation_score_ (early stopping), feature_importances_ (gain).
     """
 
-    _loss_options = ("squared_error",)
+    _loss_options = ("squared_error", "half_squared_error")
 
     def __init__(self, loss="squared_error", *, n_estimators=100, learning_rate=0.3, max_depth=6,
                  max_leaf_nodes=None, reg_lambda=1.0, gamma=0.0, min_child_weight=1.0, subsample=1.0,
