@@ -591,3 +591,39 @@ def test_half_squared_error_is_xgboosts_loss_with_its_parameters():
             theirs = np.sort(booster_leaves[(booster_leaves.Tree == t) & (booster_leaves.Feature == "Leaf")]
                              ["Gain"].to_numpy())
             np.testing.assert_allclose(mine, theirs, rtol=1e-5, atol=1e-6)
+
+
+# ---- eval_set, evals_result_, best_iteration_, verbose (xgboost's habits, issue 33) ----
+
+def test_eval_set_history_and_early_stopping_on_it(capsys):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 5))
+    y = (X[:, 0] + 0.5 * rng.normal(size=600) > 0).astype(int)
+    Xv = rng.normal(size=(300, 5))
+    yv = (Xv[:, 0] + 0.5 * rng.normal(size=300) > 0).astype(int)
+    est = GradientBoostingClassifier(n_estimators=15, max_depth=3, random_state=0)
+    est.fit(X, y, eval_set=[(X, y), (Xv, yv)])
+    hist = est.evals_result_
+    assert list(hist) == ["validation_0", "validation_1"] and list(hist["validation_1"]) == ["log_loss"]
+    # the recorded loss after round t is the loss of the model cut after round t
+    for t in (0, 6, 14):
+        P = np.clip(list(est.staged_predict_proba(Xv))[t][:, 1], 1e-300, 1 - 1e-16)
+        want = -np.mean(yv * np.log(P) + (1 - yv) * np.log1p(-P))
+        assert hist["validation_1"]["log_loss"][t] == pytest.approx(want, rel=1e-9)
+    np.testing.assert_allclose(hist["validation_0"]["log_loss"], est.train_score_, rtol=1e-12)
+    assert est.best_iteration_ == 14
+    # early stopping on the last eval set: no rows held out, prediction up to the best round
+    es = GradientBoostingClassifier(n_estimators=200, max_depth=3, learning_rate=0.5, early_stopping=True,
+                                    n_iter_no_change=5, random_state=0).fit(X, y, eval_set=[(Xv, yv)])
+    v = es.evals_result_["validation_0"]["log_loss"]
+    assert es.best_iteration_ == int(np.argmin(v)) and es.n_estimators_ == es.best_iteration_ + 1
+    assert len(v) == es.best_iteration_ + 1 + 5
+    np.testing.assert_allclose(es.validation_score_, v[:es.n_estimators_])
+    with pytest.raises(ValueError, match="outside classes_"):
+        est.fit(X, y, eval_set=[(Xv, yv + 2)])
+    with pytest.raises(ValueError, match="list of"):
+        est.fit(X, y, eval_set=(Xv, yv))
+    with pytest.raises(ValueError, match="features"):
+        est.fit(X, y, eval_set=[(Xv[:, :3], yv)])
+    GradientBoostingRegressor(n_estimators=3, verbose=1).fit(X, X[:, 0])
+    assert "rounds" in capsys.readouterr().err

@@ -60,6 +60,7 @@ from smml._threads import threads_for
 from smml._validation import (InstanceOf, Interval, N_JOBS, Options, RANDOM_STATE, check_is_fitted,
                               drop_zero_weight, encode_classes, validate_sample_weight, validate_X,
                               validate_X_y)
+from smml._progress import VERBOSE, progress
 from smml.base import ClassifierMixin, RegressorMixin, SmmlEstimator, store_params
 from smml.tree import Tree, _BaseTree, apply_bins, bin_features
 
@@ -102,6 +103,7 @@ class _BaseGradientBoosting(SmmlEstimator):
             "n_iter_no_change": Interval(int, 1, None),
             "tol": Interval(float, 0, None),
             "warm_start": Options(True, False),
+            "verbose": VERBOSE,
             "random_state": RANDOM_STATE,
             "n_jobs": N_JOBS,
         }
@@ -111,7 +113,7 @@ class _BaseGradientBoosting(SmmlEstimator):
     _encode_categorical = _BaseTree._encode_categorical
 
     # ---- fit ----------------------------------------------------------------
-    def _fit(self, X, y, sample_weight, classifier):
+    def _fit(self, X, y, sample_weight, classifier, eval_set=None):
         self._validate_params()
         Xe = self._encode_categorical(X, fit=True)
         X, y = validate_X_y(self, Xe, y, dtype="floating", classifier=classifier, y_numeric=not classifier,
@@ -158,7 +160,10 @@ class _BaseGradientBoosting(SmmlEstimator):
 
         # validation split (early stopping)
         val = None
-        if self.early_stopping:
+        evals = self._eval_sets(eval_set, classifier)
+        if self.early_stopping and evals:
+            val = evals[-1]                     # xgboost's rule: the last eval set stops the rounds
+        elif self.early_stopping:
             n_val = int(np.floor(self.validation_fraction * n))
             if n_val < 1 or n - n_val < 1:
                 raise ValueError(f"early_stopping: validation_fraction={self.validation_fraction} of {n} "
@@ -201,9 +206,18 @@ class _BaseGradientBoosting(SmmlEstimator):
         max_leaf = 0 if self.max_leaf_nodes is None else self.max_leaf_nodes
         all_rows = np.arange(n, dtype=np.intp)
         all_feats = np.arange(d, dtype=np.intp)
-        if val is not None:
+        n_edges = np.isfinite(edges).sum(axis=1)
+        routed = []                             # [X codes, y, sw, sum sw, F, rows] per eval set
+        for Xe, ye, swe in evals:
+            routed.append([apply_bins(Xe, edges, n_edges, is_cat, n_cats, n_threads, nan_code), ye, swe,
+                           float(swe.sum()), np.tile(F0, (Xe.shape[0], 1)),
+                           np.arange(Xe.shape[0], dtype=np.intp)])
+        history = [[] for _ in routed]
+        if val is not None and evals and val is evals[-1]:
+            Xbv, yv, swv, swv_sum, Fv, val_rows = routed[-1]
+        elif val is not None:
             Xv, yv, swv = val
-            Xbv = apply_bins(Xv, edges, np.isfinite(edges).sum(axis=1), is_cat, n_cats, n_threads, nan_code)
+            Xbv = apply_bins(Xv, edges, n_edges, is_cat, n_cats, n_threads, nan_code)
             Fv = np.tile(F0, (Xv.shape[0], 1))
             swv_sum = float(swv.sum())
             val_rows = np.arange(Xv.shape[0], dtype=np.intp)
@@ -223,9 +237,12 @@ class _BaseGradientBoosting(SmmlEstimator):
                     rng.choice(d, mf, replace=False)
                 for k in range(K):
                     tree = trees[t * K + k]
-                    _gbm.add_tree_codes(Xb, all_rows, tree._records(), self._split_bins[t * K + k],
-                                        nan_code, tree.category_bits, tree.value, F, k, n_threads)
-        for t in range(T0, self.n_estimators):
+                    for codes, rows_, Ft in [(Xb, all_rows, F)] + [(r[0], r[5], r[4]) for r in routed]:
+                        _gbm.add_tree_codes(codes, rows_, tree._records(), self._split_bins[t * K + k],
+                                            nan_code, tree.category_bits, tree.value, Ft, k, n_threads)
+        bar = progress(range(T0, self.n_estimators), total=self.n_estimators - T0,
+                       desc=f"{type(self).__name__} rounds", verbose=self.verbose, unit="round")
+        for t in bar:
             # the previous round's training loss comes with this round's gradients (the same F)
             loss = _gbm.gradients(loss_code, yf, F, sw, G, H, n_threads, t > 0)
             if t > 0 and t != T0:           # (warm_start: the loss after round T0 is stored)
@@ -248,10 +265,15 @@ class _BaseGradientBoosting(SmmlEstimator):
                 if m < n:           # the rows left out of the subsample are routed through the tree
                     _gbm.add_tree_codes(Xb, out_rows, tree._records(), sbin, nan_code, bits, value, F, k,
                                         n_threads)
-                if val is not None:
+                for r in routed:
+                    _gbm.add_tree_codes(r[0], r[5], tree._records(), sbin, nan_code, bits, value, r[4], k,
+                                        n_threads)
+                if val is not None and not (evals and val is evals[-1]):
                     _gbm.add_tree_codes(Xbv, val_rows, tree._records(), sbin, nan_code, bits, value, Fv, k,
                                         n_threads)
                 trees.append(tree)
+            for r, h in zip(routed, history):
+                h.append(_gbm.loss_sum(loss_code, r[1], r[4], r[2], n_threads) / r[3] / scale)
             if val is not None:
                 v = _gbm.loss_sum(loss_code, yv, Fv, swv, n_threads) / swv_sum / scale
                 val_score.append(v)
@@ -261,6 +283,8 @@ class _BaseGradientBoosting(SmmlEstimator):
                     since += 1
                     if since >= self.n_iter_no_change:
                         break
+        if hasattr(bar, "close"):       # stopped early: the bar ends where the rounds did
+            bar.close()
         if len(trees) > T0 * K:       # the last round's training loss
             train_score.append(_gbm.loss_sum(loss_code, yf, F, sw, n_threads) / wsum / scale)
         if val is not None:
@@ -277,8 +301,43 @@ class _BaseGradientBoosting(SmmlEstimator):
         self.n_estimators_ = len(trees) // K
         self.train_score_ = np.array(train_score)
         self.validation_score_ = np.array(val_score)
+        metric = self.loss_
+        self.evals_result_ = {f"validation_{i}": {metric: h} for i, h in enumerate(history)}
+        self.best_iteration_ = best_round if val is not None else self.n_estimators_ - 1
         self._pack()
         return self
+
+    def _eval_sets(self, eval_set, classifier):
+        """The validated eval sets: [(X, y as the fit's targets, sample weights)]."""
+        if eval_set is None:
+            return []
+        if not isinstance(eval_set, (list, tuple)) or not all(
+                isinstance(e, (list, tuple)) and len(e) in (2, 3) for e in eval_set):
+            raise ValueError("eval_set must be a list of (X, y) or (X, y, sample_weight) tuples")
+        out = []
+        for i, e in enumerate(eval_set):
+            Xe = validate_X(self, self._encode_categorical(e[0], fit=False), reset=False,
+                            dtype="floating", allow_nan=True)
+            ye = np.asarray(e[1])
+            if ye.ndim != 1 or len(ye) != Xe.shape[0]:
+                raise ValueError(f"eval_set[{i}]: y must be 1-d with {Xe.shape[0]} entries, got "
+                                 f"shape {ye.shape}")
+            if classifier:
+                code = np.searchsorted(self.classes_, ye)
+                code = np.minimum(code, len(self.classes_) - 1)
+                if np.any(self.classes_[code] != ye):
+                    raise ValueError(f"eval_set[{i}]: y holds labels outside classes_ "
+                                     f"{self.classes_.tolist()}")
+                ye = code.astype(np.float64)
+            else:
+                ye = np.ascontiguousarray(ye, dtype=np.float64)
+                if not np.all(np.isfinite(ye)):
+                    raise ValueError(f"eval_set[{i}]: y must be finite")
+            swe = validate_sample_weight(e[2] if len(e) == 3 else None, Xe.shape[0])
+            if Xe.shape[0] == 0 or not swe.sum() > 0:
+                raise ValueError(f"eval_set[{i}] is empty or has no positive weight")
+            out.append((Xe, ye, swe))
+        return out
 
     def _warm_rounds(self, classifier, K, d):
         """warm_start: the rounds already fitted (None: nothing to add), after the checks."""
@@ -408,6 +467,8 @@ class GradientBoostingRegressor(RegressorMixin, _BaseGradientBoosting):
     max_bins : int in [2, 256], default 256
     categorical_features : indices, names or mask, optional (the tree module's categorical tests)
     early_stopping : bool, default False; validation_fraction (0.1), n_iter_no_change (10), tol (1e-7)
+    verbose : bool, int or "auto", default 0
+        A progress bar of the rounds on stderr (tqdm).
     warm_start : bool, default False
         A later ``fit`` on the same data keeps the fitted rounds and adds
         ``n_estimators - n_estimators_`` more: the model a fresh fit with ``n_estimators``
@@ -418,7 +479,10 @@ class GradientBoostingRegressor(RegressorMixin, _BaseGradientBoosting):
     Attributes
     ----------
     estimators_ : list of smml.tree.Tree (one per round), n_estimators_, train_score_ (training
-    loss after each round), validation_score_ (early stopping), feature_importances_ (gain).
+    loss after each round), validation_score_ (early stopping), feature_importances_ (gain),
+    evals_result_ ({"validation_i": {loss name: [loss after each round]}} for ``fit``'s
+    ``eval_set``, as xgboost's), best_iteration_ (0-based round kept last: the best one under
+    early stopping, where prediction stops).
     """
 
     _loss_options = ("squared_error", "half_squared_error")
@@ -427,11 +491,15 @@ class GradientBoostingRegressor(RegressorMixin, _BaseGradientBoosting):
                  max_leaf_nodes=None, reg_lambda=1.0, gamma=0.0, min_child_weight=1.0, subsample=1.0,
                  colsample_bytree=1.0, max_bins=256, categorical_features=None, early_stopping=False,
                  validation_fraction=0.1, n_iter_no_change=10, tol=1e-7, warm_start=False,
-                 random_state=None, n_jobs=None):
+                 random_state=None, n_jobs=None, verbose=0):
         store_params(self, locals())
 
-    def fit(self, X, y, sample_weight=None):
-        return self._fit(X, y, sample_weight, classifier=False)
+    def fit(self, X, y, sample_weight=None, eval_set=None):
+        """Fit the rounds; ``eval_set``: a list of ``(X_val, y_val)`` (or ``(X_val, y_val,
+        sample_weight_val)``) whose loss is recorded after every round in ``evals_result_``
+        (xgboost's ``fit(..., eval_set=...)``); with ``early_stopping=True`` the last of them
+        is the validation set (no rows are held out)."""
+        return self._fit(X, y, sample_weight, classifier=False, eval_set=eval_set)
 
     def predict(self, X):
         X = self._validate_predict(X)
@@ -460,11 +528,12 @@ class GradientBoostingClassifier(ClassifierMixin, _BaseGradientBoosting):
                  max_leaf_nodes=None, reg_lambda=1.0, gamma=0.0, min_child_weight=1.0, subsample=1.0,
                  colsample_bytree=1.0, max_bins=256, categorical_features=None, early_stopping=False,
                  validation_fraction=0.1, n_iter_no_change=10, tol=1e-7, warm_start=False,
-                 random_state=None, n_jobs=None):
+                 random_state=None, n_jobs=None, verbose=0):
         store_params(self, locals())
 
-    def fit(self, X, y, sample_weight=None):
-        return self._fit(X, y, sample_weight, classifier=True)
+    def fit(self, X, y, sample_weight=None, eval_set=None):
+        """Fit the rounds; ``eval_set`` as in :meth:`GradientBoostingRegressor.fit`."""
+        return self._fit(X, y, sample_weight, classifier=True, eval_set=eval_set)
 
     def decision_function(self, X):
         """Raw scores F(x): (n,) for two classes (log-odds of classes_[1]), else (n, K)."""
