@@ -627,3 +627,24 @@ def test_eval_set_history_and_early_stopping_on_it(capsys):
         est.fit(X, y, eval_set=[(Xv[:, :3], yv)])
     GradientBoostingRegressor(n_estimators=3, verbose=1).fit(X, X[:, 0])
     assert "rounds" in capsys.readouterr().err
+
+
+def test_pandas_category_columns_are_categorical_by_default():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    cat = rng.choice(["red", "green", "blue", "grey"], size=400)
+    num = rng.normal(size=400)
+    y = np.isin(cat, ["red", "grey"]).astype(int) ^ (num > 1.5)
+    df = pd.DataFrame({"c": pd.Categorical(cat), "x": num})
+    est = GradientBoostingClassifier(n_estimators=5, max_depth=2).fit(df, y)
+    assert est._cat_idx == [0] and list(est.categories_[0]) == ["blue", "green", "grey", "red"]
+    # the same model as naming the column, and the notes' one-split separation of the colours
+    named = GradientBoostingClassifier(n_estimators=5, max_depth=2, categorical_features=["c"]).fit(df, y)
+    np.testing.assert_array_equal(est.predict_proba(df), named.predict_proba(df))
+    assert est.estimators_[0].is_categorical[0]
+    # None: numerical only (a category column of strings is then an error naming the fix)
+    with pytest.raises(ValueError, match="categorical"):
+        GradientBoostingClassifier(n_estimators=2, categorical_features=None).fit(df, y)
+    # a plain array has no dtypes: numerical
+    X = np.column_stack([rng.integers(0, 4, size=400), num])
+    assert GradientBoostingClassifier(n_estimators=2).fit(X, y)._cat_idx == []

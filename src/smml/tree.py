@@ -461,7 +461,7 @@ class _BaseTree(SmmlEstimator):
                              Interval(float, 0, 1, closed="right")),
             "max_bins": Interval(int, 2, 256),
             "split_score": Options(*_SPLIT_SCORES),
-            "categorical_features": (Options(None), InstanceOf(list, tuple, np.ndarray)),
+            "categorical_features": (Options(None, "from_dtype"), InstanceOf(list, tuple, np.ndarray)),
             "pruning": Options(*self._prunings),
             "validation_fraction": Interval(float, 0, 1, closed="neither"),
             "delta": Interval(float, 0, 1, closed="neither"),
@@ -491,6 +491,13 @@ class _BaseTree(SmmlEstimator):
     # ---- categorical columns ------------------------------------------------
     def _categorical_indices(self, X):
         cf = self.categorical_features
+        if isinstance(cf, str) and cf == "from_dtype":
+            # pandas' category columns (scikit-learn's HistGradientBoosting and LightGBM do the
+            # same); anything else is numerical
+            dtypes = getattr(X, "dtypes", None)
+            if dtypes is None or not hasattr(X, "columns"):
+                return []
+            return [i for i, dt in enumerate(dtypes) if str(dt) == "category"]
         if cf is None or len(cf) == 0:
             return []
         cols = list(getattr(X, "columns", []))
@@ -882,9 +889,9 @@ class TreeClassifier(ClassifierMixin, _BaseTree):
         "gini"); a split is then made when its score is positive (above 1e-12) and at least
         ``min_impurity_decrease``.  "002" needs the exact splitter ("auto" resolves to it) and
         numerical features only (ValueError otherwise).
-    categorical_features : list of column indices or names, or a boolean mask, default=None
+    categorical_features : list of column indices or names, a boolean mask, "from_dtype" or None, default=None
         Columns holding categories (any orderable values, e.g. strings in a DataFrame; at most
-        256 per column).
+        256 per column); "from_dtype": a DataFrame's columns of pandas dtype ``category``.
     pruning : {None, "reduced_error", "reduced_error_no_worse", "occam"}
         "reduced_error": grow on ``1 - validation_fraction`` of the data, then
         :meth:`prune_reduced_error` on the rest with 002's rule (prune when the validation

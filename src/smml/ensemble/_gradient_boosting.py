@@ -97,7 +97,7 @@ class _BaseGradientBoosting(SmmlEstimator):
             "subsample": Interval(float, 0, 1, closed="right"),
             "colsample_bytree": Interval(float, 0, 1, closed="right"),
             "max_bins": Interval(int, 2, 256),
-            "categorical_features": (Options(None), InstanceOf(list, tuple, np.ndarray)),
+            "categorical_features": (Options(None, "from_dtype"), InstanceOf(list, tuple, np.ndarray)),
             "early_stopping": Options(True, False),
             "validation_fraction": Interval(float, 0, 1, closed="neither"),
             "n_iter_no_change": Interval(int, 1, None),
@@ -465,7 +465,10 @@ class GradientBoostingRegressor(RegressorMixin, _BaseGradientBoosting):
     min_child_weight : float >= 0, default 1 (least sum of h_i in a child)
     subsample, colsample_bytree : float in (0, 1], default 1
     max_bins : int in [2, 256], default 256
-    categorical_features : indices, names or mask, optional (the tree module's categorical tests)
+    categorical_features : "from_dtype", indices, names, mask or None, default "from_dtype"
+        The tree module's categorical tests on these columns; "from_dtype": the columns of a
+        pandas DataFrame whose dtype is ``category`` (as scikit-learn's HistGradientBoosting
+        and LightGBM), none for other inputs; None: every column numerical.
     early_stopping : bool, default False; validation_fraction (0.1), n_iter_no_change (10), tol (1e-7)
     verbose : bool, int or "auto", default 0
         A progress bar of the rounds on stderr (tqdm).
@@ -489,7 +492,7 @@ class GradientBoostingRegressor(RegressorMixin, _BaseGradientBoosting):
 
     def __init__(self, loss="squared_error", *, n_estimators=100, learning_rate=0.3, max_depth=6,
                  max_leaf_nodes=None, reg_lambda=1.0, gamma=0.0, min_child_weight=1.0, subsample=1.0,
-                 colsample_bytree=1.0, max_bins=256, categorical_features=None, early_stopping=False,
+                 colsample_bytree=1.0, max_bins=256, categorical_features="from_dtype", early_stopping=False,
                  validation_fraction=0.1, n_iter_no_change=10, tol=1e-7, warm_start=False,
                  random_state=None, n_jobs=None, verbose=0):
         store_params(self, locals())
@@ -526,7 +529,7 @@ class GradientBoostingClassifier(ClassifierMixin, _BaseGradientBoosting):
 
     def __init__(self, loss="log_loss", *, n_estimators=100, learning_rate=0.3, max_depth=6,
                  max_leaf_nodes=None, reg_lambda=1.0, gamma=0.0, min_child_weight=1.0, subsample=1.0,
-                 colsample_bytree=1.0, max_bins=256, categorical_features=None, early_stopping=False,
+                 colsample_bytree=1.0, max_bins=256, categorical_features="from_dtype", early_stopping=False,
                  validation_fraction=0.1, n_iter_no_change=10, tol=1e-7, warm_start=False,
                  random_state=None, n_jobs=None, verbose=0):
         store_params(self, locals())
