@@ -648,3 +648,19 @@ def test_pandas_category_columns_are_categorical_by_default():
     # a plain array has no dtypes: numerical
     X = np.column_stack([rng.integers(0, 4, size=400), num])
     assert GradientBoostingClassifier(n_estimators=2).fit(X, y)._cat_idx == []
+
+
+def test_feature_importances_by_gain_and_by_split_count():
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(300, 4))
+    y = 3 * X[:, 0] + X[:, 2] + 0.1 * rng.normal(size=300)
+    gain = GradientBoostingRegressor(n_estimators=8, max_depth=3).fit(X, y)
+    split = GradientBoostingRegressor(n_estimators=8, max_depth=3, importance_type="split").fit(X, y)
+    feats = np.concatenate([t.feature[t.children_left >= 0] for t in split.estimators_])
+    np.testing.assert_allclose(split.feature_importances_, np.bincount(feats, minlength=4) / len(feats))
+    w = np.zeros(4)
+    for t in gain.estimators_:
+        inner = t.children_left >= 0
+        np.add.at(w, t.feature[inner], t.improvement[inner])
+    np.testing.assert_allclose(gain.feature_importances_, w / w.sum())
+    assert np.argmax(gain.feature_importances_) == 0

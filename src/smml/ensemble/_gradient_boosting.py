@@ -103,6 +103,7 @@ class _BaseGradientBoosting(SmmlEstimator):
             "n_iter_no_change": Interval(int, 1, None),
             "tol": Interval(float, 0, None),
             "warm_start": Options(True, False),
+            "importance_type": Options("gain", "split"),
             "verbose": VERBOSE,
             "random_state": RANDOM_STATE,
             "n_jobs": N_JOBS,
@@ -428,12 +429,16 @@ class _BaseGradientBoosting(SmmlEstimator):
 
     @property
     def feature_importances_(self):
-        """Total gain of the splits on each feature (002 "XGBoost" gain), normalised to sum 1."""
+        """Each feature's importance, normalised to sum 1, as ``importance_type`` says:
+        "gain" (default), the total gain of the splits on it (002 "XGBoost" gain; xgboost's
+        "total_gain", LightGBM's "gain"); "split", how many splits test it (xgboost's
+        "weight", LightGBM's "split")."""
         check_is_fitted(self, "estimators_")
         imp = np.zeros(self.n_features_in_)
+        by_split = getattr(self, "importance_type", "gain") == "split"
         for t in self.estimators_:
-            internal = t.feature >= 0
-            np.add.at(imp, t.feature[internal], t.improvement[internal])
+            internal = t.children_left >= 0
+            np.add.at(imp, t.feature[internal], 1.0 if by_split else t.improvement[internal])
         s = imp.sum()
         return imp / s if s > 0 else imp
 
@@ -470,6 +475,8 @@ class GradientBoostingRegressor(RegressorMixin, _BaseGradientBoosting):
         pandas DataFrame whose dtype is ``category`` (as scikit-learn's HistGradientBoosting
         and LightGBM), none for other inputs; None: every column numerical.
     early_stopping : bool, default False; validation_fraction (0.1), n_iter_no_change (10), tol (1e-7)
+    importance_type : {"gain", "split"}, default "gain"
+        What ``feature_importances_`` counts: the splits' total gain, or the number of splits.
     verbose : bool, int or "auto", default 0
         A progress bar of the rounds on stderr (tqdm).
     warm_start : bool, default False
@@ -494,7 +501,7 @@ class GradientBoostingRegressor(RegressorMixin, _BaseGradientBoosting):
                  max_leaf_nodes=None, reg_lambda=1.0, gamma=0.0, min_child_weight=1.0, subsample=1.0,
                  colsample_bytree=1.0, max_bins=256, categorical_features="from_dtype", early_stopping=False,
                  validation_fraction=0.1, n_iter_no_change=10, tol=1e-7, warm_start=False,
-                 random_state=None, n_jobs=None, verbose=0):
+                 importance_type="gain", random_state=None, n_jobs=None, verbose=0):
         store_params(self, locals())
 
     def fit(self, X, y, sample_weight=None, eval_set=None):
@@ -531,7 +538,7 @@ class GradientBoostingClassifier(ClassifierMixin, _BaseGradientBoosting):
                  max_leaf_nodes=None, reg_lambda=1.0, gamma=0.0, min_child_weight=1.0, subsample=1.0,
                  colsample_bytree=1.0, max_bins=256, categorical_features="from_dtype", early_stopping=False,
                  validation_fraction=0.1, n_iter_no_change=10, tol=1e-7, warm_start=False,
-                 random_state=None, n_jobs=None, verbose=0):
+                 importance_type="gain", random_state=None, n_jobs=None, verbose=0):
         store_params(self, locals())
 
     def fit(self, X, y, sample_weight=None, eval_set=None):
