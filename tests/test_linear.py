@@ -1033,3 +1033,36 @@ def test_lms_partial_fit(mode):
         np.testing.assert_array_equal(cont.coef_, two.coef_)
     with pytest.raises(ValueError, match="features"):
         s.partial_fit(X[:, :2], y)
+
+
+# ---- sample_weight in least squares and ridge (issue 33) ----
+
+@pytest.mark.parametrize("cls, kw", [(L.LinearRegression, {}), (L.RidgeRegression, {"alpha": 0.7}),
+                                     (L.RidgeRegression, {"alpha": 0.0})])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("wide", [False, True])
+def test_least_squares_weights_are_repeated_rows(cls, kw, fit_intercept, wide):
+    rng = np.random.default_rng(5)
+    n, d = (12, 20) if wide else (60, 4)
+    X = rng.normal(size=(n, d)) + 3.0
+    y = X @ rng.normal(size=d) + 0.5 + rng.normal(size=n)
+    w = rng.integers(0, 4, size=n)
+    w[:2] = [0, 3]
+    est = cls(fit_intercept=fit_intercept, **kw).fit(X, y, sample_weight=w)
+    rep = cls(fit_intercept=fit_intercept, **kw).fit(np.repeat(X, w, axis=0), np.repeat(y, w))
+    if not wide:    # wide data: the minimum-norm solutions of the two systems need not coincide
+        assert_allclose(est.coef_, rep.coef_, rtol=1e-8, atol=1e-10)
+        assert_allclose(est.intercept_, rep.intercept_, rtol=1e-8, atol=1e-10)
+    # zero weights are dropped rows and unit weights are no weights, bit for bit
+    keep = w > 0
+    dropped = cls(fit_intercept=fit_intercept, **kw).fit(X[keep], y[keep], sample_weight=w[keep])
+    assert_array_equal(cls(fit_intercept=fit_intercept, **kw).fit(X, y, sample_weight=w).coef_, dropped.coef_)
+    assert_array_equal(cls(fit_intercept=fit_intercept, **kw).fit(X, y, sample_weight=np.ones(n)).coef_,
+                       cls(fit_intercept=fit_intercept, **kw).fit(X, y).coef_)
+    # the weighted objective's normal equations hold at the solution
+    if fit_intercept and not wide:
+        r = y - X @ est.coef_ - est.intercept_
+        grad = np.r_[X.T @ (w * r) - kw.get("alpha", 0.0) * est.coef_, (w * r).sum()]
+        assert np.abs(grad).max() < 1e-7 * np.abs(X.T @ (w * y)).max()
+    with pytest.raises(ValueError):
+        cls(**kw).fit(X, y, sample_weight=-w)

@@ -7,11 +7,35 @@ import scipy.optimize
 import scipy.sparse
 
 from smml._core import _linear as _k
-from smml._validation import (N_JOBS, RANDOM_STATE, Interval, Options, validate_X, validate_X_y)
+from smml._validation import (N_JOBS, RANDOM_STATE, Interval, Options, drop_zero_weight, validate_X,
+                               validate_X_y, validate_sample_weight)
 
 from smml.linear._base import (_BOOL, _center, _centered_gram, _check_rng, _lstsq, _raise_divergence,
                                _small_change, _LinearRegressorBase)
 from smml.base import store_params
+
+def _weighted_rows(X, y, sample_weight, fit_intercept):
+    """(X', y', shift): rows whose plain least squares is the weighted one. No weights, or
+    only ones once the zero weights are dropped: the rows themselves and shift None (the
+    unweighted path, bit for bit; a zero weight is a dropped row). Otherwise the rows
+    centred at the weighted means (when ``fit_intercept``) and scaled by sqrt(s_i), and
+    shift = (weighted mean of X, weighted mean of y), the intercept's centre."""
+    if sample_weight is None:
+        return X, y, None
+    sw = validate_sample_weight(sample_weight, X.shape[0])
+    sw, X, y = drop_zero_weight(sw, X, y)
+    if np.all(sw == 1.0):
+        return X, y, None
+    if fit_intercept:
+        total = sw.sum()
+        X_mean = (sw @ X) / total
+        y_mean = float(sw @ y) / total
+    else:
+        X_mean, y_mean = np.zeros(X.shape[1]), 0.0
+    r = np.sqrt(sw)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return (X - X_mean) * r[:, None], (y - y_mean) * r, (X_mean, y_mean)
+
 
 class LinearRegression(_LinearRegressorBase):
     """Least squares: the ERM of the square loss (000, "Linear regression"; 001, normal equations).
@@ -38,28 +62,35 @@ class LinearRegression(_LinearRegressorBase):
         self.fit_intercept = fit_intercept
         self.n_jobs = n_jobs
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
+        """Least squares; with ``sample_weight`` the weighted sum of squares sum_i s_i (y_i -
+        w.x_i - b)^2 (an integer weight counts a row that many times; a zero weight drops it)."""
         self._validate_params()
         X, y = validate_X_y(self, X, y, dtype="float64", y_numeric=True)
+        X, y, shift = _weighted_rows(X, y, sample_weight, self.fit_intercept)
+        # (LinearRegression's own solve, also when RidgeRegression(alpha=0) comes here)
+        w, X_mean, y_mean = LinearRegression._solve(self, X, y, self.fit_intercept and shift is None)
+        self._set(w, *(shift or (X_mean, y_mean)))
+        return self
+
+    def _solve(self, X, y, fit_intercept):
+        """(w, X_mean, y_mean) of the least-squares problem, centring when ``fit_intercept``."""
         if X.shape[1] > X.shape[0]:
             # d > m: S^T S (d x d) is singular anyway (and may not fit in memory)
-            Xc, yc, X_mean, y_mean = _center(X, y, self.fit_intercept)
-            w = _lstsq(Xc, yc)
+            Xc, yc, X_mean, y_mean = _center(X, y, fit_intercept)
             self.solver_ = "pseudo_inverse"
-            self._set(w, X_mean, y_mean)
-            return self
-        A, b, X_mean, y_mean = _centered_gram(X, y, self.fit_intercept)
+            return _lstsq(Xc, yc), X_mean, y_mean
+        A, b, X_mean, y_mean = _centered_gram(X, y, fit_intercept)
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("error", scipy.linalg.LinAlgWarning)
                 w = scipy.linalg.solve(A, b, assume_a="pos", check_finite=False)
             self.solver_ = "normal_equations"
         except (np.linalg.LinAlgError, scipy.linalg.LinAlgWarning, ValueError):
-            Xc, yc, _, _ = _center(X, y, self.fit_intercept)
+            Xc, yc, _, _ = _center(X, y, fit_intercept)
             w = _lstsq(Xc, yc)
             self.solver_ = "pseudo_inverse"
-        self._set(w, X_mean, y_mean)
-        return self
+        return w, X_mean, y_mean
 
 
 class RidgeRegression(LinearRegression):
@@ -87,27 +118,34 @@ class RidgeRegression(LinearRegression):
         self.fit_intercept = fit_intercept
         self.n_jobs = n_jobs
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
+        """The closed form; with ``sample_weight`` it minimises sum_i s_i (y_i - w.x_i - b)^2 +
+        alpha ||w||^2 (scikit-learn's weighted ridge)."""
         self._validate_params()
         if self.alpha == 0:
-            return LinearRegression.fit(self, X, y)
+            return LinearRegression.fit(self, X, y, sample_weight)
         X, y = validate_X_y(self, X, y, dtype="float64", y_numeric=True)
+        X, y, shift = _weighted_rows(X, y, sample_weight, self.fit_intercept)
+        w, X_mean, y_mean = self._solve(X, y, self.fit_intercept and shift is None)
+        self.solver_ = "closed_form"
+        self._set(w, *(shift or (X_mean, y_mean)))
+        return self
+
+    def _solve(self, X, y, fit_intercept):
         if X.shape[1] > X.shape[0]:
             # d > m: the same w by (alpha I + S^T S)^-1 S^T = S^T (alpha I + S S^T)^-1 (m x m)
-            Xc, yc, X_mean, y_mean = _center(X, y, self.fit_intercept)
+            Xc, yc, X_mean, y_mean = _center(X, y, fit_intercept)
             with np.errstate(over="ignore", invalid="ignore"):
                 K = Xc @ Xc.T
             self._check_gram(K, yc)
             K.flat[::K.shape[0] + 1] += self.alpha
             w = Xc.T @ scipy.linalg.solve(K, yc, assume_a="pos", check_finite=False)
         else:
-            A, b, X_mean, y_mean = _centered_gram(X, y, self.fit_intercept)
+            A, b, X_mean, y_mean = _centered_gram(X, y, fit_intercept)
             self._check_gram(A, b)
             A.flat[::A.shape[0] + 1] += self.alpha
             w = scipy.linalg.solve(A, b, assume_a="pos", check_finite=False)
-        self.solver_ = "closed_form"
-        self._set(w, X_mean, y_mean)
-        return self
+        return w, X_mean, y_mean
 
     def _check_gram(self, A, b):
         # an overflowing Gram matrix made the (unchecked) solve return garbage weights
