@@ -324,8 +324,9 @@ def sgd_steps(const float64_t[:, ::1] X,            # IN  (n, d)
 # ---------------------------------------------------------------------------
 cdef void _logistic_chunk(const float64_t[:, ::1] X, const float64_t[::1] y,
                           const float64_t[::1] w, intp_t start, intp_t stop,
-                          bint fit_intercept, float64_t *slab, int *bad) noexcept nogil:
-    # slab: [grad_0..grad_{d-1}, grad_b, loss]
+                          bint fit_intercept, float64_t *slab, int *bad,
+                          const float64_t *sw) noexcept nogil:
+    # slab: [grad_0..grad_{d-1}, grad_b, loss]; sw: row weights (NULL: all 1)
     cdef intp_t d = X.shape[1], i, j
     cdef double z, g, l
     for j in range(d + 2):
@@ -338,6 +339,9 @@ cdef void _logistic_chunk(const float64_t[:, ::1] X, const float64_t[::1] y,
             bad[0] = 1
             return
         l = _loss_and_slope(1, z, y[i], &g)      # 1: the logistic loss ln(1 + e^{-y z})
+        if sw != NULL:
+            l = l * sw[i]
+            g = g * sw[i]
         slab[d + 1] += l
         if g != 0.0:
             _axpy(<int>d, g, &X[i, 0], 1, slab, 1)
@@ -349,8 +353,11 @@ def logistic_loss_grad(const float64_t[:, ::1] X,   # IN  (n, d)
                        const float64_t[::1] w,      # IN  (d + fit_intercept,)
                        float64_t[::1] grad,         # OUT (d + fit_intercept,)
                        float64_t[:, ::1] slabs,     # scratch (n_chunks, d + 2)
-                       double lam, bint fit_intercept, int n_threads):
+                       double lam, bint fit_intercept, int n_threads,
+                       const float64_t[::1] sw=None):  # IN  (n,) row weights, or None
     """Mean logistic loss (natural log) + lam/2 ||w||^2 (intercept unpenalised), and its gradient.
+    With ``sw``, the weighted mean sum_i s_i l_i / sum_i s_i (an integer weight counts a row
+    that many times).
 
     Returns (value, status). Rows are cut into fixed chunks of CHUNK rows; each
     chunk's sums go to its own slab and the slabs are added in chunk order, so
@@ -361,14 +368,25 @@ def logistic_loss_grad(const float64_t[:, ::1] X,   # IN  (n, d)
     cdef int bad = 0
     cdef double total = 0.0, inv_n = 1.0 / <double>n, reg = 0.0
     cdef int[::1] chunk_bad
+    cdef const float64_t *swp = NULL
+    cdef double wsum = 0.0
     import numpy as np
+    if sw is not None:
+        if sw.shape[0] != n:
+            raise ValueError("logistic_loss_grad: sw must have one weight per row")
+        swp = &sw[0] if n else NULL
+        for j in range(n):
+            wsum += sw[j]
+        if not wsum > 0.0:
+            raise ValueError("logistic_loss_grad: the weights must have a positive sum")
+        inv_n = 1.0 / wsum
     chunk_bad = np.zeros(n_chunks, dtype=np.intc)
     with nogil:
         for c in prange(n_chunks, schedule="static", num_threads=n_threads):
             stop = (c + 1) * CHUNK
             if stop > n:
                 stop = n
-            _logistic_chunk(X, y, w, c * CHUNK, stop, fit_intercept, &slabs[c, 0], &chunk_bad[c])
+            _logistic_chunk(X, y, w, c * CHUNK, stop, fit_intercept, &slabs[c, 0], &chunk_bad[c], swp)
         for j in range(p):
             grad[j] = 0.0
         for c in range(n_chunks):

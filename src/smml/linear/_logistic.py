@@ -7,7 +7,8 @@ from scipy.special import expit, logsumexp, softmax
 
 from smml._core import _linear as _k
 from smml._threads import blas_single_thread, threads_for
-from smml._validation import (N_JOBS, RANDOM_STATE, Interval, Options, encode_classes, validate_X_y)
+from smml._validation import (N_JOBS, RANDOM_STATE, Interval, Options, drop_zero_weight, encode_classes,
+                               validate_X_y, validate_sample_weight)
 
 from smml.linear._base import (_BOOL, _GRAIN, _check_rng, _problem_labels, _raise_divergence, _small_change,
                                _LinearClassifier)
@@ -70,7 +71,7 @@ class LogisticRegression(_LinearClassifier):
                  tol=1e-6, learning_rate=0.01, random_state=None, n_jobs=None):
         store_params(self, locals())
 
-    def _loss_grad(self, X, y_pm, n_threads):
+    def _loss_grad(self, X, y_pm, n_threads, sw=None):
         """f(w) -> (objective, gradient) on the compiled kernel."""
         n_chunks = _k.n_chunks_for(X.shape[0])
         slabs = np.empty((n_chunks, X.shape[1] + 2))
@@ -81,7 +82,7 @@ class LogisticRegression(_LinearClassifier):
         def fun(w):
             w = np.ascontiguousarray(w, dtype=np.float64)
             g = np.empty_like(w)
-            val, bad = _k.logistic_loss_grad(X, y_pm, w, g, slabs, lam, fi, n_threads)
+            val, bad = _k.logistic_loss_grad(X, y_pm, w, g, slabs, lam, fi, n_threads, sw)
             if bad:
                 _raise_divergence(self, "while evaluating the loss", "rescale the features")
             return val, g
@@ -90,8 +91,8 @@ class LogisticRegression(_LinearClassifier):
     def _options(self):
         return {"maxiter": self.max_iter, "gtol": self.tol, "ftol": 64 * np.finfo(float).eps, "maxls": 50}
 
-    def _lbfgs(self, X, y_pm):
-        fun = self._loss_grad(X, y_pm, self._n_threads())
+    def _lbfgs(self, X, y_pm, sw=None):
+        fun = self._loss_grad(X, y_pm, self._n_threads(), sw)
         # L-BFGS works on (d+1)-vectors: BLAS threads there only cost (and the
         # kernel's per-row dot/axpy are single-threaded BLAS called from OpenMP threads)
         with blas_single_thread():
@@ -99,8 +100,10 @@ class LogisticRegression(_LinearClassifier):
                                           method="L-BFGS-B", options=self._options())
         return res.x, int(res.nit)
 
-    def _sgd(self, X, Y):
-        """001's SGD rule on every problem; each epoch draws one order, shared by the problems."""
+    def _sgd(self, X, Y, sw=None):
+        """001's SGD rule on every problem; each epoch draws one order, shared by the problems.
+        With row weights s, each epoch draws its n rows with replacement with probabilities
+        s_t / sum s (weighted sampling: the weighted objective's stochastic gradient)."""
         n, d = X.shape
         fi = bool(self.fit_intercept)
         rng = _check_rng(self.random_state)
@@ -109,7 +112,8 @@ class LogisticRegression(_LinearClassifier):
         n_iter = np.zeros(Y.shape[0], dtype=int)
         running = list(range(Y.shape[0]))
         for epoch in range(self.max_iter):
-            order = rng.permutation(n).astype(np.intp, copy=False)
+            order = (rng.permutation(n) if sw is None
+                     else rng.choice(n, n, replace=True, p=sw / sw.sum())).astype(np.intp, copy=False)
             still = []
             for c in running:
                 w = W[c]
@@ -126,9 +130,18 @@ class LogisticRegression(_LinearClassifier):
                 break
         return W, n_iter
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
+        """Minimise the objective; with ``sample_weight`` the loss is the weighted mean
+        sum_t s_t l_t / sum_t s_t (an integer weight counts a row that many times, a zero
+        weight drops it). ``solver="sgd"`` samples the rows with probabilities s_t / sum s."""
         self._validate_params()
         X, y = validate_X_y(self, X, y, dtype="float64", classifier=True)
+        sw = None
+        if sample_weight is not None:
+            sw = validate_sample_weight(sample_weight, X.shape[0])
+            sw, X, y = drop_zero_weight(sw, X, y)
+            if np.all(sw == 1.0):
+                sw = None
         self.classes_, Y = _problem_labels(self, y)
         d = X.shape[1]
         K = len(self.classes_)
@@ -137,21 +150,23 @@ class LogisticRegression(_LinearClassifier):
             if self.solver != "lbfgs":
                 raise ValueError("LogisticRegression: multi_class='softmax' is solved by L-BFGS only; "
                                  "use solver='lbfgs' (or multi_class='ovr' with solver='sgd')")
-            self._fit_softmax(X, encode_classes(y)[1], K)
+            self._fit_softmax(X, encode_classes(y)[1], K, sw)
             return self
         if self.solver == "lbfgs":
-            fits = [self._lbfgs(X, y_pm) for y_pm in Y]
+            fits = [self._lbfgs(X, y_pm, sw) for y_pm in Y]
             W = np.array([w for w, _ in fits])
             n_iter = np.array([it for _, it in fits])
         else:
-            W, n_iter = self._sgd(X, Y)
+            W, n_iter = self._sgd(X, Y, sw)
         self.n_iter_ = int(n_iter[0]) if K == 2 else n_iter
         self._set_problems(W, d)
         return self
 
     # ---- multinomial (softmax) ----------------------------------------------------------
-    def _fit_softmax(self, X, yk, K):
+    def _fit_softmax(self, X, yk, K, sw=None):
         n, d = X.shape
+        # row weights of the mean (1/n each, or s_t / sum s)
+        rw = None if sw is None else sw / sw.sum()
         fi = bool(self.fit_intercept)
         lam = float(self.lam)
         onehot = np.zeros((n, K))
@@ -165,8 +180,10 @@ class LogisticRegression(_LinearClassifier):
                 if fi:
                     Z += theta[K * d:]
                 lse = logsumexp(Z, axis=1)
-                val = float(np.mean(lse - Z[rows, yk])) + 0.5 * lam * float(np.sum(W * W))
-                G = (np.exp(Z - lse[:, None]) - onehot) / n
+                val = (float(np.mean(lse - Z[rows, yk])) if sw is None
+                       else float(rw @ (lse - Z[rows, yk]))) + 0.5 * lam * float(np.sum(W * W))
+                G = np.exp(Z - lse[:, None]) - onehot
+                G = G / n if sw is None else G * rw[:, None]
                 grad = np.concatenate([(G.T @ X + lam * W).ravel(), G.sum(axis=0) if fi else []])
             if not (np.isfinite(val) and np.all(np.isfinite(grad))):
                 _raise_divergence(self, "while evaluating the softmax loss", "rescale the features")
