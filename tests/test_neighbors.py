@@ -888,8 +888,11 @@ def test_kernel_rejects_bad_arguments():
 
 # ---- scikit-learn compatibility -----------------------------------------------
 
-# Nothing is skipped: both estimators pass every check with their defaults.
-EXPECTED_FAILED = {}
+# The one expected failure: a sample weight multiplies a point's vote, it is not copies of it
+# (copies would fill the k nearest), as the estimators' docs say.
+EXPECTED_FAILED = {"check_sample_weight_equivalence_on_dense_data":
+                   "k-NN's sample_weight weights the taken points' votes / labels; k copies of a "
+                   "point would take k places among the k nearest instead"}
 
 
 @parametrize_with_checks([KNNClassifier(), KNNRegressor(), KNNClassifier(k=3, weights="distance"),
@@ -1269,3 +1272,40 @@ def test_both_structures_probe_then_take_either_with_the_same_results(rng, monke
         np.testing.assert_array_equal(got[i][0][:4], ind[i])
     monkeypatch.undo()
     np.testing.assert_array_equal(est.predict_proba(Q), want[1].predict_proba(Q))
+
+
+
+# ---- sample_weight: weighted votes and means (issue 33) ----
+
+@pytest.mark.parametrize("weights", ["uniform", "distance"])
+@pytest.mark.parametrize("algorithm", ["tree", "brute"])
+def test_sample_weight_weights_the_votes_and_means(rng, weights, algorithm):
+    X = rng.normal(size=(120, 3))
+    y = rng.integers(0, 3, size=120)
+    yr = rng.normal(size=120)
+    sw = rng.integers(1, 5, size=120).astype(float)
+    sw[:5] = 0.0
+    Q = rng.normal(size=(30, 3))
+    clf = KNNClassifier(k=5, weights=weights, algorithm=algorithm).fit(X, y, sample_weight=sw)
+    reg = KNNRegressor(k=5, weights=weights, algorithm=algorithm).fit(X, yr, sample_weight=sw)
+    keep = sw > 0
+    ref_c = KNNClassifier(k=5, weights=weights, algorithm=algorithm).fit(X[keep], y[keep])
+    ind = ref_c.kneighbors(Q, return_distance=False)         # no ties on continuous data: k' = k
+    dist = ref_c.kneighbors(Q)[0]
+    w = sw[keep][ind] * (1.0 / dist if weights == "distance" else 1.0)
+    votes = np.stack([np.sum(w * (y[keep][ind] == c), axis=1) for c in range(3)], axis=1)
+    np.testing.assert_allclose(clf.predict_proba(Q), votes / votes.sum(1, keepdims=True), rtol=1e-12)
+    best = votes.max(axis=1, keepdims=True)
+    tied = (votes == best).sum(axis=1) > 1                  # a tied vote: the default label
+    want = np.where(tied, clf._default, np.argmax(votes, axis=1))
+    np.testing.assert_array_equal(clf.predict(Q), clf.classes_[want])
+    assert clf.default_label_ == np.argmax(np.bincount(y[keep], weights=sw[keep]))
+    np.testing.assert_allclose(reg.predict(Q), np.sum(w * yr[keep][ind], 1) / np.sum(w, 1), rtol=1e-12)
+    # zero weights are dropped points; unit weights are no weights, bit for bit
+    np.testing.assert_array_equal(KNNClassifier(k=5).fit(X, y, sample_weight=np.ones(120)).predict_proba(Q),
+                                  KNNClassifier(k=5).fit(X, y).predict_proba(Q))
+    # the order of the training rows does not change a weighted result
+    p = rng.permutation(120)
+    np.testing.assert_array_equal(
+        KNNRegressor(k=5, weights=weights, algorithm=algorithm).fit(X[p], yr[p], sample_weight=sw[p]).predict(Q),
+        reg.predict(Q))

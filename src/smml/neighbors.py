@@ -46,7 +46,7 @@ from smml._core import _kdtree, _knn
 from smml._threads import blas_single_thread, threads_for
 from smml._validation import (
     Callable, InstanceOf, N_JOBS, Interval, Options, check_is_fitted, encode_classes,
-    validate_X, validate_X_y,
+    drop_zero_weight, validate_X, validate_X_y, validate_sample_weight,
 )
 from smml.base import ClassifierMixin, RegressorMixin, SmmlEstimator, store_params
 
@@ -462,6 +462,18 @@ class _KNNBase(SmmlEstimator):
                              f"(the features span up to {r:.3g}"
                              + (" after the Mahalanobis transform" if self._metric == "mahalanobis"
                                 else "") + "); rescale the features")
+
+    def _take_weights(self, X, y, sample_weight):
+        """(X, y) without the zero-weight rows; ``self._sw`` the others' weights (None: no
+        weights, or all ones, which is the same)."""
+        self._sw = None
+        if sample_weight is None:
+            return X, y
+        sw = validate_sample_weight(sample_weight, X.shape[0])
+        sw, X, y = drop_zero_weight(sw, X, y)
+        if not np.all(sw == 1.0):
+            self._sw = np.ascontiguousarray(sw, dtype=np.float64)
+        return X, y
 
     def _fit(self, X, y):
         m = X.shape[0]
@@ -1045,24 +1057,38 @@ class KNNClassifier(ClassifierMixin, _KNNBase):
     VI_ : ndarray, the inverse covariance used (metric="mahalanobis" only)
     """
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
+        """Store the training set (and build the search structures). ``sample_weight``: each
+        training point's vote is multiplied by its weight (times its distance weight); the
+        neighbours themselves are chosen by distance alone, so a weight k is not k copies of
+        the point (copies would also fill the k nearest); a zero weight drops the point."""
         self._validate_params()
         X, y = validate_X_y(self, X, y, dtype="floating", classifier=True)
+        X, y = self._take_weights(X, y, sample_weight)
         self.classes_, self._y = encode_classes(y)
-        counts = np.bincount(self._y, minlength=self.classes_.size)
+        counts = np.bincount(self._y, weights=self._sw, minlength=self.classes_.size)
         self._default = int(np.argmax(counts))     # first maximum: smallest label in sorted order
         self.default_label_ = self.classes_[self._default]
         return self._fit(X, y)
 
     def _votes(self, taken, nb):
         _, idx, keys = taken.csr()
-        return self._class_votes(np.repeat(np.arange(nb), taken.counts), self._y[idx], keys, nb)
+        sw = self.__dict__.get("_sw")
+        return self._class_votes(np.repeat(np.arange(nb), taken.counts), self._y[idx], keys, nb,
+                                 None if sw is None else sw[idx])
 
-    def _class_votes(self, rows, codes, keys, nb):
+    def _class_votes(self, rows, codes, keys, nb, sw=None):
         """(nb, n_classes) (weighted) votes of taken points given by their query row, class
-        code and key, summed in the order given (also smml.dask's merge of shards)."""
+        code and key, summed in the order given (also smml.dask's merge of shards); with
+        the points' sample weights ``sw``, in the order of (row, key, class, weight), so the
+        order of the training rows cannot change a vote's last bit."""
         nc = self.classes_.size
+        if sw is not None:
+            order = np.lexsort((sw, codes, keys, rows))
+            rows, codes, keys, sw = rows[order], codes[order], keys[order], sw[order]
         w = self._neighbour_weights(keys, rows, nb)
+        if sw is not None:
+            w = sw if w is None else w * sw
         return np.bincount(rows * nc + codes, weights=w, minlength=nb * nc).reshape(nb, nc)
 
     def _proba(self, votes):
@@ -1088,7 +1114,8 @@ class KNNClassifier(ClassifierMixin, _KNNBase):
         n_threads = self._n_threads()
         for rows, taken in self._search(Q0, k, n_threads, Qm=Qm):
             nb = taken.counts.shape[0]
-            if uniform and taken.idx is not None:      # the compiled vote (same rule as _decide)
+            if uniform and taken.idx is not None and self.__dict__.get("_sw") is None:
+                # the compiled vote (same rule as _decide)
                 out = pred[rows] if isinstance(rows, slice) else np.empty(nb, dtype=np.intp)
                 if taken.lab is not None:              # the codes themselves: y = identity
                     codes, y = taken.lab, np.arange(self.classes_.size, dtype=np.intp)
@@ -1128,9 +1155,13 @@ class KNNRegressor(RegressorMixin, _KNNBase):
     VI_ : ndarray, the inverse covariance used (metric="mahalanobis" only)
     """
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
+        """Store the training set; ``sample_weight``: each point's label enters the mean with
+        its weight (times its distance weight); the neighbours are chosen by distance alone
+        (a weight k is not k copies); a zero weight drops the point."""
         self._validate_params()
         X, y = validate_X_y(self, X, y, dtype="floating", y_numeric=True)
+        X, y = self._take_weights(X, y, sample_weight)
         self._y = np.ascontiguousarray(y, dtype=np.float64)
         return self._fit(X, y)
 
@@ -1141,16 +1172,21 @@ class KNNRegressor(RegressorMixin, _KNNBase):
         for block, taken in self._search(Q0, k, self._n_threads(), Qm=Qm):
             nb = taken.counts.shape[0]
             _, idx, keys = taken.csr()
-            pred[block] = self._mean_label(np.repeat(np.arange(nb), taken.counts), self._y[idx], keys, nb)
+            sw = self.__dict__.get("_sw")
+            pred[block] = self._mean_label(np.repeat(np.arange(nb), taken.counts), self._y[idx], keys, nb,
+                                           None if sw is None else sw[idx])
         return pred
 
-    def _mean_label(self, rows, yv, keys, nb):
+    def _mean_label(self, rows, yv, keys, nb, sw=None):
         """The (weighted) mean of the labels yv of taken points given by their query row and
-        key, summed in the order of (row, key, label) whatever order they come in (also
-        smml.dask's merge of shards)."""
-        order = np.lexsort((yv, keys, rows))
+        key, summed in the order of (row, key, label[, sample weight]) whatever order they
+        come in (also smml.dask's merge of shards)."""
+        order = np.lexsort((yv, keys, rows) if sw is None else (sw, yv, keys, rows))
         rows, yv, keys = rows[order], yv[order], keys[order]
         w = self._neighbour_weights(keys, rows, nb)
+        if sw is not None:
+            sw = sw[order]
+            w = sw if w is None else w * sw
         if w is None:
             return np.bincount(rows, weights=yv, minlength=nb) / np.bincount(rows, minlength=nb)
         den = np.bincount(rows, weights=w, minlength=nb)
