@@ -702,3 +702,20 @@ def test_bad_input():
         m.predict(np.full((2, 2), np.inf))
     # one sample, one feature: fine
     MLPRegressor((2,), max_epochs=3).fit([[1.0]], [2.0]).predict([[1.0]])
+
+
+def test_divergence_on_unscaled_targets_names_the_recipe_that_fits():
+    # 003's fixed-step SGD diverges on make_regression's targets (~300) at the default rate:
+    # the error says what to change, and the recipe it names fits
+    from sklearn.compose import TransformedTargetRegressor
+    from sklearn.datasets import make_regression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    X, y = make_regression(200, 5, random_state=0)
+    with pytest.raises(DivergenceError, match="TransformedTargetRegressor"):
+        MLPRegressor(random_state=0, max_epochs=20).fit(X, y)
+    model = TransformedTargetRegressor(make_pipeline(StandardScaler(), MLPRegressor(
+        random_state=0, max_epochs=60, tol=1e-3)), transformer=StandardScaler())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")                       # max_epochs: not the point here
+        assert model.fit(X, y).score(X, y) > 0.95

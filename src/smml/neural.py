@@ -202,10 +202,14 @@ class _BaseMLP(SmmlEstimator):
                 loss += 0.5 * float(self.lam) * sum(float(np.dot(c.ravel().astype(np.float64), c.ravel()))
                                                     for c in self.coefs_)
         if status or not np.isfinite(loss):
+            targets = ("" if type(self).__name__ != "MLPRegressor" else
+                       "; large targets: scale them too (sklearn.compose.TransformedTargetRegressor("
+                       "regressor=..., transformer=StandardScaler()))")
             raise DivergenceError(
                 f"{type(self).__name__}: the loss or the weights became non-finite (overflow or NaN) "
-                f"in epoch {self.n_iter_} after {self.n_steps_} SGD steps; lower learning_rate "
-                "(or momentum), or scale the features")
+                f"in epoch {self.n_iter_} after {self.n_steps_} SGD steps (003's SGD with a fixed "
+                "step size); lower learning_rate (or momentum), or scale the features "
+                f"(a Pipeline with sklearn.preprocessing.StandardScaler){targets}")
         self.loss_ = loss
         self.loss_curve_.append(self.loss_)
 
