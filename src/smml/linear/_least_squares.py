@@ -189,6 +189,7 @@ class LMSRegressor(LinearRegression):
         return 1.0 / total if total > 0 else 1.0
 
     def fit(self, X, y):
+        """Run 001's LMS rule from theta = 0 (see the class docstring for the stopping rule)."""
         self._validate_params()
         X, y = validate_X_y(self, X, y, dtype="float64", y_numeric=True)
         n, d = X.shape
