@@ -9,7 +9,7 @@ from sklearn.utils.multiclass import type_of_target
 from smml._core import _linear as _k
 from smml._threads import threads_for
 from smml._validation import (Options, check_is_fitted,
-                              check_random_state, encode_classes, validate_X)
+                              check_random_state, encode_classes, validate_X, validate_X_y)
 from smml.base import ClassifierMixin, RegressorMixin, SmmlEstimator
 
 
@@ -68,6 +68,28 @@ def _problem_labels(est, y):
     if len(classes) == 2:
         return classes, np.where(y_enc == 1, 1.0, -1.0)[None, :]
     return classes, np.where(y_enc[None, :] == np.arange(len(classes))[:, None], 1.0, -1.0)
+
+
+def _first_chunk(est, X, y, classes, dtype):
+    """The first ``partial_fit`` call of a classifier: (X, y) validated (``n_features_in_``
+    set) and ``est.classes_`` from ``classes`` (every label of the stream, at least 2)."""
+    if classes is None:
+        raise ValueError("classes must be passed on the first call to partial_fit")
+    X, y = validate_X_y(est, X, y, dtype=dtype, classifier=True)
+    classes = np.unique(np.asarray(classes))
+    if len(classes) < 2:
+        raise ValueError(f"classes must hold at least 2 labels, got {classes.tolist()}")
+    est.classes_ = classes
+    return X, y
+
+
+def _next_chunk(est, X, y, dtype):
+    """A later ``partial_fit`` call: X of the fitted width and a 1-d y of as many entries."""
+    X = validate_X(est, X, reset=False, dtype=dtype)
+    y = np.asarray(y)
+    if y.ndim != 1 or len(y) != X.shape[0]:
+        raise ValueError(f"y must be 1-d with {X.shape[0]} entries, got shape {np.shape(y)}")
+    return X, y
 
 
 def _small_change(w, prev, tol):

@@ -188,6 +188,20 @@ class LMSRegressor(LinearRegression):
         total = sq.sum() if self.mode == "batch" else sq.max()
         return 1.0 / total if total > 0 else 1.0
 
+    def _pass(self, X, y, w, lr, order):
+        """One pass of 001's rule over (X, y), updating w in place: one batch iteration, or the
+        stochastic rule over the rows in ``order``. Returns True when w stopped being finite."""
+        d = X.shape[1]
+        fi = bool(self.fit_intercept)
+        if self.mode == "batch":
+            with np.errstate(all="ignore"):
+                r = y - (X @ w[:d] + (w[d] if fi else 0.0))
+                w[:d] += lr * (X.T @ r)
+                if fi:
+                    w[d] += lr * r.sum()
+            return not np.all(np.isfinite(w))
+        return bool(_k.lms_epoch(X, y, order, w, lr, fi))
+
     def fit(self, X, y):
         """Run 001's LMS rule from theta = 0 (see the class docstring for the stopping rule)."""
         self._validate_params()
@@ -203,17 +217,9 @@ class LMSRegressor(LinearRegression):
         self.n_epochs_ = 0
         for epoch in range(self.max_epochs):
             prev = w.copy()
-            if self.mode == "batch":
-                with np.errstate(all="ignore"):
-                    r = y - (X @ w[:d] + (w[d] if fi else 0.0))
-                    w[:d] += lr * (X.T @ r)
-                    if fi:
-                        w[d] += lr * r.sum()
-                status = not np.all(np.isfinite(w))
-            else:
-                if self.shuffle:
-                    order = rng.permutation(n).astype(np.intp, copy=False)
-                status = _k.lms_epoch(X, y, order, w, lr, fi)
+            if self.mode != "batch" and self.shuffle:
+                order = rng.permutation(n).astype(np.intp, copy=False)
+            status = self._pass(X, y, w, lr, order)
             self.n_epochs_ += 1
             if status:
                 _raise_divergence(self, f"in epoch {self.n_epochs_} (learning_rate={lr:g})",
@@ -255,17 +261,9 @@ class LMSRegressor(LinearRegression):
             raise ValueError("fit_intercept changed since the stream began: refit")
         lr = self.learning_rate_
         prev = w.copy()
-        if self.mode == "batch":
-            with np.errstate(all="ignore"):
-                r = y - (X @ w[:d] + (w[d] if fi else 0.0))
-                w[:d] += lr * (X.T @ r)
-                if fi:
-                    w[d] += lr * r.sum()
-            status = not np.all(np.isfinite(w))
-        else:
-            order = (self._lms_rng.permutation(n).astype(np.intp, copy=False) if self.shuffle
-                     else np.arange(n, dtype=np.intp))
-            status = _k.lms_epoch(X, y, order, w, lr, fi)
+        order = (self._lms_rng.permutation(n).astype(np.intp, copy=False)
+                 if self.mode != "batch" and self.shuffle else np.arange(n, dtype=np.intp))
+        status = self._pass(X, y, w, lr, order)
         self.n_epochs_ += 1
         if status:
             _raise_divergence(self, f"in partial_fit call {self.n_epochs_} (learning_rate={lr:g})",

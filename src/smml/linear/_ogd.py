@@ -5,7 +5,8 @@ import numpy as np
 from smml._core import _linear as _k
 from smml._validation import (N_JOBS, RANDOM_STATE, Interval, Options, validate_X, validate_X_y)
 
-from smml.linear._base import (_BOOL, _check_rng, _problem_labels, _raise_divergence, _LinearClassifier,
+from smml.linear._base import (_BOOL, _check_rng, _first_chunk, _next_chunk, _problem_labels,
+                               _raise_divergence, _LinearClassifier,
                                _LinearRegressorBase)
 from smml.base import store_params
 
@@ -123,19 +124,11 @@ class OnlineGradientDescent(_OGDMixin, _LinearClassifier):
         first = not hasattr(self, "w_")
         self._validate_params()           # every call: set_params may have changed eta, radius, ...
         if first:
-            if classes is None:
-                raise ValueError("classes must be passed on the first call to partial_fit")
-            X, y = validate_X_y(self, X, y, dtype="float64", classifier=True)
-            classes = np.unique(np.asarray(classes))
-            if len(classes) < 2:
-                raise ValueError(f"classes must hold at least 2 labels, got {classes.tolist()}")
-            self.classes_ = classes
-            self._reset(X.shape[1] + int(self.fit_intercept), None if len(classes) == 2 else len(classes))
+            X, y = _first_chunk(self, X, y, classes, "float64")
+            k = len(self.classes_)
+            self._reset(X.shape[1] + int(self.fit_intercept), None if k == 2 else k)
         else:
-            X = validate_X(self, X, reset=False, dtype="float64")
-            y = np.asarray(y)
-            if y.ndim != 1 or len(y) != X.shape[0]:
-                raise ValueError(f"y must be 1-d with {X.shape[0]} entries, got shape {np.shape(y)}")
+            X, y = _next_chunk(self, X, y, "float64")
         Y = self._problem_targets(y)
         self._stream(X, Y[0] if len(Y) == 1 else Y, 1)
         return self

@@ -5,7 +5,8 @@ import numpy as np
 from smml._core import _linear as _k
 from smml._validation import (N_JOBS, RANDOM_STATE, Interval, validate_X, validate_X_y)
 
-from smml.linear._base import (_BOOL, _PEGASOS_CHUNK, _check_rng, _draw_integers, _problem_labels,
+from smml.linear._base import (_BOOL, _PEGASOS_CHUNK, _check_rng, _draw_integers, _first_chunk,
+                               _next_chunk, _problem_labels,
                                _raise_divergence, _LinearClassifier)
 from smml.base import store_params
 
@@ -85,23 +86,14 @@ class Pegasos(_LinearClassifier):
                 V, U, state = (a.copy() for a in self._pegasos_state)
                 d = self.n_features_in_
             else:
-                if classes is None:
-                    raise ValueError("classes must be passed on the first call to partial_fit")
-                X, y = validate_X_y(self, X, y, dtype="float64", classifier=True)
-                classes = np.unique(np.asarray(classes))
-                if len(classes) < 2:
-                    raise ValueError(f"classes must hold at least 2 labels, got {classes.tolist()}")
-                self.classes_ = classes
+                X, y = _first_chunk(self, X, y, classes, "float64")
                 d = X.shape[1]
-                k = 1 if len(classes) == 2 else len(classes)
+                k = 1 if len(self.classes_) == 2 else len(self.classes_)
                 fi = int(bool(self.fit_intercept))
                 V, U = np.zeros((k, d + fi)), np.zeros((k, d + fi))
                 state = np.tile([1.0, 0.0, 0.0], (k, 1))
             self._stream_state = (V, U, state, bool(self.fit_intercept), bool(self.average))
-        X = validate_X(self, X, reset=False, dtype="float64")
-        y = np.asarray(y)
-        if y.ndim != 1 or len(y) != X.shape[0]:
-            raise ValueError(f"y must be 1-d with {X.shape[0]} entries, got shape {np.shape(y)}")
+        X, y = _next_chunk(self, X, y, "float64")
         V, U, state, fi, avg = self._stream_state
         if fi != bool(self.fit_intercept) or avg != bool(self.average):
             raise ValueError("fit_intercept / average changed since the stream began: refit")

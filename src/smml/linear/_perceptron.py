@@ -7,7 +7,8 @@ from smml._validation import (N_JOBS, RANDOM_STATE, Interval, encode_classes, va
                                validate_X_y)
 from smml.base import ClassifierMixin, SmmlEstimator, store_params
 
-from smml.linear._base import (_BOOL, _check_rng, _raise_divergence, _scores)
+from smml.linear._base import (_BOOL, _check_rng, _first_chunk, _next_chunk, _raise_divergence,
+                               _scores)
 
 class Perceptron(ClassifierMixin, SmmlEstimator):
     """The Perceptron of 000, "Training linear classifiers" (also 001, 003 section 9).
@@ -123,23 +124,14 @@ class Perceptron(ClassifierMixin, SmmlEstimator):
             self._stream_calls = int(np.max(self.n_epochs_))
         first = "_stream_w" not in self.__dict__
         if first:
-            if classes is None:
-                raise ValueError("classes must be passed on the first call to partial_fit")
-            X, y = validate_X_y(self, X, y, dtype="floating", classifier=True)
-            classes = np.unique(np.asarray(classes))
-            if len(classes) < 2:
-                raise ValueError(f"classes must hold at least 2 labels, got {classes.tolist()}")
-            self.classes_ = classes
-            n_prob = 1 if len(classes) == 2 else len(classes)
+            X, y = _first_chunk(self, X, y, classes, "floating")
+            n_prob = 1 if len(self.classes_) == 2 else len(self.classes_)
             self._stream_w = np.zeros((n_prob, X.shape[1] + int(self.fit_intercept)), dtype=X.dtype)
             self._stream_rng = _check_rng(self.random_state)
             self._stream_updates = np.zeros(n_prob, dtype=np.int64)
             self._stream_calls = 0
         else:
-            X = validate_X(self, X, reset=False, dtype="floating")
-            y = np.asarray(y)
-            if y.ndim != 1 or len(y) != X.shape[0]:
-                raise ValueError(f"y must be 1-d with {X.shape[0]} entries, got shape {np.shape(y)}")
+            X, y = _next_chunk(self, X, y, "floating")
         if len(self._stream_w[0]) != X.shape[1] + int(self.fit_intercept):
             raise ValueError("fit_intercept changed since the first call to partial_fit")
         X = np.ascontiguousarray(X, dtype=self._stream_w.dtype)
