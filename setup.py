@@ -2,6 +2,11 @@
 
 Environment variables:
   SMML_DEBUG_CYTHON=1   turn boundscheck / wraparound / initializedcheck back on
+  SMML_SANITIZE=1       (gcc / clang) compile and link with AddressSanitizer and UBSan
+                        (-fsanitize=address,undefined -fno-omit-frame-pointer -O1 -g -fno-wrapv
+                        instead of -O3) and with SMML_DEBUG_CYTHON's checks, rebuilding every
+                        extension; build in a copy, load with libasan preloaded (docs/install.rst;
+                        .ci/sanitize builds such a copy and runs the kernels' tests under it)
   SMML_ANNOTATE=1       write Cython's annotated HTML beside each .pyx
   SMML_NO_OPENMP=1      build serially, without OpenMP
   SMML_BUILD_ONLY=a,b   (development) build only the named _core modules
@@ -31,7 +36,7 @@ def _truthy(name):
 
 
 def _directives():
-    debug = _truthy("SMML_DEBUG_CYTHON")
+    debug = _truthy("SMML_DEBUG_CYTHON") or _truthy("SMML_SANITIZE")
     return {
         "language_level": 3,
         "boundscheck": debug,
@@ -106,6 +111,9 @@ class BuildExt(build_ext):
         # use one compiler per CPU: each extension is one independent gcc run
         if self.parallel is None:
             self.parallel = _jobs("SMML_BUILD_JOBS", os.cpu_count() or 1)
+        if _truthy("SMML_SANITIZE"):
+            # the flags are not in build_ext's up-to-date test: recompile every extension
+            self.force = True
 
     def build_extensions(self):
         ctype = self.compiler.compiler_type
@@ -121,9 +129,18 @@ class BuildExt(build_ext):
         # tie detection, the references' bit-exact comparisons) round the same way on
         # every target, including arm64 where gcc fuses by default.
         opt = ["/O2"] if ctype == "msvc" else ["-O3", "-ffp-contract=off"]
+        san = []
+        if _truthy("SMML_SANITIZE"):
+            if ctype == "msvc":
+                raise SystemExit("SMML_SANITIZE=1 needs gcc or clang")
+            san = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer"]
+            # after Python's own CFLAGS, whose -O3 and -fwrapv they override (the last one
+            # wins); -fwrapv (signed overflow wraps) would turn UBSan's overflow check off
+            opt = ["-O1", "-g", "-ffp-contract=off", "-fno-wrapv"] + san
+            print("*** smml: building with AddressSanitizer + UBSan (SMML_SANITIZE=1) ***", file=sys.stderr)
         for ext in self.extensions:
             ext.extra_compile_args = opt + (cflags if use_omp else [])
-            ext.extra_link_args = list(lflags if use_omp else [])
+            ext.extra_link_args = list(lflags if use_omp else []) + san
         # the longest compilations first, so that no core idles behind one started last
         self.extensions.sort(key=_source_size, reverse=True)
         super().build_extensions()
@@ -192,6 +209,8 @@ def _extensions():
         include_path=["src"],
         annotate=_truthy("SMML_ANNOTATE"),
         nthreads=_cython_jobs(),
+        # the directives are not in cythonize's up-to-date test (timestamps): re-translate
+        force=_truthy("SMML_SANITIZE"),
     )
 
 
