@@ -174,7 +174,7 @@ cdef inline void _set_status(State *st, intp_t t) noexcept nogil:
 # Kernel rows: block fills
 # ---------------------------------------------------------------------------
 cdef inline bint _layout_kept(State *st, int64_t v) noexcept nogil:
-    return st.kpos_ver[v % N_LAYOUTS] == v
+    return v >= 0 and st.kpos_ver[v % N_LAYOUTS] == v      # v = -1: over no active set
 
 
 cdef inline bint _valid(State *st, intp_t t) noexcept nogil:
