@@ -134,13 +134,6 @@ LINEAR_OVERFLOW = {"HardMarginSVM", "LADRegressor", "LMSRegressor", "LinearProgr
 
 #: id -> (what is wrong, {(property, estimator) it breaks})
 KNOWN_BUGS = {
-    "object-labels-crash": (
-        "HardMarginSVM / LinearProgramClassifier: class labels in an object array (strings), more than "
-        "2 classes, a one-vs-rest problem not separable: AttributeError ('str' object has no attribute "
-        "'tolist') while building the NotSeparableError message (self.classes_[c].tolist(), "
-        "_hard_margin.py:280, _lp.py:149)",
-        {(p, e) for p in ("valid_input", "deterministic", "n_jobs")
-         for e in ("HardMarginSVM", "LinearProgramClassifier")}),
     "decision-overflow-after-fit": (
         "Perceptron / Pegasos fitted on finite data of large magnitude (1e299, or 1e29 in float32) return "
         "+-inf from decision_function on the training rows (w.x overflows), silently",
@@ -824,8 +817,10 @@ def _repro_poly_message_names_linear():
         PolynomialRegression().fit([[0.0], [1.0], [2.0]], [1e308, -1e308, 1e308])
 
 
-REPRODUCTIONS = {"object-labels-crash": _repro_object_labels_crash,
-                 "decision-overflow-after-fit": _repro_decision_overflow_after_fit,
+# bugs fixed since: their reproductions are regression tests
+FIXED = {"object-labels-crash": _repro_object_labels_crash}
+
+REPRODUCTIONS = {"decision-overflow-after-fit": _repro_decision_overflow_after_fit,
                  "erm-overflow-message": _repro_erm_overflow_message,
                  "erm-predict-dtype": _repro_erm_predict_dtype,
                  "large-targets-nonfinite": _repro_large_targets_nonfinite,
@@ -844,3 +839,10 @@ def test_known_bug(bug):
 
 def test_every_known_bug_has_a_reproduction():
     assert sorted(REPRODUCTIONS) == sorted(KNOWN_BUGS)
+
+
+@pytest.mark.parametrize("bug", sorted(FIXED))
+def test_fixed_bug_stays_fixed(bug):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        FIXED[bug]()

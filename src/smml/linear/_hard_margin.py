@@ -277,7 +277,7 @@ class HardMarginSVM(_LinearClassifier):
         scale = _pow2_scale(A)
         res = _separating_lp(A / scale, y_pm)   # feasibility does not change under column scaling
         if res.status == 2:
-            which = "" if len(self.classes_) == 2 else f" (class {self.classes_[c].tolist()!r} against the rest)"
+            which = "" if len(self.classes_) == 2 else f" (class {getattr(self.classes_[c], 'tolist', lambda: self.classes_[c])()!r} against the rest)"
             raise NotSeparableError(
                 f"HardMarginSVM: the training set is not linearly separable{which}: the constraints "
                 "y_t w.x_t >= 1 have no solution; use Pegasos (the soft-margin SVM), "

@@ -146,7 +146,7 @@ class LinearProgramClassifier(_LinearClassifier):
                 continue
             res = _separating_lp(A, y_pm)
             if res.status == 2:
-                which = "" if len(Y) == 1 else f" (class {self.classes_[c].tolist()!r} against the rest)"
+                which = "" if len(Y) == 1 else f" (class {getattr(self.classes_[c], 'tolist', lambda: self.classes_[c])()!r} against the rest)"
                 raise NotSeparableError(
                     f"LinearProgramClassifier: the training set is not linearly separable{which} (the "
                     "linear program y_t w.x_t >= 1 for all t has no solution); use soft_margin=True, "
