@@ -720,7 +720,8 @@ def radius(const floating[:, ::1] Q, const floating[:, ::1] Tt, const intp_t[::1
             elif n != indptr[i + 1] - indptr[i]:
                 flag_set(changed)
             else:
-                qsort(st.ties, n, sizeof(Pair), cmp_pair)
+                if n > 1:       # st.ties is NULL until a first tie, and qsort takes no NULL
+                    qsort(st.ties, n, sizeof(Pair), cmp_pair)
                 for c in range(n):
                     out_key[indptr[i] + c] = st.ties[c].key
                     out_idx[indptr[i] + c] = st.ties[c].idx
