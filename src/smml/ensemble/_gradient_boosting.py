@@ -214,14 +214,14 @@ class _BaseGradientBoosting(SmmlEstimator):
                            float(swe.sum()), np.tile(F0, (Xe.shape[0], 1)),
                            np.arange(Xe.shape[0], dtype=np.intp)])
         history = [[] for _ in routed]
-        if val is not None and evals and val is evals[-1]:
-            Xbv, yv, swv, swv_sum, Fv, val_rows = routed[-1]
-        elif val is not None:
+        if val is not None and not (evals and val is evals[-1]):
+            # the held-out rows: routed as an eval set is, but not reported in evals_result_
             Xv, yv, swv = val
-            Xbv = apply_bins(Xv, edges, n_edges, is_cat, n_cats, n_threads, nan_code)
-            Fv = np.tile(F0, (Xv.shape[0], 1))
-            swv_sum = float(swv.sum())
-            val_rows = np.arange(Xv.shape[0], dtype=np.intp)
+            routed.append([apply_bins(Xv, edges, n_edges, is_cat, n_cats, n_threads, nan_code), yv, swv,
+                           float(swv.sum()), np.tile(F0, (Xv.shape[0], 1)),
+                           np.arange(Xv.shape[0], dtype=np.intp)])
+        if val is not None:
+            _, yv, swv, swv_sum, Fv, _ = routed[-1]     # the stopping set
         trees = []
         train_score, val_score = [], []
         best, best_round, since = np.inf, -1, 0
@@ -268,9 +268,6 @@ class _BaseGradientBoosting(SmmlEstimator):
                                         n_threads)
                 for r in routed:
                     _gbm.add_tree_codes(r[0], r[5], tree._records(), sbin, nan_code, bits, value, r[4], k,
-                                        n_threads)
-                if val is not None and not (evals and val is evals[-1]):
-                    _gbm.add_tree_codes(Xbv, val_rows, tree._records(), sbin, nan_code, bits, value, Fv, k,
                                         n_threads)
                 trees.append(tree)
             for r, h in zip(routed, history):
