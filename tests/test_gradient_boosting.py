@@ -664,3 +664,19 @@ def test_feature_importances_by_gain_and_by_split_count():
         np.add.at(w, t.feature[inner], t.improvement[inner])
     np.testing.assert_allclose(gain.feature_importances_, w / w.sum())
     assert np.argmax(gain.feature_importances_) == 0
+
+
+@pytest.mark.parametrize("kw", [dict(max_depth=4), dict(max_depth=None, max_leaf_nodes=9),
+                                dict(max_depth=3, subsample=0.7, colsample_bytree=0.5)])
+def test_boosting_trees_pass_the_tree_checks(kw):
+    """Boosting's trees skip Tree._checked when made (Tree._grown): every one must pass it."""
+    from smml.tree import Tree
+    X, y = _data(n=300, d=5, seed=3, kind="clf", k=3)
+    X[::7, 1] = np.nan
+    m = GradientBoostingClassifier(n_estimators=6, random_state=0, **kw).fit(X, y)
+    assert len(m.estimators_) == 18
+    for t in m.estimators_:
+        nodes, value, bits = Tree._checked(t.nodes, t.value, t.category_bits)
+        left = t.children_left
+        assert np.array_equal(t.children_right, np.where(left >= 0, left + 1, -1))
+        assert nodes is t.nodes and value is t.value and bits is t.category_bits

@@ -163,12 +163,20 @@ class Tree:
             raise ValueError("tree nodes: an internal node tests a negative feature index")
         return nodes, value, category_bits
 
+    @classmethod
+    def _grown(cls, nodes, value, category_bits):
+        """A tree as a growth kernel returns it, without _checked's checks: the kernels
+        number children after their parent, siblings adjacent, by construction (every
+        tree of a boosting fit passes _checked in tests/test_gradient_boosting.py).  Boosting makes one tree per
+        round; the checks cost more than growing a small tree."""
+        tree = cls.__new__(cls)
+        tree.nodes, tree.value, tree.category_bits = nodes, value, category_bits
+        tree._derive()
+        return tree
+
     def _derive(self):
         self._bytes = self.nodes.view(np.uint8)
-        left = self.nodes["children_left"]
-        right = np.where(left >= 0, left + 1, -1).astype(np.intp)
-        right.flags.writeable = False
-        self._right = right
+        self._right = None                  # children_right, made when first asked for
 
     def _records(self):
         """The node records as bytes, for the prediction kernels (smml._core._tree_predict)."""
@@ -194,6 +202,11 @@ class Tree:
     @property
     def children_right(self):
         """Second child of each node (-1 at leaves): children_left + 1 (read-only)."""
+        if self._right is None:
+            left = self.nodes["children_left"]
+            right = np.where(left >= 0, left + 1, -1).astype(np.intp)
+            right.flags.writeable = False
+            self._right = right
         return self._right
 
     @property

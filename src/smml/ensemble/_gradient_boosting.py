@@ -183,11 +183,14 @@ class _BaseGradientBoosting(SmmlEstimator):
                                            n_cats, missing=True)
 
         # F_0: the best constant of the loss
+        # (sums by numpy's pairwise add, not np.dot: a BLAS ddot over more than ~10,000 rows
+        # wakes OpenBLAS's threads, which then busy-wait for about 0.1 s on the cores the
+        # boosting kernels' OpenMP threads need: 2-thread fits ran slower than 1-thread ones)
         wsum = sw.sum()
         if self.loss_ in ("squared_error", "half_squared_error"):
-            F0 = np.array([np.dot(sw, yf) / wsum])
+            F0 = np.array([np.add.reduce(sw * yf) / wsum])
         elif self.loss_ == "log_loss":
-            p = np.dot(sw, yf) / wsum
+            p = np.add.reduce(sw * yf) / wsum
             with np.errstate(divide="ignore"):
                 F0 = np.clip([np.log(p) - np.log1p(-p)], -30.0, 30.0)   # one class of positive weight: +-30
         else:
@@ -261,7 +264,7 @@ class _BaseGradientBoosting(SmmlEstimator):
                     scale * float(self.reg_lambda), scale * float(self.gamma),
                     scale * float(self.min_child_weight), float(self.learning_rate),
                     max_depth, max_leaf, n_threads, _GRAIN)
-                tree = Tree(nodes, value, bits)
+                tree = Tree._grown(nodes, value, bits)
                 split_bins.append(sbin)
                 if m < n:           # the rows left out of the subsample are routed through the tree
                     _gbm.add_tree_codes(Xb, out_rows, tree._records(), sbin, nan_code, bits, value, F, k,
