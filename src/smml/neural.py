@@ -59,11 +59,9 @@ from smml.linear._base import _BOOL, DivergenceError
 __all__ = ["MLPClassifier", "MLPRegressor"]
 
 #: multiply-adds per SGD step (batch x weights) worth a thread of its own in training.
-#: Measured on this 2-core machine (784 inputs, 10 outputs, float32, one epoch of 12,000
-#: rows, 1 vs 2 threads; bench/sweep_neural_threads.py [--wide]): 2 threads are
-#: 0.42-0.45x as fast as 1 at 1.2-1.6 M per step ((96,) or (128,) x batch 16, (64,) x 32),
-#: and 1.15-1.31x as fast from 2.4 M on ((96,) x 32, (128,) x 24, (200,) x 16, (32,) x 128):
-#: the step's two barriers cost more than half a step below that. threads_for starts a
+#: Set from the crossover of 1 vs 2 threads (bench/experiments/sweep_neural_threads.py
+#: [--wide]; the figures: bench/neural.md): below it 2 threads are slower than 1, because
+#: the step's two barriers cost more than half a step. threads_for starts a
 #: second thread from 2 grains, i.e. 2.1 M.
 NEURAL_GRAIN = 1 << 20
 #: rows worth a thread of their own in prediction
@@ -83,8 +81,7 @@ def _aligned_copy(a, align=_CACHE_LINE):
     in float32), each thread updating its own columns of every weight row: with a
     weight matrix that starts mid cache line, the lines at those boundaries are written
     by both threads in every row (false sharing). numpy guarantees 16 bytes.
-    A/B in one process (784-128-10, batch 32, 2 threads, 20,000 rows): 0.271 -> 0.240 s
-    per 60,000 rows; 784-256-256-10 and 784-100-10 level."""
+    (The A/B behind it: bench/neural.md.)"""
     buf = np.empty(a.nbytes + align, dtype=np.uint8)
     off = (-buf.ctypes.data) % align
     out = buf[off:off + a.nbytes].view(a.dtype).reshape(a.shape)

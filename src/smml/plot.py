@@ -331,7 +331,8 @@ def _svm_optimum(X, y_pm, lam):
         v = Z.T @ a
         return -(a.sum() / m) + (v @ v) / (2 * lam * m * m), -1.0 / m + (Z @ v) / (lam * m * m)
 
-    # hundreds of small mat-vecs: a multi-threaded BLAS only spins (40x slower on a busy machine)
+    # hundreds of small mat-vecs: a multi-threaded BLAS only spins (far slower on a busy machine;
+    # the figure: bench/linear.md)
     with blas_single_thread():
         res = minimize(neg_dual, np.full(m, 0.5), jac=True, method="L-BFGS-B", bounds=[(0.0, 1.0)] * m,
                        options={"maxiter": 20000, "ftol": 1e-12, "gtol": 1e-10})

@@ -78,8 +78,8 @@ cdef inline void scaled_dot_tile(int nqb, int ntb, int d, floating alpha, const 
     """tile (nqb x ntb) = alpha Qr @ Tr.T, with Qr (nqb x d) and Tr (ntb x d) row-major.
 
     A tile of at most ``GEMV_ROWS`` query rows goes through one gemv per row, which
-    reads the training block without packing it (measured 2-4 times faster than gemm's
-    packed product for so few rows); the block stays in cache between the rows.
+    reads the training block without packing it (measured faster than gemm's packed
+    product for so few rows: bench/neighbors.md); the block stays in cache between the rows.
     """
     cdef floating beta = 0.0
     cdef int r
@@ -100,11 +100,11 @@ cdef inline void neg2_dot_tile(int nqb, int ntb, int d, const floating *Qr, cons
 #
 # For few centroids / queries against many rows (k-means: 200,000 x 32 rows against 16
 # centroids), BLAS gemm spends about as long packing the row block as multiplying it (a
-# profile of OpenBLAS's dgemm on 256 x 32 x 16 tiles: 21% in dgemm_oncopy, 23% in the
+# profile of OpenBLAS's dgemm on 256 x 32 x 16 tiles, bench/cluster.md: packing as long as the
 # kernel). This tile reads the rows in place and the (few) columns from panels packed
 # once: panel p holds columns p*PW .. p*PW + PW - 1 of -2 C (zero past k) feature by feature,
 # PW = PANEL_D (float64) or PANEL_F (float32) = two AVX2 vectors; a 4-row x 2-vector
-# register block of fused multiply-adds. About twice gemm's speed on that shape. It is
+# register block of fused multiply-adds (its speed against gemm's: bench/cluster.md). It is
 # compiled for AVX2 + FMA with a target attribute (the wheel stays generic x86-64) and
 # used only when ``fast_tile_available()``; elsewhere callers use neg2_dot_tile. Its
 # rounding differs from gemm's (fused multiply-adds, another order) but stays within the

@@ -249,7 +249,7 @@ def no_hugepages(unsigned char[::1] buf):
     For a kernel-row cache, whose pages are first touched one row at a time during a solve:
     numpy marks large buffers MADV_HUGEPAGE, and under the common THP setting
     (defrag=madvise) a fault on such a buffer compacts memory to make a huge page, which
-    cost 0.7-1.4 s of a 2 s KernelSVC fit with a 1 GB cache (bench_kernels.py, 50,000 x 20).
+    stalled KernelSVC fits with a 1 GB cache for much of their time (bench/kernels.md).
     Returns True when the advice was taken (always False off Linux)."""
     if buf.shape[0] == 0:
         return False

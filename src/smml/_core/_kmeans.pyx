@@ -74,8 +74,7 @@ cdef extern from *:
     #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
     #include <immintrin.h>
     /* the previous-label pass from this many tile columns: below, the pass it saves costs
-       less than its data-dependent branch (measured: 2-4% slower at k = 16, 5-10% faster at
-       k = 64, interleaved A/B, see the issue-11 note) */
+       less than its data-dependent branch (the interleaved A/B: bench/cluster.md) */
     #define SMML_PREV_MIN_KP 32
     /* one row's candidate mask over kp <= 64 columns: bit j set when v_j <= thr */
     #define SMML_MASK_LOOP(W, CMPMASK) \

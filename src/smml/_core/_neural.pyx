@@ -35,19 +35,18 @@ cdef extern from *:
        quiet machine a step's threads meet within the spin; on a loaded one (more
        runnable threads than cores) a waiting thread sleeps instead of spinning away
        the time slice its partner needs (libgomp's default `omp barrier` spins
-       ~300,000 times first, which made 2-thread epochs ~10x slower than 1-thread
-       ones under load). Linux: futex; elsewhere: sched_yield. */
+       ~300,000 times first, which made 2-thread epochs far slower than 1-thread
+       ones under load: bench/neural.md). Linux: futex; elsewhere: sched_yield. */
     #include <sched.h>
     #ifdef __linux__
     #include <linux/futex.h>
     #include <sys/syscall.h>
     #include <unistd.h>
     #endif
-    /* The spin is ~65,000 atomic loads (some 50-100 us) and has no PAUSE: on this
-       project's VMs a PAUSE loop was slow at times (probably pause-loop exiting to
-       the hypervisor). With `_mm_pause()` in the loop and 4,000 spins, a 2-thread
-       minibatch epoch of 784-256-256-10 took 1.29 s against 0.94 s on 1 thread;
-       without it, 0.60 s. A partner later than the spin is waited for asleep. */
+    /* The spin is ~65,000 atomic loads and has no PAUSE: on the VMs it was measured
+       on, a PAUSE loop was slow at times (probably pause-loop exiting to the
+       hypervisor; the timings: bench/neural.md). A partner later than the spin is
+       waited for asleep. */
     #define SMML_BARRIER_SPINS 65536
 
     typedef struct { int count; int sense; int waiters; } smml_bar_t;
@@ -109,8 +108,8 @@ cpdef enum:              # step-size schedules (t = 1, 2, ...: the SGD steps tak
 cdef enum:
     ALIGN = 16           # thread blocks of units start at multiples of 16 entries (64 bytes in float32)
     CHUNK = 512          # rows per block of the forward (prediction) kernel: one gemm per layer and
-                         # block (W packed once per block); 128 -> 512: predict_proba of 10,000 rows
-                         # through (784, 128, 10), 2 threads, 20-24 -> 17-18 ms in alternating runs
+                         # block (W packed once per block); 512 rather than 128: fewer packings
+                         # (measured: bench/neural.md)
     GEMV_ROWS = 4        # blocks of fewer rows go through gemv, row by row
 
 

@@ -18,10 +18,10 @@ from smml._core._tree cimport Node
 cdef enum:
     BLOCK = 8               # rows routed together through one (deep) tree
     SUM_BLOCK = 64          # rows routed together through an ensemble's (shallow) trees: each
-                            # pass over the trees' records serves more rows.  Measured (2 threads,
-                            # 50,000 rows, depth-6 boosting): binary 100 trees 50 -> 40 ms; deep
-                            # forest trees are slower with large blocks (a block runs to its
-                            # deepest row): those keep BLOCK
+                            # pass over the trees' records serves more rows (measured:
+                            # bench/gradient_boosting.md); deep forest trees are slower
+                            # with large blocks (a block runs to its deepest row): those
+                            # keep BLOCK
     MAX_BLOCK = 64
 
 
@@ -63,7 +63,7 @@ cdef inline void _route_block(const floating* X, intp_t ld, intp_t nr, const Nod
 
 # The records come as their bytes (smml.tree.Tree._records(): the tree's own array, checked
 # there once; a typed Node[::1] memoryview would re-check the record format on every call,
-# ~2 us, and pipelines predict a few rows at a time).
+# a fixed cost per call (bench/tree.md), and pipelines predict a few rows at a time).
 
 def apply_tree(const floating[:, ::1] X,             # IN (n, d)
                const uint8_t[::1] records,           # IN the tree's Node records, as bytes
@@ -122,14 +122,14 @@ cdef inline void _sum_block(const floating* X, intp_t ld, intp_t nr, const Node*
 # - a few rows (the common call): one row's walk down one tree is a chain of dependent loads, so
 #   the walks of up to PAIR_BLOCK (tree, row) pairs advance together, one level per pass over the
 #   walks still going (those that reach a leaf leave the list): their loads overlap.  (One tree
-#   at a time, 1 row through 100 trees took 4-5x as long.)
+#   at a time, 1 row through 100 trees took several times as long: bench/forest.md.)
 # - many rows: tree after tree over many rows, so that each tree is brought into the cache once
-#   for all of them (blocks of 8 rows each through every tree, as sum_trees does, were ~3x slower
-#   on 10,000 rows).  So the rows are cut into a few large chunks (at most CHUNK_BYTES of X), each
-#   walked by one thread tree after tree, FOREST_ROWS rows of PAIR_BLOCK / FOREST_ROWS trees at
-#   a time.
+#   for all of them (blocks of 8 rows each through every tree, as sum_trees does, were slower
+#   on 10,000 rows: bench/forest.md).  So the rows are cut into a few large chunks (at most
+#   CHUNK_BYTES of X), each walked by one thread tree after tree, FOREST_ROWS rows of
+#   PAIR_BLOCK / FOREST_ROWS trees at a time.
 # Each walk prefetches the record of the node it moves to: the pass over the other walks hides the
-# load (1 row, 100 trees of 330,000 nodes in all: 25 -> 13 us; 10,000 rows 78 -> 66 ms, 1 thread).
+# load (the A/B: bench/forest.md).
 # The leaves' payload sits in the leaves' own (otherwise unused) test fields of the concatenated
 # records, read from the record the walk ends on: feature = the column of out, threshold = the
 # amount added (a class vote: 1.0; a regression tree: its value).
@@ -152,8 +152,8 @@ cdef enum:
     PAIR_BLOCK = 128        # (tree, row) walks advanced together
     FOREST_ROWS = 32        # rows per group of walks (with PAIR_BLOCK / FOREST_ROWS trees)
     CHUNK_BYTES = 8 << 20   # at most this much of X per chunk of rows walked tree after tree
-    CHUNKS_PER_THREAD = 4   # with threads: up to this many chunks per thread (10,000 rows in chunks
-    MIN_CHUNK = 256         # of 1,250 instead of 5,000 rows: ~5-10% more time on one thread)
+    CHUNKS_PER_THREAD = 4   # with threads: up to this many chunks per thread (smaller chunks
+    MIN_CHUNK = 256         # cost time on one thread: bench/forest.md)
 
 
 cdef inline void _route_pairs(const floating* X, intp_t ld, intp_t nr, intp_t ng, const Node* nodes,

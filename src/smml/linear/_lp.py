@@ -66,8 +66,8 @@ def _hinge_lp(A, y_pm):
     """min_w sum_t [1 - y_t w.a_t]_+ as an LP (A already rescaled): (w, the optimal hinge sum).
 
     Solved through its LP dual, max sum_t a_t s.t. sum_t a_t y_t a_t = 0 and 0 <= a_t <= 1
-    (p equality rows instead of the primal's m inequality rows and m slack columns: about
-    15x faster at 10000 x 21). The primal weights are the dual's equality multipliers
+    (p equality rows instead of the primal's m inequality rows and m slack columns: a far
+    smaller LP; timings in bench/linear.md). The primal weights are the dual's equality multipliers
     (HiGHS's marginals, w = -marginals for this sign convention). They are accepted only if
     their hinge sum equals the dual optimum (strong duality, relative ``_DUAL_RTOL``), which
     proves them optimal; otherwise the primal LP with slack variables is solved.

@@ -4,7 +4,7 @@ older commit built in place (`git worktree add /var/tmp/base <commit>`, then in 
 `python setup.py build_ext --inplace`):
 
     for r in 1 2 3; do for p in /var/tmp/base/src src; do
-        PYTHONPATH=$p OMP_NUM_THREADS=2 .venv/bin/python bench/ab_tree.py; done; done
+        PYTHONPATH=$p OMP_NUM_THREADS=2 .venv/bin/python bench/experiments/ab_tree.py; done; done
 
 Prints per case the best of 3 fit / predict / 5-row predict times and a hash of the predictions
 (equal hashes: identical predictions). Compare the sides round by round.

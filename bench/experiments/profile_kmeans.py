@@ -6,7 +6,7 @@ float64, 1 and 2 threads; best of 30 calls of the kernel entry points, in ms:
 - fused iter: lloyd_iter, both in one pass over X (what KMeans.fit runs per iteration);
 - numpy X @ C.T: the bare distance product through OpenBLAS, for scale.
 
-    OMP_NUM_THREADS=2 .venv/bin/python bench/profile_kmeans.py
+    OMP_NUM_THREADS=2 .venv/bin/python bench/experiments/profile_kmeans.py
 """
 import time, numpy as np
 from smml._core import _kmeans

@@ -2,14 +2,14 @@
 ._GRAIN``): the measurements behind its value.  bench_gradient_boosting's binary data, 100 rounds, depth 6,
 learning rate 0.3, 2 threads, best of 3 interleaved rounds.
 
-Run: ``python bench/sweep_boost_grain.py [rows] [grain,grain,...]`` (default 20000 rows,
+Run: ``python bench/experiments/sweep_boost_grain.py [rows] [grain,grain,...]`` (default 20000 rows,
 grains 32768,8192,2048).
 """
 import os
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # bench/
 import bench_gradient_boosting  # noqa: E402
 import smml.ensemble._gradient_boosting as gb  # noqa: E402
 from smml.ensemble import GradientBoostingClassifier  # noqa: E402

@@ -3,7 +3,7 @@ measurements behind ``smml.neural.NEURAL_GRAIN`` (2 threads start from 2 grains 
 step, work = batch x connection weights).  784 inputs, 10 classes, float32, 12,000 random rows
 (batch 1: a quarter), best of 3 interleaved rounds.
 
-Run: ``python bench/sweep_neural_threads.py [rows] [--wide]`` (``--wide``: the second set of shapes,
+Run: ``python bench/experiments/sweep_neural_threads.py [rows] [--wide]`` (``--wide``: the second set of shapes,
 around the crossover).
 """
 import sys
