@@ -17,9 +17,8 @@ def _load_openmp_runtime():
     Between two parallel regions an idle OpenMP thread busy-waits by default (libgomp: about
     300,000 spins).  On a machine whose cores are shared (virtual machines, CI runners,
     containers, another process busy) a spinning thread holds a core that the thread it waits
-    for needs, and the hypervisor deschedules spinning vCPUs: measured here, a 2-thread boosting
-    fit of 20,000 x 8 took 0.19 s quiet and 3.3 s beside other work, against 0.085 s / 0.25 s on
-    one thread; with sleeping threads 2 threads beat 1 in both (bench/gradient_boosting.md).
+    for needs, and the hypervisor deschedules spinning vCPUs: 2-thread fits ran several times
+    slower than 1-thread ones, and far slower beside other work (bench/gradient_boosting.md).
     So unless the user chose a policy (``OMP_WAIT_POLICY``, ``GOMP_SPINCOUNT``,
     ``KMP_BLOCKTIME``), smml's runtime starts with ``OMP_WAIT_POLICY=PASSIVE``; the variable
     is set only while the runtime reads it (its initialisation, forced here) and removed

@@ -37,8 +37,8 @@ MAX_BOOTSTRAP_DRAWS = 1 << 28
 
 #: (rows x members) worth one thread of the members' predictions (smml._threads.threads_for)
 PREDICT_GRAIN = 10_000
-#: (rows x trees) worth one thread of the compiled forest prediction (_tree_predict.forest_sum): 100
-#: fully grown trees take ~5-15 us per row, so threads start from ~80 rows (a few hundred us)
+#: (rows x trees) worth one thread of the compiled forest prediction (_tree_predict.forest_sum):
+#: with 100 fully grown trees, threads start from some 80 rows (bench/forest.md)
 FOREST_PREDICT_GRAIN = 4096
 
 
@@ -59,8 +59,7 @@ class _ConstantClassifier:
 # ---- the members as one compiled forest -----------------------------------------------------
 # When every member is an smml tree (the default estimator; classification also allows the
 # constant members above), all T trees predict in one call of _tree_predict.forest_sum instead of
-# T calls of the members' predict (1 row, 100 fully grown trees: ~3.8 ms -> a few tens of
-# microseconds). The trees' node records are concatenated (children_left made global), and each
+# T calls of the members' predict (bench/forest.md: the per-call cost of one row). The trees' node records are concatenated (children_left made global), and each
 # leaf's otherwise unused test fields carry what it adds: classification, a vote (1.0) for the
 # forest class code the member tree predicts there (TreeClassifier.predict's label, mapped through
 # the member's classes_, which may be a subset of the forest's); regression, the leaf's value to
@@ -147,7 +146,7 @@ def _pack_forest(members, classifier, n_classes, n_features):
     if sizes.sum() > np.iinfo(np.int32).max:       # the records' children_left are int32
         return None
     roots[1:] = np.cumsum(sizes)[:-1]
-    # one copy of the records, as bytes (a copy of the packed structured array is ~10x slower)
+    # one copy of the records, as bytes (a copy of the packed structured array is much slower)
     records = np.concatenate([e.tree_._records() for e in trees])
     nodes = records.view(_tree.NODE_DTYPE)
     left = nodes["children_left"]

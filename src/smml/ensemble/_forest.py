@@ -34,8 +34,7 @@ class _BaseForest(_BaseBagging):
         by row) and ranked, each tree's sorted rows and ranks cut from them by
         ``_tree.sorted_subset``; the trees look their thresholds up in the values of all rows.
         Only for bootstrap samples of at least m / 2 draws: cutting passes over all m rows per
-        tree, which costs more than sorting a small sample's rows (400,000 x 16, 2 threads:
-        max_samples 0.01 7x slower, 0.2 and 0.35 level, 0.5 16% faster; one-off timing)."""
+        tree, which costs more than sorting a small sample's rows (the timing: bench/forest.md)."""
         if est.splitter != "exact" or 2 * self._n_draw(X.shape[0]) < X.shape[0]:
             return None
         nt = self._n_threads()
@@ -77,11 +76,10 @@ class _BaseForest(_BaseBagging):
     def _make_estimator(self, seed):
         # "auto" is "exact" here (a single tree's "auto" is "hist" from 20,000 rows). Fully
         # grown trees make most of their splits in small, deep nodes, where 255 global
-        # quantile bins cannot place a threshold between close values: on bench_tree's
-        # 50,000 x 32 data, 100 trees, "hist" was 0.85 points of test accuracy below "exact"
-        # (0.74 with max_depth=20, 0.07 with max_depth=14), and 0.49 below scikit-learn
-        # (`python bench/bench_ensemble.py --forest-accuracy`, bench/README.md). A regression
-        # forest (max_features=1.0) was faster exact, at the same R^2.
+        # quantile bins cannot place a threshold between close values: "hist" forests lost
+        # test accuracy against "exact" and scikit-learn (`python bench/bench_ensemble.py
+        # --forest-accuracy`, bench/forest.md). A regression forest (max_features=1.0) was
+        # faster exact, at the same R^2.
         splitter = "exact" if self.splitter == "auto" else self.splitter
         return _default_tree(self._classifier, criterion=self.criterion, max_depth=self.max_depth,
                              min_samples_split=self.min_samples_split,
@@ -122,7 +120,7 @@ class RandomForestClassifier(_BaggingClassifierMixin, ClassifierMixin, _BaseFore
     splitter : {"auto", "exact", "hist"}, default="auto"
         The trees' split search. "auto" is "exact" for a forest (unlike a single tree,
         where it is "hist" from 20,000 samples): histogram splits cost fully grown trees
-        accuracy in their deep nodes (0.85 points of test accuracy on bench_tree's data);
+        accuracy in their deep nodes (measured: bench/forest.md in the repository);
         "hist" is faster on very large data.
     max_features : default="sqrt"
         Features tried at each node (sqrt(d) by default, 002).

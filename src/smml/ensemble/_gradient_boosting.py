@@ -67,9 +67,8 @@ from smml.tree import Tree, _BaseTree, apply_bins, bin_features
 __all__ = ["GradientBoostingRegressor", "GradientBoostingClassifier"]
 
 #: work of one split's pass worth a thread of its own (threads_for): rows x features of the
-#: histogram plus features x bins of each scan.  8192 measured best of 32768 / 8192 / 2048 on a
-#: quiet 2-core machine (bench_gradient_boosting data, 100 rounds, depth 6: 20,000 x 32 fit 0.68 / 0.60 /
-#: 0.65 s, 100,000 x 32 1.71 / 1.59 / 1.87 s; bench/sweep_boost_grain.py)
+#: histogram plus features x bins of each scan.  The best of 32768 / 8192 / 2048 in a sweep
+#: (bench/experiments/sweep_boost_grain.py; the figures: bench/gradient_boosting.md)
 _GRAIN = 8192
 #: rows routed through all trees at prediction, worth a thread
 _PREDICT_GRAIN = 256
@@ -183,9 +182,9 @@ class _BaseGradientBoosting(SmmlEstimator):
                                            n_cats, missing=True)
 
         # F_0: the best constant of the loss
-        # (sums by numpy's pairwise add, not np.dot: a BLAS ddot over more than ~10,000 rows
-        # wakes OpenBLAS's threads, which then busy-wait for about 0.1 s on the cores the
-        # boosting kernels' OpenMP threads need: 2-thread fits ran slower than 1-thread ones)
+        # (sums by numpy's pairwise add, not np.dot: a BLAS ddot over many rows wakes
+        # OpenBLAS's threads, which then busy-wait on the cores the boosting kernels' OpenMP
+        # threads need; bench/gradient_boosting.md)
         wsum = sw.sum()
         if self.loss_ in ("squared_error", "half_squared_error"):
             F0 = np.array([np.add.reduce(sw * yf) / wsum])
