@@ -31,15 +31,71 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
+    "sphinx.ext.intersphinx",
     "numpydoc",
     "sphinx_gallery.gen_gallery",
 ]
 
 templates_path = ["_templates"]
-exclude_patterns = ["_build", "README.md", "examples/README.rst"]
-html_theme = "alabaster"
-html_theme_options = {"description": "The course's learning methods, exact and fast", "fixed_sidebar": True}
+exclude_patterns = ["_build", "_intersphinx", "README.md", "examples/README.rst"]
+html_theme = "pydata_sphinx_theme"         # scikit-learn's theme: a wide body, code is not clipped
+html_title = f"smml {release}"
+html_theme_options = {
+    "navbar_align": "left",
+    "show_toc_level": 2,
+    "secondary_sidebar_items": ["page-toc", "sg_download_links", "sg_launcher_links"],
+    "footer_start": ["copyright"],
+    "footer_end": ["sphinx-version", "theme-version"],
+}
+html_sidebars = {"index": [], "install": [], "quickstart": [], "conventions": []}
 html_static_path = []
+
+# Links to scikit-learn, numpy, scipy, matplotlib, dask, distributed and Python (intersphinx): roles such as
+# :class:`~sklearn.svm.SVC` in the guide, and the names in the gallery's code. Sphinx reports an
+# inventory it cannot download as a warning, which would fail a -W build on a machine without
+# network (CI's machines may have none), so the inventories are fetched here first, in parallel,
+# with a short timeout, into docs/_intersphinx/ (a cache, not in git): a project whose inventory
+# is neither fetched nor cached is left out (its links are then plain text), and the build says
+# so. SMML_DOCS_OFFLINE=1 skips the download and uses the cache alone.
+_INTERSPHINX = {
+    "python": "https://docs.python.org/3/",
+    "numpy": "https://numpy.org/doc/stable/",
+    "scipy": "https://docs.scipy.org/doc/scipy/",
+    "sklearn": "https://scikit-learn.org/stable/",
+    "matplotlib": "https://matplotlib.org/stable/",
+    "dask": "https://docs.dask.org/en/stable/",
+    "distributed": "https://distributed.dask.org/en/stable/",
+}
+
+
+def _intersphinx_mapping():
+    import concurrent.futures
+    import urllib.request
+
+    cache = HERE / "_intersphinx"
+
+    def fetch(name, url):
+        path = cache / f"{name}.inv"
+        if not os.environ.get("SMML_DOCS_OFFLINE"):
+            try:
+                with urllib.request.urlopen(url + "objects.inv", timeout=8) as r:
+                    data = r.read()
+                if data.startswith(b"# Sphinx inventory"):
+                    cache.mkdir(exist_ok=True)
+                    path.write_bytes(data)
+            except Exception:          # no network, a proxy, a timeout: use the cache if any
+                pass
+        return name, (path if path.exists() else None)
+
+    with concurrent.futures.ThreadPoolExecutor(len(_INTERSPHINX)) as pool:
+        found = dict(pool.map(lambda item: fetch(*item), _INTERSPHINX.items()))
+    missing = sorted(n for n, p in found.items() if p is None)
+    if missing:
+        print(f"intersphinx: no inventory for {', '.join(missing)} (offline?): those links are plain text")
+    return {n: (_INTERSPHINX[n], str(p)) for n, p in found.items() if p is not None}
+
+
+intersphinx_mapping = _intersphinx_mapping()
 
 autosummary_generate = True
 autosummary_imported_members = True
@@ -72,6 +128,13 @@ sphinx_gallery_conf = {
     "within_subsection_order": "FileNameSortKey",
     "show_memory": False,
     "plot_gallery": "True",
+    "capture_repr": (),                   # only what an example prints: no stray "<Axes ...>"
+    # "Examples using this estimator" on every API page (the class and function templates
+    # hold the minigallery), and the gallery's code linked to the API pages
+    "doc_module": ("smml",),
+    "backreferences_dir": "gen_modules/backreferences",
+    "reference_url": {"smml": None},
+    "inspect_global_variables": True,
 }
 os.environ.setdefault("OMP_NUM_THREADS", "2")
 
@@ -107,6 +170,15 @@ def _api_page(modname):
     return "\n".join(lines) + "\n"
 
 
+def _first_line(modname):
+    """The first sentence of a module's docstring, for the API index."""
+    import importlib
+
+    doc = (importlib.import_module(modname).__doc__ or "").strip()
+    first = doc.split("\n\n")[0].replace("\n", " ")
+    return first if first else f"The names of ``{modname}``."
+
+
 def _write_if_changed(path, text):
     path.parent.mkdir(parents=True, exist_ok=True)
     if not path.exists() or path.read_text() != text:
@@ -119,8 +191,16 @@ def _generate_pages():
     for m in modules:
         _write_if_changed(api / f"{m}.rst", _api_page(m))
     index = [_title("API reference"),
-             "Every public name of every public module, generated from the modules' ``__all__``.", "",
-             ".. toctree::", "   :maxdepth: 1", ""] + [f"   {m}" for m in modules]
+             "Every public name of every public module, one line each with its summary, generated "
+             "from the modules' ``__all__``. The user guide (:doc:`/user_guide/index`) explains the "
+             "methods; each class page lists the gallery examples that use it.", "",
+             ".. toctree::", "   :hidden:", "   :maxdepth: 1", ""] + [f"   {m}" for m in modules]
+    for m in modules:
+        names = [n for n in _public_names(m) if _own(m, n)]
+        index += ["", _title(f":mod:`{m}`", "-"), _first_line(m), ""]
+        if names:
+            index += [f".. currentmodule:: {m}", "", ".. autosummary::", "   :nosignatures:", ""]
+            index += [f"   {n}" for n in names]
     _write_if_changed(api / "index.rst", "\n".join(index) + "\n")
     for stale in api.glob("smml*.rst"):
         if stale.stem not in modules:

@@ -1,10 +1,12 @@
-"""
+r"""
 AdaBoost: training error and its bounds
 =======================================
 
-002, "Training error of AdaBoost": after T rounds with edges gamma_i = 1/2 - epsilon_i,
-the training error of sign(sum_i w_i h_i) is at most prod_i sqrt(1 - 4 gamma_i^2),
-itself at most exp(-2 sum_i gamma_i^2). smml's AdaBoost records all three per round.
+002, "Training error of AdaBoost": after T rounds with edges
+:math:`\gamma_i = 1/2 - \varepsilon_i`, the training error of
+:math:`\operatorname{sgn}\bigl(\sum_i w_i h_i\bigr)` is at most
+:math:`\prod_i \sqrt{1 - 4\gamma_i^2}`, itself at most
+:math:`\exp\bigl(-2\sum_i \gamma_i^2\bigr)`. smml's AdaBoost records all three per round.
 """
 from sklearn.datasets import load_breast_cancer
 

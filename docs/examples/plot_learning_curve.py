@@ -1,10 +1,10 @@
-"""
+r"""
 A learning curve with Hoeffding intervals
 =========================================
 
 The test error of k-NN trained on more and more examples, tested on one held-out
 set: each test error comes with the interval of 000, "Bounding the risk"
-(test error -/+ sqrt(ln(2/delta) / (2n))), which holds because the test set is
+(test error :math:`\pm\sqrt{\ln(2/\delta) / (2n)}`), which holds because the test set is
 never used for training.
 """
 import numpy as np

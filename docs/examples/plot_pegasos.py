@@ -1,10 +1,12 @@
-"""
+r"""
 Pegasos: the objective and its bound
 ====================================
 
-003, section 12: for the SVM objective F(w) = lam/2 ||w||^2 + (1/m) sum_t [1 - y_t w.x_t]_+,
-the average iterate of T Pegasos steps satisfies
-E[F(w_bar)] - F(w*) <= G^2 / (2 lam T) (ln T + 1). F(w*) is computed from the dual.
+003, section 12: for the SVM objective
+:math:`F(w) = \frac{\lambda}{2}\lVert w\rVert^2 + \frac{1}{m}\sum_t [1 - y_t w^\top x_t]_+`,
+the average iterate :math:`\bar w` of T Pegasos steps satisfies
+:math:`\mathbb{E}[F(\bar w)] - F(w^*) \le \frac{G^2}{2\lambda T}(\ln T + 1)`.
+:math:`F(w^*)` is computed from the dual. See also :class:`smml.linear.Pegasos`.
 """
 import numpy as np
 from sklearn.datasets import load_breast_cancer

@@ -1,10 +1,11 @@
-"""
+r"""
 Perceptron: updates and the convergence theorem
 ===============================================
 
 000, "Training linear classifiers", Theorem 3: on a linearly separable set the
-Perceptron makes at most (min ||u||^2)(max_t ||x_t||^2) updates, the minimum over
-the u with y_t u.x_t >= 1. The bound is evaluated with the separator of
+Perceptron makes at most
+:math:`\bigl(\min \lVert u\rVert^2\bigr)\bigl(\max_t \lVert x_t\rVert^2\bigr)` updates,
+the minimum over the u with :math:`y_t u^\top x_t \ge 1`. The bound is evaluated with the separator of
 :class:`smml.linear.LinearProgramClassifier`, rescaled to margin 1.
 """
 import numpy as np

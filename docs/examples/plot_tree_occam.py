@@ -1,10 +1,15 @@
-"""
+r"""
 Tree predictors: errors and the Occam bound
 ===========================================
 
-000, "A more refined bound": with probability at least 1 - delta, every tree h with
-N_h nodes on d attributes has risk(h) <= training error + sqrt((``|sigma(h)|`` + ln(2/delta)) / (2m)),
-``|sigma(h)| = (N_h + 1) ceil(log2(d + 3)) + 2 floor(log2 N_h) + 1`` bits.
+000, "A more refined bound": with probability at least :math:`1 - \delta`, every tree h with
+:math:`N_h` nodes on d attributes has
+
+.. math::
+
+   \ell_{\mathcal{D}}(h) \le \ell_S(h) + \sqrt{\frac{|\sigma(h)| + \ln(2/\delta)}{2m}},
+   \qquad |\sigma(h)| = (N_h + 1)\lceil \log_2(d + 3)\rceil + 2\lfloor \log_2 N_h\rfloor + 1 \text{ bits}.
+
 The training error falls as the tree grows; the bound pays for the size.
 """
 from sklearn.datasets import load_breast_cancer
