@@ -482,3 +482,46 @@ def test_nan_and_string_errors_point_to_smml():
         TreeClassifier().fit(S, [0, 1, 0, 1])
     with pytest.raises(ValueError, match="OneHotEncoder"):
         KNNClassifier().fit(S, [0, 1, 0, 1])
+
+
+def _misaligned(a):
+    """A copy of ``a`` whose data start one byte past an aligned address (np.frombuffer at an
+    odd offset): equal values, flags.aligned False."""
+    a = np.ascontiguousarray(a)
+    buf = np.zeros(a.nbytes + 1, np.uint8)
+    out = np.frombuffer(buf.data, dtype=a.dtype, count=a.size, offset=1).reshape(a.shape)
+    out[...] = a
+    assert not out.flags.aligned
+    return out
+
+
+def test_misaligned_inputs_are_copied_before_the_kernels():
+    """The kernels load doubles at their alignment (a misaligned load is undefined behaviour,
+    reported by the UBSan build of .ci/sanitize): validation hands them aligned copies, the
+    results equal those on the aligned arrays."""
+    from smml._validation import validate_X, validate_X_y, validate_sample_weight
+    from smml.cluster import KMeans
+    from smml.ensemble import GradientBoostingClassifier
+    from smml.linear import RidgeRegression
+    from smml.neighbors import KNNClassifier
+    from smml.tree import TreeClassifier
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 4))
+    y = (X[:, 0] > 0).astype(np.int64)
+    sw = rng.uniform(0.5, 1.5, 60)
+    Xm, swm = _misaligned(X), _misaligned(sw)
+    est = KNNClassifier(k=3).fit(X, y)
+    assert validate_X(est, Xm).flags.aligned
+    Xv, yv = validate_X_y(TreeClassifier(), Xm, _misaligned(y.astype(np.float64)), y_numeric=True)
+    assert Xv.flags.aligned and yv.flags.aligned
+    assert validate_sample_weight(swm, 60).flags.aligned
+    for make in (lambda: KNNClassifier(k=3), lambda: TreeClassifier(random_state=0),
+                 lambda: GradientBoostingClassifier(n_estimators=3, random_state=0)):
+        a, b = make().fit(X, y), make().fit(Xm, y)
+        assert np.array_equal(a.predict(X), b.predict(Xm))
+        assert np.array_equal(a.predict(X), a.predict(Xm))
+    a = RidgeRegression(alpha=0.5).fit(X, X[:, 1], sample_weight=sw)
+    b = RidgeRegression(alpha=0.5).fit(Xm, _misaligned(X[:, 1]), sample_weight=swm)
+    assert np.array_equal(a.predict(X), b.predict(Xm))
+    a, b = KMeans(n_clusters=3, random_state=0).fit(X), KMeans(n_clusters=3, random_state=0).fit(Xm)
+    assert np.array_equal(a.labels_, b.labels_)

@@ -30,6 +30,17 @@ _DTYPES = {"floating": [np.float64, np.float32], "float64": np.float64}
 _FAST_TYPES = {"floating": (np.float64, np.float32), "float64": (np.float64,)}
 
 
+def _aligned(a):
+    """``a``, or an aligned copy when its data are not aligned to its item size (an array
+    made by np.frombuffer at an odd offset, a view into a packed record): the kernels load
+    doubles and floats at their natural alignment, a misaligned load is undefined behaviour
+    in C (found by the UBSan build, .ci/sanitize)."""
+    if isinstance(a, np.ndarray) and not a.flags.aligned:
+        return np.array(a, order="K" if a.ndim < 2 else ("C" if a.flags.c_contiguous or not
+                                                           a.flags.f_contiguous else "F"))
+    return a
+
+
 def _is_valid_as_is(est, X, dtype, order):
     """True when the full check would return this X unchanged: a plain, non-empty,
     finite float ndarray of the fitted width, in the requested order, for an
@@ -41,7 +52,7 @@ def _is_valid_as_is(est, X, dtype, order):
         return False
     if X.shape[1] != getattr(est, "n_features_in_", -1) or hasattr(est, "feature_names_in_"):
         return False
-    if order == "C" and not X.flags.c_contiguous:
+    if (order == "C" and not X.flags.c_contiguous) or not X.flags.aligned:
         return False
     with np.errstate(over="ignore", invalid="ignore"):
         return bool(np.isfinite(X.sum()))
@@ -59,9 +70,9 @@ def validate_X(est, X, *, reset=False, dtype="floating", order="C", allow_nan=Fa
     if not reset and _is_valid_as_is(est, X, dtype, order):
         return X
     with _smml_errors(est):
-        return validate_data(est, X, reset=reset, dtype=_DTYPES[dtype], order=order,
-                             ensure_all_finite="allow-nan" if allow_nan else True,
-                             ensure_min_samples=1, ensure_min_features=1)
+        return _aligned(validate_data(est, X, reset=reset, dtype=_DTYPES[dtype], order=order,
+                                      ensure_all_finite="allow-nan" if allow_nan else True,
+                                      ensure_min_samples=1, ensure_min_features=1))
 
 
 _NAN_ADVICE = ("smml's GradientBoostingClassifier and GradientBoostingRegressor accept missing "
@@ -120,7 +131,7 @@ def validate_X_y(est, X, y, *, dtype="floating", order="C", y_numeric=False, cla
                              f"no None): {exc}") from None
     elif y_numeric:
         y = np.ascontiguousarray(y, dtype=np.float64)
-    return X, y
+    return _aligned(X), _aligned(y)
 
 
 def validate_sample_weight(sample_weight, n_samples, dtype=np.float64):
@@ -144,7 +155,7 @@ def validate_sample_weight(sample_weight, n_samples, dtype=np.float64):
         raise ValueError("sample_weight must be non-negative")
     if not np.any(sw > 0):
         raise ValueError("sample_weight sums to zero: at least one weight must be positive")
-    return sw
+    return _aligned(sw)
 
 
 def drop_zero_weight(sample_weight, X, *arrays):
