@@ -641,14 +641,17 @@ def header(m, quick, peers, scale):
 
 
 def _busy_hint(m):
-    """A line when other jobs hold the cores: OpenMP's spinning threads then make every OpenMP
-    library (smml, LightGBM, xgboost, ...) slow and erratic."""
+    """A line when other jobs hold the cores: timings are then erratic, most of all the peers'
+    whose OpenMP threads spin while idle (smml's sleep unless OMP_WAIT_POLICY says otherwise:
+    smml/__init__.py)."""
     load, cpus = m.get("load_avg"), m.get("cpu_count") or 1
     if load is None or load < 0.75 * cpus:
         return []
     policy = m.get("omp_wait_policy")
-    return [f"note: the machine is busy (load {load} on {cpus} cpus): OpenMP timings are erratic; "
-            + (f"OMP_WAIT_POLICY={policy}" if policy else "try OMP_WAIT_POLICY=passive, or a quiet machine")]
+    return [f"note: the machine is busy (load {load} on {cpus} cpus): timings are erratic; "
+            + (f"OMP_WAIT_POLICY={policy} (set by you)" if policy else
+               "smml's OpenMP threads sleep when idle (OMP_WAIT_POLICY=passive), the peers' may spin; "
+               "prefer a quiet machine")]
 
 
 def _fmt_s(t):
