@@ -226,7 +226,7 @@ def _generate_pages():
 
 
 #: modules that are tools, not families (their guide pages are written by hand)
-_NOT_FAMILIES = {"base", "bounds", "datasets", "losses", "model_selection", "plot", "dask"}
+_NOT_FAMILIES = {"base", "bounds", "datasets", "exceptions", "losses", "model_selection", "plot", "dask"}
 
 _generate_pages()
 

@@ -70,6 +70,8 @@ import zipfile
 
 import numpy as np
 
+from smml.exceptions import InconsistentVersionWarning
+
 __all__ = ["save", "load", "FORMAT_VERSION", "allowed_types", "InconsistentVersionWarning"]
 
 #: smml's model-file format. Bump it when a file written by the new code could be
@@ -85,33 +87,6 @@ _BACKENDS = ("skops", "npz")
 _SKLEARN_PLUMBING = ("sklearn.pipeline.Pipeline", "sklearn.compose.ColumnTransformer",
                      "sklearn.preprocessing.StandardScaler", "sklearn.preprocessing.MinMaxScaler",
                      "sklearn.preprocessing.PolynomialFeatures", "sklearn.preprocessing.OneHotEncoder")
-
-
-class InconsistentVersionWarning(UserWarning):
-    """A model file written by a newer smml than the one loading it (same file format).
-
-    The file is read (the format version says this smml can), but the newer smml may have
-    fitted the model differently; refit it, or upgrade smml, if its results matter.
-    Like scikit-learn's warning of the same name, it carries the two versions.
-
-    Attributes
-    ----------
-    file_version : str
-        The smml version that wrote the file.
-    current_version : str
-        The smml version loading it.
-    """
-
-    def __init__(self, path, file_version, current_version):
-        super().__init__(path, file_version, current_version)     # args: pickles, copies
-        self.path = path
-        self.file_version = file_version
-        self.current_version = current_version
-
-    def __str__(self):
-        return (f"{self.path} was written by smml {self.file_version}, newer than this smml "
-                f"{self.current_version}: the model loads, but may not behave as it did there "
-                f"(upgrade smml, or refit the model)")
 
 
 def _type_name(t):

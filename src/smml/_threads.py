@@ -22,7 +22,7 @@ import sys
 
 from smml._core._openmp_helpers import omp_max_threads, openmp_enabled
 
-__all__ = ["effective_n_threads", "threads_for", "openmp_enabled", "blas_single_thread", "blas_threads",
+__all__ = ["check_n_jobs", "effective_n_threads", "threads_for", "openmp_enabled", "blas_single_thread", "blas_threads",
            "joblib_backend_active", "engine_errors", "run_tasks"]
 
 
@@ -40,12 +40,18 @@ def _all_threads():
     return max(1, min(max_threads, _usable_cpus()))
 
 
-def effective_n_threads(n_jobs=None):
-    """Number of OpenMP threads to use for ``n_jobs`` (see the module doc)."""
+def check_n_jobs(n_jobs):
+    """Raise ``ValueError`` unless ``n_jobs`` is None or a non-zero integer (the one check of
+    ``n_jobs`` outside the estimators' parameter specs: ``smml.model_selection`` uses it too)."""
     if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral)):
         raise ValueError(f"n_jobs must be None or a non-zero integer, got {n_jobs!r}")
     if n_jobs == 0:
         raise ValueError("n_jobs=0 is not a thread count: use None or -1 for all cores, or a positive integer")
+
+
+def effective_n_threads(n_jobs=None):
+    """Number of OpenMP threads to use for ``n_jobs`` (see the module doc)."""
+    check_n_jobs(n_jobs)
     if not openmp_enabled():
         return 1
     if n_jobs is None or n_jobs == -1:

@@ -15,13 +15,15 @@ memoryviews and never write into X.
 import numbers
 
 import numpy as np
-from sklearn.utils import check_random_state as _sk_check_random_state
-from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
+
+from smml._random import check_random_state
 
 __all__ = [
     "validate_X", "validate_X_y", "validate_sample_weight", "drop_zero_weight", "encode_classes",
-    "check_is_fitted", "check_random_state", "Interval", "Options", "validate_params",
+    "check_is_fitted", "check_random_state", "Interval", "Options", "validate_params", "BOOL",
+    "problem_labels", "check_delta", "check_positive_int",
 ]
 
 _DTYPES = {"floating": [np.float64, np.float32], "float64": np.float64}
@@ -182,16 +184,34 @@ def encode_classes(y):
     return classes, np.ascontiguousarray(y_enc.reshape(-1), dtype=np.intp)
 
 
-def check_random_state(random_state):
-    """A ``numpy.random.RandomState`` from any value :data:`RANDOM_STATE` accepts.
+def problem_labels(est, y):
+    """classes_ and the label vectors of the binary problems, as an (n_problems, n) float64 array.
 
-    scikit-learn's ``check_random_state`` plus a numpy ``Generator``, which seeds a
-    new RandomState from its own stream: the same Generator state gives the same
-    draws, and the caller's Generator advances, as it would if used directly.
+    Two classes: one problem, classes_[1] -> +1 and classes_[0] -> -1 (the notes' binary
+    setting). More: one-vs-rest, problem c labels
+    classes_[c] +1 and every other class -1.
     """
-    if isinstance(random_state, np.random.Generator):
-        return np.random.RandomState(int(random_state.integers(0, 2**32)))
-    return _sk_check_random_state(random_state)
+    y_type = type_of_target(y, input_name="y", raise_unknown=True)
+    if y_type not in ("binary", "multiclass"):
+        raise ValueError(f"{type(est).__name__}: unsupported target type {y_type!r}: expected binary "
+                         "or multiclass labels")
+    classes, y_enc = encode_classes(y)
+    if len(classes) == 1:
+        raise ValueError(f"{type(est).__name__} needs samples of at least 2 classes; "
+                         f"the data contain only one class: {classes[0]!r}")
+    if len(classes) == 2:
+        return classes, np.where(y_enc == 1, 1.0, -1.0)[None, :]
+    return classes, np.where(y_enc[None, :] == np.arange(len(classes))[:, None], 1.0, -1.0)
+
+
+def check_delta(delta):
+    if isinstance(delta, bool) or not isinstance(delta, numbers.Real) or not 0 < delta < 1:
+        raise ValueError(f"delta must be a real number in (0, 1), got {delta!r}")
+
+
+def check_positive_int(name, v):
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
+        raise ValueError(f"{name} must be a positive integer, got {v!r}")
 
 
 # ---- hyper-parameter validation ---------------------------------------------
@@ -258,6 +278,8 @@ class InstanceOf:
         return "an instance of " + " or ".join(t.__name__ for t in self.types)
 
 
+#: a flag: True or False
+BOOL = Options(True, False)
 #: n_jobs: None, or a non-zero integer (0 is rejected)
 N_JOBS = (Options(None), Interval(int, None, -1), Interval(int, 1, None))
 #: random_state: None, an int seed, or a numpy Generator / RandomState

@@ -9,18 +9,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from smml._validation import check_delta as _check_delta, check_positive_int as _check_positive_int
+
 __all__ = ["hoeffding_epsilon", "hoeffding_interval", "hoeffding_one_sided_epsilon", "hoeffding_upper_bound",
            "hoeffding_test_size", "erm_finite_class_bound"]
-
-
-def _check_delta(delta):
-    if isinstance(delta, bool) or not isinstance(delta, numbers.Real) or not 0 < delta < 1:
-        raise ValueError(f"delta must be a real number in (0, 1), got {delta!r}")
-
-
-def _check_positive_int(name, v):
-    if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
-        raise ValueError(f"{name} must be a positive integer, got {v!r}")
 
 
 def hoeffding_epsilon(n, delta=0.05):

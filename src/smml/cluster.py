@@ -29,7 +29,7 @@ from smml._validation import (
     validate_sample_weight, validate_X,
 )
 from smml.base import ClusterMixin, SmmlEstimator, store_params
-from smml.neighbors import _centre, _euclidean_error_coef
+from smml._gemm_bounds import centre as _centre, euclidean_error_coef as _euclidean_error_coef
 
 __all__ = ["KMeans", "adjusted_rand_index"]
 

@@ -40,9 +40,10 @@ from sklearn.utils import indexable
 from sklearn.utils import _safe_indexing
 
 from smml._progress import check_verbose
-from smml._threads import run_tasks
-from smml._validation import check_random_state
-from smml.bounds import _check_delta, hoeffding_interval
+from smml._random import replayable_seed
+from smml._threads import check_n_jobs, run_tasks
+from smml._validation import check_delta, check_random_state
+from smml.bounds import hoeffding_interval
 from smml.losses import get_loss
 
 __all__ = ["empirical_risk", "cv_estimate", "tune", "nested_cv_estimate", "compare", "learning_curve",
@@ -51,14 +52,6 @@ __all__ = ["empirical_risk", "cv_estimate", "tune", "nested_cv_estimate", "compa
 
 
 # ---- helpers ------------------------------------------------------------------
-
-def _check_n_jobs(n_jobs):
-    if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral)
-                               or n_jobs == 0):
-        raise ValueError(f"n_jobs must be None or a non-zero integer, got {n_jobs!r}")
-
-
-
 
 def _check_data(X, y):
     X, y = indexable(X, y)
@@ -112,13 +105,6 @@ def _check_params_exist(estimator, thetas):
             if k not in valid:
                 raise ValueError(f"param_grid names {k!r}, which is not a parameter of "
                                  f"{type(estimator).__name__} (parameters: {sorted(valid)})")
-
-
-def _seed_from(random_state):
-    """An int or None usable twice with identical results (KFold / train_test_split)."""
-    if random_state is None or (isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool)):
-        return random_state
-    return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
 
 
 def _kfold(K, shuffle, random_state):
@@ -201,7 +187,7 @@ def empirical_risk(estimator, X, y, loss="zero_one", method="predict", return_in
     """
     loss_fn = get_loss(loss)
     if return_interval:
-        _check_delta(delta)        # before any fitting, not after it
+        check_delta(delta)        # before any fitting, not after it
     X, y, n = _check_data(X, y)
     losses = _losses(loss_fn, y, _predict(estimator, X, method))
     risk = float(np.mean(losses))
@@ -266,12 +252,12 @@ def cv_estimate(estimator, X, y, K=5, loss="zero_one", shuffle=False, random_sta
     """
     loss_fn = get_loss(loss)
     if return_interval:
-        _check_delta(delta)        # before any fitting, not after it
-    _check_n_jobs(n_jobs)
+        check_delta(delta)        # before any fitting, not after it
+    check_n_jobs(n_jobs)
     check_verbose(verbose)
     X, y, m = _check_data(X, y)
     K = _check_K("K", K, m)
-    (per_fold,), (estimate,) = _grid_cv(estimator, [None], X, y, K, loss_fn, shuffle, _seed_from(random_state),
+    (per_fold,), (estimate,) = _grid_cv(estimator, [None], X, y, K, loss_fn, shuffle, replayable_seed(random_state),
                                         method, n_jobs, verbose, desc="CV folds")
     if return_interval:
         return estimate, _interval(np.concatenate(per_fold), estimate, m, delta)
@@ -351,8 +337,8 @@ def tune(estimator, param_grid, X, y, dev_size=0.2, dev_set=None, loss="zero_one
     """
     loss_fn = get_loss(loss)
     if return_interval:
-        _check_delta(delta)        # before any fitting, not after it
-    _check_n_jobs(n_jobs)
+        check_delta(delta)        # before any fitting, not after it
+    check_n_jobs(n_jobs)
     check_verbose(verbose)
     thetas = _check_grid(param_grid)
     _check_params_exist(estimator, thetas)
@@ -361,7 +347,7 @@ def tune(estimator, param_grid, X, y, dev_size=0.2, dev_set=None, loss="zero_one
         if dev_set is not None:
             raise ValueError("pass either cv (K-fold CV tuning) or dev_set (train/dev tuning), not both")
         K = _check_K("cv", cv, m)
-        seed = _seed_from(random_state) if shuffle else None
+        seed = replayable_seed(random_state) if shuffle else None
         per_theta, cv_errs = _grid_cv(estimator, thetas, X, y, K, loss_fn, shuffle, seed, method, n_jobs, verbose)
         best = int(np.argmin(cv_errs))  # first minimum in grid order
         best_est = clone(estimator).set_params(**thetas[best]).fit(X, y) if refit else None
@@ -382,7 +368,7 @@ def tune(estimator, param_grid, X, y, dev_size=0.2, dev_set=None, loss="zero_one
             raise ValueError(f"dev_size must be a fraction in (0, 1) or an integer in [1, m-1] "
                              f"(m = {m}), got {dev_size!r}")
         X_tr, X_dev, y_tr, y_dev = train_test_split(X, y, test_size=dev_size, shuffle=shuffle,
-                                                    random_state=_seed_from(random_state) if shuffle else None)
+                                                    random_state=replayable_seed(random_state) if shuffle else None)
         n_dev = len(y_dev)
 
     dev_losses = run_tasks((delayed(_fit_eval)(estimator, t, X_tr, y_tr, X_dev, y_dev, loss_fn, method)
@@ -482,8 +468,8 @@ def nested_cv_estimate(estimator, param_grid, X, y, K_outer=5, K_inner=5, loss="
     """
     loss_fn = get_loss(loss)
     if return_interval:
-        _check_delta(delta)        # before any fitting, not after it
-    _check_n_jobs(n_jobs)
+        check_delta(delta)        # before any fitting, not after it
+    check_n_jobs(n_jobs)
     check_verbose(verbose)
     if not isinstance(best_cv, (bool, np.bool_)):
         raise ValueError(f"best_cv must be True or False, got {best_cv!r}")
@@ -497,7 +483,7 @@ def nested_cv_estimate(estimator, param_grid, X, y, K_outer=5, K_inner=5, loss="
     if K_inner > smallest_train:
         raise ValueError(f"K_inner={K_inner} folds need at least {K_inner} examples in each outer "
                          f"training part S_-i, the smallest has {smallest_train}")
-    rs = check_random_state(_seed_from(random_state)) if shuffle else None
+    rs = check_random_state(replayable_seed(random_state)) if shuffle else None
     outer_seed = int(rs.randint(np.iinfo(np.int32).max)) if shuffle else None
     inner_seed = int(rs.randint(np.iinfo(np.int32).max)) if shuffle else None
     folds = list(_kfold(K_outer, shuffle, outer_seed).split(np.zeros((m, 1))))
@@ -661,7 +647,7 @@ def compare(estimator_a, estimator_b, X, y, K=10, n_repeats=1, loss="zero_one", 
 
     loss_fn = get_loss(loss)
     _check_fraction("alpha", alpha)
-    _check_n_jobs(n_jobs)
+    check_n_jobs(n_jobs)
     check_verbose(verbose)
     if zero_method not in ("pratt", "zsplit", "wilcox"):
         raise ValueError(f"zero_method must be 'pratt', 'zsplit' or 'wilcox', got {zero_method!r}")
@@ -672,7 +658,7 @@ def compare(estimator_a, estimator_b, X, y, K=10, n_repeats=1, loss="zero_one", 
                          "(unshuffled repeats would be identical)")
     X, y, m = _check_data(X, y)
     K = _check_K("K", K, m)
-    seed = _seed_from(random_state) if shuffle else None
+    seed = replayable_seed(random_state) if shuffle else None
     if n_repeats == 1:
         splitter = _kfold(K, shuffle, seed)
     else:
@@ -807,11 +793,11 @@ def learning_curve(estimator, X, y, train_sizes=(0.1, 0.325, 0.55, 0.775, 1.0), 
     """
     loss_fn = get_loss(loss)
     if return_interval:
-        _check_delta(delta)
-    _check_n_jobs(n_jobs)
+        check_delta(delta)
+    check_n_jobs(n_jobs)
     check_verbose(verbose)
     X, y, m = _check_data(X, y)
-    seed = _seed_from(random_state) if shuffle else None
+    seed = replayable_seed(random_state) if shuffle else None
     if test_set is not None:
         if not isinstance(test_set, (tuple, list)) or len(test_set) != 2:
             raise ValueError("test_set must be a pair (X_test, y_test)")
@@ -993,7 +979,7 @@ def risk_decomposition(estimator, distribution, train_sizes=(25, 100, 400, 1600)
     >>> bool(r.approximation_error > 0.05) # a depth-2 tree cannot follow the diagonal
     True
     """
-    _check_n_jobs(n_jobs)
+    check_n_jobs(n_jobs)
     check_verbose(verbose)
     if not (hasattr(estimator, "fit") or callable(estimator)):
         raise ValueError("estimator must be an estimator or a callable m -> estimator")

@@ -51,10 +51,10 @@ from sklearn.utils.multiclass import type_of_target
 
 from smml._core import _neural as _k
 from smml._threads import blas_single_thread, threads_for
-from smml._validation import (N_JOBS, RANDOM_STATE, Interval, Options, check_is_fitted,
+from smml._validation import (BOOL, N_JOBS, RANDOM_STATE, Interval, Options, check_is_fitted,
                               check_random_state, encode_classes, validate_X, validate_X_y)
 from smml.base import ClassifierMixin, RegressorMixin, SmmlEstimator, store_params
-from smml.linear._base import _BOOL, DivergenceError
+from smml.exceptions import DivergenceError
 
 __all__ = ["MLPClassifier", "MLPRegressor"]
 
@@ -137,7 +137,7 @@ _COMMON_SPEC = {
     "max_epochs": Interval(int, 1, None),
     "tol": Interval(float, 0, None),
     "n_iter_no_change": Interval(int, 1, None),
-    "early_stopping": _BOOL,
+    "early_stopping": BOOL,
     "validation_fraction": Interval(float, 0, 1, "neither"),
     "random_state": RANDOM_STATE,
     "n_jobs": N_JOBS,

@@ -200,11 +200,12 @@ def perceptron_mistakes_table(X, y, u=None, max_epochs=30, fit_intercept=True):
     dict
         ``epoch``, ``updates`` (cumulative, per epoch) and ``bound`` (a float).
     """
-    from smml.bounds import _check_positive_int, perceptron_convergence_bound
+    from smml._validation import check_positive_int
+    from smml.bounds import perceptron_convergence_bound
     from smml.linear import LinearProgramClassifier, Perceptron
-    from smml.linear._base import NotSeparableError
+    from smml.exceptions import NotSeparableError
 
-    _check_positive_int("max_epochs", max_epochs)
+    check_positive_int("max_epochs", max_epochs)
     X, y = np.asarray(X, dtype=np.float64), np.asarray(y)
     classes = np.unique(y)
     if len(classes) != 2:

@@ -6,13 +6,13 @@ from sklearn.utils.validation import has_fit_parameter
 
 from smml._core import _adaboost
 from smml._progress import VERBOSE, progress
+from smml._random import seeded_clone
 from smml._threads import threads_for
 from smml._validation import (N_JOBS, RANDOM_STATE, InstanceOf, Interval, Options, check_is_fitted,
                               check_random_state, drop_zero_weight, encode_classes, validate_sample_weight,
                               validate_X, validate_X_y)
 from smml.base import ClassifierMixin, SmmlEstimator, store_params
-from smml.ensemble._base import _seeded_clone
-from smml.tree import sort_columns
+from smml._binning import sort_columns
 
 
 #: an error within this distance of 1/2 counts as 1/2 (003 Algorithm 5: "stuck")
@@ -348,7 +348,7 @@ class AdaBoostClassifier(ClassifierMixin, SmmlEstimator):
             bar.close()
 
     def _new_learner(self, seed):
-        return _seeded_clone(self.estimator, seed)
+        return seeded_clone(self.estimator, seed)
 
     def _fit_binary_generic(self, X, yk, p1):
         y = np.where(yk == 1, 1, -1)
@@ -404,7 +404,7 @@ class AdaBoostClassifier(ClassifierMixin, SmmlEstimator):
         learner = self.estimator if self.estimator is not None else DecisionStump(n_jobs=self.n_jobs)
         rng = np.arange(X.shape[0])
         for seed in self._rounds():
-            est = _seeded_clone(learner, seed)
+            est = seeded_clone(learner, seed)
             est.fit(X, yk, sample_weight=P)
             h = np.asarray(est.predict(X)).astype(np.intp)
             wrong = h != yk

@@ -13,12 +13,12 @@ from sklearn.utils.validation import has_fit_parameter
 
 from smml._core import _tree_predict, _tree
 from smml._progress import VERBOSE, progress
+from smml._random import seeded_clone
 from smml._threads import joblib_backend_active, run_tasks, threads_for
 from smml._validation import (N_JOBS, RANDOM_STATE, InstanceOf, Interval, Options, check_is_fitted,
                               check_random_state, encode_classes, validate_sample_weight, validate_X,
                               validate_X_y)
 from smml.base import ClassifierMixin, RegressorMixin, SmmlEstimator
-from smml.ensemble._base import _seeded_clone
 from smml.tree import TreeClassifier, TreeRegressor
 
 
@@ -233,7 +233,7 @@ class _BaseBagging(SmmlEstimator):
     def _make_estimator(self, seed):
         """A clone of ``estimator`` (default: smml's fully grown tree, one thread: the
         parallelism is over the T fits), seeded with ``seed`` when it takes one."""
-        return _seeded_clone(self.estimator if self.estimator is not None
+        return seeded_clone(self.estimator if self.estimator is not None
                              else _default_tree(self._classifier, n_jobs=1), seed)
 
     def _n_draw(self, m):

@@ -2,13 +2,13 @@
 
 import numpy as np
 
+from smml._binning import sort_columns_ranked
 from smml._core import _tree
 from smml._progress import VERBOSE
 from smml._validation import (N_JOBS, RANDOM_STATE, Interval, Options, check_is_fitted)
 from smml.base import ClassifierMixin, RegressorMixin, store_params
 from smml.ensemble._bagging import (_BaggingClassifierMixin, _BaggingRegressorMixin, _BaseBagging,
                                     _default_tree)
-from smml.tree import sort_columns_ranked
 
 
 class _BaseForest(_BaseBagging):

@@ -49,20 +49,22 @@ Choices where the notes are silent (a scikit-learn / xgboost user's expectations
 - Ties: the lowest feature, then the lowest threshold / shortest prefix of the category
   ordering (categories ordered by G/H, the tree module's rule for regression).
 """
-import numbers
 
 import warnings
 
 import numpy as np
 
+from smml._binning import apply_bins, bin_features
+from smml._categorical import CategoricalMixin
 from smml._core import _gbm, _tree_predict
+from smml._random import seed_sequence_seed
 from smml._threads import threads_for
 from smml._validation import (InstanceOf, Interval, N_JOBS, Options, RANDOM_STATE, check_is_fitted,
                               drop_zero_weight, encode_classes, validate_sample_weight, validate_X,
                               validate_X_y)
 from smml._progress import VERBOSE, progress
 from smml.base import ClassifierMixin, RegressorMixin, SmmlEstimator, store_params
-from smml.tree import Tree, _BaseTree, apply_bins, bin_features
+from smml.tree import Tree
 
 __all__ = ["GradientBoostingRegressor", "GradientBoostingClassifier"]
 
@@ -74,7 +76,7 @@ _GRAIN = 8192
 _PREDICT_GRAIN = 256
 
 
-class _BaseGradientBoosting(SmmlEstimator):
+class _BaseGradientBoosting(CategoricalMixin, SmmlEstimator):   # categorical columns as smml.tree's
     _loss_options = ()
 
     def __sklearn_tags__(self):
@@ -107,10 +109,6 @@ class _BaseGradientBoosting(SmmlEstimator):
             "random_state": RANDOM_STATE,
             "n_jobs": N_JOBS,
         }
-
-    # categorical columns: the tree module's encoding (categories_ learned at fit)
-    _categorical_indices = _BaseTree._categorical_indices
-    _encode_categorical = _BaseTree._encode_categorical
 
     # ---- fit ----------------------------------------------------------------
     def _fit(self, X, y, sample_weight, classifier, eval_set=None):
@@ -361,14 +359,7 @@ class _BaseGradientBoosting(SmmlEstimator):
         return T0
 
     def _seed_sequence(self):
-        rs = self.random_state
-        if isinstance(rs, numbers.Integral):
-            return int(rs)
-        if isinstance(rs, np.random.RandomState):
-            return int(rs.randint(0, 2**31))
-        if isinstance(rs, np.random.Generator):
-            return int(rs.integers(0, 2**63))
-        return None
+        return seed_sequence_seed(self.random_state)
 
     def _pack(self):
         """All trees in one record array (children_left made global) for the predict kernel."""

@@ -6,10 +6,9 @@ import numpy as np
 from smml._core import _kernel_methods as _k
 from smml._core._utils import row_norms_sq
 from smml._threads import blas_single_thread, threads_for
-from smml._validation import (Callable, Interval, Options, check_is_fitted,
+from smml._validation import (Callable, Interval, Options, check_is_fitted, problem_labels,
                               validate_X, validate_X_y)
 from smml.base import ClassifierMixin, SmmlEstimator
-from smml.linear._base import _problem_labels
 
 KERNEL_CODES = {"linear": 0, "polynomial": 1, "gaussian": 2}
 MAX_DEGREE = 2 ** 31 - 1    # the compiled kernels hold the degree in a C int
@@ -184,7 +183,7 @@ class KernelClassifierBase(ClassifierMixin, SmmlEstimator):
         +-1 problems, the kernel (``gamma_``), the prepared rows and their squared norms."""
         self._validate_params()
         X, y = validate_X_y(self, X, y, dtype="floating", classifier=True)
-        self.classes_, problems = _problem_labels(self, y)     # rows: the +-1 label vectors
+        self.classes_, problems = problem_labels(self, y)     # rows: the +-1 label vectors
         kern = resolve_kernel(self, X)
         Xp = kern.prepare(X)
         return X, problems, kern, Xp, kern.norms(Xp)

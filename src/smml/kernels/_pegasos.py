@@ -2,9 +2,8 @@
 import numpy as np
 
 from smml._core import _kernel_methods as _k
-from smml._validation import N_JOBS, RANDOM_STATE, Interval
-from smml.linear._base import _BOOL, _check_rng
-from smml.linear._pegasos import _step_indices
+from smml._random import check_rng, step_indices
+from smml._validation import BOOL, N_JOBS, RANDOM_STATE, Interval
 
 from smml.kernels._base import CACHE_SIZE, KERNEL_SPEC, KernelClassifierBase
 from smml.kernels._perceptron import run_rows
@@ -52,7 +51,7 @@ class KernelPegasos(KernelClassifierBase):
     """
 
     _parameter_spec = {"lam": Interval(float, 0, None, "neither"), "n_iter": Interval(int, 1, None),
-                       "average": _BOOL, **KERNEL_SPEC, "random_state": RANDOM_STATE,
+                       "average": BOOL, **KERNEL_SPEC, "random_state": RANDOM_STATE,
                        "cache_size": CACHE_SIZE, "n_jobs": N_JOBS}
 
     def __init__(self, lam=1e-3, n_iter=10000, average=False, kernel="gaussian", degree=3,
@@ -67,7 +66,7 @@ class KernelPegasos(KernelClassifierBase):
         counts = np.zeros(m, dtype=np.int64)
         hsum = np.zeros(m)
         tstate = np.zeros(2)
-        for idx in _step_indices(rng, m, self.n_iter):
+        for idx in step_indices(rng, m, self.n_iter):
             def step(pos, idx=idx):
                 return _k.pegasos_run(Xp, norms, kern.code, kern.degree, kern.scale, y8, idx, pos, lam,
                                       g, counts, hsum, tstate, *cache.args())
@@ -96,7 +95,7 @@ class KernelPegasos(KernelClassifierBase):
         """Run kernel Pegasos (one per class for more than two classes)."""
         X, problems, kern, Xp, norms = self._fit_start(X, y)
         cache = self._row_cache(Xp)
-        rng = _check_rng(self.random_state)
+        rng = check_rng(self.random_state)
         duals = []
         for y_pm in problems:
             coef, T = self._run(kern, Xp, norms, y_pm, rng, cache)

@@ -2,8 +2,8 @@
 import numpy as np
 
 from smml._core import _kernel_methods as _k
-from smml._validation import N_JOBS, RANDOM_STATE, Interval, Options
-from smml.linear._base import _BOOL, _check_rng
+from smml._random import check_rng
+from smml._validation import BOOL, N_JOBS, RANDOM_STATE, Interval, Options
 
 from smml.kernels._base import CACHE_SIZE, KERNEL_SPEC, KernelClassifierBase, user_kernel
 from smml.base import store_params
@@ -78,7 +78,7 @@ class KernelPerceptron(KernelClassifierBase):
         class) for one-vs-rest.
     """
 
-    _parameter_spec = {**KERNEL_SPEC, "max_epochs": Interval(int, 1, None), "shuffle": _BOOL,
+    _parameter_spec = {**KERNEL_SPEC, "max_epochs": Interval(int, 1, None), "shuffle": BOOL,
                        "random_state": RANDOM_STATE,
                        "budget": (Options(None), Interval(int, 1, None)),
                        "cache_size": CACHE_SIZE, "n_jobs": N_JOBS}
@@ -120,7 +120,7 @@ class KernelPerceptron(KernelClassifierBase):
         """Run Algorithm 4 (one kernel Perceptron per class for more than two classes)."""
         X, problems, kern, Xp, norms = self._fit_start(X, y)
         cache = self._row_cache(Xp)
-        rng = _check_rng(self.random_state)
+        rng = check_rng(self.random_state)
         duals, counts_all, stats = [], [], []
         for y_pm in problems:
             counts, mk, ep, conv = self._run(kern, Xp, norms, y_pm, rng, cache)

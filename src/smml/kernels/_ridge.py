@@ -6,9 +6,8 @@ import scipy.linalg
 
 from smml._core import _kernel_methods as _k
 from smml._threads import blas_threads
-from smml._validation import N_JOBS, Interval, check_is_fitted, validate_X, validate_X_y
+from smml._validation import BOOL, N_JOBS, Interval, check_is_fitted, validate_X, validate_X_y
 from smml.base import RegressorMixin, SmmlEstimator, store_params
-from smml.linear._base import _BOOL
 
 from smml.kernels._base import KERNEL_SPEC, decision_values, gram, resolve_kernel
 
@@ -55,7 +54,7 @@ class KernelRidge(RegressorMixin, SmmlEstimator):
     dual_coef_ : (m,), X_fit_ : the training rows, intercept_ : float, gamma_, solver_
     """
 
-    _parameter_spec = {"alpha": Interval(float, 0, None), **KERNEL_SPEC, "fit_intercept": _BOOL,
+    _parameter_spec = {"alpha": Interval(float, 0, None), **KERNEL_SPEC, "fit_intercept": BOOL,
                        "n_jobs": N_JOBS}
 
     def __init__(self, alpha=1.0, kernel="gaussian", degree=3, gamma="scale", fit_intercept=False,

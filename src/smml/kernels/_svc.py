@@ -6,8 +6,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from smml._core import _svm
 from smml._threads import blas_single_thread
-from smml._validation import N_JOBS, Interval, Options
-from smml.linear._base import _BOOL
+from smml._validation import BOOL, N_JOBS, Interval, Options
 
 from smml.kernels._base import (CACHE_SIZE, KERNEL_SPEC, KernelClassifierBase, RowCacheArrays,
                                 cache_rows, gram, user_kernel)
@@ -83,8 +82,8 @@ class KernelSVC(KernelClassifierBase):
 
     _parameter_spec = {"C": Interval(float, 0, None, "neither"),
                        "lam": (Options(None), Interval(float, 0, None, "neither")),
-                       **KERNEL_SPEC, "fit_intercept": _BOOL, "tol": Interval(float, 0, None, "neither"),
-                       "shrinking": _BOOL, "cache_size": CACHE_SIZE,
+                       **KERNEL_SPEC, "fit_intercept": BOOL, "tol": Interval(float, 0, None, "neither"),
+                       "shrinking": BOOL, "cache_size": CACHE_SIZE,
                        "max_iter": (Options(None), Interval(int, 1, None)), "n_jobs": N_JOBS}
 
     def __init__(self, C=1.0, lam=None, kernel="gaussian", degree=3, gamma="scale", fit_intercept=True,

@@ -35,7 +35,7 @@ Every sequential learner draws the order of the examples in Python from
 (``smml._core._linear``); ``smml.reference.linear`` holds the plain-Python
 twins that the tests compare with on the same order.
 """
-from smml.linear._base import DivergenceError, NotSeparableError
+from smml.exceptions import DivergenceError, NotSeparableError
 from smml.linear._hard_margin import HardMarginSVM
 from smml.linear._least_squares import LinearRegression, LMSRegressor, RidgeRegression
 from smml.linear._logistic import LogisticRegression

@@ -4,70 +4,24 @@ import numpy as np
 import scipy.linalg
 import scipy.optimize
 import scipy.sparse
-from sklearn.utils.multiclass import type_of_target
 
 from smml._core import _linear as _k
+from smml._random import check_rng as _check_rng  # noqa: F401  (the linear learners import it from here)
 from smml._threads import threads_for
-from smml._validation import (Options, check_is_fitted,
-                              check_random_state, encode_classes, validate_X, validate_X_y)
+from smml._validation import BOOL, check_is_fitted, validate_X, validate_X_y
+from smml._validation import problem_labels as _problem_labels  # noqa: F401  (the linear learners import it from here)
 from smml.base import ClassifierMixin, RegressorMixin, SmmlEstimator
+from smml.exceptions import DivergenceError
 
-
-
-_BOOL = Options(True, False)
-_PEGASOS_CHUNK = 1 << 16     # steps drawn per call of the Pegasos / OGD kernels
+_BOOL = BOOL
 _GRAIN = 2 * _k.CHUNK_ROWS   # rows worth one thread of the parallel kernels (threads_for)
-
-
-class DivergenceError(ValueError, FloatingPointError):
-    """A sequential learner produced a non-finite weight (overflow / NaN)."""
-
-
-class NotSeparableError(ValueError):
-    """The linear program y_t w.x_t >= 1 has no solution."""
 
 
 # ---- helpers ------------------------------------------------------------------------
 
-def _check_rng(random_state):
-    """The random source of the sequential learners: a Generator is used as it is (so a
-    caller can replay the exact example order from the same Generator, as the tests
-    against ``smml.reference`` do); anything else goes through the shared
-    :func:`smml._validation.check_random_state`."""
-    if isinstance(random_state, np.random.Generator):
-        return random_state
-    return check_random_state(random_state)
-
-
-def _draw_integers(rng, m, size):
-    if isinstance(rng, np.random.Generator):
-        return rng.integers(0, m, size=size)
-    return rng.randint(0, m, size=size)
-
-
 def _raise_divergence(est, where, hint):
     raise DivergenceError(f"{type(est).__name__}: the weights became non-finite (overflow or NaN) "
                           f"{where}; {hint}")
-
-
-def _problem_labels(est, y):
-    """classes_ and the label vectors of the binary problems, as an (n_problems, n) float64 array.
-
-    Two classes: one problem, classes_[1] -> +1 and classes_[0] -> -1 (the notes' binary
-    setting). More: one-vs-rest, problem c labels
-    classes_[c] +1 and every other class -1.
-    """
-    y_type = type_of_target(y, input_name="y", raise_unknown=True)
-    if y_type not in ("binary", "multiclass"):
-        raise ValueError(f"{type(est).__name__}: unsupported target type {y_type!r}: expected binary "
-                         "or multiclass labels")
-    classes, y_enc = encode_classes(y)
-    if len(classes) == 1:
-        raise ValueError(f"{type(est).__name__} needs samples of at least 2 classes; "
-                         f"the data contain only one class: {classes[0]!r}")
-    if len(classes) == 2:
-        return classes, np.where(y_enc == 1, 1.0, -1.0)[None, :]
-    return classes, np.where(y_enc[None, :] == np.arange(len(classes))[:, None], 1.0, -1.0)
 
 
 def _first_chunk(est, X, y, classes, dtype):

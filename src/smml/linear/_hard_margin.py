@@ -9,7 +9,8 @@ from smml._core import _linear as _k
 from smml._threads import blas_single_thread, threads_for
 from smml._validation import N_JOBS, Interval, validate_X_y
 
-from smml.linear._base import NotSeparableError, _BOOL, _problem_labels, _raise_divergence, _LinearClassifier
+from smml.exceptions import NotSeparableError
+from smml.linear._base import _BOOL, _problem_labels, _raise_divergence, _LinearClassifier
 from smml.linear._lp import _augment, _pow2_scale, _separating_lp
 from smml.base import store_params
 

@@ -7,7 +7,8 @@ import scipy.sparse
 
 from smml._validation import (N_JOBS, validate_X_y)
 
-from smml.linear._base import (NotSeparableError, _BOOL, _problem_labels, _LinearClassifier,
+from smml.exceptions import NotSeparableError
+from smml.linear._base import (_BOOL, _problem_labels, _LinearClassifier,
                                _LinearRegressorBase)
 
 def _augment(X, fit_intercept):

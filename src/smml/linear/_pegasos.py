@@ -5,19 +5,11 @@ import numpy as np
 from smml._core import _linear as _k
 from smml._validation import (N_JOBS, RANDOM_STATE, Interval, validate_X, validate_X_y)
 
-from smml.linear._base import (_BOOL, _PEGASOS_CHUNK, _check_rng, _draw_integers, _first_chunk,
+from smml._random import step_indices as _step_indices
+from smml.linear._base import (_BOOL, _check_rng, _first_chunk,
                                _next_chunk, _problem_labels,
                                _raise_divergence, _LinearClassifier)
 from smml.base import store_params
-
-def _step_indices(rng, m, n_steps, chunk=_PEGASOS_CHUNK):
-    """The examples of steps 1..n_steps, drawn uniformly with replacement, in chunks."""
-    done = 0
-    while done < n_steps:
-        c = min(chunk, n_steps - done)
-        yield _draw_integers(rng, m, c).astype(np.intp, copy=False)
-        done += c
-
 
 class Pegasos(_LinearClassifier):
     """Pegasos for the SVM objective F(w) = lam/2 ||w||^2 + (1/m) sum_t [1 - y_t w.x_t]_+.

@@ -247,13 +247,12 @@ class KernelPegasos(_Kernelled):
         self.kernel, self.degree, self.gamma = kernel, degree, gamma
 
     def fit(self, X, y):
-        from smml.linear._base import _check_rng
-        from smml.linear._pegasos import _step_indices
+        from smml._random import check_rng, step_indices
 
         self.classes_ = np.unique(y)
         self.K_ = self._kernel(X)
         y_pm = [1.0 if v == self.classes_[1] else -1.0 for v in y]
-        steps = np.concatenate(list(_step_indices(_check_rng(self.random_state), len(y_pm), self.n_iter)))
+        steps = np.concatenate(list(step_indices(check_rng(self.random_state), len(y_pm), self.n_iter)))
         g = kernel_pegasos(X, y_pm, [int(i) for i in steps], self.lam, self.K_)
         rows = _rows(X)
         self.terms_ = [(rows[j], c) for j, c in sorted(g.items())]

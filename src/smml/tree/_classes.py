@@ -1,0 +1,494 @@
+"""The tree estimators of :mod:`smml.tree`: parameters, fit (the growth kernels), predict."""
+import math
+import numbers
+
+import numpy as np
+
+import smml.tree as _package   # the growth's tunables, read at fit time (see smml/tree/__init__.py)
+from smml._binning import bin_features, sort_columns
+from smml._categorical import CategoricalMixin
+from smml._core import _tree_predict, _tree
+from smml._random import seed64
+from smml._threads import threads_for
+from smml._validation import (Interval, Options, InstanceOf, N_JOBS, RANDOM_STATE, check_is_fitted,
+                              drop_zero_weight, encode_classes, validate_sample_weight, validate_X,
+                              validate_X_y)
+from smml.base import ClassifierMixin, RegressorMixin, SmmlEstimator
+from smml.tree._export import _RulesExportMixin, _TextExportMixin
+from smml.tree._pruning import _REP_PRUNING, _OccamPruningMixin, _ReducedErrorPruningMixin
+from smml.tree._tree_record import Tree
+
+__all__ = ["TreeClassifier", "TreeRegressor"]
+
+_MAX_SAMPLES = 2**30 - 1        # node ids (< 2n) are int32 in the node records
+_SPLIT_SCORES = ("weighted", "002")     # split_score: 000's weighted decrease, 002's slide formulas
+
+# Threading grain (smml._threads.threads_for): the least work worth a thread of its own.
+#: rows routed through a tree (prediction)
+_PREDICT_GRAIN = 1_024
+
+
+def _check_max_features(mf, d):
+    if mf is None:
+        return d
+    if isinstance(mf, str):
+        return max(1, int(math.sqrt(d))) if mf == "sqrt" else max(1, int(math.log2(d)))
+    if isinstance(mf, numbers.Integral):
+        if mf > d:
+            raise ValueError(f"max_features={mf} exceeds the number of features {d}")
+        return int(mf)
+    return max(1, int(mf * d))
+
+
+class _BaseTree(CategoricalMixin, _ReducedErrorPruningMixin, _TextExportMixin, SmmlEstimator):
+    _criteria = ()
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        # a loaded tree (its records checked by Tree.__setstate__) must also test only the
+        # features that X will have at predict time (checked against n_features_in_ there)
+        t = self.__dict__.get("tree_")
+        if isinstance(t, Tree):
+            internal = t.children_left >= 0
+            d = self.__dict__.get("n_features_in_")
+            if internal.any() and (not isinstance(d, (int, np.integer))
+                                   or int(t.feature[internal].max()) >= d):
+                raise ValueError(f"{type(self).__name__}: the tree tests a feature index beyond "
+                                 f"n_features_in_ = {d}")
+
+    def _spec(self):
+        return {
+            "criterion": Options(*self._criteria),
+            "splitter": Options("auto", "exact", "hist"),
+            "growth": Options("best", "depth"),
+            "max_depth": (Options(None), Interval(int, 0, None)),
+            "min_samples_split": Interval(int, 2, None),
+            "min_samples_leaf": Interval(int, 1, None),
+            "min_impurity_decrease": Interval(float, 0, None),
+            "max_leaf_nodes": (Options(None), Interval(int, 2, None)),
+            "max_features": (Options(None, "sqrt", "log2"), Interval(int, 1, None),
+                             Interval(float, 0, 1, closed="right")),
+            "max_bins": Interval(int, 2, 256),
+            "split_score": Options(*_SPLIT_SCORES),
+            "categorical_features": (Options(None, "from_dtype"), InstanceOf(list, tuple, np.ndarray)),
+            "pruning": Options(*self._prunings),
+            "validation_fraction": Interval(float, 0, 1, closed="neither"),
+            "delta": Interval(float, 0, 1, closed="neither"),
+            "random_state": RANDOM_STATE,
+            "n_jobs": N_JOBS,
+        }
+
+    @property
+    def _parameter_spec(self):
+        return self._spec()
+
+    @property
+    def feature_importances_(self):
+        """Each feature's share of the decrease of the training objective (sum over the
+        leaves of N psi, 000 'Tree Predictors') made by the splits that test it, summed over
+        those nodes and normalised to sum 1 (scikit-learn's mean decrease in impurity, MDI;
+        all zeros for a tree that is a single leaf). Computed on the training data: it
+        favours features with many distinct values, as scikit-learn's does."""
+        check_is_fitted(self)
+        t = self.tree_
+        imp = np.zeros(self.n_features_in_)
+        internal = t.children_left >= 0
+        np.add.at(imp, t.feature[internal], t.improvement[internal])
+        s = imp.sum()
+        return imp / s if s > 0 else imp
+
+    # ---- fit ----------------------------------------------------------------
+    def _prepare(self, X, y, classifier):
+        Xe = self._encode_categorical(X, fit=True)
+        X, y = validate_X_y(self, Xe, y, dtype="floating", classifier=classifier, y_numeric=not classifier)
+        return X, y
+
+    def _fit_encoded(self, X, y, classes, sample_weight, presorted=None):
+        """Fast path for smml's ensembles, which validate once and fit many trees.
+
+        ``X``: finite float64/float32 C-contiguous (n, d) array, numerical features only;
+        ``y``: classifier: intp array of indices into ``classes`` (sorted, all present or not);
+        regressor: finite float64 targets (``classes`` is None); ``sample_weight``:
+        non-negative float64 (n,) array with a positive sum.  No checks are made here beyond
+        the hyper-parameters: the caller guarantees the rest.  ``presorted``: the exact
+        splitter's sorted columns when the caller has them (a forest cuts each tree's from one
+        sort of all the rows): (values, order, ranks), ``build_tree``'s Xs, Si and Rs, where
+        values may be a pair (Xv, Sg): all rows as float64 and their sort (``build_tree``'s Xv
+        and Sg, in place of a sorted copy of the values); then
+        every weight must be positive, and X may be None (the exact splitter reads only the
+        sorted columns).
+        """
+        self._validate_params()
+        if self.categorical_features or self.pruning is not None:
+            raise ValueError("_fit_encoded supports neither categorical_features nor pruning")
+        self._cat_idx = []
+        self.categories_ = {}
+        self.n_features_in_ = X.shape[1] if presorted is None else presorted[1].shape[0]
+        ycls, yreg, n_classes = self._encoded_targets(y, classes)
+        self.tree_ = self._fit_arrays(X, ycls, yreg, n_classes,
+                                      np.ascontiguousarray(sample_weight, dtype=np.float64), self._seed(),
+                                      presorted)
+        self._after_tree_change()
+        return self
+
+    def _fit_arrays(self, X, ycls, yreg, n_classes, sw, rng_seed, presorted=None):
+        if presorted is not None:             # positive weights; X unused (exact splitter)
+            n, d = len(sw), presorted[1].shape[0]
+        else:
+            if n_classes > 0:
+                sw, X, ycls = drop_zero_weight(sw, X, ycls)
+            else:
+                sw, X, yreg = drop_zero_weight(sw, X, yreg)
+            n, d = X.shape
+        if n > _MAX_SAMPLES:
+            raise ValueError(f"smml.tree grows trees on at most {_MAX_SAMPLES:,} samples (of positive weight), "
+                             f"got {n:,}")
+        is_cat = np.zeros(d, np.uint8)
+        is_cat[self._cat_idx] = 1
+        splitter = self.splitter
+        literal = self.split_score == "002"
+        if literal:
+            if splitter == "hist":
+                raise ValueError('split_score="002" (002\'s slide formulas) is supported with '
+                                 'splitter="exact" or "auto" only, got splitter="hist"')
+            if self._cat_idx:
+                raise ValueError('split_score="002" (002\'s slide formulas) supports numerical '
+                                 'features only: use categorical_features=None (e.g. one-hot encode '
+                                 'the categories) or split_score="weighted"')
+        if splitter == "auto":
+            splitter = "hist" if n >= _package._AUTO_HIST_MIN_SAMPLES and not literal else "exact"
+        self.splitter_ = splitter
+        if presorted is not None and (splitter != "exact" or self._cat_idx):
+            raise RuntimeError("smml.tree: presorted columns serve the exact splitter only")
+        n_threads = self._n_threads()
+        if splitter == "hist" or self._cat_idx:
+            n_cats = {j: len(self.categories_[j]) for j in self._cat_idx}
+            Xb, edges = bin_features(X, self.max_bins if splitter == "hist" else None, rng_seed, n_threads,
+                                     is_cat, n_cats)
+        else:
+            Xb, edges = np.zeros((1, 1), np.uint8), np.full((d, 1), np.inf)
+        Rs = np.zeros((0, 0), np.int32)          # the kernel ranks Xs itself
+        Xv = Sg = None
+        if presorted is not None:
+            Xs, Si, Rs = presorted
+            if isinstance(Xs, tuple):           # the values through X and its sort (Xv, Sg)
+                Xv, Sg = Xs
+                Xs = np.zeros((1, 1))
+                if Xv.shape[1] != d or Sg.shape != (d, Xv.shape[0]) or Xv.dtype != np.float64:
+                    raise RuntimeError("smml.tree: the presorted columns do not match X")
+            if Si.shape != (d, n) or Rs.shape != (d, n) or (Xv is None and Xs.shape[0] != d):
+                raise RuntimeError("smml.tree: the presorted columns do not match X")
+        elif splitter == "exact":
+            Xs, Si = sort_columns(X, n_threads, skip=is_cat)
+        else:
+            Si = np.zeros((1, 1), np.int32)
+            Xs = np.zeros((1, 1))
+        # integer limits past n change nothing: clamp them so any valid value fits the kernel's intp
+        max_depth = -1 if self.max_depth is None else min(self.max_depth, n)
+        mf = _check_max_features(self.max_features, d)
+        # Scale-free arithmetic.  The kernel sums w, w y and w y^2 and stops on relative tolerances
+        # (1e-12 of the node's weight / sum w y^2), so huge or tiny weights overflow/underflow and a
+        # target with a large offset (y = 1e8 + signal) loses the signal to cancellation.  The
+        # weights are scaled by a power of two (exact: the same tree) so the largest is in
+        # [0.5, 1); regression targets with a dominating offset are shifted by it (exactly), and all are
+        # scaled by a power of two so |y| < 1.  Node values are mapped back after growth.
+        e_w = int(np.frexp(sw.max())[1])
+        sw = np.ldexp(sw, -e_w)
+        mid = float(self.min_impurity_decrease)
+        if n_classes == 0:
+            lo, hi = float(yreg.min()), float(yreg.max())
+            c0, half = lo / 2.0 + hi / 2.0, hi / 2.0 - lo / 2.0
+            if half > 0.0 and abs(c0) > 16.0 * half:
+                # an offset that dominates the spread: subtract it, rounded to a multiple of
+                # 2**e(half) so that every y - c0 is exact (Sterbenz: y within a factor 2 of c0)
+                e_h = int(np.frexp(half)[1])
+                c0 = float(np.ldexp(np.round(np.ldexp(c0, -e_h)), e_h))
+            else:
+                c0 = 0.0        # small offsets: untouched values keep exact ties exact
+            yc = yreg - c0
+            e_y = int(np.frexp(np.abs(yc).max())[1])
+            yreg = np.ascontiguousarray(np.ldexp(yc, -e_y))
+            with np.errstate(over="ignore", under="ignore"):
+                mid = float(np.ldexp(mid, -2 * e_y))     # min_impurity_decrease is in units of y^2
+        nodes, value, bits = _tree.build_tree(
+            0 if splitter == "exact" else 1, _tree.CRITERIA[self.criterion], n_classes,
+            Xs, Si, Rs, Xb, edges, is_cat, ycls, yreg, sw,
+            max_depth, min(self.min_samples_split, n + 1), min(self.min_samples_leaf, n + 1), mid,
+            0 if self.max_leaf_nodes is None else min(self.max_leaf_nodes, 2 * n + 2), mf,
+            self.growth == "best", rng_seed, n_threads, _package._GRAIN, _package._DECOMPOSE_MIN,
+            _tree.SPLIT_SCORES[self.split_score], Xv, Sg)
+        # the weighted decrease scales with the weights; 002's scores do not (psi and V are
+        # proportions / weighted means), the regression one scales with y^2
+        e_imp = 0 if literal else e_w
+        with np.errstate(over="ignore", under="ignore"):
+            nodes["weighted_n_node_samples"] = np.ldexp(nodes["weighted_n_node_samples"], e_w)
+            if n_classes == 0:
+                value = np.ldexp(value, e_y) + c0
+                nodes["impurity"] = np.ldexp(nodes["impurity"], 2 * e_y)
+                nodes["improvement"] = np.ldexp(nodes["improvement"], 2 * e_y + e_imp)
+            else:
+                value = np.ldexp(value, e_w)
+                nodes["improvement"] = np.ldexp(nodes["improvement"], e_imp)
+        return Tree(nodes, value, bits)
+
+    def _seed(self):
+        return seed64(self.random_state)
+
+    # ---- predict ------------------------------------------------------------
+    def _validate_predict(self, X):
+        check_is_fitted(self, "tree_")
+        Xe = self._encode_categorical(X, fit=False)
+        return validate_X(self, Xe, reset=False, dtype="floating")
+
+    def apply(self, X):
+        """Index (in ``tree_``) of the leaf each row is routed to (000: "x is routed to l")."""
+        X = self._validate_predict(X)
+        return self._apply(X)
+
+    def _apply(self, X):
+        t = self.tree_
+        out = np.empty(X.shape[0], np.intp)
+        _tree_predict.apply_tree(X, t._records(), t.category_bits, out,
+                            threads_for(self._n_threads, X.shape[0], _PREDICT_GRAIN))
+        return out
+
+    def get_depth(self):
+        check_is_fitted(self, "tree_")
+        return self.tree_.max_depth
+
+    def get_n_leaves(self):
+        check_is_fitted(self, "tree_")
+        return self.tree_.n_leaves
+
+    def _after_tree_change(self):
+        pass
+
+
+
+class TreeClassifier(ClassifierMixin, _OccamPruningMixin, _RulesExportMixin, _BaseTree):
+    """Tree classifier of 000 "Tree Predictors" (binary and multiclass, labels of any type).
+
+    Parameters
+    ----------
+    criterion : {"gini", "entropy", "error", "sqrt"}, default="gini"
+        The function psi (see the module docstring for the multiclass forms).
+    splitter : {"auto", "exact", "hist"}, default="auto"
+        "exact" tries every threshold between consecutive distinct values: 000's growth as
+        written. "hist" bins each feature into at most ``max_bins`` quantile bins first (the
+        same splits as "exact" on features with at most ``max_bins`` distinct values, fewer
+        candidates otherwise). "auto" is "hist" from 20,000 samples on (for speed; "exact"
+        with ``split_score="002"``), else "exact": pass ``splitter="exact"`` for the notes' plain algorithm at every size.
+    growth : {"best", "depth"}, default="best"
+        Which leaf is expanded next (best-first: largest decrease of the training objective;
+        with ``split_score="002"``, largest score).
+    max_depth, min_samples_split, min_samples_leaf, min_impurity_decrease, max_leaf_nodes :
+        Stopping rules (module docstring).  ``max_leaf_nodes`` with ``growth="depth"`` stops
+        the depth-first growth when that many leaves exist.
+    max_features : None, int, float, "sqrt" or "log2"
+        Size of the random subset of features tried at each node (002: random forests);
+        exactly that many features are tried (no extra draws if they are all constant).
+    max_bins : int in [2, 256], default=255
+        Bins per feature for ``splitter="hist"``.
+    split_score : {"weighted", "002"}, default="weighted"
+        How a split is scored (module docstring).  "weighted": 000's decrease of the training
+        objective, ``W psi(I) - W_L psi(I_L) - W_R psi(I_R)``.  "002": the slides' formula with
+        unweighted children, ``psi(I) - psi(I_L) - psi(I_R)`` (002's C4.5 score H(I) - H(I_L) -
+        H(I_R) halved with "entropy", smml's entropy being 000's H / 2; 002's CART score with
+        "gini"); a split is then made when its score is positive (above 1e-12) and at least
+        ``min_impurity_decrease``.  "002" needs the exact splitter ("auto" resolves to it) and
+        numerical features only (ValueError otherwise).
+    categorical_features : list of column indices or names, a boolean mask, "from_dtype" or None, default=None
+        Columns holding categories (any orderable values, e.g. strings in a DataFrame; at most
+        256 per column); "from_dtype": a DataFrame's columns of pandas dtype ``category``.
+    pruning : {None, "reduced_error", "reduced_error_no_worse", "occam"}
+        "reduced_error": grow on ``1 - validation_fraction`` of the data, then
+        :meth:`prune_reduced_error` on the rest with 002's rule (prune when the validation
+        accuracy does not change); "reduced_error_no_worse": the same with ``rule="no_worse"``
+        (prune when it does not decrease).  "occam": :meth:`prune_occam` with ``delta``
+        (000 "A more refined bound").
+    random_state : None, int or Generator
+        Seeds max_features sampling, hist-binning subsamples and the validation split.
+    n_jobs : int or None
+        OpenMP threads for split search and prediction (results do not depend on it).
+
+    Attributes
+    ----------
+    tree_ : Tree
+        Plain numpy node arrays.
+    classes_, n_classes_, n_features_in_, feature_names_in_, categories_ ({index: categories}),
+    splitter_ (the splitter used), occam_bound_ (after Occam pruning).
+    """
+
+    _criteria = ("gini", "entropy", "error", "sqrt")
+    _prunings = (None, "reduced_error", "reduced_error_no_worse", "occam")
+
+    def __init__(self, criterion="gini", *, splitter="auto", growth="best", max_depth=None,
+                 min_samples_split=2, min_samples_leaf=1, min_impurity_decrease=0.0,
+                 max_leaf_nodes=None, max_features=None, max_bins=255, categorical_features=None,
+                 pruning=None, validation_fraction=0.2, delta=0.05, random_state=None, n_jobs=None,
+                 split_score="weighted"):
+        self.criterion = criterion
+        self.splitter = splitter
+        self.growth = growth
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.min_impurity_decrease = min_impurity_decrease
+        self.max_leaf_nodes = max_leaf_nodes
+        self.max_features = max_features
+        self.max_bins = max_bins
+        self.categorical_features = categorical_features
+        self.pruning = pruning
+        self.validation_fraction = validation_fraction
+        self.delta = delta
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.split_score = split_score
+
+    def fit(self, X, y, sample_weight=None):
+        """Grow the tree on (X, y) with optional non-negative ``sample_weight``."""
+        self._validate_params()
+        X, y = self._prepare(X, y, classifier=True)
+        sw = validate_sample_weight(sample_weight, X.shape[0])
+        self.classes_, yenc = encode_classes(y)
+        self.n_classes_ = len(self.classes_)
+        seed = self._seed()
+        if self.pruning in _REP_PRUNING:
+            tr, va = self._holdout(X.shape[0], seed)
+            self.tree_ = self._fit_arrays(X[tr], yenc[tr], np.zeros(1), self.n_classes_, sw[tr], seed)
+            self._after_tree_change()
+            self._prune_by_errors(self._errors_encoded(X[va], yenc[va]), _REP_PRUNING[self.pruning])
+        else:
+            self.tree_ = self._fit_arrays(X, yenc, np.zeros(1), self.n_classes_, sw, seed)
+            self._after_tree_change()
+            if self.pruning == "occam":
+                self.prune_occam(self.delta)
+        return self
+
+    def _encoded_targets(self, y_encoded, classes):
+        self.classes_ = np.asarray(classes)
+        self.n_classes_ = len(self.classes_)
+        return np.ascontiguousarray(y_encoded, dtype=np.intp), np.zeros(1), self.n_classes_
+
+    def _after_tree_change(self):
+        # leaf labels of 000: the most frequent label; ties -> the class that sorts last
+        v = self.tree_.value
+        self._node_label = (v.shape[1] - 1 - np.argmax(v[:, ::-1], axis=1)).astype(np.intp)
+        w = v.sum(axis=1, keepdims=True)
+        self._node_proba = np.divide(v, w, out=np.full_like(v, 1.0 / v.shape[1]), where=w > 0)
+
+    def predict(self, X):
+        X = self._validate_predict(X)
+        return self.classes_[self._node_label[self._apply(X)]]
+
+    def predict_proba(self, X):
+        """Weighted class proportions of the leaf each row is routed to."""
+        X = self._validate_predict(X)
+        return self._node_proba[self._apply(X)]
+
+    def predict_log_proba(self, X):
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+    def _validation_leaf_errors(self, X_val, y_val):
+        y_val = np.asarray(y_val).reshape(-1)
+        if y_val.shape[0] != X_val.shape[0]:
+            raise ValueError(f"y_val has {y_val.shape[0]} entries but X_val has {X_val.shape[0]} rows")
+        pos = np.searchsorted(self.classes_, y_val)
+        pos = np.minimum(pos, self.n_classes_ - 1)
+        yenc = np.where(self.classes_[pos] == y_val, pos, -1)
+        return self._errors_encoded(X_val, yenc)
+
+    def _errors_encoded(self, X_val, yenc):
+        K = self.n_classes_
+        T = np.zeros((X_val.shape[0], K + 1))
+        ok = yenc >= 0
+        T[np.flatnonzero(ok), yenc[ok]] = 1.0
+        T[:, K] = 1.0
+        S = self._route_sums(X_val, T)
+        return S[:, K] - S[np.arange(S.shape[0]), self._node_label]
+
+
+    def _leaf_text(self, v, decimals):
+        return f"class: {self.classes_[self._node_label[v]]}"
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = False
+        return tags
+
+
+class TreeRegressor(RegressorMixin, _BaseTree):
+    """Regression tree (000 "Tree Predictors", 002 "CART trees for regression").
+
+    Leaves predict the weighted mean target of their training examples; a split is worth the
+    decrease of the weighted squared error, ``W V(I) - W_L V(I_L) - W_R V(I_R)``, or with
+    ``split_score="002"`` 002's variance reduction ``V(I) - (W_L^2 V(I_L) + W_R^2 V(I_R)) / W^2``
+    (the slide's ``|I_L|^2/|I|^2`` weights; ``min_impurity_decrease`` is then compared with it,
+    in units of y^2).  Parameters as :class:`TreeClassifier` (criterion "squared_error"; pruning None, "reduced_error" or "reduced_error_no_worse" with the square loss
+    (on real-valued targets an exactly unchanged validation error is rare, so the notes' rule
+    mostly prunes subtrees that no validation example reaches); ``delta`` is unused,
+    the Occam bound of 000 being for classification).
+    """
+
+    _criteria = ("squared_error",)
+    _prunings = (None, "reduced_error", "reduced_error_no_worse")
+
+    def __init__(self, criterion="squared_error", *, splitter="auto", growth="best", max_depth=None,
+                 min_samples_split=2, min_samples_leaf=1, min_impurity_decrease=0.0,
+                 max_leaf_nodes=None, max_features=None, max_bins=255, categorical_features=None,
+                 pruning=None, validation_fraction=0.2, delta=0.05, random_state=None, n_jobs=None,
+                 split_score="weighted"):
+        self.criterion = criterion
+        self.splitter = splitter
+        self.growth = growth
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.min_impurity_decrease = min_impurity_decrease
+        self.max_leaf_nodes = max_leaf_nodes
+        self.max_features = max_features
+        self.max_bins = max_bins
+        self.categorical_features = categorical_features
+        self.pruning = pruning
+        self.validation_fraction = validation_fraction
+        self.delta = delta
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.split_score = split_score
+
+    def fit(self, X, y, sample_weight=None):
+        """Grow the tree on (X, y) with optional non-negative ``sample_weight``."""
+        self._validate_params()
+        X, y = self._prepare(X, y, classifier=False)
+        sw = validate_sample_weight(sample_weight, X.shape[0])
+        seed = self._seed()
+        dummy = np.zeros(1, np.intp)
+        if self.pruning in _REP_PRUNING:
+            tr, va = self._holdout(X.shape[0], seed)
+            self.tree_ = self._fit_arrays(X[tr], dummy, y[tr], 0, sw[tr], seed)
+            self._prune_by_errors(self._validation_leaf_errors(X[va], y[va]), _REP_PRUNING[self.pruning])
+        else:
+            self.tree_ = self._fit_arrays(X, dummy, y, 0, sw, seed)
+        return self
+
+    def _encoded_targets(self, y, classes):
+        return np.zeros(1, np.intp), np.ascontiguousarray(y, dtype=np.float64), 0
+
+    def predict(self, X):
+        X = self._validate_predict(X)
+        return self.tree_.value[self._apply(X), 0].copy()
+
+    def _validation_leaf_errors(self, X_val, y_val):
+        y_val = np.asarray(y_val, dtype=np.float64).reshape(-1)
+        if y_val.shape[0] != X_val.shape[0]:
+            raise ValueError(f"y_val has {y_val.shape[0]} entries but X_val has {X_val.shape[0]} rows")
+        if not np.all(np.isfinite(y_val)):
+            raise ValueError("y_val contains NaN or infinity")
+        T = np.column_stack([np.ones_like(y_val), y_val, y_val * y_val])
+        S = self._route_sums(X_val, T)
+        v = self.tree_.value[:, 0]
+        return np.maximum(S[:, 2] - 2 * v * S[:, 1] + v * v * S[:, 0], 0.0)
+
+    def _leaf_text(self, v, decimals):
+        return f"value: {self.tree_.value[v, 0]:.{decimals}g}"

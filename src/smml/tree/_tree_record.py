@@ -1,0 +1,141 @@
+"""The fitted tree record of :mod:`smml.tree` (:class:`Tree`): the node records the growth
+kernels write and the prediction kernels read."""
+import numpy as np
+
+from smml._core import _tree
+
+__all__ = ["Tree"]
+
+
+class Tree:
+    """A fitted tree: one numpy array of node records and two side arrays (node 0 is the root).
+
+    ``nodes`` has the dtype ``Tree.NODE_DTYPE``: the growth kernel's ``Node`` record
+    (``smml/_core/_tree.pxd``), which prediction reads as it is.  Each of its fields is also an
+    attribute (``tree.feature`` is ``tree.nodes["feature"]``): ``threshold``, ``feature``,
+    ``children_left`` (-1 marks leaves), ``is_categorical``, ``impurity`` (psi at the node),
+    ``weighted_n_node_samples``, ``improvement`` (the decrease of the training objective made by
+    the node's split; with ``split_score="002"``, 002's score of the split), ``n_node_samples``,
+    ``depth``.  ``children_left[v]`` is the first child
+    (test true); the second child is stored right after it, ``children_right[v] =
+    children_left[v] + 1``.  The test is ``x[feature] <= threshold`` unless ``is_categorical[v]``,
+    when it is ``x[feature] in S`` with S the categories whose bit is set in
+    ``category_bits[v]`` (4 x 64 bits).  ``value`` (n_nodes, V) holds the weighted class counts
+    (classifier) or the mean target (regressor) of the training examples routed to each node.
+    """
+
+    NODE_DTYPE = _tree.NODE_DTYPE
+    _FIELDS = NODE_DTYPE.names + ("children_right", "value", "category_bits")
+
+    def __init__(self, nodes, value, category_bits):
+        self.nodes, self.value, self.category_bits = self._checked(nodes, value, category_bits)
+        self._derive()
+
+    @classmethod
+    def _checked(cls, nodes, value, category_bits):
+        """The arrays as stored, after the checks that keep prediction (which walks the
+        records without bounds checks) inside them; also run on unpickling / smml.load."""
+        nodes = np.ascontiguousarray(nodes)
+        if not isinstance(nodes, np.ndarray) or nodes.dtype != cls.NODE_DTYPE or nodes.ndim != 1 \
+                or len(nodes) == 0:
+            raise ValueError(f"tree nodes must be a non-empty 1-d array of dtype {cls.NODE_DTYPE}")
+        m = len(nodes)
+        category_bits = np.ascontiguousarray(category_bits, dtype=np.uint64)
+        if len(value) != m or category_bits.shape != (m, _tree.CATEGORY_WORDS):
+            raise ValueError("tree nodes, value and category_bits must have one row per node")
+        left = nodes["children_left"]
+        internal = np.flatnonzero(left >= 0)
+        if np.any(left[internal] <= internal) or np.any(left[internal] >= m - 1) or np.any(left < -1):
+            # prediction walks the records without bounds checks: children follow their parent
+            raise ValueError("tree nodes: children_left must be -1 or a node after its parent with its "
+                             "sibling right after it")
+        if np.any(nodes["feature"][internal] < 0):
+            raise ValueError("tree nodes: an internal node tests a negative feature index")
+        return nodes, value, category_bits
+
+    @classmethod
+    def _grown(cls, nodes, value, category_bits):
+        """A tree as a growth kernel returns it, without _checked's checks: the kernels
+        number children after their parent, siblings adjacent, by construction (every
+        tree of a boosting fit passes _checked in tests/test_gradient_boosting.py).  Boosting makes one tree per
+        round; the checks cost more than growing a small tree."""
+        tree = cls.__new__(cls)
+        tree.nodes, tree.value, tree.category_bits = nodes, value, category_bits
+        tree._derive()
+        return tree
+
+    def _derive(self):
+        self._bytes = self.nodes.view(np.uint8)
+        self._right = None                  # children_right, made when first asked for
+
+    def _records(self):
+        """The node records as bytes, for the prediction kernels (smml._core._tree_predict)."""
+        return self._bytes
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        del state["_bytes"], state["_right"]         # derived from nodes: rebuilt on load
+        return state
+
+    def __setstate__(self, state):
+        # a loaded file is checked as a new tree is: a crafted record must not send the
+        # prediction walk outside the arrays
+        state = dict(state)
+        try:
+            state["nodes"], state["value"], state["category_bits"] = self._checked(
+                state["nodes"], state["value"], state["category_bits"])
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"tree state is incomplete or malformed: {exc}") from None
+        self.__dict__.update(state)
+        self._derive()
+
+    @property
+    def children_right(self):
+        """Second child of each node (-1 at leaves): children_left + 1 (read-only)."""
+        if self._right is None:
+            left = self.nodes["children_left"]
+            right = np.where(left >= 0, left + 1, -1).astype(np.intp)
+            right.flags.writeable = False
+            self._right = right
+        return self._right
+
+    @property
+    def node_count(self):
+        return int(self.nodes.shape[0])
+
+    @property
+    def n_leaves(self):
+        return int(np.sum(self.children_left < 0))
+
+    @property
+    def max_depth(self):
+        return int(self.depth.max()) if self.node_count else 0
+
+    def _subtree(self, keep_leaf):
+        """Copy with the nodes in ``keep_leaf`` turned into leaves, unreachable nodes dropped
+        (nodes renumbered in creation order: siblings stay adjacent)."""
+        left = self.children_left.copy()
+        left[keep_leaf] = -1
+        reach = np.zeros(self.node_count, bool)
+        reach[0] = True
+        for v in range(self.node_count):           # parents precede children
+            if reach[v] and left[v] >= 0:
+                reach[left[v]] = reach[left[v] + 1] = True
+        new_id = np.cumsum(reach) - 1
+        nodes = self.nodes[reach]
+        bits = self.category_bits[reach]
+        l = left[reach]
+        nodes["children_left"] = np.where(l >= 0, new_id[np.maximum(l, 0)], -1)
+        _tree.make_leaves(nodes.view(np.uint8), bits, np.flatnonzero(l < 0))
+        return Tree(nodes, self.value[reach], bits)
+
+
+def _node_field(name):
+    def field(self):
+        return self.nodes[name]
+
+    return property(field, doc=f"``nodes[{name!r}]``")
+
+
+for _name in Tree.NODE_DTYPE.names:
+    setattr(Tree, _name, _node_field(_name))
