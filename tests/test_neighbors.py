@@ -1309,3 +1309,44 @@ def test_sample_weight_weights_the_votes_and_means(rng, weights, algorithm):
     np.testing.assert_array_equal(
         KNNRegressor(k=5, weights=weights, algorithm=algorithm).fit(X[p], yr[p], sample_weight=sw[p]).predict(Q),
         reg.predict(Q))
+
+
+@pytest.mark.parametrize("metric", ["euclidean", "manhattan", "hamming"])
+@pytest.mark.parametrize("pad", [nb.SHARD_MERGE_PAD, 0])
+def test_shards_merged_equal_one_search_on_ties(metric, pad):
+    # the shard interface (smml.dask's k-NN): each shard's own k' rule, then the merge of
+    # their candidates, is the search of the whole training set (ties across shards
+    # included, a shard smaller than k too); the decider's predictions are the in-memory ones
+    rng = np.random.default_rng(7)
+    X = rng.integers(0, 3, size=(300, 3)).astype(float)       # 27 distinct points: ties everywhere
+    Q = rng.integers(-1, 4, size=(40, 3)).astype(float)
+    y = rng.integers(0, 3, size=300)
+    cuts = [0, 2, 120, 121, 300]
+    for k in (1, 5, 40):
+        params = dict(k=k, metric=metric, weights="uniform", metric_params=None, algorithm="auto",
+                      n_jobs=None)
+        classes = np.unique(y)
+        whole = nb.Shard(X, y, params, k, 0, classes).search(Q, k)
+        parts = [nb.Shard(X[a:b], y[a:b], params, k, a, classes).search(Q, k)
+                 for a, b in zip(cuts[:-1], cuts[1:])]
+        rows, idx, keys, labs = nb.merge_shard_candidates(parts, k, len(Q), pad=pad)
+        np.testing.assert_array_equal(rows, np.repeat(np.arange(len(Q)), whole[0]))
+        for got, want in zip((idx, keys, labs), whole[1:]):
+            np.testing.assert_array_equal(got, want)
+        for weights in ("uniform", "distance"):
+            params["weights"] = weights
+            clf = nb.shard_decider(params, classifier=True)
+            counts = np.bincount(y)
+            nb.set_decider_classes(clf, classes, counts)
+            a = KNNClassifier(**params).fit(X, y)
+            assert clf.default_label_ == a.default_label_
+            np.testing.assert_array_equal(nb.decide_candidates(clf, "predict", rows, labs, keys, len(Q)),
+                                          a.predict(Q))
+            np.testing.assert_array_equal(nb.decide_candidates(clf, "proba", rows, labs, keys, len(Q)),
+                                          a.predict_proba(Q))
+            yr = y * 0.7
+            rparts = [nb.Shard(X[a:b], yr[a:b], params, k, a).search(Q, k) for a, b in zip(cuts[:-1], cuts[1:])]
+            r, _, kk, lab = nb.merge_shard_candidates(rparts, k, len(Q), pad=pad)
+            reg = nb.shard_decider(params, classifier=False)
+            np.testing.assert_array_equal(nb.decide_candidates(reg, "regress", r, lab, kk, len(Q)),
+                                          KNNRegressor(**params).fit(X, yr).predict(Q))

@@ -20,21 +20,9 @@ import smml
 SRC = Path(smml.__file__).resolve().parent
 
 #: Cross-family uses of privates that are known and temporary: (module, target module, name).
-#: smml.dask (the distributed engine) reuses the in-memory estimators' internals and is being
-#: restructured on another branch; remove these entries when that branch is merged (the test
-#: fails on an entry that no longer matches anything, so a stale entry cannot hide).
-ALLOWED = {
-    ("smml.dask", "smml.cluster", "_Operands"),
-    ("smml.dask", "smml.cluster", "_CHUNK_ROWS"),
-    ("smml.dask", "smml.cluster", "_FAST_TILE"),
-    ("smml.dask", "smml.cluster", "_block_rows"),
-    ("smml.dask", "smml.cluster", "_MAX_NORM_SQ"),
-    ("smml.dask", "smml.cluster", "_GEMM_LIMIT32"),
-    ("smml.dask", "smml.cluster", "_warn_empty"),
-    ("smml.dask", "smml.cluster", "_GRAIN"),
-    ("smml.dask", "smml.cluster", "_move_to_empty"),
-    ("smml.dask", "smml.neighbors", "_euclidean_error_coef"),   # now smml._gemm_bounds.euclidean_error_coef
-}
+#: Empty: a new entry needs a reason (the test fails on an entry that no longer matches anything,
+#: so a stale entry cannot hide).
+ALLOWED = set()
 
 
 def _module_name(path, root):

@@ -34,9 +34,23 @@ def _module_names():
     import smml
 
     names = ["smml"]
-    for info in pkgutil.walk_packages(smml.__path__, prefix="smml.", onerror=lambda name: None):
-        if info.name not in _NEVER_IMPORT:
+
+    def walk(path, prefix):
+        # pkgutil.walk_packages, except that an engine's package is listed, not imported (its
+        # own modules are private): listing smml must not import dask
+        for info in pkgutil.iter_modules(path, prefix):
+            if info.name in _NEVER_IMPORT:
+                continue
             names.append(info.name)
+            if not info.ispkg or _under(info.name, _ENGINES):
+                continue
+            try:
+                mod = importlib.import_module(info.name)
+            except Exception:        # as walk_packages with an onerror that ignores it
+                continue
+            walk(getattr(mod, "__path__", None) or [], info.name + ".")
+
+    walk(smml.__path__, "smml.")
     return sorted(names)
 
 

@@ -15,12 +15,11 @@ falls to ``tol`` or below, or after ``max_iter`` iterations. The compiled Lloyd 
 near-tie on exact distances, so its labels are those of the plain-Python reference
 (``smml.reference.cluster``), whatever the thread count.
 """
-import warnings
-
 import numpy as np
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
-from sklearn.exceptions import ConvergenceWarning
 
+from smml import _kmeans_loop as _loop
+from smml._kmeans_loop import Operands as _Operands
 from smml._core import _kmeans, _knn
 from smml._core._utils import row_norms_sq
 from smml._threads import blas_single_thread, threads_for
@@ -29,53 +28,23 @@ from smml._validation import (
     validate_sample_weight, validate_X,
 )
 from smml.base import ClusterMixin, SmmlEstimator, store_params
-from smml._gemm_bounds import centre as _centre, euclidean_error_coef as _euclidean_error_coef
+from smml._gemm_bounds import euclidean_error_coef as _euclidean_error_coef
 
 __all__ = ["KMeans", "adjusted_rand_index"]
 
 # Kernel layout (module-level so that tests can check that results do not depend on it).
-_CHUNK_ROWS = 256             # rows per gemm tile
-_BLOCK_ROWS = 4096            # rows per block of partial sums (fixed: results do not depend on threads)
-_ACC_BUDGET = 1 << 22         # at most this many float64 partial sums (n_blocks x k (d + 2))
-_GRAIN = 1 << 18              # multiply-adds (rows x clusters x features) worth a thread
-_MAX_NORM_SQ = 1e298          # squared norms above this could overflow the float64 distances
-_GEMM_LIMIT32 = 1e34          # float32 data with squared norms above this is computed in float64
-_FAST_TILE = True             # the packed-panel AVX2 tile where the CPU has it (else the BLAS tile)
+_CHUNK_ROWS = _loop.CHUNK_ROWS      # rows per gemm tile
+_BLOCK_ROWS = _loop.BLOCK_ROWS      # rows per block of partial sums (fixed: results do not depend on threads)
+_ACC_BUDGET = _loop.ACC_BUDGET      # at most this many float64 partial sums (n_blocks x k (d + 2))
+_GRAIN = _loop.GRAIN                # multiply-adds (rows x clusters x features) worth a thread
+_MAX_NORM_SQ = _loop.MAX_NORM_SQ    # squared norms above this could overflow the float64 distances
+_GEMM_LIMIT32 = _loop.GEMM_LIMIT32  # float32 data with squared norms above this is computed in float64
+_FAST_TILE = _loop.FAST_TILE        # the packed-panel AVX2 tile where the CPU has it (else the BLAS tile)
 
 
 def _block_rows(n, k, d):
-    """Rows per block: ``_BLOCK_ROWS``, more when n_blocks x k (d + 2) would pass the budget;
-    a multiple of ``_CHUNK_ROWS``. Depends on the shapes only, never on the thread count."""
-    max_blocks = max(1, _ACC_BUDGET // (k * (d + 2)))
-    rows = max(_BLOCK_ROWS, -(-n // max_blocks))
-    return int(-(-rows // _CHUNK_ROWS) * _CHUNK_ROWS)
-
-
-def _move_to_empty(labels, cand, members, empty):
-    """Give each empty cluster j (in order) the next candidate row, farthest first (``cand``),
-    whose cluster keeps at least one other member; ``labels`` and ``members`` are updated in
-    place.  Returns the moves [(row, j), ...]."""
-    moves, pos = [], 0
-    for j in empty:
-        while pos < len(cand) and members[labels[cand[pos]]] < 2:
-            pos += 1
-        if pos == len(cand):
-            break
-        i = cand[pos]
-        pos += 1
-        members[labels[i]] -= 1
-        members[j] += 1
-        labels[i] = j
-        moves.append((int(i), int(j)))
-    return moves
-
-
-def _warn_empty(k, n_empty):
-    """The warning of a fit whose best run ended with ``n_empty`` empty clusters (none if 0);
-    its stack level points at the caller of ``fit``."""
-    if n_empty:
-        warnings.warn(f"KMeans: only {k - n_empty} of n_clusters={k} clusters are non-empty "
-                      "(fewer distinct points than clusters?)", ConvergenceWarning, stacklevel=3)
+    """Rows per block (:func:`smml._kmeans_loop.block_rows` with this module's layout)."""
+    return _loop.block_rows(n, k, d, _BLOCK_ROWS, _CHUNK_ROWS, _ACC_BUDGET)
 
 
 def _draw(rng, weights):
@@ -86,17 +55,28 @@ def _draw(rng, weights):
     return min(i, len(c) - 1)
 
 
-class _Operands:
-    """What the kernels read for a data set X: the gemm operand Xg (X, or X - m rounded to
-    the compute dtype when the model is centred), the raw X and the squared norms of Xg."""
+def check_kmeans_params(params):
+    """Check k-means parameters (a dict of :class:`KMeans`'s) as ``KMeans.fit`` does (for a
+    fit run elsewhere, ``smml.dask.KMeans``)."""
+    KMeans(**params)._validate_params()
 
-    def __init__(self, X, shift, dtype, xn=None):
-        self.X = np.ascontiguousarray(X, dtype=dtype)
-        if shift is None:
-            self.Xg = self.X
-            self.xn = row_norms_sq(self.X) if xn is None else xn
-        else:
-            self.Xg, self.xn = _centre(self.X, shift, dtype)
+
+def fitted_kmeans(params, centers, inertia, path, n_iter, converged, shift, round32, dtype):
+    """A fitted :class:`KMeans` (without ``labels_``) from a fit run elsewhere
+    (``smml.dask.KMeans``): its parameters, results and the training data's centring
+    (:func:`smml._kmeans_loop.centring`: shift, float32 rounding, compute dtype)."""
+    km = KMeans(**params)
+    km._shift, km._round32, km._dtype = shift, round32, dtype
+    km.cluster_centers_ = centers
+    km.labels_ = None
+    km.inertia_ = float(inertia)
+    km.inertia_path_ = path
+    km.n_iter_ = int(n_iter)
+    km.converged_ = bool(converged)
+    km.n_features_in_ = int(centers.shape[1])
+    km._n_features_out = centers.shape[0]
+    km._predict_cache = {}
+    return km
 
 
 class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, SmmlEstimator):
@@ -194,30 +174,10 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Sm
     # ---- fit ---------------------------------------------------------------------------------
 
     def _init_array(self, d, dtype):
-        C = np.asarray(self.init)
-        if C.dtype.kind not in "biuf" or C.ndim != 2:
-            raise ValueError(f"init must be 'random', 'k-means++' or a 2-d numeric array, got {C!r}")
-        if C.shape != (self.n_clusters, d):
-            raise ValueError(f"init has shape {C.shape}, expected (n_clusters, n_features) = "
-                             f"({self.n_clusters}, {d})")
-        C = C.astype(np.float64)
-        if not np.all(np.isfinite(C)):
-            raise ValueError("init contains NaN or infinity")
-        with np.errstate(over="ignore"):
-            C = C.astype(dtype)
-        if not np.all(np.isfinite(C)):
-            raise ValueError(f"init overflows {np.dtype(dtype).name}")
-        return C
+        return _loop.init_array(self.init, self.n_clusters, d, dtype)
 
     def _n_runs(self):
-        array_init = not isinstance(self.init, str)
-        if self.n_init == "auto":
-            return 10 if (isinstance(self.init, str) and self.init == "random") else 1
-        if array_init and self.n_init != 1:
-            warnings.warn(f"init is an array of centroids: one run instead of n_init={self.n_init}",
-                          RuntimeWarning, stacklevel=3)
-            return 1
-        return self.n_init
+        return _loop.n_runs(self.init, self.n_init, stacklevel=4)
 
     def _initial_centroids(self, X, w, rng, nt):
         """k centroids: 001's random examples, k-means++ or the given array (rows of X)."""
@@ -251,17 +211,11 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Sm
         dtype = X.dtype.type
         xn = row_norms_sq(X, self._nt)
         top = float(xn.max())
-        if not top < _MAX_NORM_SQ:
-            raise ValueError(f"KMeans: the squared distances overflow float64 (a row has squared norm "
-                             f"{top:.3g}); rescale the features")
+        _loop.check_norms(top, _MAX_NORM_SQ)
         mean = X.mean(axis=0, dtype=np.float64)
-        offset = float(mean @ mean)
-        spread = float(xn.mean()) - offset
-        centre = offset > (1.0 if dtype == np.float64 else 64.0) * spread
-        self._shift = mean if centre else None
-        self._round32 = dtype == np.float32 and (centre or not top < _GEMM_LIMIT32)
-        self._dtype = np.float64 if self._round32 else dtype
-        if not centre and not self._round32:
+        self._shift, self._round32, self._dtype = _loop.centring(mean, float(xn.mean()), top, dtype,
+                                                                 _GEMM_LIMIT32)
+        if self._shift is None and not self._round32:
             return _Operands(X, None, dtype, xn)
         return _Operands(X, self._shift, self._dtype)
 
@@ -270,79 +224,16 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Sm
         fitted compute dtype and float32 rounding unless given (predict-time calls)."""
         dtype = self._dtype if dtype is None else dtype
         round32 = self._round32 if round32 is None else round32
-        C = np.ascontiguousarray(C, dtype=dtype)
-        if self._shift is None:
-            Cg = C
-        else:
-            Cg = np.subtract(C, self._shift, dtype=np.float64)
-            if round32:
-                Cg = Cg.astype(np.float32)
-            Cg = np.ascontiguousarray(Cg, dtype=dtype)
-        return C, Cg, row_norms_sq(Cg)
+        return _loop.gemm_centroids(C, self._shift, dtype, round32)
 
     def _run(self, ops, w, C0, nt):
-        """One run of the notes' loop from centroids C0: (C, labels, inertia, path, n_iter, converged, n_empty)."""
+        """One run of the notes' loop from centroids C0 (:func:`smml._kmeans_loop.lloyd_loop`,
+        in process): (C, labels, inertia, path, n_iter, converged, n_empty)."""
         n, d = ops.X.shape
         k = self.n_clusters
-        dt = self._dtype
-        wk = np.empty(0) if w is None else w
-        mean = np.zeros(d) if self._shift is None else self._shift
-        centred = self._shift is not None
-        coef = _euclidean_error_coef(d, dt)
-        block = _block_rows(n, k, d)
-        n_blocks = -(-n // block)
-        acc = np.empty((n_blocks, k * (d + 2)))
-        counts = np.empty((n_blocks, 2), dtype=np.intp)
-        anch = np.empty((n_blocks, k), dtype=np.intp)
-        C, Cg, cn = self._gemm_centroids(C0)
-        C_new = np.empty_like(C)
-        Cg_new = C_new if not centred else np.empty_like(Cg)
-        cn_new = np.empty(k)
-        labels = np.full(n, -1, dtype=np.int32)
-        path = []
-        converged = False
-        n_empty = 0
-        it = 0
-        for it in range(1, self.max_iter + 1):
-            J, n_changed, _, n_empty = _kmeans.lloyd_iter(
-                ops.Xg, ops.X, ops.xn, wk, Cg, C, cn, mean, centred, self._round32, coef,
-                labels, Cg_new, C_new, cn_new, acc, anch, counts, block, _CHUNK_ROWS, _FAST_TILE, nt)
-            path.append(J)
-            moved = 0
-            if n_empty:
-                moved, n_empty = self._reseed(ops, wk, labels, C, Cg, cn, acc, anch, counts,
-                                              C_new, Cg_new, cn_new, mean, block, nt)
-            C, C_new = C_new, C
-            Cg, Cg_new = (C, C_new) if not centred else (Cg_new, Cg)
-            cn, cn_new = cn_new, cn
-            if n_changed == 0 and moved == 0:
-                converged = True
-                break
-            if self.tol > 0 and len(path) > 1 and path[-2] - J <= self.tol * path[-2]:
-                break
-        inertia, _ = _kmeans.assign(ops.Xg, ops.X, ops.xn, wk, Cg, C, cn, coef, labels,
-                                    not converged, True, block, _CHUNK_ROWS, _FAST_TILE, nt)
-        return C, labels, inertia, np.array(path), it, converged, n_empty
-
-    def _reseed(self, ops, wk, labels, C, Cg, cn, acc, anch, counts, C_new, Cg_new, cn_new, mean, block, nt):
-        """Re-seed the empty clusters at the farthest points (see the class doc); recompute
-        the means if any point moved. Returns (points moved, clusters still empty)."""
-        k, d = self.n_clusters, ops.X.shape[1]
-        W = acc[0, k * d:k * d + k]
-        empty = np.flatnonzero(~(W > 0))
-        dist = np.empty(ops.X.shape[0])
-        _kmeans.sqdist_to_assigned(ops.X, C, labels, dist, nt)
-        positive = wk > 0 if len(wk) else np.ones(len(dist), dtype=bool)
-        cand = np.flatnonzero(positive & (dist > 0))
-        cand = cand[np.lexsort((cand, -dist[cand]))]       # farthest first, lowest index on ties
-        members = np.bincount(labels[positive], minlength=k)
-        moved = len(_move_to_empty(labels, cand, members, empty))
-        if not moved:
-            return 0, len(empty)
-        still = _kmeans.recompute_centroids(ops.Xg, ops.X, ops.xn, wk, labels,
-                                            Cg, C, cn, mean, self._shift is not None, self._round32,
-                                            Cg_new, C_new, cn_new, acc, anch, counts, block, nt)
-        return moved, still
+        group = _loop.InProcess(ops, w, self._shift, self._round32, k, _block_rows(n, k, d), _CHUNK_ROWS,
+                                _FAST_TILE, _euclidean_error_coef(d, self._dtype), nt)
+        return _loop.run_in_process(_loop.lloyd_loop(self._gemm_centroids(C0), self.max_iter, self.tol), group)
 
     def fit(self, X, y=None, sample_weight=None):
         """Run k-means on X (``n_init`` runs, the best kept). y is ignored."""
@@ -369,7 +260,7 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Sm
                 if best is None or run[2] < best[2]:
                     best = run
         C, labels, inertia, path, n_iter, converged, n_empty = best
-        _warn_empty(k, n_empty)
+        _loop.warn_empty(k, n_empty)
         self.cluster_centers_ = C.astype(X.dtype.type)
         self.labels_ = labels
         self.inertia_ = float(inertia)
@@ -389,9 +280,7 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Sm
         dt = np.float32 if (Q.dtype == np.float32 and self._dtype == np.float32) else np.float64
         ops = _Operands(Q, self._shift, dt)
         top = float(ops.xn.max())
-        if not top < _MAX_NORM_SQ:
-            raise ValueError(f"KMeans: the squared distances overflow float64 (a row has squared norm "
-                             f"{top:.3g}); rescale the features")
+        _loop.check_norms(top, _MAX_NORM_SQ)
         if dt == np.float32 and not top < _GEMM_LIMIT32:
             dt = np.float64
             ops = _Operands(Q, self._shift, dt)
