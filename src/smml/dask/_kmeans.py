@@ -13,6 +13,7 @@ from smml import _kmeans_loop as _loop
 from smml import cluster as _cluster
 from smml._core import _kmeans
 from smml._core._utils import col_sums_continued, row_norms_sq
+from smml._validation import _aligned
 from smml._threads import blas_single_thread, effective_n_threads, threads_for
 from smml._validation import check_random_state
 from smml.base import store_params
@@ -20,10 +21,17 @@ from smml.dask._validation import _check_dask_X, _distributed_client, _split_row
 from smml._gemm_bounds import euclidean_error_coef as _euclidean_error_coef
 
 
+
+def _c_aligned(a, dtype=None):
+    """A C-contiguous array the kernels may load at natural alignment: the blocks that reach a
+    worker may be views into a received buffer at any offset (a misaligned load is undefined
+    behaviour in C: the UBSan build of .ci/sanitize reported them)."""
+    return _aligned(np.ascontiguousarray(a, dtype=dtype))
+
 def _chunk_stats(Xb, dtype):
     """Pass 1 of the preparation: the rows' squared norms' max and sum (``_prepare``'s
     centring decision) and a finiteness check."""
-    Xb = np.ascontiguousarray(Xb, dtype=dtype)
+    Xb = _c_aligned(Xb, dtype=dtype)
     if not np.all(np.isfinite(Xb)):
         raise ValueError("smml.dask.KMeans: X contains NaN or infinity")
     xn = _chunk_norms(Xb, dtype)
@@ -35,13 +43,13 @@ def _chain_sum(prev, Xb, dtype):
     X.sum(axis=0, dtype=float64) on a C-ordered X with more than one column), without a copy
     of the block."""
     acc = np.array(prev, dtype=np.float64)
-    col_sums_continued(np.ascontiguousarray(Xb, dtype=dtype), acc)
+    col_sums_continued(_c_aligned(Xb, dtype=dtype), acc)
     return acc
 
 
 def _chunk_norms(Xb, dtype):
     """The rows' squared norms (in-memory ``_prepare``'s), in ``dtype``."""
-    return row_norms_sq(np.ascontiguousarray(Xb, dtype=dtype))
+    return row_norms_sq(_c_aligned(Xb, dtype=dtype))
 
 
 class _Group:
@@ -57,7 +65,7 @@ class _Group:
 
     def __init__(self, shift, dtype, in_dtype, k, block, coef, round32, n_threads, first, *chunks):
         X = _stacked(chunks)
-        self.ops = _loop.Operands(np.ascontiguousarray(X, dtype=in_dtype), shift, dtype)
+        self.ops = _loop.Operands(_c_aligned(X, dtype=in_dtype), shift, dtype)
         n, d = self.ops.X.shape
         self.k, self.block, self.coef, self.round32, self.first = k, block, coef, round32, first
         self.centred = shift is not None
