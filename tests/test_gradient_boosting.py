@@ -133,9 +133,12 @@ def test_classifier_losses():
 
 # ---- kernel properties --------------------------------------------------------
 
-def test_thread_count_does_not_change_the_model():
+def test_thread_count_does_not_change_the_model(monkeypatch):
     # enough rows that the kernel's per-split pass (histograms, subtraction, scans) runs on 2
-    # threads for the upper nodes (rows x features >= 2 grains)
+    # threads for the upper nodes (rows x features >= 2 grains; a smaller grain than the
+    # default, so that a test-sized problem takes the parallel path)
+    import smml.ensemble._gradient_boosting as gb_module
+    monkeypatch.setattr(gb_module, "_GRAIN", 8192)
     X, y = _data(n=20000, d=8, seed=6, kind="multi")
     a = GradientBoostingClassifier(n_estimators=5, n_jobs=1, random_state=0).fit(X, y)
     b = GradientBoostingClassifier(n_estimators=5, n_jobs=2, random_state=0).fit(X, y)
@@ -502,7 +505,9 @@ def test_missing_only_at_predict_goes_to_the_second_child():
     np.testing.assert_array_equal(gb.predict(Xn), gb.predict(Xbig))
 
 
-def test_missing_values_threads_early_stopping_and_all_missing_column():
+def test_missing_values_threads_early_stopping_and_all_missing_column(monkeypatch):
+    import smml.ensemble._gradient_boosting as gb_module
+    monkeypatch.setattr(gb_module, "_GRAIN", 8192)     # the parallel per-split pass (see above)
     X, y = _data(n=20000, d=6, seed=41, kind="bin")
     X = _with_missing(X, 0.1, 2, cols=[0, 2])
     X[:, 4] = np.nan                                    # a column with no value at all: never split on

@@ -509,17 +509,22 @@ def test_svc_block_fills_thread_invariant(rng):
 @pytest.mark.parametrize("cache_size", [1e4, 2.0])
 def test_svc_split_selection_passes_match_one_thread(rng, cache_size):
     # the selection passes split the active set over the threads (>= 1,024 positions
-    # each) and merge the chunks' picks in chunk order; with every row of the data
-    # repeated, equal values of F fall in both chunks, so the merge's tie rule (the last
-    # position, as the one-thread pass) decides picks. Full Gram (1e4 MB) and row cache
-    # (2 MB: partial rows on a shrunk active set) both.
+    # each here: set_pass_grain, the default is larger) and merge the chunks' picks in chunk
+    # order; with every row of the data repeated, equal values of F fall in both chunks, so
+    # the merge's tie rule (the last position, as the one-thread pass) decides picks. Full
+    # Gram (1e4 MB) and row cache (2 MB: partial rows on a shrunk active set) both.
+    from smml._core import _svm
     base, yb = sphere_data(rng, 1500, 2)
     yb[rng.random(1500) < 0.1] *= -1                 # label noise: many iterations, shrinking
     X, y = np.repeat(base, 3, axis=0), np.repeat(yb, 3)
     kw = dict(gamma=0.3, C=10.0, tol=1e-3, cache_size=cache_size)
     with threadpool_limits(1, user_api="openmp"):
         one = K.KernelSVC(n_jobs=1, **kw).fit(X, y)
-    two = K.KernelSVC(n_jobs=2, **kw).fit(X, y)
+    old = _svm.set_pass_grain(1024)
+    try:
+        two = K.KernelSVC(n_jobs=2, **kw).fit(X, y)
+    finally:
+        _svm.set_pass_grain(old)
     assert two.solver_stats_[0, 2] > 0               # shrinking happened
     assert two.n_iter_ == one.n_iter_
     assert_array_equal(two.dual_coef_, one.dual_coef_)

@@ -40,6 +40,38 @@ def sort_columns(X, n_threads=1, stable=False, skip=None):
     row with ``stable=True``), ``values[j] = X[order[j], j]`` in float64.  Columns with
     ``skip[j]`` are not sorted (zeros).  Threads: ``threads_for(n_threads, n * d, _SORT_GRAIN)``,
     one column per task; the result does not depend on them.
+
+    Parameters
+    ----------
+    X : array-like of shape (n, d)
+        The data.
+    n_threads : int, default=1
+        Most threads of the column sorts (the result does not depend on them).
+    stable : bool, default=False
+        Sort equal values by row (numpy's stable sort).
+    skip : array-like of bool of shape (d,) or None, default=None
+        Columns not to sort (their rows of the result are zeros).
+
+    Returns
+    -------
+    values : ndarray of shape (d, n), float64
+        ``values[j]`` the column ``X[:, j]`` in increasing order.
+    order : ndarray of shape (d, n), int32
+        ``order[j]`` the rows by increasing ``X[:, j]``.
+
+    See Also
+    --------
+    numpy.argsort : the sort of each column.
+
+    Examples
+    --------
+    >>> from smml.tree import sort_columns
+    >>> X = np.array([[3.0, 1.0], [1.0, 1.0], [2.0, 0.0]])
+    >>> values, order = sort_columns(X, stable=True)
+    >>> order.tolist()
+    [[1, 2, 0], [2, 0, 1]]
+    >>> values.tolist()
+    [[1.0, 2.0, 3.0], [0.0, 1.0, 1.0]]
     """
     n, d = X.shape
     Xs = np.empty((d, n), np.float64)
@@ -112,6 +144,39 @@ def bin_edges(X, max_bins, seed, n_threads=1, skip=None, reserve=None):
     histogram search then equals the exact one); otherwise midpoints at the quantiles of (a
     subsample of ``_BIN_SUBSAMPLE`` rows drawn with ``seed`` of) the column.  A midpoint that
     rounds outside [a, b) is a.  Columns with ``skip[j]`` get no edges.  Codes: ``bin_columns``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        The data (NaN: missing, left out).
+    max_bins : int
+        At most this many bins per column (``max_bins - 1`` edges).
+    seed : int or None
+        Seed of the subsample of rows drawn when n exceeds ``_BIN_SUBSAMPLE``.
+    n_threads : int, default=1
+        Most threads (the result does not depend on them).
+    skip : array-like of bool of shape (d,) or None, default=None
+        Columns that get no edges (e.g. categorical ones).
+    reserve : array-like of bool of shape (d,) or None, default=None
+        Columns that get at most ``max_bins - 1`` bins (one code kept for missing values).
+
+    Returns
+    -------
+    edges : list of ndarray
+        For each column, its ascending edges (empty for a skipped or constant column).
+
+    See Also
+    --------
+    bin_features : the codes of X for these edges.
+
+    Examples
+    --------
+    >>> from smml.tree import bin_edges
+    >>> X = np.array([[0.0], [1.0], [1.0], [3.0]])
+    >>> [e.tolist() for e in bin_edges(X, max_bins=4, seed=0)]
+    [[0.5, 2.0]]
+    >>> [e.tolist() for e in bin_edges(X, max_bins=2, seed=0)]
+    [[2.0]]
     """
     n, d = X.shape
     if n > _BIN_SUBSAMPLE:
@@ -158,6 +223,49 @@ def bin_features(X, max_bins, seed, n_threads, is_cat, n_cats, missing=False):
     ``missing=True`` (boosting; X may hold NaN in numerical columns): returns ``(codes, edges,
     nan_code)``; a column with NaN gets at most ``max_bins - 1`` finite bins and its NaN rows the
     code after them, ``nan_code[j]`` (-1 for a column without NaN).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        The data (categorical columns hold category codes 0..255).
+    max_bins : int or None
+        At most this many bins per numerical column; None: numerical columns unbinned.
+    seed : int or None
+        Seed of the subsample of rows for the quantiles (:func:`bin_edges`).
+    n_threads : int
+        Most threads (the result does not depend on them).
+    is_cat : array-like of bool of shape (d,)
+        Which columns are categorical.
+    n_cats : dict
+        ``{column: number of categories}`` of the categorical columns.
+    missing : bool, default=False
+        Give the NaN of each numerical column a code of its own and return ``nan_code``.
+
+    Returns
+    -------
+    codes : ndarray of shape (n, d), uint8
+        The bin (or category) code of each entry.
+    edges : ndarray of shape (d, n_bins_max)
+        The threshold of each code of each column (padded with +inf).
+    nan_code : ndarray of shape (d,)
+        The code of NaN in each column, -1 for a column without NaN (``missing=True`` only).
+
+    See Also
+    --------
+    bin_edges : the edges of each column.
+    sklearn.ensemble.HistGradientBoostingClassifier : scikit-learn's binning of the same kind.
+
+    Examples
+    --------
+    >>> from smml.tree import bin_features
+    >>> X = np.array([[0.0], [1.0], [1.0], [3.0]])
+    >>> codes, edges = bin_features(X, 4, 0, 1, is_cat=[0], n_cats={})
+    >>> codes[:, 0].tolist(), edges.tolist()
+    ([0, 1, 1, 2], [[0.5, 2.0, inf]])
+    >>> X = np.array([[0.0], [np.nan], [2.0]])
+    >>> codes, edges, nan_code = bin_features(X, 4, 0, 1, is_cat=[0], n_cats={}, missing=True)
+    >>> codes[:, 0].tolist(), nan_code.tolist()
+    ([0, 2, 1], [2])
     """
     n, d = X.shape
     is_cat = np.asarray(is_cat, np.uint8)

@@ -660,6 +660,20 @@ def save(model, path, *, backend="auto", trusted=None):
     See Also
     --------
     load : Read the model back.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import numpy as np
+    >>> import smml
+    >>> from smml.neighbors import KNNClassifier
+    >>> X, y = np.array([[0.], [1.], [2.], [3.]]), np.array([0, 0, 1, 1])
+    >>> model = KNNClassifier(k=1).fit(X, y)
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     path = os.path.join(d, "model.smml")
+    ...     backend = smml.save(model, path, backend="npz")
+    ...     print(backend, smml.load(path).predict([[2.4]]).tolist())
+    npz [1]
     """
     from smml import __version__
 
@@ -782,6 +796,21 @@ def load(path, *, trusted=None):
     See Also
     --------
     save : Write a model file.
+
+    Examples
+    --------
+    >>> import io
+    >>> import numpy as np
+    >>> import smml
+    >>> from smml.neighbors import KNNClassifier
+    >>> X, y = np.array([[0.], [1.], [2.], [3.]]), np.array([0, 0, 1, 1])
+    >>> buf = io.BytesIO()                        # a file object works as well as a path
+    >>> smml.save(KNNClassifier(k=1).fit(X, y), buf, backend="npz")
+    'npz'
+    >>> _ = buf.seek(0)
+    >>> model = smml.load(buf)
+    >>> type(model).__name__, model.predict([[0.4]]).tolist()
+    ('KNNClassifier', [0])
     """
     trusted_map = _trusted_map(trusted)
     user = _user_names(trusted)

@@ -50,7 +50,27 @@ def check_n_jobs(n_jobs):
 
 
 def effective_n_threads(n_jobs=None):
-    """Number of OpenMP threads to use for ``n_jobs`` (see the module doc)."""
+    """Number of OpenMP threads to use for ``n_jobs`` (see the module doc).
+
+    Parameters
+    ----------
+    n_jobs : None or int, default=None
+        None or -1: every usable core; -k (k > 1): that count plus 1 minus k, at
+        least 1; k > 0: exactly k. 0 raises ``ValueError``.
+
+    Returns
+    -------
+    int
+        The number of threads, at least 1 (1 without OpenMP in the build).
+
+    Examples
+    --------
+    >>> from smml import effective_n_threads
+    >>> effective_n_threads(1)
+    1
+    >>> effective_n_threads(None) >= 1
+    True
+    """
     check_n_jobs(n_jobs)
     if not openmp_enabled():
         return 1

@@ -21,7 +21,21 @@ def store_params(est, params):
 
 
 class SmmlEstimator(BaseEstimator):
-    """Base of every smml estimator: parameter validation and thread count."""
+    """Base of every smml estimator: parameter validation and thread count.
+
+    A scikit-learn ``BaseEstimator``: ``get_params``, ``set_params`` and ``clone``
+    work on every smml estimator.
+
+    Examples
+    --------
+    >>> from sklearn.base import clone
+    >>> from smml.base import SmmlEstimator
+    >>> from smml.erm import ERMClassifier
+    >>> issubclass(ERMClassifier, SmmlEstimator)
+    True
+    >>> clone(ERMClassifier(delta=0.1)).get_params()["delta"]
+    0.1
+    """
 
     _parameter_spec: dict = {}
 

@@ -21,6 +21,31 @@ def hoeffding_epsilon(n, delta=0.05):
     000, "Bounding the risk": with probability at least 1 - delta over the draw of
     a test set of size n, |risk - test error| <= sqrt(ln(2/delta) / (2n)) for a
     loss with values in [0, 1].
+
+    Parameters
+    ----------
+    n : int >= 1
+        The size of the test set.
+    delta : float in (0, 1), default=0.05
+        The confidence parameter: the interval holds with probability >= 1 - delta.
+
+    Returns
+    -------
+    float
+        sqrt(ln(2/delta) / (2n)).
+
+    See Also
+    --------
+    hoeffding_interval : the test error -/+ this half-width.
+    hoeffding_test_size : the n that makes this half-width at most epsilon.
+
+    Examples
+    --------
+    >>> from smml.bounds import hoeffding_epsilon
+    >>> round(hoeffding_epsilon(1000, delta=0.05), 4)
+    0.0429
+    >>> hoeffding_epsilon(4000) < hoeffding_epsilon(1000)   # 4 times the data: half the width
+    True
     """
     _check_positive_int("n", n)
     _check_delta(delta)
@@ -32,6 +57,35 @@ def hoeffding_interval(test_error, n, delta=0.05):
 
     000, "Bounding the risk": test_error -/+ sqrt(ln(2/delta) / (2n)), clipped to
     [0, 1] (the loss takes values in [0, 1]). Holds with probability >= 1 - delta.
+
+    Parameters
+    ----------
+    test_error : float in [0, 1]
+        The average loss of the predictor on the test set.
+    n : int >= 1
+        The size of the test set.
+    delta : float in (0, 1), default=0.05
+        The confidence parameter.
+
+    Returns
+    -------
+    low : float
+        max(0, test_error - sqrt(ln(2/delta) / (2n))).
+    high : float
+        min(1, test_error + sqrt(ln(2/delta) / (2n))).
+
+    See Also
+    --------
+    hoeffding_epsilon : the half-width of the interval.
+
+    Examples
+    --------
+    >>> from smml.bounds import hoeffding_interval
+    >>> low, high = hoeffding_interval(0.12, 1000, delta=0.05)
+    >>> round(low, 4), round(high, 4)
+    (0.0771, 0.1629)
+    >>> hoeffding_interval(0.0, 1000)[0]                 # clipped to [0, 1]
+    0.0
     """
     if isinstance(test_error, bool) or not isinstance(test_error, numbers.Real) \
             or not 0.0 <= test_error <= 1.0 or math.isnan(test_error):
@@ -140,6 +194,27 @@ def hoeffding_test_size(epsilon, delta=0.05):
     """Smallest test-set size n with sqrt(ln(2/delta) / (2n)) <= epsilon.
 
     000, "Bounding the risk", solved for n: n = ceil(ln(2/delta) / (2 epsilon^2)).
+
+    Parameters
+    ----------
+    epsilon : float > 0
+        The half-width of the interval to reach.
+    delta : float in (0, 1), default=0.05
+        The confidence parameter.
+
+    Returns
+    -------
+    int
+        The smallest n >= 1 with :func:`hoeffding_epsilon` (n, delta) <= epsilon.
+
+    Examples
+    --------
+    >>> from smml.bounds import hoeffding_test_size, hoeffding_epsilon
+    >>> n = hoeffding_test_size(0.05, delta=0.05)
+    >>> n
+    738
+    >>> hoeffding_epsilon(n) <= 0.05 < hoeffding_epsilon(n - 1)
+    True
     """
     if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real) or not epsilon > 0:
         raise ValueError(f"epsilon must be a positive number, got {epsilon!r}")
@@ -159,6 +234,33 @@ def erm_finite_class_bound(m, n_hypotheses, delta=0.05):
     003, section 4 ("Write the upper bound on the estimation error of ERM run on a
     finite class"): with probability >= 1 - delta over a training set of size m,
     risk(h_S) <= risk(h*) + sqrt((2/m) ln(2|H|/delta)).
+
+    Parameters
+    ----------
+    m : int >= 1
+        The training-set size.
+    n_hypotheses : int >= 1
+        |H|, the number of predictors in the class.
+    delta : float in (0, 1), default=0.05
+        The confidence parameter.
+
+    Returns
+    -------
+    float
+        sqrt((2/m) ln(2|H|/delta)), the bound on risk(h_S) - risk(h*).
+
+    See Also
+    --------
+    finite_class_uniform_bound : the deviation |l_S(h) - l_D(h)| for every h at once.
+    smml.erm.ERMClassifier : ERM on a finite class, reporting this bound.
+
+    Examples
+    --------
+    >>> from smml.bounds import erm_finite_class_bound
+    >>> round(erm_finite_class_bound(1000, 100, delta=0.05), 4)
+    0.1288
+    >>> erm_finite_class_bound(1000, 10_000) > erm_finite_class_bound(1000, 100)   # larger class
+    True
     """
     _check_positive_int("m", m)
     _check_positive_int("n_hypotheses", n_hypotheses)
@@ -365,18 +467,39 @@ def perceptron_convergence_bound(X, y, u=None, fit_intercept=False):
 
     Parameters
     ----------
-    X, y : the training set, labels in {-1, +1}; X holds the features the
-        Perceptron sees, without the constant feature.
-    u : None, an array, or a fitted :class:`smml.linear.HardMarginSVM`.
+    X : array-like of shape (m, d)
+        The training points: the features the Perceptron sees, without the
+        constant feature.
+    y : array-like of shape (m,)
+        Their labels, in {-1, +1}.
+    u : None, array-like or fitted :class:`smml.linear.HardMarginSVM`, default=None
         None (default): the max-margin separator of (X, y), computed by
         ``HardMarginSVM(fit_intercept=fit_intercept)``: the theorem's value (to that
         solver's certified relative tolerance, on the safe side: the u used is a
         feasible separator). An array: a given separator, (d,) or (d + 1,) with
         ``fit_intercept`` (its last entry is the weight of the constant feature).
         A fitted HardMarginSVM (binary): its separator, and its ``fit_intercept``.
-    fit_intercept : bool
+    fit_intercept : bool, default=False
         The Perceptron adds the constant feature 1 (000 "Hyperplanes"): x_t becomes
         (x_t, 1) in gamma(u) and in max_t ||x_t||^2.
+
+    Returns
+    -------
+    float
+        The bound on the number of updates.
+
+    See Also
+    --------
+    perceptron_mistake_bound : the bound on any stream, separable or not.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from smml.bounds import perceptron_convergence_bound
+    >>> X = np.array([[2., 1.], [1., 2.], [-1., -2.], [-2., -1.]])
+    >>> y = np.array([1, 1, -1, -1])
+    >>> round(perceptron_convergence_bound(X, y, u=np.array([1., 1.])), 4)   # (||u|| / gamma)^2 * 5
+    1.1111
     """
     if u is not None and hasattr(u, "coef_") and hasattr(u, "margin_"):
         if np.ndim(u.margin_) != 0:
@@ -407,6 +530,35 @@ def perceptron_mistake_bound(X, y, u):
     M <= sum_t h_t(u) + (||u|| X)^2 + ||u|| X sqrt(sum_t h_t(u)), with the hinge
     loss h_t(u) = [1 - y_t u.x_t]_+ and X = max_t ||x_t||. Holds on any
     sequence, separable or not; with a margin-1 separator it is (||u|| X)^2.
+
+    Parameters
+    ----------
+    X : array-like of shape (m, d)
+        The points x_t of the stream.
+    y : array-like of shape (m,)
+        Their labels, in {-1, +1}.
+    u : array-like of shape (d,)
+        Any linear predictor to compare with.
+
+    Returns
+    -------
+    float
+        The bound on the number M of mistakes.
+
+    See Also
+    --------
+    perceptron_convergence_bound : the bound on a linearly separable set.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from smml.bounds import perceptron_mistake_bound
+    >>> X = np.array([[2., 1.], [1., 2.], [-1., -2.], [-2., -1.]])
+    >>> y = np.array([1, 1, -1, -1])
+    >>> round(perceptron_mistake_bound(X, y, u=np.array([1/3, 1/3])), 4)   # margin 1: (||u|| X)^2
+    1.1111
+    >>> round(perceptron_mistake_bound(X, y, u=np.array([0.5, 0.5])), 4)
+    2.5
     """
     X, y, u = _linear_data(X, y, u)
     H = float(np.sum(np.maximum(0.0, 1.0 - y * (X @ u))))
@@ -427,6 +579,30 @@ def pegasos_bound(lam, n_iter, X_norm=None, G=None):
     the T = n_iter iterates. Pass G (a bound on the norms of the loss
     gradients) or X_norm = max_t ||x_t||, in which case 003's G <= 2X gives
     2 X^2 / (lam T) (ln T + 1).
+
+    Parameters
+    ----------
+    lam : float > 0
+        The regularisation coefficient lambda.
+    n_iter : int >= 1
+        T, the number of iterations.
+    X_norm : float > 0, optional
+        max_t ||x_t||; pass it or ``G``, not both.
+    G : float > 0, optional
+        A bound on the norms of the loss gradients; pass it or ``X_norm``, not both.
+
+    Returns
+    -------
+    float
+        G^2 / (2 lam T) (ln T + 1).
+
+    Examples
+    --------
+    >>> from smml.bounds import pegasos_bound
+    >>> round(pegasos_bound(0.1, 1000, X_norm=1.0), 4)
+    0.1582
+    >>> pegasos_bound(0.1, 1000, X_norm=1.0) == pegasos_bound(0.1, 1000, G=2.0)   # G <= 2X
+    True
     """
     _check_pos("lam", lam)
     _check_positive_int("n_iter", n_iter)
@@ -445,6 +621,26 @@ def ogd_regret_bound(U, G, T):
 
     (1/T) sum_t l_t(w_t) <= min_{||u|| <= U} (1/T) sum_t l_t(u) + U G sqrt(8/T),
     for convex losses with ||grad l_t(w_t)|| <= G, on the ball of radius U.
+
+    Parameters
+    ----------
+    U : float > 0
+        The radius of the ball of comparison vectors u.
+    G : float > 0
+        A bound on the gradient norms ||grad l_t(w_t)||.
+    T : int >= 1
+        The number of rounds.
+
+    Returns
+    -------
+    float
+        U G sqrt(8 / T).
+
+    Examples
+    --------
+    >>> from smml.bounds import ogd_regret_bound
+    >>> round(ogd_regret_bound(1.0, 1.0, 800), 4)
+    0.1
     """
     _check_pos("U", U)
     _check_pos("G", G)
@@ -456,6 +652,30 @@ def ogd_strongly_convex_regret_bound(G, sigma, T):
     """G^2 / (2 sigma) ln(T + 1) / T: average regret of OGD with eta_t = 1/(sigma t) (003, section 10).
 
     For sigma-strongly convex losses with ||grad l_t(w_t)|| <= G.
+
+    Parameters
+    ----------
+    G : float > 0
+        A bound on the gradient norms ||grad l_t(w_t)||.
+    sigma : float > 0
+        The strong-convexity constant of the losses.
+    T : int >= 1
+        The number of rounds.
+
+    Returns
+    -------
+    float
+        G^2 / (2 sigma) ln(T + 1) / T.
+
+    See Also
+    --------
+    ogd_regret_bound : the bound for convex losses, of order 1 / sqrt(T).
+
+    Examples
+    --------
+    >>> from smml.bounds import ogd_strongly_convex_regret_bound
+    >>> round(ogd_strongly_convex_regret_bound(1.0, 1.0, 1000), 4)
+    0.0035
     """
     _check_pos("G", G)
     _check_pos("sigma", sigma)
@@ -499,6 +719,35 @@ def kernel_perceptron_convergence_bound(K, y, coef):
     A g that separates (gamma = min_t y_t g(x_t) > 0) rescaled to g / gamma has
     margin 1, so the value returned is (||g||_K^2 / gamma^2) max_t K(x_t, x_t).
     ``K`` is the Gram matrix of the training points, g = sum_s coef_s K(x_s, .).
+
+    Parameters
+    ----------
+    K : array-like of shape (m, m)
+        The Gram matrix K_st = K(x_s, x_t) of the points.
+    y : array-like of shape (m,)
+        Their labels, in {-1, +1}.
+    coef : array-like of shape (m,)
+        The expansion g = sum_s coef_s K(x_s, .) of the predictor g.
+
+    Returns
+    -------
+    float
+        (||g||_K^2 / gamma^2) max_t K(x_t, x_t).
+
+    See Also
+    --------
+    perceptron_convergence_bound : the same bound without a kernel.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from smml.bounds import kernel_perceptron_convergence_bound
+    >>> X = np.array([[2., 1.], [1., 2.], [-1., -2.], [-2., -1.]])
+    >>> y = np.array([1, 1, -1, -1])
+    >>> K = X @ X.T                                  # the linear kernel
+    >>> coef = np.array([1/6, 1/6, 0., 0.])          # g(x) = (x_1 + x_2) / 2, margin 1.5
+    >>> round(kernel_perceptron_convergence_bound(K, y, coef), 4)
+    1.1111
     """
     K, y, coef, norm2 = _kernel_data(K, y, coef)
     gamma = float(np.min(y * (K @ coef)))
@@ -513,6 +762,36 @@ def kernel_perceptron_mistake_bound(K, y, coef):
     M <= sum_t h_t(g) + (||g||_K X)^2 + ||g||_K X sqrt(sum_t h_t(g)), with the hinge
     loss h_t(g) = [1 - y_t g(x_t)]_+ and X = max_t sqrt(K(x_t, x_t)) (the largest
     norm ||phi_K(x_t)||_K). ``K`` is the Gram matrix of the stream's points.
+
+    Parameters
+    ----------
+    K : array-like of shape (m, m)
+        The Gram matrix K_st = K(x_s, x_t) of the points.
+    y : array-like of shape (m,)
+        Their labels, in {-1, +1}.
+    coef : array-like of shape (m,)
+        The expansion g = sum_s coef_s K(x_s, .) of the predictor g.
+
+    Returns
+    -------
+    float
+        The bound on the number M of mistakes.
+
+    See Also
+    --------
+    perceptron_mistake_bound : the same bound without a kernel.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from smml.bounds import kernel_perceptron_mistake_bound
+    >>> X = np.array([[2., 1.], [1., 2.], [-1., -2.], [-2., -1.]])
+    >>> y = np.array([1, 1, -1, -1])
+    >>> K = X @ X.T                                  # the linear kernel
+    >>> round(kernel_perceptron_mistake_bound(K, y, np.array([1/9, 1/9, 0., 0.])), 4)   # margin 1
+    1.1111
+    >>> round(kernel_perceptron_mistake_bound(K, y, np.array([1/6, 1/6, 0., 0.])), 4)
+    2.5
     """
     K, y, coef, norm2 = _kernel_data(K, y, coef)
     H = float(np.sum(np.maximum(0.0, 1.0 - y * (K @ coef))))
@@ -541,6 +820,25 @@ def adaboost_training_error_bound(edges):
     sign(sum_i w_i h_i) is at most prod_i sqrt(1 - 4 gamma_i^2), which is at most
     exp(-2 sum_i gamma_i^2) (003 section 16: l_S(f) <= e^{-2 T gamma^2} when every
     gamma_i >= gamma). Returns both, the first <= the second.
+
+    Parameters
+    ----------
+    edges : array-like of float in [-1/2, 1/2]
+        The edges gamma_i = 1/2 - epsilon_i of the weak learners, one per round.
+
+    Returns
+    -------
+    product : float
+        prod_i sqrt(1 - 4 gamma_i^2).
+    exponential : float
+        exp(-2 sum_i gamma_i^2).
+
+    Examples
+    --------
+    >>> from smml.bounds import adaboost_training_error_bound
+    >>> prod, expo = adaboost_training_error_bound([0.1, 0.2, 0.3])
+    >>> round(prod, 4), round(expo, 4)
+    (0.7184, 0.7558)
     """
     g = _edges(edges)
     g2 = np.minimum(g * g, 0.25)
@@ -555,6 +853,26 @@ def adaboost_rounds_for_zero_error(m, gamma):
     is below e^{-2 T gamma^2}, and a training error below 1/m on m examples is
     0; so T > ln(m) / (2 gamma^2) rounds suffice. Returns the real number
     ln(m) / (2 gamma^2); the smallest sufficient integer T is floor of it plus 1.
+
+    Parameters
+    ----------
+    m : int >= 1
+        The number of training examples.
+    gamma : float in (0, 1/2]
+        A lower bound on the edges |gamma_i| of every round.
+
+    Returns
+    -------
+    float
+        ln(m) / (2 gamma^2).
+
+    Examples
+    --------
+    >>> import math
+    >>> from smml.bounds import adaboost_rounds_for_zero_error
+    >>> T = adaboost_rounds_for_zero_error(1000, 0.1)
+    >>> round(T, 2), math.floor(T) + 1              # the smallest sufficient number of rounds
+    (345.39, 346)
     """
     _check_positive_int("m", m)
     if isinstance(gamma, bool) or not isinstance(gamma, numbers.Real) or not 0 < gamma <= 0.5:
@@ -572,6 +890,24 @@ def tree_code_length(n_nodes, d):
 
     000, "A more refined bound": the length of an instantaneous (prefix-free) binary
     code for a tree predictor with N_h nodes on d attributes.
+
+    Parameters
+    ----------
+    n_nodes : int >= 1
+        N_h, the number of nodes of the tree.
+    d : int >= 1
+        The number of attributes.
+
+    Returns
+    -------
+    int
+        |sigma(h)|, in bits.
+
+    Examples
+    --------
+    >>> from smml.bounds import tree_code_length
+    >>> tree_code_length(7, 10)                      # 8 * 4 + 2 * 2 + 1
+    37
     """
     _check_positive_int("n_nodes", n_nodes)
     _check_positive_int("d", d)
@@ -588,6 +924,35 @@ def occam_tree_bound(train_error, n_nodes, d, m, delta=0.05):
     risk(h) <= training error(h) + sqrt((|sigma(h)| + ln(2/delta)) / (2m)), with
     |sigma(h)| from :func:`tree_code_length` (the notes write |sigma(h)| for
     ln(1/w(h)) = |sigma(h)| ln 2, which only loosens the bound).
+
+    Parameters
+    ----------
+    train_error : float in [0, 1]
+        The training error of h.
+    n_nodes : int >= 1
+        N_h, the number of nodes of h.
+    d : int >= 1
+        The number of attributes.
+    m : int >= 1
+        The training-set size.
+    delta : float in (0, 1), default=0.05
+        The confidence parameter.
+
+    Returns
+    -------
+    float
+        The bound on risk(h) (not clipped).
+
+    See Also
+    --------
+    tree_code_length : |sigma(h)|.
+    erm_tree_bound : the bound for ERM on trees with N nodes.
+
+    Examples
+    --------
+    >>> from smml.bounds import occam_tree_bound
+    >>> round(occam_tree_bound(0.1, n_nodes=7, d=10, m=10_000), 4)
+    0.1451
     """
     if isinstance(train_error, bool) or not isinstance(train_error, numbers.Real) \
             or not 0.0 <= train_error <= 1.0:
@@ -603,6 +968,28 @@ def erm_tree_bound(m, n_nodes, d, delta=0.05):
 
     000, "Limiting the number of nodes" and 003 section 5: |H_N| <= (2ed)^N, so with
     probability >= 1 - delta, risk(h_S) <= min_{h in H_N} risk(h) + this quantity.
+
+    Parameters
+    ----------
+    m : int >= 1
+        The training-set size.
+    n_nodes : int >= 1
+        N, the number of nodes of the trees of H_N.
+    d : int >= 1
+        The number of attributes.
+    delta : float in (0, 1), default=0.05
+        The confidence parameter.
+
+    Returns
+    -------
+    float
+        The bound on risk(h_S) - min_{h in H_N} risk(h).
+
+    Examples
+    --------
+    >>> from smml.bounds import erm_tree_bound
+    >>> round(erm_tree_bound(10_000, n_nodes=7, d=10), 4)
+    0.0796
     """
     _check_positive_int("m", m)
     _check_positive_int("n_nodes", n_nodes)
@@ -618,6 +1005,24 @@ def majority_vote_bound(T, gamma):
     Bagging when the errors of the classifiers are independent"): if the
     training errors of h_1..h_T are independent and each is at most
     1/2 - gamma, the majority vote f = sgn(sum_i h_i) has l_S(f) <= e^{-2 T gamma^2}.
+
+    Parameters
+    ----------
+    T : int >= 1
+        The number of classifiers voting.
+    gamma : float in [0, 1/2]
+        Each classifier's training error is at most 1/2 - gamma.
+
+    Returns
+    -------
+    float
+        exp(-2 T gamma^2).
+
+    Examples
+    --------
+    >>> from smml.bounds import majority_vote_bound
+    >>> round(majority_vote_bound(100, 0.1), 4)
+    0.1353
     """
     _check_positive_int("T", T)
     if isinstance(gamma, bool) or not isinstance(gamma, numbers.Real) or not 0 <= gamma <= 0.5:
@@ -654,6 +1059,32 @@ def one_nn_risk_bound(bayes_risk, c, d, m, epsilon=None):
     (1 / epsilon)^d)). Rescale the features into [-1, 1]^d (and eta's Lipschitz
     constant c with them) before using it. (002 prints the exponent as -1/(n+1);
     000's derivation gives -1/(d+1).)
+
+    Parameters
+    ----------
+    bayes_risk : float in [0, 1/2]
+        l_D(f*), the Bayes risk.
+    c : float >= 0
+        The Lipschitz constant of eta.
+    d : int >= 1
+        The number of features.
+    m : int >= 1
+        The training-set size.
+    epsilon : None or float in (0, 1), default=None
+        The side of the cubes; None for 2 m^(-1/(d+1)), the notes' final form.
+
+    Returns
+    -------
+    float
+        The bound on E[l_D(h_S)].
+
+    Examples
+    --------
+    >>> from smml.bounds import one_nn_risk_bound
+    >>> round(one_nn_risk_bound(0.1, c=1.0, d=2, m=10_000), 4)      # 0.2 + 4 sqrt(2) / 10000^(1/3)
+    0.4626
+    >>> round(one_nn_risk_bound(0.1, c=1.0, d=2, m=10_000, epsilon=0.1), 4)
+    0.383
     """
     if isinstance(bayes_risk, bool) or not isinstance(bayes_risk, numbers.Real) or not 0 <= bayes_risk <= 0.5:
         raise ValueError(f"bayes_risk must be a number in [0, 1/2], got {bayes_risk!r}")
@@ -762,6 +1193,37 @@ def bayes_optimal_predictor(loss="zero_one", eta=None, *, X=None, y_values=None,
       where eta is 0 / 1; sgn(g*) is the zero-one f* (003 section 15).
 
     Returns an array with f*(x_i) for each point.
+
+    Parameters
+    ----------
+    loss : {"zero_one", "square", "logistic"}, default="zero_one"
+        The loss whose Bayes optimal predictor is computed.
+    eta : array-like of shape (n,) or callable, optional
+        eta(x_i) = P(Y = +1 | X = x_i), or a function returning it for the points ``X``.
+        Pass it or ``p_y``, not both.
+    X : array-like, optional
+        The points where the function ``eta`` is evaluated (only with a callable ``eta``).
+    y_values : array-like of shape (k,), optional
+        The labels the columns of ``p_y`` refer to.
+    p_y : array-like of shape (n, k), optional
+        p_y[i, j] = P(Y = y_values[j] | X = x_i).
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        f*(x_i) for each point.
+
+    See Also
+    --------
+    bayes_risk : the risk of this predictor.
+
+    Examples
+    --------
+    >>> from smml.bounds import bayes_optimal_predictor
+    >>> bayes_optimal_predictor("zero_one", eta=[0.2, 0.5, 0.9]).tolist()   # a tie goes to +1
+    [-1.0, 1.0, 1.0]
+    >>> [round(v, 3) for v in bayes_optimal_predictor("square", eta=[0.2, 0.5, 0.9]).tolist()]
+    [-0.6, 0.0, 0.8]
     """
     _check_loss_name(loss)
     labels, P = _conditional(eta, X, y_values, p_y)
@@ -793,6 +1255,41 @@ def bayes_risk(loss="zero_one", eta=None, *, X=None, p_x=None, y_values=None, p_
     - ``"logistic"`` (binary): H(Y | X) = E[-eta log eta - (1 - eta) log(1 - eta)], the
       conditional entropy, for the loss log_base(1 + e^{-y y_hat}); ``base=2`` is 003 section
       15's log2 (bits), ``base=math.e`` the natural-log loss of 002 and ``smml.losses.logistic``.
+
+    Parameters
+    ----------
+    loss : {"zero_one", "square", "logistic"}, default="zero_one"
+        The loss.
+    eta : array-like of shape (n,) or callable, optional
+        eta(x_i) = P(Y = +1 | X = x_i), or a function returning it for the points ``X``.
+        Pass it or ``p_y``, not both.
+    X : array-like, optional
+        The points where the function ``eta`` is evaluated (only with a callable ``eta``).
+    p_x : array-like of shape (n,), optional
+        The probabilities of the points; None for weight 1/n each.
+    y_values : array-like of shape (k,), optional
+        The labels the columns of ``p_y`` refer to.
+    p_y : array-like of shape (n, k), optional
+        p_y[i, j] = P(Y = y_values[j] | X = x_i).
+    base : float > 0, not 1, default=2
+        The base of the logarithm of the logistic loss.
+
+    Returns
+    -------
+    float
+        The Bayes risk (or its sample-mean estimate).
+
+    See Also
+    --------
+    bayes_optimal_predictor : f* itself.
+
+    Examples
+    --------
+    >>> from smml.bounds import bayes_risk
+    >>> round(bayes_risk("zero_one", eta=[0.2, 0.5, 0.9]), 4)     # mean of 0.2, 0.5, 0.1
+    0.2667
+    >>> bayes_risk("logistic", eta=[0.5])                          # one bit of entropy
+    1.0
     """
     _check_loss_name(loss)
     labels, P = _conditional(eta, X, y_values, p_y)
@@ -836,6 +1333,31 @@ def surrogate_consistency_condition(loss, base=math.e, h=1e-6):
     Returns ``(holds, slopes)``: whether the condition holds, and {-1: l'(-1, 0), +1: l'(+1, 0)}
     (``None`` where no derivative exists). ``holds=False`` only says that this sufficient
     condition fails, not that the loss is inconsistent.
+
+    Parameters
+    ----------
+    loss : str or callable
+        A loss name ("hinge", "logistic", "exponential", "square", "zero_one") or a
+        callable ``loss(y, y_pred)``.
+    base : float > 0, not 1, default=math.e
+        The base of the logarithm of the logistic loss.
+    h : float > 0, default=1e-6
+        The step of the difference quotients for a callable loss.
+
+    Returns
+    -------
+    holds : bool
+        Whether l'(y, 0) < 0 for both labels.
+    slopes : dict
+        {-1: l'(-1, 0), +1: l'(+1, 0)}, None where no derivative exists.
+
+    Examples
+    --------
+    >>> from smml.bounds import surrogate_consistency_condition
+    >>> surrogate_consistency_condition("hinge")
+    (True, {-1: -1.0, 1: -1.0})
+    >>> surrogate_consistency_condition("zero_one")[0]
+    False
     """
     if isinstance(loss, str):
         if loss in _MARGIN_SLOPES:
@@ -874,6 +1396,32 @@ def svm_stability_bound(lam, m, L=None, X_norm=None):
     is (2L)^2 / (lam m)-stable for every lam > 0: E[l(h_{S^(t)}, Z_t) - l(h_S, Z_t)] <= epsilon
     for every t. For the SVM (hinge loss) L = X, the radius of the ball holding the data
     points, so epsilon = 4 X^2 / (lam m). Pass ``L`` or ``X_norm`` (= max_t ||x_t||).
+
+    Parameters
+    ----------
+    lam : float > 0
+        The regularisation coefficient lambda.
+    m : int >= 1
+        The training-set size.
+    L : float > 0, optional
+        The Lipschitz constant of the loss; pass it or ``X_norm``, not both.
+    X_norm : float > 0, optional
+        max_t ||x_t|| (the SVM: L = X); pass it or ``L``, not both.
+
+    Returns
+    -------
+    float
+        (2L)^2 / (lam m).
+
+    See Also
+    --------
+    empirical_stability : a Monte-Carlo estimate to compare with.
+
+    Examples
+    --------
+    >>> from smml.bounds import svm_stability_bound
+    >>> round(svm_stability_bound(0.1, 1000, X_norm=1.0), 4)     # 4 X^2 / (lam m)
+    0.04
     """
     _check_pos("lam", lam)
     _check_positive_int("m", m)
@@ -941,7 +1489,9 @@ def svm_consistent_lambda(m, exponent=0.25, scale=1.0):
 class StabilityEstimate:
     """Outcome of :func:`empirical_stability`.
 
-    Attributes
+    A dataclass: each parameter is also the attribute of the same name.
+
+    Parameters
     ----------
     epsilon : float
         The estimate of E[l(h_{S^(t)}, Z_t) - l(h_S, Z_t)]: the mean of ``differences``.
@@ -957,6 +1507,21 @@ class StabilityEstimate:
         The position in S of the replaced example Z_t (its row is ``train_indices[i, t[i]]``).
     replacement : ndarray of shape (n_draws,)
         The row of (X, y) of the new example Z'_t.
+
+    See Also
+    --------
+    empirical_stability : the function that returns it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from smml.bounds import StabilityEstimate
+    >>> d = np.array([0.02, 0.04])
+    >>> est = StabilityEstimate(epsilon=float(d.mean()), std_error=0.01, differences=d, m=3,
+    ...                         train_indices=np.array([[0, 1, 2], [1, 2, 3]]), t=np.array([0, 2]),
+    ...                         replacement=np.array([4, 0]))
+    >>> round(est.epsilon, 3), est.train_indices.shape
+    (0.03, (2, 3))
     """
     epsilon: float
     std_error: float
@@ -1123,6 +1688,24 @@ def knn_asymptotic_risk_bound(bayes_risk, k):
     classification, zero-one loss; l* = l_D(f*) the Bayes risk, at most 1/2). For a fixed k
     k-NN is not known to be consistent; it is when k = k_m grows with k_m -> infinity and
     k_m = o(m) (see :func:`knn_consistent_k`).
+
+    Parameters
+    ----------
+    bayes_risk : float in [0, 1/2]
+        l* = l_D(f*), the Bayes risk.
+    k : int >= 1
+        The number of neighbours.
+
+    Returns
+    -------
+    float
+        l* + 2 sqrt(l* / k).
+
+    Examples
+    --------
+    >>> from smml.bounds import knn_asymptotic_risk_bound
+    >>> round(knn_asymptotic_risk_bound(0.04, 16), 4)           # 0.04 + 2 sqrt(0.0025)
+    0.14
     """
     if isinstance(bayes_risk, bool) or not isinstance(bayes_risk, numbers.Real) or not 0 <= bayes_risk <= 0.5:
         raise ValueError(f"bayes_risk must be a number in [0, 1/2], got {bayes_risk!r}")
@@ -1137,6 +1720,24 @@ def knn_consistent_k(m, schedule="sqrt"):
     training-set size with k_m -> infinity and k_m = o(m); the notes' two examples are
     k_m = sqrt(m) (``schedule="sqrt"``) and k_m = log m (``"log"``, natural log). The value
     returned is the integer ceil of that (at least 1, at most m): ceil keeps both conditions.
+
+    Parameters
+    ----------
+    m : int >= 1
+        The training-set size.
+    schedule : {"sqrt", "log"}, default="sqrt"
+        k_m = ceil(sqrt(m)) or ceil(ln m).
+
+    Returns
+    -------
+    int
+        k_m, between 1 and m.
+
+    Examples
+    --------
+    >>> from smml.bounds import knn_consistent_k
+    >>> knn_consistent_k(1000), knn_consistent_k(1000, schedule="log")
+    (32, 7)
     """
     _check_positive_int("m", m)
     if schedule == "sqrt":
@@ -1155,6 +1756,30 @@ def finite_class_uniform_bound(m, n_hypotheses, delta=0.05):
     probability >= 1 - delta over a training set of size m, every h in H has
     |l_S(h) - l_D(h)| <= sqrt(ln(2|H|/delta) / (2m)) (a loss with values in [0, 1]); hence
     l_D(h_S) <= l_S(h_S) + this for the ERM predictor h_S (see :class:`smml.erm.ERMClassifier`).
+
+    Parameters
+    ----------
+    m : int >= 1
+        The training-set size.
+    n_hypotheses : int >= 1
+        |H|, the number of predictors in the class.
+    delta : float in (0, 1), default=0.05
+        The confidence parameter.
+
+    Returns
+    -------
+    float
+        sqrt(ln(2|H|/delta) / (2m)).
+
+    See Also
+    --------
+    erm_finite_class_bound : the estimation-error bound of ERM.
+
+    Examples
+    --------
+    >>> from smml.bounds import finite_class_uniform_bound
+    >>> round(finite_class_uniform_bound(1000, 100, delta=0.05), 4)
+    0.0644
     """
     _check_positive_int("m", m)
     _check_positive_int("n_hypotheses", n_hypotheses)

@@ -138,18 +138,42 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Sm
         last iterations of a long run barely move J). 001's algorithm runs until
         convergence, i.e. until the labels stop changing: ``tol=0`` (then only
         ``max_iter`` can stop it earlier).
-    random_state : None, int, RandomState or Generator
-    n_jobs : None or int
+    random_state : None, int, RandomState or Generator, default=None
+        Seeds the initial centroids.
+    n_jobs : None or int, default=None
         OpenMP threads. Results do not depend on it, bit for bit.
 
     Attributes
     ----------
-    cluster_centers_ : ndarray (n_clusters, n_features)
-    labels_ : ndarray (n_samples,) of int32
-    inertia_ : float, J(labels_, cluster_centers_) (weighted by ``sample_weight``)
-    inertia_path_ : ndarray (n_iter_,), J at each iteration's assignment step (kept run)
-    n_iter_ : int, iterations of the kept run
-    converged_ : bool, whether the kept run stopped because its labels stopped changing
+    cluster_centers_ : ndarray of shape (n_clusters, n_features)
+        The centroids (in the data's dtype).
+    labels_ : ndarray of shape (n_samples,), int32
+        Each training point's cluster.
+    inertia_ : float
+        J(labels_, cluster_centers_) (weighted by ``sample_weight``).
+    inertia_path_ : ndarray of shape (n_iter_,)
+        J at each iteration's assignment step (kept run).
+    n_iter_ : int
+        Iterations of the kept run.
+    converged_ : bool
+        Whether the kept run stopped because its labels stopped changing.
+
+    See Also
+    --------
+    sklearn.cluster.KMeans : scikit-learn's k-means (k-means++ initialisation by default).
+    smml.dask.KMeans : the same algorithm on a dask array.
+
+    Examples
+    --------
+    >>> from smml.cluster import KMeans
+    >>> X = np.array([[0.0, 0.0], [0.0, 1.0], [10.0, 10.0], [10.0, 11.0]])
+    >>> km = KMeans(n_clusters=2, n_init=1, random_state=0).fit(X)
+    >>> sorted(km.cluster_centers_.tolist())
+    [[0.0, 0.5], [10.0, 10.5]]
+    >>> bool(km.labels_[0] == km.labels_[1]), bool(km.labels_[0] != km.labels_[2])
+    (True, True)
+    >>> print(f"{km.inertia_:.3f}")
+    1.000
     """
 
     _parameter_spec = {
@@ -236,7 +260,22 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Sm
         return _loop.run_in_process(_loop.lloyd_loop(self._gemm_centroids(C0), self.max_iter, self.tol), group)
 
     def fit(self, X, y=None, sample_weight=None):
-        """Run k-means on X (``n_init`` runs, the best kept). y is ignored."""
+        """Run k-means on X (``n_init`` runs, the best kept).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data (float32 data keeps float32 centroids).
+        y : None
+            Ignored.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights w_i of the points in J and in the means; None: all 1.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
         self._validate_params()
         X = validate_X(self, X, reset=True, dtype="floating")
         n, d = X.shape
@@ -303,7 +342,18 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Sm
         return labels, J
 
     def predict(self, X):
-        """The index of the nearest centroid of each row (exact distances; lowest index on ties)."""
+        """The index of the nearest centroid of each row (exact distances; lowest index on ties).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The points to assign.
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,) of int32
+            Index of each row's nearest centroid.
+        """
         return self._labels_inertia(X)[0]
 
     def score(self, X, y=None, sample_weight=None):
@@ -311,8 +361,20 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Sm
         return -self._labels_inertia(X, sample_weight, want_J=True)[1]
 
     def transform(self, X):
-        """Euclidean distances from each row to every centroid, (n_samples, n_clusters),
-        computed exactly (square roots of the exact squared distances)."""
+        """Euclidean distances from each row to every centroid, computed exactly.
+
+        The square roots of the exact squared distances.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The points.
+
+        Returns
+        -------
+        distances : ndarray of shape (n_samples, n_clusters)
+            Distance of each row to each centroid, in X's floating dtype.
+        """
         ops, (C, _, _), in_dtype = self._query(X)
         out = np.empty((ops.X.shape[0], C.shape[0]))
         _knn.exact_rows(ops.X, C, np.arange(len(out), dtype=np.intp), _knn.METRIC_CODES["sqeuclidean"], out,
@@ -328,6 +390,30 @@ def adjusted_rand_index(labels_a, labels_b):
     the same cluster sizes and rescales: 1 for identical partitions (up to renaming),
     about 0 for independent ones (it can be negative). ``smml tour`` uses it to compare
     clusters with classes. Two partitions with a single cluster each give 1.
+
+    Parameters
+    ----------
+    labels_a : array-like of shape (n_samples,)
+        The first partition: one label per point.
+    labels_b : array-like of shape (n_samples,)
+        The second partition, of the same points.
+
+    Returns
+    -------
+    ari : float
+        The adjusted Rand index (at most 1).
+
+    See Also
+    --------
+    sklearn.metrics.adjusted_rand_score : scikit-learn's adjusted Rand index.
+
+    Examples
+    --------
+    >>> from smml.cluster import adjusted_rand_index
+    >>> adjusted_rand_index([0, 0, 1, 1], [1, 1, 0, 0])
+    1.0
+    >>> print(f"{adjusted_rand_index([0, 0, 1, 1], [0, 1, 0, 1]):.3f}")
+    -0.500
     """
     a = np.asarray(labels_a).reshape(-1)
     b = np.asarray(labels_b).reshape(-1)

@@ -57,6 +57,23 @@ class KnownDistribution:
     ----------
     bayes_risk : float
         l_D(f*) = ``noise`` (zero-one loss), exact.
+
+    See Also
+    --------
+    make_bayes_classification : a sample of such a distribution, with the distribution.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from smml.datasets import KnownDistribution
+    >>> D = KnownDistribution(n_features=2, boundary="axis", noise=0.1)
+    >>> X = np.array([[0.5, -0.2], [-0.3, 0.9]])
+    >>> D.bayes_predictor(X).tolist(), D.eta(X).tolist()
+    ([1, -1], [0.9, 0.1])
+    >>> D.bayes_risk
+    0.1
+    >>> round(D.risk(lambda X: np.ones(len(X), dtype=int), random_state=0), 1)   # always +1
+    0.5
     """
     n_features: int
     boundary: str
@@ -86,7 +103,18 @@ class KnownDistribution:
         return X
 
     def bayes_predictor(self, X):
-        """f*(x) in {-1, +1} for each row x of X: the Bayes optimal predictor (zero-one loss)."""
+        """f*(x) in {-1, +1} for each row x of X: the Bayes optimal predictor (zero-one loss).
+
+        Parameters
+        ----------
+        X : array-like of shape (n, d)
+            The points.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            f*(x) for each point, in {-1, +1} (int).
+        """
         X = self._points(X)
         if self.boundary == "axis":
             inside = X[:, 0] >= 0
@@ -99,12 +127,38 @@ class KnownDistribution:
         return np.where(inside, 1, -1)
 
     def eta(self, X):
-        """eta(x) = P(Y = +1 | X = x) for each row x of X."""
+        """eta(x) = P(Y = +1 | X = x) for each row x of X.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, d)
+            The points.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            eta(x) for each point: 1 - noise where f*(x) = +1, noise where f*(x) = -1.
+        """
         f = self.bayes_predictor(X)
         return np.where(f == 1, 1.0 - self.noise, float(self.noise))
 
     def sample(self, n_samples, random_state=None):
-        """Draw ``n_samples`` examples (X, y) i.i.d. from D: X (n, d) floats, y in {-1, +1} (int)."""
+        """Draw ``n_samples`` examples (X, y) i.i.d. from D: X (n, d) floats, y in {-1, +1} (int).
+
+        Parameters
+        ----------
+        n_samples : int >= 1
+            The number of examples n.
+        random_state : int, RandomState instance or None, default=None
+            Seeds the draw.
+
+        Returns
+        -------
+        X : ndarray of shape (n_samples, n_features)
+            The data points, uniform on [-1, 1]^d.
+        y : ndarray of shape (n_samples,)
+            Their labels, in {-1, +1}.
+        """
         if isinstance(n_samples, bool) or not isinstance(n_samples, numbers.Integral) or n_samples < 1:
             raise ValueError(f"n_samples must be a positive integer, got {n_samples!r}")
         rs = check_random_state(random_state)

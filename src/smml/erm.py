@@ -99,22 +99,6 @@ class _FiniteClassERM(SmmlEstimator):
         return self._predictions(self.best_hypothesis_, X, X.shape[0])
 
 
-_DOC_ATTRS = """
-    Attributes
-    ----------
-    hypotheses_ : the class H as used (for "constant": one constant per training label).
-    training_errors_ : (|H|,) l_S(h) for every h, in order.
-    best_index_, best_hypothesis_ : f_hat, the first minimiser of the training error.
-    training_error_ : l_S(f_hat).
-    n_hypotheses_ : |H|.
-    estimation_error_bound_ : sqrt((2/m) ln(2|H|/delta)) (000: l_D(f_hat) <= min_H l_D + this).
-    uniform_deviation_bound_ : sqrt(ln(2|H|/delta) / (2m)) (000: |l_S(h) - l_D(h)| <= this for all h).
-    risk_bound_ : min(1, training_error_ + uniform_deviation_bound_), a bound on l_D(f_hat).
-        The three bounds hold with probability >= 1 - delta and need a loss with values in
-        [0, 1] on the training set; otherwise they are None.
-"""
-
-
 class ERMClassifier(ClassifierMixin, _FiniteClassERM):
     """ERM over a finite class of classifiers (000 "Empirical risk minimization").
 
@@ -130,8 +114,52 @@ class ERMClassifier(ClassifierMixin, _FiniteClassERM):
         then the majority label). Otherwise each h maps an (n, d) float64 array to n labels.
         Callables are not cloned: pass ``model.predict`` for a fitted ``model``.
     loss : str or callable, default="zero_one"
+        The loss l of the training error l_S(h).
     delta : float in (0, 1), default=0.05
         Confidence of the bounds.
+
+    Attributes
+    ----------
+    hypotheses_ : list of callable
+        The class H as used (for "constant": one constant predictor per training label).
+    training_errors_ : ndarray of shape (n_hypotheses_,)
+        l_S(h) for every h of H, in order.
+    best_index_ : int
+        The index in ``hypotheses_`` of f_hat, the first minimiser of the training error.
+    best_hypothesis_ : callable
+        f_hat itself, ``hypotheses_[best_index_]``.
+    training_error_ : float
+        l_S(f_hat).
+    n_hypotheses_ : int
+        |H|.
+    estimation_error_bound_ : float or None
+        sqrt((2/m) ln(2|H|/delta)) (000: l_D(f_hat) <= min_H l_D + this).
+    uniform_deviation_bound_ : float or None
+        sqrt(ln(2|H|/delta) / (2m)) (000: |l_S(h) - l_D(h)| <= this for all h).
+    risk_bound_ : float or None
+        min(1, training_error_ + uniform_deviation_bound_), a bound on l_D(f_hat).
+        The three bounds hold with probability >= 1 - delta and need a loss with values in
+        [0, 1] on the training set; otherwise they are None.
+
+    See Also
+    --------
+    ERMRegressor : ERM over a finite class of real-valued predictors.
+    smml.bounds.erm_finite_class_bound : the estimation-error bound.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from smml.erm import ERMClassifier
+    >>> X = np.array([[0.], [1.], [2.], [3.], [4.], [5.]])
+    >>> y = np.array([0, 0, 0, 1, 1, 0])
+    >>> stumps = [lambda X, t=t: (X[:, 0] >= t).astype(int) for t in (0.5, 2.5, 4.5)]
+    >>> clf = ERMClassifier(hypotheses=stumps).fit(X, y)
+    >>> clf.best_index_, [round(e, 3) for e in clf.training_errors_.tolist()]
+    (1, [0.5, 0.167, 0.5])
+    >>> clf.predict(X).tolist()
+    [0, 0, 0, 1, 1, 1]
+    >>> round(clf.risk_bound_, 3)                # l_S(f_hat) + sqrt(ln(2|H|/delta) / (2m))
+    0.798
     """
 
     _parameter_spec = {"delta": Interval(float, 0, 1, "neither")}
@@ -142,6 +170,20 @@ class ERMClassifier(ClassifierMixin, _FiniteClassERM):
         self.delta = delta
 
     def fit(self, X, y):
+        """Run ERM on the training set: choose the h of H with the least training error.
+
+        Parameters
+        ----------
+        X : array-like of shape (m, d)
+            The training points.
+        y : array-like of shape (m,)
+            Their labels.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
         self._validate_params()
         X, y = validate_X_y(self, X, y, dtype="float64", classifier=True)
         self.classes_, _ = encode_classes(y)
@@ -160,6 +202,56 @@ class ERMRegressor(RegressorMixin, _FiniteClassERM):
     :data:`smml.losses.LOSSES` / a callable). "constant": one constant predictor per
     distinct training target (|H| m loss evaluations). The bounds are reported only when every loss value on the
     training set lies in [0, 1] (000's bounds are for such losses).
+
+    Parameters
+    ----------
+    hypotheses : "constant" or a sequence of callables
+        H. "constant": the constant predictors, one per distinct training target.
+        Otherwise each h maps an (n, d) float64 array to n real predictions.
+        Callables are not cloned: pass ``model.predict`` for a fitted ``model``.
+    loss : str or callable, default="square"
+        The loss l of the training error l_S(h).
+    delta : float in (0, 1), default=0.05
+        Confidence of the bounds.
+
+    Attributes
+    ----------
+    hypotheses_ : list of callable
+        The class H as used (for "constant": one constant predictor per distinct training target).
+    training_errors_ : ndarray of shape (n_hypotheses_,)
+        l_S(h) for every h of H, in order.
+    best_index_ : int
+        The index in ``hypotheses_`` of f_hat, the first minimiser of the training error.
+    best_hypothesis_ : callable
+        f_hat itself, ``hypotheses_[best_index_]``.
+    training_error_ : float
+        l_S(f_hat).
+    n_hypotheses_ : int
+        |H|.
+    estimation_error_bound_ : float or None
+        sqrt((2/m) ln(2|H|/delta)) (000: l_D(f_hat) <= min_H l_D + this).
+    uniform_deviation_bound_ : float or None
+        sqrt(ln(2|H|/delta) / (2m)) (000: |l_S(h) - l_D(h)| <= this for all h).
+    risk_bound_ : float or None
+        min(1, training_error_ + uniform_deviation_bound_), a bound on l_D(f_hat).
+        The three bounds hold with probability >= 1 - delta and need a loss with values in
+        [0, 1] on the training set; otherwise they are None.
+
+    See Also
+    --------
+    ERMClassifier : ERM over a finite class of classifiers.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from smml.erm import ERMRegressor
+    >>> X = np.zeros((4, 1))
+    >>> y = np.array([0.0, 0.2, 0.4, 0.5])
+    >>> reg = ERMRegressor(loss="absolute").fit(X, y)    # the best constant among 0, 0.2, 0.4, 0.5
+    >>> round(float(reg.predict(X[:1])[0]), 3), round(reg.training_error_, 3)
+    (0.2, 0.175)
+    >>> reg.risk_bound_ is not None                    # every |y - c| lies in [0, 1]
+    True
     """
 
     _parameter_spec = {"delta": Interval(float, 0, 1, "neither")}
@@ -170,6 +262,20 @@ class ERMRegressor(RegressorMixin, _FiniteClassERM):
         self.delta = delta
 
     def fit(self, X, y):
+        """Run ERM on the training set: choose the h of H with the least training error.
+
+        Parameters
+        ----------
+        X : array-like of shape (m, d)
+            The training points.
+        y : array-like of shape (m,)
+            Their real targets.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
         self._validate_params()
         X, y = validate_X_y(self, X, y, dtype="float64", y_numeric=True)
         return self._fit(X, y, np.unique(y))
@@ -179,8 +285,3 @@ class ERMRegressor(RegressorMixin, _FiniteClassERM):
         tags.regressor_tags.poor_score = True
         return tags
 
-
-# The attribute section both classes share (a "..." + _DOC_ATTRS expression in the class
-# body would not be a docstring).
-ERMClassifier.__doc__ += _DOC_ATTRS
-ERMRegressor.__doc__ += _DOC_ATTRS

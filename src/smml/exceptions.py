@@ -8,11 +8,37 @@ __all__ = ["DivergenceError", "NotSeparableError", "InconsistentVersionWarning"]
 
 
 class DivergenceError(ValueError, FloatingPointError):
-    """A sequential learner produced a non-finite weight (overflow / NaN)."""
+    """A sequential learner produced a non-finite weight (overflow / NaN).
+
+    A ``ValueError`` and a ``FloatingPointError``: either ``except`` catches it.
+
+    Examples
+    --------
+    >>> from smml.exceptions import DivergenceError
+    >>> issubclass(DivergenceError, ValueError), issubclass(DivergenceError, FloatingPointError)
+    (True, True)
+    """
 
 
 class NotSeparableError(ValueError):
-    """The linear program y_t w.x_t >= 1 has no solution."""
+    """The linear program y_t w.x_t >= 1 has no solution.
+
+    Raised when a learner that needs linearly separable data (e.g.
+    :class:`smml.linear.HardMarginSVM`) is fitted on data that is not.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from smml.exceptions import NotSeparableError
+    >>> from smml.linear import HardMarginSVM
+    >>> X = np.array([[0., 0.], [1., 1.], [0., 1.], [1., 0.]])
+    >>> y = np.array([1, 1, -1, -1])                  # XOR: no line separates it
+    >>> try:
+    ...     HardMarginSVM().fit(X, y)
+    ... except NotSeparableError:
+    ...     print("not separable")
+    not separable
+    """
 
 
 class InconsistentVersionWarning(UserWarning):
@@ -22,12 +48,32 @@ class InconsistentVersionWarning(UserWarning):
     fitted the model differently; refit it, or upgrade smml, if its results matter.
     Like scikit-learn's warning of the same name, it carries the two versions.
 
-    Attributes
+    Parameters
     ----------
+    path : str
+        The model file (its name, or a description of the file object).
     file_version : str
         The smml version that wrote the file.
     current_version : str
         The smml version loading it.
+
+    Attributes
+    ----------
+    path : str
+        The model file.
+    file_version : str
+        The smml version that wrote the file.
+    current_version : str
+        The smml version loading it.
+
+    Examples
+    --------
+    >>> from smml import InconsistentVersionWarning
+    >>> w = InconsistentVersionWarning("model.smml", "9.0.0", "0.1.0")
+    >>> w.file_version, w.current_version
+    ('9.0.0', '0.1.0')
+    >>> print(w)
+    model.smml was written by smml 9.0.0, newer than this smml 0.1.0: ...
     """
 
     def __init__(self, path, file_version, current_version):

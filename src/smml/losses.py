@@ -84,6 +84,30 @@ def zero_one(y, y_pred):
 
     000, "Loss functions". Labels may be of any type (numbers, strings, ...);
     numeric labels must be finite.
+
+    Parameters
+    ----------
+    y : 1-d array-like
+        True labels.
+    y_pred : 1-d array-like
+        Predicted labels, of the same length as ``y``.
+
+    Returns
+    -------
+    ndarray of shape (n,), float64
+        The per-example losses, 0.0 or 1.0.
+
+    See Also
+    --------
+    sklearn.metrics.zero_one_loss : The mean (or count) of these losses.
+
+    Examples
+    --------
+    >>> from smml.losses import zero_one
+    >>> print(zero_one([0, 1, 2], [0, 2, 2]).tolist())
+    [0.0, 1.0, 0.0]
+    >>> print(zero_one(["a", "b"], ["a", "a"]).tolist())
+    [0.0, 1.0]
     """
     y, y_pred = _pair(y, y_pred, numeric=False)
     _check_finite_if_numeric("y", y)
@@ -173,6 +197,26 @@ def cost_sensitive(y, y_pred, cost, labels=None):
     labels : sequence of L labels, optional
         Row/column labels of a matrix ``cost``; default ``0, ..., L-1``. With a
         dict ``cost`` the default is the labels the dict mentions.
+
+    Returns
+    -------
+    ndarray of shape (n,), float64
+        The per-example losses ``cost[y_t][y_pred_t]``.
+
+    See Also
+    --------
+    zero_one : The special case of a cost of 1 for every mistake.
+
+    Examples
+    --------
+    >>> from smml.losses import cost_sensitive
+    >>> y = ["spam", "spam", "nonspam"]
+    >>> y_pred = ["spam", "nonspam", "spam"]
+    >>> cost = [[0, 1], [2, 0]]
+    >>> print(cost_sensitive(y, y_pred, cost, labels=["spam", "nonspam"]).tolist())
+    [0.0, 1.0, 2.0]
+    >>> print(cost_sensitive([0, 1], [1, 0], {0: {1: 5}, 1: {0: 1}}).tolist())
+    [5.0, 1.0]
     """
     labels, C = _cost_table(cost, labels)
     y, y_pred = _pair(y, y_pred, numeric=False)
@@ -182,13 +226,63 @@ def cost_sensitive(y, y_pred, cost, labels=None):
 
 
 def absolute(y, y_pred):
-    """Absolute loss |y - y_pred|. 000, "Loss functions" (regression)."""
+    """Absolute loss |y - y_pred|.
+
+    000, "Loss functions" (regression).
+
+    Parameters
+    ----------
+    y : 1-d array-like of float
+        True values.
+    y_pred : 1-d array-like of float
+        Predicted values, of the same length as ``y``.
+
+    Returns
+    -------
+    ndarray of shape (n,), float64
+        The per-example losses.
+
+    See Also
+    --------
+    sklearn.metrics.mean_absolute_error : The mean of these losses.
+
+    Examples
+    --------
+    >>> from smml.losses import absolute
+    >>> print(absolute([1.0, 2.0, 3.0], [1.5, 2.0, 1.0]).tolist())
+    [0.5, 0.0, 2.0]
+    """
     y, y_pred = _pair(y, y_pred)
     return np.abs(y - y_pred)
 
 
 def square(y, y_pred):
-    """Square (quadratic) loss (y - y_pred)^2. 000, "Loss functions" (regression)."""
+    """Square (quadratic) loss (y - y_pred)^2.
+
+    000, "Loss functions" (regression).
+
+    Parameters
+    ----------
+    y : 1-d array-like of float
+        True values.
+    y_pred : 1-d array-like of float
+        Predicted values, of the same length as ``y``.
+
+    Returns
+    -------
+    ndarray of shape (n,), float64
+        The per-example losses.
+
+    See Also
+    --------
+    sklearn.metrics.mean_squared_error : The mean of these losses.
+
+    Examples
+    --------
+    >>> from smml.losses import square
+    >>> print(square([1.0, 2.0, 3.0], [1.5, 2.0, 1.0]).tolist())
+    [0.25, 0.0, 4.0]
+    """
     y, y_pred = _pair(y, y_pred)
     d = y - y_pred
     return d * d
@@ -200,6 +294,29 @@ def logarithmic(y, y_pred):
     000, "Loss functions" (natural log; also 002, "Logistic loss", written
     -(1-y) log(1-y') - y log y'). Labels y in {0, 1}; the prediction is a
     probability and must lie strictly in (0, 1), where the loss is finite.
+
+    Parameters
+    ----------
+    y : 1-d array-like
+        True labels, each 0 or 1.
+    y_pred : 1-d array-like of float
+        Predicted probabilities of the label 1, each strictly in (0, 1).
+
+    Returns
+    -------
+    ndarray of shape (n,), float64
+        The per-example losses (natural log).
+
+    See Also
+    --------
+    sklearn.metrics.log_loss : The mean of these losses.
+
+    Examples
+    --------
+    >>> from smml.losses import logarithmic
+    >>> loss = logarithmic([1, 0, 1], [0.5, 0.5, 0.9])
+    >>> print([f"{v:.3f}" for v in loss])
+    ['0.693', '0.693', '0.105']
     """
     y, y_pred = _pair(y, y_pred)
     bad = (y != 0.0) & (y != 1.0)
@@ -220,6 +337,28 @@ def hinge(y, y_pred):
 
     003, section 10 ("Write the formula for the hinge loss") and section 12
     (the SVM objective); the surrogate loss of SVM in section 15.
+
+    Parameters
+    ----------
+    y : 1-d array-like
+        True labels, each -1 or +1.
+    y_pred : 1-d array-like of float
+        Real-valued predictions (e.g. ``w . x``), of the same length as ``y``.
+
+    Returns
+    -------
+    ndarray of shape (n,), float64
+        The per-example losses.
+
+    See Also
+    --------
+    sklearn.metrics.hinge_loss : The mean of these losses.
+
+    Examples
+    --------
+    >>> from smml.losses import hinge
+    >>> print(hinge([1, -1, 1], [2.0, 0.5, -1.0]).tolist())
+    [0.0, 1.5, 2.0]
     """
     y, y_pred = _pair(y, y_pred)
     _check_margin_labels(y)
@@ -232,6 +371,32 @@ def logistic(y, y_pred, base=math.e):
     Natural log by default, as in 002 ("Logistic regression": x -> log(1 + e^{-x}));
     ``base=2`` gives the log2 version of 003, section 15. Computed stably as
     ``logaddexp(0, -y y_pred) / ln(base)`` (no overflow for large margins).
+
+    Parameters
+    ----------
+    y : 1-d array-like
+        True labels, each -1 or +1.
+    y_pred : 1-d array-like of float
+        Real-valued predictions (e.g. ``w . x``), of the same length as ``y``.
+    base : float, default math.e
+        Base of the logarithm: a positive real number other than 1.
+
+    Returns
+    -------
+    ndarray of shape (n,), float64
+        The per-example losses.
+
+    See Also
+    --------
+    sklearn.metrics.log_loss : The same loss written for probabilities.
+
+    Examples
+    --------
+    >>> from smml.losses import logistic
+    >>> print([f"{v:.3f}" for v in logistic([1, -1], [0.0, 2.0])])
+    ['0.693', '2.127']
+    >>> print([f"{v:.3f}" for v in logistic([1, -1], [0.0, 2.0], base=2)])
+    ['1.000', '3.069']
     """
     if isinstance(base, bool) or not isinstance(base, numbers.Real) or not math.isfinite(base) \
             or base <= 0 or base == 1:
@@ -250,6 +415,24 @@ def exponential(y, y_pred):
     003, section 15 (the surrogate loss of AdaBoost) and 002, AdaBoost
     ("training error with exponential loss"). Large negative margins overflow
     to ``inf`` (numpy's usual behaviour, with a RuntimeWarning).
+
+    Parameters
+    ----------
+    y : 1-d array-like
+        True labels, each -1 or +1.
+    y_pred : 1-d array-like of float
+        Real-valued predictions (e.g. ``w . x``), of the same length as ``y``.
+
+    Returns
+    -------
+    ndarray of shape (n,), float64
+        The per-example losses.
+
+    Examples
+    --------
+    >>> from smml.losses import exponential
+    >>> print([f"{v:.3f}" for v in exponential([1, -1, 1], [0.0, 1.0, 2.0])])
+    ['1.000', '2.718', '0.135']
     """
     y, y_pred = _pair(y, y_pred)
     _check_margin_labels(y)
@@ -262,7 +445,30 @@ LOSSES = {"zero_one": zero_one, "absolute": absolute, "square": square, "logarit
 
 
 def get_loss(loss):
-    """A loss function from a name in :data:`LOSSES` or a callable ``loss(y, y_pred)``."""
+    """A loss function from a name in :data:`LOSSES` or a callable ``loss(y, y_pred)``.
+
+    Parameters
+    ----------
+    loss : str or callable
+        A name in :data:`LOSSES` (``"zero_one"``, ``"square"``, ...), or a callable
+        ``loss(y, y_pred)`` returning per-example losses, returned unchanged.
+        ``"cost_sensitive"`` needs a cost: pass
+        ``functools.partial(cost_sensitive, cost=..., labels=...)`` instead.
+
+    Returns
+    -------
+    callable
+        The loss function ``loss(y, y_pred)``.
+
+    Examples
+    --------
+    >>> from smml.losses import get_loss
+    >>> loss = get_loss("square")
+    >>> print(loss.__name__, loss([1.0, 2.0], [0.0, 2.0]).tolist())
+    square [1.0, 0.0]
+    >>> get_loss(abs) is abs
+    True
+    """
     if callable(loss):
         return loss
     if isinstance(loss, str):

@@ -175,15 +175,46 @@ def empirical_risk(estimator, X, y, loss="zero_one", method="predict", return_in
 
     Parameters
     ----------
-    loss : str or callable
+    estimator : estimator
+        A fitted predictor h (not refit).
+    X : array-like of shape (n, d)
+        The examples it is tested on.
+    y : array-like of shape (n,)
+        Their labels.
+    loss : str or callable, default="zero_one"
         A name of :data:`smml.losses.LOSSES` or ``loss(y, y_pred) -> per-example losses``.
-    method : {"predict", "decision_function", "predict_proba"}
+    method : {"predict", "decision_function", "predict_proba"}, default="predict"
         How predictions are made ("decision_function" for margin losses,
         "predict_proba" for the logarithmic loss of a binary {0, 1} problem).
+    return_interval : bool, default=False
+        Also return the Chernoff-Hoeffding interval of the risk (a loss with
+        values in [0, 1] only).
+    delta : float, default=0.05
+        Its confidence parameter: the risk lies in the interval with
+        probability at least 1 - delta.
 
     Returns
     -------
-    risk : float, or (risk, (low, high)) with ``return_interval``.
+    risk : float
+        The empirical risk (1/n) sum_t l(y_t, h(x_t)).
+    interval : tuple of float (low, high)
+        Only with ``return_interval``: then ``(risk, interval)`` is returned.
+
+    See Also
+    --------
+    smml.bounds.hoeffding_interval : The interval returned with ``return_interval``.
+    sklearn.metrics.zero_one_loss : The same risk for the zero-one loss.
+
+    Examples
+    --------
+    >>> from smml.model_selection import empirical_risk
+    >>> from smml.datasets import make_bayes_classification
+    >>> from smml.neighbors import KNNClassifier
+    >>> X, y, _ = make_bayes_classification(n_samples=60, random_state=0)
+    >>> h = KNNClassifier(k=3).fit(X[:40], y[:40])
+    >>> risk, (low, high) = empirical_risk(h, X[40:], y[40:], return_interval=True)
+    >>> print(f"{risk:.3f} in [{low:.3f}, {high:.3f}]")
+    0.250 in [0.000, 0.554]
     """
     loss_fn = get_loss(loss)
     if return_interval:
@@ -229,26 +260,59 @@ def cv_estimate(estimator, X, y, K=5, loss="zero_one", shuffle=False, random_sta
 
     Parameters
     ----------
-    K : int, 2 <= K <= m.
-    loss : str or callable (see :func:`empirical_risk`).
-    shuffle, random_state : shuffle S before splitting (KFold's semantics).
+    estimator : estimator
+        The learner A (cloned for each fold).
+    X : array-like of shape (m, d)
+        The examples S.
+    y : array-like of shape (m,)
+        Their labels.
+    K : int, default=5
+        The number of folds, 2 <= K <= m.
+    loss : str or callable, default="zero_one"
+        See :func:`empirical_risk`.
+    shuffle : bool, default=False
+        Shuffle S before splitting (``KFold``'s semantics).
+    random_state : int, RandomState instance or None
+        Seeds the shuffle.
     n_jobs : int or None
         Folds trained in parallel by joblib (None: joblib's default, 1 unless in a
         ``joblib.parallel_config`` context). Results do not depend on it. Threads
         are preferred: smml's kernels release the GIL, and threads need no
         pickling or data copies (``joblib.parallel_config(backend="loky")``
         selects processes, e.g. for pure-Python estimators).
-    return_interval, delta : also return the Hoeffding interval of 000,
-        "Bounding the risk", with n = m. Each example is tested once, by a
-        predictor not trained on it; the interval is the notes' test-set
-        interval applied to the m pooled test losses (a heuristic for CV, since
-        the K predictors differ); [0, 1]-valued losses only.
+    return_interval : bool, default=False
+        Also return the Hoeffding interval of 000, "Bounding the risk", with
+        n = m. Each example is tested once, by a predictor not trained on it;
+        the interval is the notes' test-set interval applied to the m pooled
+        test losses (a heuristic for CV, since the K predictors differ);
+        [0, 1]-valued losses only.
+    delta : float, default=0.05
+        The confidence parameter of that interval.
+    method : {"predict", "decision_function", "predict_proba"}, default="predict"
+        How predictions are made (see :func:`empirical_risk`).
     verbose : bool, int or "auto"
         A progress bar on stderr counting the K fits (see ``smml._progress``).
 
     Returns
     -------
-    estimate : float, or (estimate, (low, high)) with ``return_interval``.
+    estimate : float
+        The CV estimate l_S^CV(A).
+    interval : tuple of float (low, high)
+        Only with ``return_interval``: then ``(estimate, interval)`` is returned.
+
+    See Also
+    --------
+    sklearn.model_selection.cross_val_score : The per-fold scores of K-fold CV.
+    nested_cv_estimate : The estimate for a learner tuned over a grid.
+
+    Examples
+    --------
+    >>> from smml.model_selection import cv_estimate
+    >>> from smml.datasets import make_bayes_classification
+    >>> from smml.neighbors import KNNClassifier
+    >>> X, y, _ = make_bayes_classification(n_samples=60, random_state=0)
+    >>> print(f"{cv_estimate(KNNClassifier(k=3), X, y, K=3):.3f}")
+    0.200
     """
     loss_fn = get_loss(loss)
     if return_interval:
@@ -270,7 +334,9 @@ def cv_estimate(estimator, X, y, K=5, loss="zero_one", shuffle=False, random_sta
 class TuneResult:
     """Outcome of :func:`tune`.
 
-    Attributes
+    The constructor's parameters are the result's attributes.
+
+    Parameters
     ----------
     best_params_ : dict
         The grid point with the smallest dev error (or CV estimate with ``cv``; first in
@@ -290,6 +356,18 @@ class TuneResult:
         E[min_theta l_D(A_theta)] (None without ``cv``).
     cv_errors_ : list or None
         With ``cv=K``, (params, l^CV_S(A_theta)) pairs in grid order.
+
+    Examples
+    --------
+    >>> from smml.datasets import make_bayes_classification
+    >>> from smml.model_selection import TuneResult, tune
+    >>> from smml.neighbors import KNNClassifier
+    >>> X, y, _ = make_bayes_classification(n_samples=60, random_state=0)
+    >>> res = tune(KNNClassifier(), {"k": [1, 3, 5]}, X, y, cv=3, random_state=0)
+    >>> isinstance(res, TuneResult), res.best_params_, res.best_dev_error_
+    (True, {'k': 3}, None)
+    >>> print(f"{res.best_cv_estimate_:.3f}")
+    0.183
     """
     best_params_: dict
     best_estimator_: Any
@@ -313,15 +391,39 @@ def tune(estimator, param_grid, X, y, dev_size=0.2, dev_set=None, loss="zero_one
 
     Parameters
     ----------
-    param_grid : dict {name: values} or list of such dicts (``ParameterGrid``).
-    dev_size : float in (0, 1) or int
+    estimator : estimator
+        The learner A (cloned for each grid point).
+    param_grid : dict or list of dict
+        The grid Theta_0: ``{name: values}`` or a list of such dicts (``ParameterGrid``).
+    X : array-like of shape (m, d)
+        The training data S (S_train with ``dev_set``).
+    y : array-like of shape (m,)
+        Their labels.
+    dev_size : float in (0, 1) or int, default=0.2
         Size of S_dev carved out of (X, y) (``train_test_split``'s semantics).
     dev_set : (X_dev, y_dev), optional
         A given dev set instead: (X, y) is S_train and S = S_train + S_dev is
         used for the refit.
-    shuffle, random_state : how S_dev is drawn (``train_test_split``), or with ``cv`` how
-        the folds are (``KFold``: consecutive folds unless ``shuffle``).
-    n_jobs : grid points (and folds) trained in parallel by joblib.
+    loss : str or callable, default="zero_one"
+        See :func:`empirical_risk`.
+    shuffle : bool, default=True
+        Whether S_dev is drawn at random (``train_test_split``), or with ``cv``
+        whether the folds are (``KFold``: consecutive folds unless ``shuffle``).
+    random_state : int, RandomState instance or None
+        Seeds that shuffle.
+    refit : bool, default=True
+        Refit A_theta* on the whole of S (``best_estimator_``).
+    n_jobs : int or None
+        Grid points (and folds) trained in parallel by joblib.
+    method : {"predict", "decision_function", "predict_proba"}, default="predict"
+        How predictions are made (see :func:`empirical_risk`).
+    return_interval : bool, default=False
+        Also compute the Hoeffding interval of the best dev error (or best CV
+        estimate), ``dev_interval_``.
+    delta : float, default=0.05
+        Its confidence parameter.
+    verbose : bool, int or "auto"
+        A progress bar on stderr counting the fits (see :func:`cv_estimate`).
     cv : None or int K >= 2
         K-fold CV instead of the train/dev split: every theta is scored by its CV estimate
         l^CV_S(A_theta) on (X, y) (the folds of :func:`cv_estimate`, the same for every
@@ -329,11 +431,27 @@ def tune(estimator, param_grid, X, y, dev_size=0.2, dev_set=None, loss="zero_one
         ``best_cv_estimate_`` = min_theta l^CV_S(A_theta): 000's "best CV-estimate", a cheap
         estimate of E[min_theta l_D(A_theta)] that "tends to underestimate" it (the nested
         CV estimate, :func:`nested_cv_estimate`, is the better one).
-    verbose : a progress bar on stderr counting the fits (see :func:`cv_estimate`).
 
     Returns
     -------
     TuneResult
+        The chosen grid point, the refit predictor and the errors of the grid.
+
+    See Also
+    --------
+    sklearn.model_selection.GridSearchCV : Grid search scored by cross-validation.
+
+    Examples
+    --------
+    >>> from smml.model_selection import tune
+    >>> from smml.datasets import make_bayes_classification
+    >>> from smml.neighbors import KNNClassifier
+    >>> X, y, _ = make_bayes_classification(n_samples=60, random_state=0)
+    >>> res = tune(KNNClassifier(), {"k": [1, 3, 5]}, X, y, dev_size=0.25, random_state=0)
+    >>> res.best_params_, type(res.best_estimator_).__name__
+    ({'k': 3}, 'KNNClassifier')
+    >>> print([(p["k"], f"{e:.3f}") for p, e in res.dev_errors_])
+    [(1, '0.200'), (3, '0.133'), (5, '0.200')]
     """
     loss_fn = get_loss(loss)
     if return_interval:
@@ -395,7 +513,9 @@ def tune(estimator, param_grid, X, y, dev_size=0.2, dev_set=None, loss="zero_one
 class NestedCVResult:
     """Outcome of :func:`nested_cv_estimate` (003, section 6, Algorithm 1).
 
-    Attributes
+    The constructor's parameters are the result's attributes.
+
+    Parameters
     ----------
     estimate : float
         (eps_1 + ... + eps_K) / K.
@@ -415,6 +535,16 @@ class NestedCVResult:
         ``best_cv=False``).
     cv_errors : ndarray of shape (|Theta_0|,) or None
         The l^CV_S(A_theta) it is the minimum of (None with ``best_cv=False``).
+
+    Examples
+    --------
+    >>> from smml.datasets import make_bayes_classification
+    >>> from smml.model_selection import NestedCVResult, nested_cv_estimate
+    >>> from smml.neighbors import KNNClassifier
+    >>> X, y, _ = make_bayes_classification(n_samples=60, random_state=0)
+    >>> res = nested_cv_estimate(KNNClassifier(), {"k": [1, 5]}, X, y, K_outer=3, K_inner=3)
+    >>> isinstance(res, NestedCVResult), len(res.fold_errors), res.inner_cv_errors.shape
+    (True, 3, (3, 2))
     """
     estimate: float
     fold_errors: list
@@ -462,9 +592,62 @@ def nested_cv_estimate(estimator, param_grid, X, y, K_outer=5, K_inner=5, loss="
     estimate tends to underestimate (2), in practice the difference is typically small"),
     computed on the outer folds: |Theta_0| K_outer more fits.
 
+    Parameters
+    ----------
+    estimator : estimator
+        The learner A (cloned for every fit).
+    param_grid : dict or list of dict
+        The grid Theta_0: ``{name: values}`` or a list of such dicts (``ParameterGrid``).
+    X : array-like of shape (m, d)
+        The examples S.
+    y : array-like of shape (m,)
+        Their labels.
+    K_outer : int, default=5
+        The number of outer folds, 2 <= K_outer <= m.
+    K_inner : int, default=5
+        The number of folds of the internal CV on each S_{-i}.
+    loss : str or callable, default="zero_one"
+        See :func:`empirical_risk`.
+    shuffle : bool, default=False
+        Shuffle before the outer and the inner splits.
+    random_state : int, RandomState instance or None
+        Seeds those shuffles.
+    n_jobs : int or None
+        Outer folds run in parallel by joblib.
+    method : {"predict", "decision_function", "predict_proba"}, default="predict"
+        How predictions are made (see :func:`empirical_risk`).
+    return_interval : bool, default=False
+        Also compute the Hoeffding interval of the estimate (n = m), as
+        :func:`cv_estimate` does.
+    delta : float, default=0.05
+        Its confidence parameter.
+    verbose : bool, int or "auto"
+        A progress bar on stderr counting the outer folds.
+    best_cv : bool, default=True
+        Also compute the best CV-estimate on the whole S (``best_cv_estimate``).
+
     Returns
     -------
     NestedCVResult
+        The estimate, the error of each outer fold and the theta_i chosen.
+
+    See Also
+    --------
+    sklearn.model_selection.cross_val_score : Applied to a ``GridSearchCV``, the same
+        nested estimate.
+    cv_estimate : The K-fold estimate of a learner with fixed hyper-parameters.
+
+    Examples
+    --------
+    >>> from smml.model_selection import nested_cv_estimate
+    >>> from smml.datasets import make_bayes_classification
+    >>> from smml.neighbors import KNNClassifier
+    >>> X, y, _ = make_bayes_classification(n_samples=60, random_state=0)
+    >>> res = nested_cv_estimate(KNNClassifier(), {"k": [1, 5]}, X, y, K_outer=3, K_inner=3)
+    >>> print(f"{res.estimate:.3f}", res.chosen_params)
+    0.200 [{'k': 5}, {'k': 5}, {'k': 1}]
+    >>> print(f"{res.best_cv_estimate:.3f}")
+    0.200
     """
     loss_fn = get_loss(loss)
     if return_interval:
@@ -513,7 +696,9 @@ def nested_cv_estimate(estimator, param_grid, X, y, K_outer=5, K_inner=5, loss="
 class CompareResult:
     """Outcome of :func:`compare` (001, "Wilcoxon Test").
 
-    Attributes
+    The constructor's parameters are the result's attributes.
+
+    Parameters
     ----------
     errors_a, errors_b : ndarray of shape (n_repeats * K,)
         The test error of each learner on each fold (the mean loss over the
@@ -539,6 +724,16 @@ class CompareResult:
         one the signed ranks favour); None otherwise (no decision).
     zero_method : str
         How zero differences are ranked (``scipy.stats.wilcoxon``'s argument).
+
+    Examples
+    --------
+    >>> from smml.datasets import make_bayes_classification
+    >>> from smml.model_selection import CompareResult, compare
+    >>> from smml.neighbors import KNNClassifier
+    >>> X, y, _ = make_bayes_classification(n_samples=60, random_state=0)
+    >>> res = compare(KNNClassifier(k=1), KNNClassifier(k=5), X, y, K=5, random_state=0)
+    >>> isinstance(res, CompareResult), res.errors_a.shape, res.zero_method
+    (True, (5,), 'pratt')
     """
     errors_a: np.ndarray
     errors_b: np.ndarray
@@ -642,6 +837,24 @@ def compare(estimator_a, estimator_b, X, y, K=10, n_repeats=1, loss="zero_one", 
     CompareResult
         The fold errors, the differences, the test's statistic and p-value,
         and the decision at level alpha.
+
+    See Also
+    --------
+    scipy.stats.wilcoxon : The signed-rank test applied to the differences.
+    sklearn.model_selection.cross_val_score : The fold scores of one learner.
+
+    Examples
+    --------
+    >>> from smml.model_selection import compare
+    >>> from smml.datasets import make_bayes_classification
+    >>> from smml.neighbors import KNNClassifier
+    >>> from smml.tree import TreeClassifier
+    >>> X, y, _ = make_bayes_classification(n_samples=60, random_state=0)
+    >>> res = compare(KNNClassifier(k=1), TreeClassifier(max_depth=2), X, y, K=5, random_state=0)
+    >>> print(f"{res.mean_a:.3f} {res.mean_b:.3f} p={res.pvalue:.3f}")
+    0.300 0.250 p=0.750
+    >>> res.significant, res.better
+    (False, None)
     """
     from scipy.stats import wilcoxon
 
@@ -692,7 +905,9 @@ def compare(estimator_a, estimator_b, X, y, K=10, n_repeats=1, loss="zero_one", 
 class LearningCurveResult:
     """Outcome of :func:`learning_curve`.
 
-    Attributes
+    The constructor's parameters are the result's attributes.
+
+    Parameters
     ----------
     train_sizes : ndarray of shape (n_sizes,)
         The numbers of training examples used.
@@ -707,6 +922,16 @@ class LearningCurveResult:
         The size of the test set.
     delta : float
         The confidence parameter of the intervals.
+
+    Examples
+    --------
+    >>> from smml.datasets import make_bayes_classification
+    >>> from smml.model_selection import LearningCurveResult, learning_curve
+    >>> from smml.neighbors import KNNClassifier
+    >>> X, y, _ = make_bayes_classification(n_samples=60, random_state=0)
+    >>> res = learning_curve(KNNClassifier(k=3), X, y, train_sizes=[10, 20, 42], random_state=0)
+    >>> isinstance(res, LearningCurveResult), res.n_test, res.intervals.shape
+    (True, 18, (3, 2))
     """
     train_sizes: np.ndarray
     train_errors: np.ndarray
@@ -790,6 +1015,22 @@ def learning_curve(estimator, X, y, train_sizes=(0.1, 0.325, 0.55, 0.775, 1.0), 
     -------
     LearningCurveResult
         The sizes, training errors, test errors and intervals.
+
+    See Also
+    --------
+    sklearn.model_selection.learning_curve : The CV-averaged version.
+
+    Examples
+    --------
+    >>> from smml.model_selection import learning_curve
+    >>> from smml.datasets import make_bayes_classification
+    >>> from smml.neighbors import KNNClassifier
+    >>> X, y, _ = make_bayes_classification(n_samples=60, random_state=0)
+    >>> res = learning_curve(KNNClassifier(k=3), X, y, train_sizes=[10, 20, 42], random_state=0)
+    >>> res.train_sizes.tolist(), res.n_test
+    ([10, 20, 42], 18)
+    >>> print([f"{e:.3f}" for e in res.test_errors])
+    ['0.500', '0.222', '0.111']
     """
     loss_fn = get_loss(loss)
     if return_interval:
@@ -835,7 +1076,9 @@ def learning_curve(estimator, X, y, train_sizes=(0.1, 0.325, 0.55, 0.775, 1.0), 
 class RiskDecompositionResult:
     """Outcome of :func:`risk_decomposition`.
 
-    Attributes
+    The constructor's parameters are the result's attributes.
+
+    Parameters
     ----------
     train_sizes : ndarray of shape (n_sizes,)
         The training-set sizes m.
@@ -858,6 +1101,20 @@ class RiskDecompositionResult:
         The size of that large training set (None when ``best_in_class_risk`` was given).
     n_test : int
         The number of points X over which every risk is averaged.
+
+    Examples
+    --------
+    >>> from smml.datasets import make_bayes_classification
+    >>> from smml.model_selection import RiskDecompositionResult, risk_decomposition
+    >>> from smml.tree import TreeClassifier
+    >>> _, _, D = make_bayes_classification(boundary="diagonal", noise=0.1)
+    >>> r = risk_decomposition(TreeClassifier(max_depth=2), D, train_sizes=(50, 200), n_repeats=2,
+    ...                        reference_size=2000, n_test=2000, random_state=0)
+    >>> isinstance(r, RiskDecompositionResult), r.risks_per_repeat.shape, r.reference_size
+    (True, (2, 2), 2000)
+    >>> risks = r.estimation_error + r.approximation_error + r.bayes_error
+    >>> bool(np.allclose(r.risks, risks))
+    True
     """
     train_sizes: np.ndarray
     risks: np.ndarray

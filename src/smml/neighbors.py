@@ -991,18 +991,55 @@ class KNNClassifier(ClassifierMixin, _KNNBase):
 """ + _DOC_PARAMS + """
     Attributes
     ----------
-    classes_ : ndarray, the sorted labels
-    default_label_ : the label predicted on vote ties
+    classes_ : ndarray of shape (n_classes,)
+        The sorted labels.
+    default_label_ : object
+        The label predicted on vote ties.
     n_samples_fit_ : int
-    algorithm_ : {"tree", "brute", "both"}, the structures built at fit (see ``algorithm``)
-    VI_ : ndarray, the inverse covariance used (metric="mahalanobis" only)
+        Number of training points kept (zero-weight points dropped).
+    algorithm_ : {"tree", "brute", "both"}
+        The structures built at fit (see ``algorithm``).
+    VI_ : ndarray of shape (n_features, n_features)
+        The inverse covariance used (metric="mahalanobis" only).
+
+    See Also
+    --------
+    sklearn.neighbors.KNeighborsClassifier : scikit-learn's k-NN classifier (exactly k
+        neighbours, no k' rule for ties).
+    smml.dask.KNNClassifier : the same classifier with a training set sharded on Dask.
+
+    Examples
+    --------
+    >>> from smml.neighbors import KNNClassifier
+    >>> X = np.array([[0.0], [1.0], [2.0], [10.0], [11.0], [12.0]])
+    >>> y = np.array([0, 0, 0, 1, 1, 1])
+    >>> clf = KNNClassifier(k=3).fit(X, y)
+    >>> clf.predict([[1.5], [9.0]]).tolist()
+    [0, 1]
+    >>> clf.predict_proba([[5.0]]).round(3).tolist()   # 0.0 and 10.0 tie for 3rd: k' = 4
+    [[0.75, 0.25]]
     """
 
     def fit(self, X, y, sample_weight=None):
-        """Store the training set (and build the search structures). ``sample_weight``: each
-        training point's vote is multiplied by its weight (times its distance weight); the
-        neighbours themselves are chosen by distance alone, so a weight k is not k copies of
-        the point (copies would also fill the k nearest); a zero weight drops the point."""
+        """Store the training set (and build the search structures).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training points.
+        y : array-like of shape (n_samples,)
+            Training labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Each training point's vote is multiplied by its weight (times its distance
+            weight); the neighbours themselves are chosen by distance alone, so a weight k
+            is not k copies of the point (copies would also fill the k nearest); a zero
+            weight drops the point.
+
+        Returns
+        -------
+        self : object
+            The fitted classifier.
+        """
         self._validate_params()
         X, y = validate_X_y(self, X, y, dtype="floating", classifier=True)
         X, y = self._take_weights(X, y, sample_weight)
@@ -1048,7 +1085,18 @@ class KNNClassifier(ClassifierMixin, _KNNBase):
         return pred
 
     def predict(self, X):
-        """The notes' k-NN prediction for each row of X."""
+        """The notes' k-NN prediction for each row of X.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The query points.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            The majority label of each query's taken points (``default_label_`` on ties).
+        """
         Q0, Qm, k = self._fitted_queries(X)
         pred = np.empty(Q0.shape[0], dtype=np.intp)
         uniform = isinstance(self.weights, str) and self.weights == "uniform"
@@ -1073,7 +1121,18 @@ class KNNClassifier(ClassifierMixin, _KNNBase):
         return self.classes_[pred]
 
     def predict_proba(self, X):
-        """(Weighted) fraction of the taken points in each class, columns as ``classes_``."""
+        """(Weighted) fraction of the taken points in each class.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The query points.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Class shares, columns in the order of ``classes_``.
+        """
         Q0, Qm, k = self._fitted_queries(X)
         proba = np.empty((Q0.shape[0], self.classes_.size), dtype=np.float64)
         for rows, taken in self._search(Q0, k, self._n_threads(), Qm=Qm):
@@ -1092,14 +1151,47 @@ class KNNRegressor(RegressorMixin, _KNNBase):
     Attributes
     ----------
     n_samples_fit_ : int
-    algorithm_ : {"tree", "brute", "both"}, the structures built at fit (see ``algorithm``)
-    VI_ : ndarray, the inverse covariance used (metric="mahalanobis" only)
+        Number of training points kept (zero-weight points dropped).
+    algorithm_ : {"tree", "brute", "both"}
+        The structures built at fit (see ``algorithm``).
+    VI_ : ndarray of shape (n_features, n_features)
+        The inverse covariance used (metric="mahalanobis" only).
+
+    See Also
+    --------
+    sklearn.neighbors.KNeighborsRegressor : scikit-learn's k-NN regressor (exactly k
+        neighbours, no k' rule for ties).
+    smml.dask.KNNRegressor : the same regressor with a training set sharded on Dask.
+
+    Examples
+    --------
+    >>> from smml.neighbors import KNNRegressor
+    >>> X = np.array([[0.0], [1.0], [2.0], [3.0]])
+    >>> y = np.array([0.0, 1.0, 4.0, 9.0])
+    >>> reg = KNNRegressor(k=2).fit(X, y)
+    >>> reg.predict([[0.4], [2.6]]).round(3).tolist()
+    [0.5, 6.5]
     """
 
     def fit(self, X, y, sample_weight=None):
-        """Store the training set; ``sample_weight``: each point's label enters the mean with
-        its weight (times its distance weight); the neighbours are chosen by distance alone
-        (a weight k is not k copies); a zero weight drops the point."""
+        """Store the training set (and build the search structures).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training points.
+        y : array-like of shape (n_samples,)
+            Training targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Each point's label enters the mean with its weight (times its distance
+            weight); the neighbours are chosen by distance alone (a weight k is not k
+            copies); a zero weight drops the point.
+
+        Returns
+        -------
+        self : object
+            The fitted regressor.
+        """
         self._validate_params()
         X, y = validate_X_y(self, X, y, dtype="floating", y_numeric=True)
         X, y = self._take_weights(X, y, sample_weight)
@@ -1107,7 +1199,18 @@ class KNNRegressor(RegressorMixin, _KNNBase):
         return self._fit(X, y)
 
     def predict(self, X):
-        """The (weighted) mean label of the taken points, for each row of X."""
+        """The (weighted) mean label of the taken points, for each row of X.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The query points.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            The predictions (float64).
+        """
         Q0, Qm, k = self._fitted_queries(X)
         pred = np.empty(Q0.shape[0], dtype=np.float64)
         for block, taken in self._search(Q0, k, self._n_threads(), Qm=Qm):

@@ -337,16 +337,23 @@ class MLPClassifier(ClassifierMixin, _BaseMLP):
         L2 penalty: each step's loss is l_t(w) + lam / 2 ||W||^2 over the connection
         weights (``coefs_``); the biases are not penalised.
     max_epochs : int, default=200
-    tol, n_iter_no_change, early_stopping, validation_fraction :
+        The largest number of epochs of ``fit``.
+    tol : float, default=1e-4
         scikit-learn's stopping rule (see ``_fit_epochs``): stop when more than
         ``n_iter_no_change`` consecutive epochs failed to lower the training loss by
         ``tol`` (``early_stopping=False``) or to raise the accuracy on a held-out,
         stratified ``validation_fraction`` by ``tol`` (then the best weights are kept).
-    random_state : None, int, RandomState or Generator
+    n_iter_no_change : int, default=10
+        The number of epochs without improvement that stops training.
+    early_stopping : bool, default=False
+        Score the epochs on a held-out validation set instead of the training loss.
+    validation_fraction : float, default=0.1
+        The fraction of the training set held out with ``early_stopping``.
+    random_state : None, int, RandomState or Generator, default=None
         Draws, in this order: the initial weights (see ``_init_params``: He uniform for
         relu units, Glorot uniform otherwise, biases 0), the validation split, then one
         permutation of the examples per epoch.
-    n_jobs : None or int
+    n_jobs : None or int, default=None
         Threads. Training splits each step's units over the threads (results are
         deterministic for a given seed, thread count and CPU instruction set; with
         ``batch_size=1`` they do not depend on the thread count); small networks run
@@ -354,13 +361,56 @@ class MLPClassifier(ClassifierMixin, _BaseMLP):
 
     Attributes
     ----------
-    classes_, coefs_ (list of (n_in, n_out) arrays), intercepts_, n_layers_, n_outputs_,
-    loss_curve_ (per epoch: the mean loss of the examples before their step, plus
-    lam/2 ||W||^2 at the epoch's end), loss_, best_loss_, n_iter_ (epochs),
-    n_steps_ (SGD steps), validation_scores_, best_validation_score_.
+    classes_ : ndarray of shape (n_classes,)
+        The class labels.
+    coefs_ : list of ndarray
+        The connection weights, one (n_in, n_out) array per layer.
+    intercepts_ : list of ndarray
+        The biases, one (n_out,) array per layer.
+    n_layers_ : int
+        The number of layers (input and output included).
+    n_outputs_ : int
+        The number of output units.
+    loss_curve_ : list of float
+        Per epoch: the mean loss of the examples before their step, plus
+        lam/2 ||W||^2 at the epoch's end.
+    loss_ : float
+        The last entry of ``loss_curve_``.
+    best_loss_ : float or None
+        The lowest training loss (None with ``early_stopping``).
+    n_iter_ : int
+        The number of epochs run.
+    n_steps_ : int
+        The number of SGD steps.
+    validation_scores_ : list of float or None
+        The validation score per epoch (with ``early_stopping``).
+    best_validation_score_ : float or None
+        The best validation score (with ``early_stopping``).
+
+    Raises
+    ------
+    smml.linear.DivergenceError
+        When the loss or a weight becomes non-finite.
+
+    See Also
+    --------
+    sklearn.neural_network.MLPClassifier : scikit-learn's network classifier.
+
+    Notes
+    -----
     Float32 input trains a float32 network.
 
-    Raises ``smml.linear.DivergenceError`` when the loss or a weight becomes non-finite.
+    Examples
+    --------
+    >>> from smml.neural import MLPClassifier
+    >>> X = np.array([[0., 0.], [1., 1.], [0., 1.], [1., 0.]])
+    >>> y = np.array([0, 0, 1, 1])
+    >>> clf = MLPClassifier(hidden_layer_sizes=(8,), activation="tanh", learning_rate=0.1,
+    ...                     max_epochs=500, random_state=0).fit(X, y)
+    >>> clf.predict(X).tolist()
+    [0, 0, 1, 1]
+    >>> [w.shape for w in clf.coefs_]
+    [(2, 8), (8, 1)]
     """
 
     _parameter_spec = {**_COMMON_SPEC, "loss": Options("log_loss")}
@@ -389,7 +439,20 @@ class MLPClassifier(ClassifierMixin, _BaseMLP):
         return 2 if len(classes) == 2 else len(classes)
 
     def fit(self, X, y):
-        """Train from scratch (see the class doc for the stopping rules)."""
+        """Train from scratch (see the class doc for the stopping rules).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The training examples.
+        y : array-like of shape (n_samples,)
+            The labels.
+
+        Returns
+        -------
+        self : object
+            The fitted MLPClassifier.
+        """
         self._validate_params()
         X, y = validate_X_y(self, X, y, dtype="floating", classifier=True)
         self._check_target(y)
@@ -399,7 +462,22 @@ class MLPClassifier(ClassifierMixin, _BaseMLP):
         return self._run(X, self._targets(y_enc, X.dtype), y, incremental=False)
 
     def partial_fit(self, X, y, classes=None):
-        """One epoch over (X, y); ``classes`` (all the labels) is needed on the first call."""
+        """One epoch over (X, y); ``classes`` (all the labels) is needed on the first call.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The chunk's examples.
+        y : array-like of shape (n_samples,)
+            The chunk's labels.
+        classes : array-like, default=None
+            Every label of the stream; required on the first call.
+
+        Returns
+        -------
+        self : object
+            The updated MLPClassifier.
+        """
         self._validate_params()
         if self.early_stopping:
             raise ValueError("partial_fit does not support early_stopping=True")
@@ -430,14 +508,36 @@ class MLPClassifier(ClassifierMixin, _BaseMLP):
             raise ValueError(f"MLPClassifier supports binary and multiclass targets, got {kind}")
 
     def predict(self, X):
-        """``classes_[1]`` where z > 0 (two classes), else the class of largest score."""
+        """Predict ``classes_[1]`` where z > 0 (two classes), else the class of largest score.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The examples.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            The predicted class labels.
+        """
         z = self._scores(X)
         if z.shape[1] == 1:
             return self.classes_[(z[:, 0] > 0).astype(np.intp)]
         return self.classes_[np.argmax(z, axis=1)]
 
     def predict_proba(self, X):
-        """Two classes: [1 - s(z), s(z)] with the logistic s; more: softmax(z)."""
+        """Return the class probabilities: [1 - s(z), s(z)] with the logistic s (two classes); more: softmax(z).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The examples.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            The class probabilities, columns in the order of ``classes_``.
+        """
         z = self._scores(X)
         if z.shape[1] == 1:
             p = expit(z[:, 0])
@@ -447,6 +547,18 @@ class MLPClassifier(ClassifierMixin, _BaseMLP):
         return e / e.sum(axis=1, keepdims=True)
 
     def predict_log_proba(self, X):
+        """Return the logarithm of ``predict_proba``, computed stably from the scores.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The examples.
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+            The log class probabilities, columns in the order of ``classes_``.
+        """
         z = self._scores(X)
         if z.shape[1] == 1:
             return np.column_stack([log_expit(-z[:, 0]), log_expit(z[:, 0])])
@@ -463,6 +575,74 @@ class MLPRegressor(RegressorMixin, _BaseMLP):
     parameter, attribute and rule as in :class:`MLPClassifier` (early stopping
     scores with R^2), except the default ``learning_rate=0.001``: the square loss's
     gradient grows with the targets, and 0.01 diverges on unscaled ones.
+
+    Parameters
+    ----------
+    hidden_layer_sizes : int or tuple of int, default=(100,)
+        Widths of the hidden layers (an empty tuple: no hidden layer).
+    activation : {"relu", "tanh", "sigmoid", "sign_sigmoid", "identity"}, default="relu"
+        Of the hidden units (see :class:`MLPClassifier`).
+    loss : {"square"}, default="square"
+        The square loss (z - y)^2.
+    batch_size : int, default=1
+        The examples per SGD step (1: 003's update).
+    learning_rate : float, default=0.001
+        eta of the schedule.
+    schedule : {"constant", "inverse_sqrt", "inverse_t"}, default="constant"
+        eta_t = eta, eta / sqrt(t) or eta / t.
+    momentum : float in [0, 1), default=0.0
+        Classical momentum (0 is plain SGD).
+    lam : float, default=0.0
+        L2 penalty on the connection weights.
+    max_epochs : int, default=200
+        The largest number of epochs of ``fit``.
+    tol : float, default=1e-4
+        The improvement the stopping rule asks for (see :class:`MLPClassifier`).
+    n_iter_no_change : int, default=10
+        The number of epochs without improvement that stops training.
+    early_stopping : bool, default=False
+        Score the epochs by R^2 on a held-out validation set instead of the training loss.
+    validation_fraction : float, default=0.1
+        The fraction of the training set held out with ``early_stopping``.
+    random_state : None, int, RandomState or Generator, default=None
+        Draws the initial weights, the validation split and the orders of the examples.
+    n_jobs : None or int, default=None
+        Threads of training and prediction.
+
+    Attributes
+    ----------
+    coefs_ : list of ndarray
+        The connection weights, one (n_in, n_out) array per layer.
+    intercepts_ : list of ndarray
+        The biases, one (n_out,) array per layer.
+    n_layers_ : int
+        The number of layers (input and output included).
+    n_outputs_ : int
+        The number of output units.
+    loss_curve_ : list of float
+        The training loss per epoch.
+    loss_ : float
+        The last entry of ``loss_curve_``.
+    n_iter_ : int
+        The number of epochs run.
+    n_steps_ : int
+        The number of SGD steps.
+
+    See Also
+    --------
+    sklearn.neural_network.MLPRegressor : scikit-learn's network regressor (half the square loss).
+
+    Examples
+    --------
+    >>> from smml.neural import MLPRegressor
+    >>> X = np.linspace(-1, 1, 20).reshape(-1, 1)
+    >>> y = 2 * X[:, 0] + 1
+    >>> reg = MLPRegressor(hidden_layer_sizes=(8,), learning_rate=0.01, max_epochs=300,
+    ...                    random_state=0).fit(X, y)
+    >>> bool(reg.score(X, y) > 0.99)
+    True
+    >>> reg.predict([[0.5]]).shape
+    (1,)
     """
 
     _parameter_spec = {**_COMMON_SPEC, "loss": Options("square")}
@@ -485,7 +665,20 @@ class MLPRegressor(RegressorMixin, _BaseMLP):
         return np.ascontiguousarray(np.asarray(y).reshape(len(y), -1), dtype=dtype)
 
     def fit(self, X, y):
-        """Train from scratch (see :class:`MLPClassifier` for the stopping rules)."""
+        """Train from scratch (see :class:`MLPClassifier` for the stopping rules).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The training examples.
+        y : array-like of shape (n_samples,)
+            The targets.
+
+        Returns
+        -------
+        self : object
+            The fitted MLPRegressor.
+        """
         self._validate_params()
         X, y = validate_X_y(self, X, y, dtype="floating", y_numeric=True, multi_output=True)
         Y = self._Y(y, X.dtype)
@@ -493,7 +686,20 @@ class MLPRegressor(RegressorMixin, _BaseMLP):
         return self._run(X, Y, y, incremental=False)
 
     def partial_fit(self, X, y):
-        """One epoch over (X, y)."""
+        """One epoch over (X, y).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The chunk's examples.
+        y : array-like of shape (n_samples,)
+            The chunk's targets.
+
+        Returns
+        -------
+        self : object
+            The updated MLPRegressor.
+        """
         self._validate_params()
         if self.early_stopping:
             raise ValueError("partial_fit does not support early_stopping=True")
@@ -511,6 +717,17 @@ class MLPRegressor(RegressorMixin, _BaseMLP):
         return self._run(X, Y, y, incremental=True)
 
     def predict(self, X):
-        """The network's outputs z."""
+        """Predict the network's outputs z.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The examples.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+            The predicted values.
+        """
         z = self._scores(X)
         return z[:, 0] if self.n_outputs_ == 1 else z

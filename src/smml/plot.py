@@ -89,6 +89,22 @@ def knn_error_table(X_train, y_train, X_test, y_test, ks=None, **params):
     -------
     dict
         ``k``, ``train_error`` and ``test_error``, arrays of the same length.
+
+    See Also
+    --------
+    plot_knn_errors : The figure of this table.
+    sklearn.model_selection.validation_curve : Training and CV scores against a parameter.
+
+    Examples
+    --------
+    >>> from smml.plot import knn_error_table
+    >>> from smml.datasets import make_bayes_classification
+    >>> X, y, _ = make_bayes_classification(n_samples=80, random_state=0)
+    >>> t = knn_error_table(X[:50], y[:50], X[50:], y[50:], ks=[1, 5, 15])
+    >>> t["k"].tolist()
+    [1, 5, 15]
+    >>> print([f"{e:.3f}" for e in t["train_error"]], [f"{e:.3f}" for e in t["test_error"]])
+    ['0.000', '0.120', '0.180'] ['0.167', '0.133', '0.067']
     """
     from smml.neighbors import KNNClassifier
 
@@ -106,14 +122,42 @@ def knn_error_table(X_train, y_train, X_test, y_test, ks=None, **params):
 def plot_knn_errors(X_train, y_train, X_test, y_test, ks=None, ax=None, **params):
     """Plot k-NN's training and test error against k (000's figure); returns the Axes.
 
-    Parameters are those of :func:`knn_error_table`; ``ax`` is the matplotlib
-    Axes to draw on (a new figure if None).
+    The numbers are those of :func:`knn_error_table`; a dotted vertical line
+    marks the k of smallest test error.
+
+    Parameters
+    ----------
+    X_train, y_train, X_test, y_test : array-like
+        The training and test sets.
+    ks : sequence of int, optional
+        The values of k (default: the odd k from 1 to 99, at most the training size).
+    ax : matplotlib.axes.Axes, optional
+        Where to draw (a new figure if None).
+    **params
+        Passed to :class:`smml.neighbors.KNNClassifier` (metric, weights, n_jobs, ...).
 
     Returns
     -------
     matplotlib.axes.Axes
         The Axes, with the training error as its first line and the test error
         as its second.
+
+    See Also
+    --------
+    knn_error_table : The numbers plotted.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from smml.plot import plot_knn_errors
+    >>> from smml.datasets import make_bayes_classification
+    >>> X, y, _ = make_bayes_classification(n_samples=80, random_state=0)
+    >>> ax = plot_knn_errors(X[:50], y[:50], X[50:], y[50:], ks=[1, 5, 15])
+    >>> print(type(ax).__name__, len(ax.lines))
+    Axes 3
+    >>> import matplotlib.pyplot as plt
+    >>> plt.close("all")
     """
     t = knn_error_table(X_train, y_train, X_test, y_test, ks, **params)
     ax = _axes(ax)
@@ -149,6 +193,21 @@ def plot_adaboost(estimator, ax=None):
     -------
     matplotlib.axes.Axes
         Lines: training error, the product bound, the exponential bound.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from smml.ensemble import AdaBoostClassifier
+    >>> from smml.plot import plot_adaboost
+    >>> from smml.datasets import make_bayes_classification
+    >>> X, y, _ = make_bayes_classification(n_samples=80, random_state=0)
+    >>> ada = AdaBoostClassifier(n_estimators=10, random_state=0).fit(X, y)
+    >>> ax = plot_adaboost(ada)
+    >>> print(type(ax).__name__, len(ax.lines))
+    Axes 3
+    >>> import matplotlib.pyplot as plt
+    >>> plt.close("all")
     """
     from sklearn.utils.validation import check_is_fitted
 
@@ -199,6 +258,22 @@ def perceptron_mistakes_table(X, y, u=None, max_epochs=30, fit_intercept=True):
     -------
     dict
         ``epoch``, ``updates`` (cumulative, per epoch) and ``bound`` (a float).
+
+    See Also
+    --------
+    smml.bounds.perceptron_convergence_bound : The bound.
+    plot_perceptron : The figure of this table.
+
+    Examples
+    --------
+    >>> from smml.plot import perceptron_mistakes_table
+    >>> Xs = np.array([[0., 0.], [1., 0.], [0., 1.], [3., 3.], [4., 3.], [3., 4.]])
+    >>> ys = np.array([0, 0, 0, 1, 1, 1])
+    >>> t = perceptron_mistakes_table(Xs, ys)
+    >>> t["epoch"].tolist(), t["updates"].tolist()
+    ([1, 2, 3], [2, 5, 5])
+    >>> bool(t["updates"][-1] <= t["bound"])
+    True
     """
     from smml._validation import check_positive_int
     from smml.bounds import perceptron_convergence_bound
@@ -232,12 +307,45 @@ def perceptron_mistakes_table(X, y, u=None, max_epochs=30, fit_intercept=True):
 def plot_perceptron(X, y, u=None, max_epochs=30, fit_intercept=True, ax=None):
     """Plot the Perceptron's cumulative updates per epoch against Theorem 3's bound; returns the Axes.
 
-    Parameters are those of :func:`perceptron_mistakes_table`.
+    The numbers are those of :func:`perceptron_mistakes_table`.
+
+    Parameters
+    ----------
+    X : array-like of shape (m, d)
+        A linearly separable training set.
+    y : array-like of shape (m,)
+        Two classes.
+    u : array-like of shape (d + fit_intercept,), optional
+        A separator (intercept last); default: the one
+        :class:`smml.linear.LinearProgramClassifier` finds.
+    max_epochs : int, default=30
+        At most this many epochs (fewer once the Perceptron converges).
+    fit_intercept : bool, default=True
+        As the Perceptron's parameter.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw (a new figure if None).
 
     Returns
     -------
     matplotlib.axes.Axes
         Lines: the cumulative updates, the bound (log scale).
+
+    See Also
+    --------
+    perceptron_mistakes_table : The numbers plotted.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from smml.plot import plot_perceptron
+    >>> Xs = np.array([[0., 0.], [1., 0.], [0., 1.], [3., 3.], [4., 3.], [3., 4.]])
+    >>> ys = np.array([0, 0, 0, 1, 1, 1])
+    >>> ax = plot_perceptron(Xs, ys)
+    >>> print(type(ax).__name__, len(ax.lines), ax.get_yscale())
+    Axes 2 log
+    >>> import matplotlib.pyplot as plt
+    >>> plt.close("all")
     """
     t = perceptron_mistakes_table(X, y, u, max_epochs, fit_intercept)
     ax = _axes(ax)
@@ -275,6 +383,24 @@ def tree_error_table(X_train, y_train, X_test, y_test, leaves=None, delta=0.05, 
     dict
         ``n_leaves`` (of the grown trees), ``n_nodes``, ``train_error``,
         ``test_error`` and ``occam_bound``.
+
+    See Also
+    --------
+    smml.bounds.occam_tree_bound : The bound.
+    plot_tree_occam : The figure of this table.
+
+    Examples
+    --------
+    >>> from smml.plot import tree_error_table
+    >>> from smml.datasets import make_bayes_classification
+    >>> X, y, _ = make_bayes_classification(n_samples=80, random_state=0)
+    >>> t = tree_error_table(X[:50], y[:50], X[50:], y[50:], leaves=[2, 4, 8])
+    >>> t["n_leaves"].tolist(), t["n_nodes"].tolist()
+    ([2, 4, 8], [3, 7, 15])
+    >>> print([f"{e:.3f}" for e in t["train_error"]])
+    ['0.260', '0.100', '0.040']
+    >>> bool(np.all(t["train_error"] <= t["occam_bound"]))
+    True
     """
     from smml.bounds import occam_tree_bound
     from smml.tree import TreeClassifier
@@ -298,12 +424,42 @@ def tree_error_table(X_train, y_train, X_test, y_test, leaves=None, delta=0.05, 
 def plot_tree_occam(X_train, y_train, X_test, y_test, leaves=None, delta=0.05, ax=None, **params):
     """Plot tree training and test error against the number of leaves, with the Occam bound.
 
-    Parameters are those of :func:`tree_error_table`.
+    The numbers are those of :func:`tree_error_table`.
+
+    Parameters
+    ----------
+    X_train, y_train, X_test, y_test : array-like
+        The training and test sets (numerical features).
+    leaves : sequence of int, optional
+        Values of ``max_leaf_nodes`` (default 2, 3, ..., 40).
+    delta : float, default=0.05
+        Confidence parameter of the bound.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw (a new figure if None).
+    **params
+        Passed to :class:`smml.tree.TreeClassifier` (``random_state`` defaults to 0).
 
     Returns
     -------
     matplotlib.axes.Axes
         Lines: training error, test error, Occam bound.
+
+    See Also
+    --------
+    tree_error_table : The numbers plotted.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from smml.plot import plot_tree_occam
+    >>> from smml.datasets import make_bayes_classification
+    >>> X, y, _ = make_bayes_classification(n_samples=80, random_state=0)
+    >>> ax = plot_tree_occam(X[:50], y[:50], X[50:], y[50:], leaves=[2, 4, 8])
+    >>> print(type(ax).__name__, len(ax.lines))
+    Axes 3
+    >>> import matplotlib.pyplot as plt
+    >>> plt.close("all")
     """
     t = tree_error_table(X_train, y_train, X_test, y_test, leaves, delta, **params)
     ax = _axes(ax)
@@ -372,6 +528,24 @@ def pegasos_objective_table(X, y, lam=1e-2, n_iters=None, random_state=0, fit_in
         ``n_iter``, ``objective`` (F(w_bar_T)), ``optimum`` (the dual lower
         bound on F*), ``gap`` (primal minus dual at the dual solution),
         ``suboptimality`` (objective - optimum) and ``bound``.
+
+    See Also
+    --------
+    smml.bounds.pegasos_bound : The bound.
+    plot_pegasos : The figure of this table.
+
+    Examples
+    --------
+    >>> from smml.plot import pegasos_objective_table
+    >>> from smml.datasets import make_bayes_classification
+    >>> X, y, _ = make_bayes_classification(n_samples=80, random_state=0)
+    >>> t = pegasos_objective_table(X, y, lam=0.1, n_iters=[10, 100, 1000])
+    >>> t["n_iter"].tolist()
+    [10, 100, 1000]
+    >>> print([f"{b:.3f}" for b in t["bound"]])
+    ['17.091', '2.901', '0.409']
+    >>> bool(np.all(t["suboptimality"] <= t["bound"]))
+    True
     """
     from smml.bounds import pegasos_bound
     from smml.linear import Pegasos
@@ -396,12 +570,46 @@ def pegasos_objective_table(X, y, lam=1e-2, n_iters=None, random_state=0, fit_in
 def plot_pegasos(X, y, lam=1e-2, n_iters=None, random_state=0, fit_intercept=True, ax=None):
     """Plot F(w_bar_T) - F* against T with the bound of 003, section 12 (log-log); returns the Axes.
 
-    Parameters are those of :func:`pegasos_objective_table`.
+    The numbers are those of :func:`pegasos_objective_table`.
+
+    Parameters
+    ----------
+    X : array-like of shape (m, d)
+        The training set.
+    y : array-like of shape (m,)
+        Two classes.
+    lam : float, default=1e-2
+        The regularisation parameter.
+    n_iters : sequence of int, optional
+        The values of T (default: 20 values from 10 to 10^5, log-spaced).
+    random_state : int or None, default=0
+        Seeds Pegasos (the same seed for every T).
+    fit_intercept : bool, default=True
+        As Pegasos' parameter.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw (a new figure if None).
 
     Returns
     -------
     matplotlib.axes.Axes
         Lines: the suboptimality, the bound.
+
+    See Also
+    --------
+    pegasos_objective_table : The numbers plotted.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from smml.plot import plot_pegasos
+    >>> from smml.datasets import make_bayes_classification
+    >>> X, y, _ = make_bayes_classification(n_samples=80, random_state=0)
+    >>> ax = plot_pegasos(X, y, lam=0.1, n_iters=[10, 100, 1000])
+    >>> print(type(ax).__name__, len(ax.lines), ax.get_xscale(), ax.get_yscale())
+    Axes 2 log log
+    >>> import matplotlib.pyplot as plt
+    >>> plt.close("all")
     """
     t = pegasos_objective_table(X, y, lam, n_iters, random_state, fit_intercept)
     ax = _axes(ax)
@@ -429,6 +637,27 @@ def plot_learning_curve(result, ax=None):
     -------
     matplotlib.axes.Axes
         Lines: training error, test error; the band is the interval.
+
+    See Also
+    --------
+    smml.model_selection.learning_curve : The result plotted.
+    sklearn.model_selection.LearningCurveDisplay : The CV learning-curve plot of scikit-learn.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from smml.model_selection import learning_curve
+    >>> from smml.neighbors import KNNClassifier
+    >>> from smml.plot import plot_learning_curve
+    >>> from smml.datasets import make_bayes_classification
+    >>> X, y, _ = make_bayes_classification(n_samples=80, random_state=0)
+    >>> res = learning_curve(KNNClassifier(k=3), X, y, train_sizes=[10, 20, 40], random_state=0)
+    >>> ax = plot_learning_curve(res)
+    >>> print(type(ax).__name__, len(ax.lines), len(ax.collections))
+    Axes 2 1
+    >>> import matplotlib.pyplot as plt
+    >>> plt.close("all")
     """
     ax = _axes(ax)
     m = result.train_sizes
@@ -449,7 +678,7 @@ def plot_compare(result, names=("A", "B"), ax=None):
     ----------
     result : CompareResult
         What :func:`smml.model_selection.compare` returned.
-    names : (str, str)
+    names : (str, str), default=("A", "B")
         What to call the two learners.
     ax : matplotlib.axes.Axes, optional
         Where to draw.
@@ -458,6 +687,26 @@ def plot_compare(result, names=("A", "B"), ax=None):
     -------
     matplotlib.axes.Axes
         One bar per fold: error of the first learner minus error of the second.
+
+    See Also
+    --------
+    smml.model_selection.compare : The result plotted.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from smml.model_selection import compare
+    >>> from smml.neighbors import KNNClassifier
+    >>> from smml.plot import plot_compare
+    >>> from smml.datasets import make_bayes_classification
+    >>> X, y, _ = make_bayes_classification(n_samples=80, random_state=0)
+    >>> res = compare(KNNClassifier(k=1), KNNClassifier(k=5), X, y, K=5, random_state=0)
+    >>> ax = plot_compare(res, names=("1-NN", "5-NN"))
+    >>> print(type(ax).__name__, len(ax.patches), ax.get_ylabel())
+    Axes 5 error(1-NN) - error(5-NN)
+    >>> import matplotlib.pyplot as plt
+    >>> plt.close("all")
     """
     ax = _axes(ax)
     d = result.differences

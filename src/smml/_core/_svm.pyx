@@ -86,10 +86,27 @@ cdef enum:
     COLS = 1024           # columns per tile of a row block
     MAX_BLOCK = 64        # most rows per block fill
     TILE_Q = 64           # rows per tile of the blocked kernel matvec
-    PASS_GRAIN = 1024     # least active positions per thread of a selection pass
+    PASS_GRAIN = 16384    # least active positions per thread of a selection pass: a pass costs
+                          # ~1 ns a position, and a parallel region costs a wake-up of the
+                          # sleeping threads (smml/__init__.py: idle OpenMP threads sleep)
     MAX_PASS_THREADS = 8  # most threads of a selection pass
     N_LAYOUTS = 4         # active-set layouts kept to re-compact a partial row from
     PASS_BLOCK = 64       # positions per block of the candidates' prefilter
+
+
+# the selection passes' grain, PASS_GRAIN unless a test sets another (set_pass_grain)
+cdef intp_t _pass_grain = PASS_GRAIN
+
+
+def set_pass_grain(intp_t grain):
+    """Tests only: the least active positions per thread of a selection pass (PASS_GRAIN by
+    default), so that small problems exercise the split passes; returns the previous value."""
+    global _pass_grain
+    if grain < 1:
+        raise ValueError("set_pass_grain: grain must be >= 1")
+    old = _pass_grain
+    _pass_grain = grain
+    return old
 
 cdef enum:
     STAT_ROWS = 0         # kernel rows computed
@@ -569,7 +586,7 @@ cdef void _update_up(State *st, const float *Ki, double ci, const float *Kj, dou
     state is compact (Fc, flc), so the pass reads consecutive values.
     """
     cdef intp_t na = st.na, c, k0, w, roff
-    cdef int nt = threads_for(st.n_threads, na, PASS_GRAIN)
+    cdef int nt = threads_for(st.n_threads, na, _pass_grain)
     cdef double *F = st.Fc if st.compact else st.F
     cdef const char *fl = st.flc if st.compact else st.flags
     cdef const intp_t *act = NULL if st.compact else _act_or_null(st)
@@ -609,7 +626,7 @@ cdef void _low(State *st, const float *Ki, intp_t i, double Gmax, double *gmax2,
                intp_t *j) noexcept nogil:
     """The second half of WSS 2 for i: _simd.h's smml_svm_low, split as _update_up."""
     cdef intp_t na = st.na, c, k0, w, roff
-    cdef int nt = threads_for(st.n_threads, na, PASS_GRAIN)
+    cdef int nt = threads_for(st.n_threads, na, _pass_grain)
     cdef const double *F = st.Fc if st.compact else st.F
     cdef const double *QD = st.QDc if st.compact else st.QD
     cdef const char *fl = st.flc if st.compact else st.flags

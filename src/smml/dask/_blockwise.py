@@ -40,8 +40,23 @@ def predict(estimator, X):
 
     Returns
     -------
-    dask array of shape (n_samples,)
+    y_pred : dask array of shape (n_samples,)
         The in-memory ``estimator.predict(X)``, row blocks as those of X.
+
+    See Also
+    --------
+    dask_ml.wrappers.ParallelPostFit : dask-ml's blockwise prediction of an in-memory
+        estimator.
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> from smml.neighbors import KNNClassifier
+    >>> from smml.dask import predict
+    >>> clf = KNNClassifier(k=1).fit([[0.0], [1.0], [10.0], [11.0]], [0, 0, 1, 1])
+    >>> Xd = da.from_array(np.array([[0.5], [9.0], [12.0]]), chunks=2)
+    >>> predict(clf, Xd).compute().tolist()
+    [0, 1, 1]
     """
     return _blockwise(estimator, X, "predict")
 
@@ -51,12 +66,30 @@ def predict_proba(estimator, X):
 
     Parameters
     ----------
-    estimator : fitted smml classifier with ``predict_proba``
+    estimator : fitted smml classifier
+        Any classifier with ``predict_proba``; shipped once to the workers.
     X : dask array of shape (n_samples, n_features)
+        Numeric, finite (checked block by block), as many features as the fit.
 
     Returns
     -------
-    dask array of shape (n_samples, n_classes)
+    proba : dask array of shape (n_samples, n_classes)
+        The in-memory ``estimator.predict_proba(X)``, row blocks as those of X.
+
+    See Also
+    --------
+    dask_ml.wrappers.ParallelPostFit : dask-ml's blockwise prediction of an in-memory
+        estimator.
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> from smml.neighbors import KNNClassifier
+    >>> from smml.dask import predict_proba
+    >>> clf = KNNClassifier(k=1).fit([[0.0], [1.0], [10.0], [11.0]], [0, 0, 1, 1])
+    >>> Xd = da.from_array(np.array([[0.5], [9.0], [12.0]]), chunks=2)
+    >>> predict_proba(clf, Xd).compute().tolist()
+    [[1.0, 0.0], [0.0, 1.0], [0.0, 1.0]]
     """
     return _blockwise(estimator, X, "predict_proba")
 
@@ -66,12 +99,34 @@ def transform(estimator, X):
 
     Parameters
     ----------
-    estimator : fitted smml transformer (e.g. :class:`smml.cluster.KMeans`)
+    estimator : fitted smml transformer
+        Any estimator with ``transform`` (e.g. :class:`smml.cluster.KMeans`); shipped once
+        to the workers.
     X : dask array of shape (n_samples, n_features)
+        Numeric, finite (checked block by block), as many features as the fit.
 
     Returns
     -------
-    dask array of shape (n_samples, n_outputs)
+    X_new : dask array of shape (n_samples, n_outputs)
+        The in-memory ``estimator.transform(X)``, row blocks as those of X.
+
+    See Also
+    --------
+    dask_ml.wrappers.ParallelPostFit : dask-ml's blockwise transform of an in-memory
+        estimator.
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> from smml.cluster import KMeans
+    >>> from smml.dask import transform
+    >>> X = np.array([[0.0], [1.0], [10.0], [11.0]])
+    >>> km = KMeans(n_clusters=2, n_init=1, random_state=0).fit(X)
+    >>> D = transform(km, da.from_array(np.array([[0.5], [9.0], [12.0]]), chunks=2))
+    >>> D.shape
+    (3, 2)
+    >>> np.sort(D.compute(), axis=1).round(3).tolist()
+    [[0.0, 10.0], [1.5, 8.5], [1.5, 11.5]]
     """
     return _blockwise(estimator, X, "transform")
 

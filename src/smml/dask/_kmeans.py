@@ -310,29 +310,61 @@ class KMeans(BaseEstimator):
     Parameters
     ----------
     n_clusters : int, default=8
+        k; at most the number of samples.
     init : {"random"} or array of shape (n_clusters, n_features), default="random"
         "random": 001's k distinct training examples, drawn as the in-memory estimator
         draws them from ``random_state`` (the same rows). "k-means++" is not offered
         here (it needs k passes over the data): pass its centroids as an array.
     n_init : "auto" or int, default="auto"
+        Runs from different initial centroids, the best kept ("auto": 10 for "random",
+        1 for an array).
     max_iter : int, default=300
+        Iterations per run.
     tol : float, default=1e-4
-    random_state : None, int, RandomState or Generator
-    n_jobs : None or int
+        Relative decrease of J at or below which a run stops (0: until the labels stop
+        changing).
+    random_state : None, int, RandomState or Generator, default=None
+        Seeds the initial centroids (the same rows as the in-memory estimator).
+    n_jobs : None or int, default=None
         Threads on dask's local schedulers (as :class:`smml.cluster.KMeans`). On a
         distributed cluster each worker's group runs on that worker's threads
         (``nthreads``). The results do not depend on either.
 
     Attributes
     ----------
-    cluster_centers_ : ndarray (n_clusters, n_features)
-    labels_ : dask array (n_samples,) of int32, persisted on the workers
+    cluster_centers_ : ndarray of shape (n_clusters, n_features)
+        The centroids.
+    labels_ : dask array of shape (n_samples,), int32
+        Each row's cluster, persisted on the workers.
     inertia_ : float
-    inertia_path_ : ndarray
+        J(labels_, cluster_centers_).
+    inertia_path_ : ndarray of shape (n_iter_,)
+        J at each iteration's assignment step (kept run).
     n_iter_ : int
+        Iterations of the kept run.
     converged_ : bool
+        Whether the kept run stopped because its labels stopped changing.
     local_ : smml.cluster.KMeans
         The fitted model as an in-memory estimator (``predict``, ``transform``, ``score``).
+
+    See Also
+    --------
+    smml.cluster.KMeans : the in-memory estimator (the same results).
+    dask_ml.cluster.KMeans : dask-ml's k-means (k-means|| initialisation).
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> from smml.dask import KMeans
+    >>> Xd = da.from_array(np.array([[0.0], [1.0], [10.0], [11.0]]), chunks=2)
+    >>> km = KMeans(n_clusters=2, n_init=1, random_state=0).fit(Xd)
+    >>> sorted(km.cluster_centers_.tolist())
+    [[0.5], [10.5]]
+    >>> labels = km.labels_.compute()
+    >>> bool(labels[0] == labels[1] and labels[1] != labels[2])
+    True
+    >>> print(f"{km.inertia_:.3f}")
+    1.000
     """
 
     def __init__(self, n_clusters=8, *, init="random", n_init="auto", max_iter=300, tol=1e-4,
@@ -349,11 +381,13 @@ class KMeans(BaseEstimator):
         ----------
         X : dask array of shape (n_samples, n_features)
             Numeric and finite; float32 stays float32, anything else becomes float64.
-        y : ignored
+        y : None
+            Ignored.
 
         Returns
         -------
-        self
+        self : object
+            The fitted estimator.
         """
         params = self.get_params()
         _cluster.check_kmeans_params(params)

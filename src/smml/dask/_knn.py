@@ -95,7 +95,8 @@ class _DaskKNNBase(BaseEstimator):
 
         Returns
         -------
-        self
+        self : object
+            The fitted estimator.
         """
         params = self.get_params()
         decider = _neighbors.shard_decider(params, self._classifier)   # the parameters checked
@@ -178,22 +179,50 @@ class KNNClassifier(_DaskKNNBase):
     Parameters
     ----------
     k : int, default=1
+        Number of neighbours (k' >= k takes every point tied with the k-th).
     metric : {"euclidean", "manhattan", "mahalanobis", "hamming"}, default="euclidean"
+        As :class:`smml.neighbors.KNNClassifier` (Mahalanobis needs ``metric_params``).
     weights : {"uniform", "distance"} or callable, default="uniform"
-    metric_params : dict or None
+        As :class:`smml.neighbors.KNNClassifier`.
+    metric_params : dict or None, default=None
+        For metric="mahalanobis": ``{"VI": inverse covariance}`` or ``{"V": covariance}``.
     algorithm : {"auto", "brute", "tree"}, default="auto"
         The search structure of each shard (chosen per shard with "auto").
-    n_jobs : int or None
+    n_jobs : int or None, default=None
         OpenMP threads of each shard's search on its worker.
 
     Attributes
     ----------
-    classes_ : ndarray
-    default_label_ : the label predicted on vote ties
-    shards_ : list of distributed Futures (one shard per worker) or, on dask's local
-        schedulers, of persisted dask Delayed (one per row block of X)
+    classes_ : ndarray of shape (n_classes,)
+        The sorted labels.
+    default_label_ : object
+        The label predicted on vote ties.
+    shards_ : list
+        Distributed Futures (one shard per worker) or, on dask's local schedulers,
+        persisted dask Delayed (one per row block of X).
     shard_sizes_ : tuple of int
-    n_samples_fit_, n_features_in_ : int
+        The number of training rows of each shard.
+    n_samples_fit_ : int
+        Number of training points.
+    n_features_in_ : int
+        Number of features.
+
+    See Also
+    --------
+    smml.neighbors.KNNClassifier : the in-memory classifier (the same predictions).
+    sklearn.neighbors.KNeighborsClassifier : scikit-learn's k-NN classifier.
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> from smml.dask import KNNClassifier
+    >>> Xd = da.from_array(np.array([[0.0], [1.0], [10.0], [11.0]]), chunks=2)
+    >>> yd = da.from_array(np.array([0, 0, 1, 1]), chunks=2)
+    >>> clf = KNNClassifier(k=1).fit(Xd, yd)
+    >>> clf.shard_sizes_
+    (2, 2)
+    >>> clf.predict(np.array([[0.5], [9.0]])).tolist()
+    [0, 1]
     """
 
     _classifier = True
@@ -204,10 +233,12 @@ class KNNClassifier(_DaskKNNBase):
         Parameters
         ----------
         X : dask array or array-like of shape (n_queries, n_features)
+            The query points.
 
         Returns
         -------
-        dask array (for a dask X, lazy) or ndarray of shape (n_queries,)
+        y_pred : dask array or ndarray of shape (n_queries,)
+            A lazy dask array for a dask X, else an ndarray.
         """
         return self._run(X, "predict")
 
@@ -217,10 +248,12 @@ class KNNClassifier(_DaskKNNBase):
         Parameters
         ----------
         X : dask array or array-like of shape (n_queries, n_features)
+            The query points.
 
         Returns
         -------
-        dask array or ndarray of shape (n_queries, n_classes)
+        proba : dask array or ndarray of shape (n_queries, n_classes)
+            Class shares, columns as ``classes_`` (lazy for a dask X).
         """
         return self._run(X, "proba")
 
@@ -235,17 +268,43 @@ class KNNRegressor(_DaskKNNBase):
     Parameters
     ----------
     k : int, default=1
+        Number of neighbours (k' >= k takes every point tied with the k-th).
     metric : {"euclidean", "manhattan", "mahalanobis", "hamming"}, default="euclidean"
+        As :class:`smml.neighbors.KNNRegressor` (Mahalanobis needs ``metric_params``).
     weights : {"uniform", "distance"} or callable, default="uniform"
-    metric_params : dict or None
+        As :class:`smml.neighbors.KNNRegressor`.
+    metric_params : dict or None, default=None
+        For metric="mahalanobis": ``{"VI": inverse covariance}`` or ``{"V": covariance}``.
     algorithm : {"auto", "brute", "tree"}, default="auto"
-    n_jobs : int or None
+        The search structure of each shard (chosen per shard with "auto").
+    n_jobs : int or None, default=None
+        OpenMP threads of each shard's search on its worker.
 
     Attributes
     ----------
-    shards_ : list of distributed Futures or persisted dask Delayed (see KNNClassifier)
+    shards_ : list
+        Distributed Futures or persisted dask Delayed (see :class:`KNNClassifier`).
     shard_sizes_ : tuple of int
-    n_samples_fit_, n_features_in_ : int
+        The number of training rows of each shard.
+    n_samples_fit_ : int
+        Number of training points.
+    n_features_in_ : int
+        Number of features.
+
+    See Also
+    --------
+    smml.neighbors.KNNRegressor : the in-memory regressor (the same predictions).
+    sklearn.neighbors.KNeighborsRegressor : scikit-learn's k-NN regressor.
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> from smml.dask import KNNRegressor
+    >>> Xd = da.from_array(np.array([[0.0], [1.0], [10.0], [11.0]]), chunks=2)
+    >>> yd = da.from_array(np.array([0.0, 1.0, 10.0, 11.0]), chunks=2)
+    >>> reg = KNNRegressor(k=2).fit(Xd, yd)
+    >>> reg.predict(np.array([[0.4], [10.6]])).round(3).tolist()
+    [0.5, 10.5]
     """
 
     def predict(self, X):
@@ -254,10 +313,12 @@ class KNNRegressor(_DaskKNNBase):
         Parameters
         ----------
         X : dask array or array-like of shape (n_queries, n_features)
+            The query points.
 
         Returns
         -------
-        dask array or ndarray of shape (n_queries,)
+        y_pred : dask array or ndarray of shape (n_queries,)
+            A lazy dask array for a dask X, else an ndarray.
         """
         return self._run(X, "regress")
 

@@ -124,6 +124,36 @@ class DecisionStump(ClassifierMixin, SmmlEstimator):
     ----------
     n_jobs : int or None
         OpenMP threads of the search (results do not depend on it).
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        The sorted labels.
+    feature_ : int
+        The tested feature.
+    threshold_ : float
+        The test's threshold (-inf for the constant stump).
+    left_class_ : int
+        Index in ``classes_`` of the label where ``x[feature_] <= threshold_``.
+    right_class_ : int
+        Index in ``classes_`` of the label where ``x[feature_] > threshold_``.
+    weighted_error_ : float
+        The stump's weighted training error, as a fraction of the total weight.
+
+    See Also
+    --------
+    sklearn.tree.DecisionTreeClassifier : with ``max_depth=1``, scikit-learn's stump.
+    AdaBoostClassifier : boosting of these stumps.
+
+    Examples
+    --------
+    >>> from smml.ensemble import DecisionStump
+    >>> X = np.array([[0.0, 5.0], [1.0, 3.0], [2.0, 4.0], [3.0, 1.0]])
+    >>> stump = DecisionStump().fit(X, [0, 0, 1, 1])
+    >>> stump.feature_, stump.threshold_
+    (0, 1.5)
+    >>> stump.predict([[0.5, 0.0], [2.5, 0.0]]).tolist()
+    [0, 1]
     """
 
     _parameter_spec = {"n_jobs": N_JOBS}
@@ -132,6 +162,22 @@ class DecisionStump(ClassifierMixin, SmmlEstimator):
         self.n_jobs = n_jobs
 
     def fit(self, X, y, sample_weight=None):
+        """Find the stump of smallest weighted training error.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training samples.
+        y : array-like of shape (n_samples,)
+            Training labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Example weights of the error; None: all 1 (zero weights drop the example).
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
         self._validate_params()
         X, y = validate_X_y(self, X, y, dtype="floating", classifier=True)
         self.classes_, yk = encode_classes(y)
@@ -168,6 +214,19 @@ class DecisionStump(ClassifierMixin, SmmlEstimator):
         return imp
 
     def predict(self, X):
+        """The stump's label for each row of X.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The samples.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            ``classes_[right_class_]`` where ``x[feature_] > threshold_``, else
+            ``classes_[left_class_]``.
+        """
         check_is_fitted(self)
         X = validate_X(self, X, dtype="floating")
         return self.classes_[self._predict_index(X)]
@@ -239,16 +298,41 @@ class AdaBoostClassifier(ClassifierMixin, SmmlEstimator):
 
     Attributes
     ----------
-    estimators_ : list of the fitted weak learners h_1..h_T.
-    estimator_weights_ : (T,) the w_i.
-    estimator_errors_ : (T,) the epsilon_i.
-    edges_ : (T,) gamma_i = 1/2 - epsilon_i.
-    train_errors_ : (T,) training error (P_1-weighted; the plain training
-        error when P_1 is uniform) of sign(F_i) after each round i.
-    training_error_bound_ : (T,) prod_{k<=i} sqrt(1 - 4 gamma_k^2) (002,
-        "Training error of AdaBoost"); None for SAMME.
-    training_error_exp_bound_ : (T,) exp(-2 sum_{k<=i} gamma_k^2); None for SAMME.
-    stop_reason_ : "n_estimators", "perfect" or "stuck".
+    estimators_ : list of classifiers
+        The fitted weak learners h_1..h_T.
+    estimator_weights_ : ndarray of shape (T,)
+        The w_i.
+    estimator_errors_ : ndarray of shape (T,)
+        The epsilon_i.
+    edges_ : ndarray of shape (T,)
+        gamma_i = 1/2 - epsilon_i.
+    train_errors_ : ndarray of shape (T,)
+        Training error (P_1-weighted; the plain training error when P_1 is uniform) of
+        sign(F_i) after each round i.
+    training_error_bound_ : ndarray of shape (T,) or None
+        prod_{k<=i} sqrt(1 - 4 gamma_k^2) (002, "Training error of AdaBoost"); None for
+        SAMME.
+    training_error_exp_bound_ : ndarray of shape (T,) or None
+        exp(-2 sum_{k<=i} gamma_k^2); None for SAMME.
+    stop_reason_ : {"n_estimators", "perfect", "stuck"}
+        Why boosting stopped.
+
+    See Also
+    --------
+    sklearn.ensemble.AdaBoostClassifier : scikit-learn's AdaBoost (SAMME, w_i without
+        the notes' 1/2).
+    DecisionStump : the default weak learner.
+
+    Examples
+    --------
+    >>> from smml.ensemble import AdaBoostClassifier
+    >>> X = np.array([[0.0], [1.0], [2.0], [3.0], [4.0], [5.0]])
+    >>> y = np.array([0, 0, 1, 1, 0, 0])
+    >>> ada = AdaBoostClassifier(n_estimators=5).fit(X, y)
+    >>> ada.predict(X).tolist()
+    [0, 0, 1, 1, 0, 0]
+    >>> len(ada.estimator_weights_), ada.stop_reason_
+    (5, 'n_estimators')
     """
 
     _parameter_spec = {"estimator": (Options(None), InstanceOf(BaseEstimator)),
@@ -260,6 +344,22 @@ class AdaBoostClassifier(ClassifierMixin, SmmlEstimator):
 
     # -- fitting -----------------------------------------------------------
     def fit(self, X, y, sample_weight=None):
+        """Run the boosting rounds on the training set.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training samples.
+        y : array-like of shape (n_samples,)
+            Training labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            P_1 proportional to it (an extension); None: P_1 uniform.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
         self._validate_params()
         if self.estimator is not None and not has_fit_parameter(self.estimator, "sample_weight"):
             raise ValueError(f"{type(self).__name__}: the weak learner {type(self.estimator).__name__} "
@@ -457,7 +557,18 @@ class AdaBoostClassifier(ClassifierMixin, SmmlEstimator):
                 yield wt, np.asarray(est.predict(X)).astype(np.intp)
 
     def decision_function(self, X):
-        """F(x) = sum_i w_i h_i(x) (two classes; > 0 favours ``classes_[1]``), or the (n, K) SAMME scores."""
+        """F(x) = sum_i w_i h_i(x) (two classes; > 0 favours ``classes_[1]``), or the SAMME scores.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The samples.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            F(x) for two classes; the SAMME class scores S_k(x) for more.
+        """
         check_is_fitted(self)
         X = validate_X(self, X, dtype="floating")
         if self._stumps and len(self.classes_) == 2:
@@ -494,7 +605,18 @@ class AdaBoostClassifier(ClassifierMixin, SmmlEstimator):
         return self.classes_[np.argmax(S, axis=1)]
 
     def predict(self, X):
-        """f(x) = sgn(sum_i w_i h_i(x)), sgn(0) = -1 (``classes_[0]``, 000); SAMME: argmax of the scores."""
+        """f(x) = sgn(sum_i w_i h_i(x)), sgn(0) = -1 (``classes_[0]``, 000); SAMME: argmax of the scores.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The samples.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            The predicted labels.
+        """
         return self._to_labels(self.decision_function(X))
 
     def predict_proba(self, X):
@@ -505,7 +627,18 @@ class AdaBoostClassifier(ClassifierMixin, SmmlEstimator):
         sgn(F) only (002 'Adaboost'): these are scores squashed into [0, 1], not calibrated
         probabilities; ``predict`` is their argmax (up to exact ties, where ``predict``
         follows sgn(0) = -1). Scaling every w_i (the notes' 1/2 ln((1 - e)/e) against
-        scikit-learn's ln((1 - e)/e)) leaves them unchanged."""
+        scikit-learn's ln((1 - e)/e)) leaves them unchanged.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The samples.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Scores in [0, 1] summing to 1, columns as ``classes_``.
+        """
         S = self.decision_function(X)
         K = len(self.classes_)
         n = S.shape[0]
@@ -524,7 +657,18 @@ class AdaBoostClassifier(ClassifierMixin, SmmlEstimator):
         return P
 
     def predict_log_proba(self, X):
-        """log of :meth:`predict_proba`."""
+        """The log of :meth:`predict_proba`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The samples.
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+            Log of the class scores, columns as ``classes_``.
+        """
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))
 
@@ -548,17 +692,55 @@ class AdaBoostClassifier(ClassifierMixin, SmmlEstimator):
         return imp / A
 
     def staged_decision_function(self, X):
+        """The :meth:`decision_function` of the combined classifier after each round 1..T.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The samples.
+
+        Yields
+        ------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            The scores after rounds 1..i.
+        """
         check_is_fitted(self)
         X = validate_X(self, X, dtype="floating")
         yield from self._staged_scores(X)
 
     def staged_predict(self, X):
-        """Predictions of the combined classifier after each round 1..T."""
+        """Predictions of the combined classifier after each round 1..T.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The samples.
+
+        Yields
+        ------
+        y_pred : ndarray of shape (n_samples,)
+            The predicted labels after rounds 1..i.
+        """
         for S in self.staged_decision_function(X):
             yield self._to_labels(S)
 
     def staged_score(self, X, y, sample_weight=None):
-        """Accuracy of the combined classifier after each round 1..T."""
+        """Accuracy of the combined classifier after each round 1..T.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The samples.
+        y : array-like of shape (n_samples,)
+            Their true labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the accuracy; None: all 1.
+
+        Yields
+        ------
+        accuracy : float
+            The (weighted) accuracy after rounds 1..i.
+        """
         y = np.asarray(y).reshape(-1)
         check_is_fitted(self)
         n = validate_X(self, X, dtype="floating").shape[0]

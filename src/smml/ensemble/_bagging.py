@@ -240,6 +240,23 @@ class _BaseBagging(SmmlEstimator):
         return _bootstrap_size(self.max_samples, m)
 
     def fit(self, X, y, sample_weight=None):
+        """Draw the T bootstrap samples and fit one predictor on each.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training samples.
+        y : array-like of shape (n_samples,)
+            Training labels (targets for a regressor).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Example weights passed to each predictor's fit (on its bootstrap rows); None:
+            no weights.
+
+        Returns
+        -------
+        self : object
+            The fitted ensemble.
+        """
         self._validate_params()
         try:
             _FOREST_CACHE.pop(self, None)             # the previous members' packed trees
@@ -446,11 +463,33 @@ class _BaggingClassifierMixin:
         return votes
 
     def predict_proba(self, X):
-        """Fraction of the T predictors voting for each class (the vote shares)."""
+        """Fraction of the T predictors voting for each class (the vote shares).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The samples.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Vote shares, columns as ``classes_``.
+        """
         return self._votes(X) / len(self.estimators_)
 
     def predict(self, X):
-        """Majority vote of the T predictors; a tied vote goes to the smallest class in ``classes_``."""
+        """Majority vote of the T predictors; a tied vote goes to the smallest class in ``classes_``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The samples.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            The predicted labels.
+        """
         votes = self._votes(X)
         return self.classes_[np.argmax(votes, axis=1)]
 
@@ -459,7 +498,18 @@ class _BaggingRegressorMixin:
     _classifier = False
 
     def predict(self, X):
-        """Mean of the T predictors' outputs (002 "Random forests": regression returns the mean)."""
+        """Mean of the T predictors' outputs (002 "Random forests": regression returns the mean).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The samples.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            The predictions.
+        """
         if "estimators_" not in self.__dict__:
             check_is_fitted(self)
         forest = self._forest()
@@ -504,6 +554,60 @@ class BaggingClassifier(_BaggingClassifierMixin, ClassifierMixin, _BaseBagging):
     new ones; with an int ``random_state`` they are the members a fresh fit with
     ``n_estimators`` members would have (the bootstrap sample and seed of member t are
     drawn t-th), as in scikit-learn.
+
+    Parameters
+    ----------
+    estimator : classifier or None, default=None
+        A, the learning algorithm (cloned for each bootstrap sample); None: smml's fully
+        grown ``TreeClassifier(n_jobs=1)``.
+    n_estimators : int, default=10
+        T, the number of bootstrap samples and predictors.
+    max_samples : float or int, default=1.0
+        A float is alpha: each bootstrap sample has alpha m examples; an int is the number
+        of examples (scikit-learn's convention).
+    oob_score : bool, default=False
+        Compute the out-of-bag estimate of the risk: the zero-one loss ``oob_error_`` and ``oob_score_`` = 1 - ``oob_error_``.
+    warm_start : bool, default=False
+        A later ``fit`` (on the same data) keeps the fitted members and adds new ones.
+    n_jobs : int or None, default=None
+        Threads of the pool running the T fits (results do not depend on it).
+    random_state : None, int, RandomState or Generator, default=None
+        Seeds the bootstrap samples and the members' seeds (all drawn up front).
+    verbose : bool, int or "auto", default=0
+        A progress bar of the T fits on stderr (1), none (0), or one only when stderr is a
+        terminal ("auto").
+
+    Attributes
+    ----------
+    estimators_ : list of classifiers
+        The T fitted predictors h_1..h_T.
+    estimators_samples_ : list of ndarray
+        The bootstrap indices S_t of each predictor.
+    classes_ : ndarray of shape (n_classes,)
+        The sorted labels.
+    oob_score_ : float
+        1 - ``oob_error_`` (``oob_score=True`` only).
+    oob_error_ : float
+        Out-of-bag zero-one loss (``oob_score=True`` only).
+    oob_coverage_ : float
+        Fraction of the examples out of bag at least once (``oob_score=True`` only).
+
+    See Also
+    --------
+    sklearn.ensemble.BaggingClassifier : scikit-learn's bagging classifier.
+    RandomForestClassifier : bagging of trees with random feature subsets.
+
+    Examples
+    --------
+    >>> from smml.ensemble import BaggingClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(40, 2))
+    >>> y = (X[:, 0] > 0).astype(int)
+    >>> bag = BaggingClassifier(n_estimators=5, random_state=0).fit(X, y)
+    >>> len(bag.estimators_)
+    5
+    >>> bag.predict([[-2.0, 0.0], [2.0, 0.0]]).tolist()
+    [0, 1]
     """
 
     _parameter_spec = _BAGGING_SPEC
@@ -525,6 +629,55 @@ class BaggingRegressor(_BaggingRegressorMixin, RegressorMixin, _BaseBagging):
 
     As :class:`BaggingClassifier`, averaging the T predictions;
     ``oob_error_`` is the out-of-bag square loss and ``oob_score_`` its R^2.
+
+    Parameters
+    ----------
+    estimator : regressor or None, default=None
+        A, the learning algorithm (cloned for each bootstrap sample); None: smml's fully
+        grown ``TreeRegressor(n_jobs=1)``.
+    n_estimators : int, default=10
+        T, the number of bootstrap samples and predictors.
+    max_samples : float or int, default=1.0
+        A float is alpha: each bootstrap sample has alpha m examples; an int is the number
+        of examples (scikit-learn's convention).
+    oob_score : bool, default=False
+        Compute the out-of-bag estimate of the risk: the square loss ``oob_error_`` and its R^2 ``oob_score_``.
+    warm_start : bool, default=False
+        A later ``fit`` (on the same data) keeps the fitted members and adds new ones.
+    n_jobs : int or None, default=None
+        Threads of the pool running the T fits (results do not depend on it).
+    random_state : None, int, RandomState or Generator, default=None
+        Seeds the bootstrap samples and the members' seeds (all drawn up front).
+    verbose : bool, int or "auto", default=0
+        A progress bar of the T fits on stderr (1), none (0), or one only when stderr is a
+        terminal ("auto").
+
+    Attributes
+    ----------
+    estimators_ : list of regressors
+        The T fitted predictors h_1..h_T.
+    estimators_samples_ : list of ndarray
+        The bootstrap indices S_t of each predictor.
+    oob_score_ : float
+        Out-of-bag R^2 (``oob_score=True`` only).
+    oob_error_ : float
+        Out-of-bag square loss (``oob_score=True`` only).
+    oob_prediction_ : ndarray of shape (n_samples,)
+        Out-of-bag prediction of each training example (NaN if never out of bag).
+
+    See Also
+    --------
+    sklearn.ensemble.BaggingRegressor : scikit-learn's bagging regressor.
+    RandomForestRegressor : bagging of trees with random feature subsets.
+
+    Examples
+    --------
+    >>> from smml.ensemble import BaggingRegressor
+    >>> X = np.arange(20.0).reshape(-1, 1)
+    >>> y = np.where(X[:, 0] < 10, 0.0, 1.0)
+    >>> bag = BaggingRegressor(n_estimators=5, random_state=0).fit(X, y)
+    >>> bag.predict([[2.0], [17.0]]).round(3).tolist()
+    [0.0, 1.0]
     """
 
     _parameter_spec = _BAGGING_SPEC

@@ -113,35 +113,70 @@ class RandomForestClassifier(_BaggingClassifierMixin, ClassifierMixin, _BaseFore
     ----------
     n_estimators : int, default=100
         T, the number of trees.
-    criterion : str, default="gini"
+    criterion : {"gini", "entropy", "error", "sqrt"}, default="gini"
         The trees' psi (``smml.tree.TreeClassifier``).
-    max_depth, min_samples_split, min_samples_leaf :
-        Passed to every ``TreeClassifier`` (default: grown until the leaves are pure).
+    max_depth : int or None, default=None
+        Passed to every ``TreeClassifier`` (None: grown until the leaves are pure).
+    min_samples_split : int, default=2
+        Passed to every ``TreeClassifier``.
+    min_samples_leaf : int, default=1
+        Passed to every ``TreeClassifier``.
+    max_features : int, float, "sqrt", "log2" or None, default="sqrt"
+        Features tried at each node (sqrt(d) by default, 002).
+    max_samples : float, int or None, default=None
+        A float is alpha: each bootstrap sample has alpha m examples; an int is
+        the number of examples (scikit-learn's convention); None = m.
     splitter : {"auto", "exact", "hist"}, default="auto"
         The trees' split search. "auto" is "exact" for a forest (unlike a single tree,
         where it is "hist" from 20,000 samples): histogram splits cost fully grown trees
         accuracy in their deep nodes (measured: bench/forest.md in the repository);
         "hist" is faster on very large data.
-    max_features : default="sqrt"
-        Features tried at each node (sqrt(d) by default, 002).
-    max_samples : float, int or None
-        A float is alpha: each bootstrap sample has alpha m examples; an int is
-        the number of examples (scikit-learn's convention); None = m.
-    oob_score : bool
+    oob_score : bool, default=False
         Out-of-bag estimate of the risk (``oob_error_``, zero-one loss) and
         ``oob_score_`` = 1 - ``oob_error_``.
     warm_start : bool, default=False
         A later ``fit`` (on the same data) keeps the fitted trees and adds
         ``n_estimators - len(estimators_)`` new ones: with an int ``random_state``, the
         trees a fresh fit with ``n_estimators`` trees would have (scikit-learn's semantics).
-    n_jobs, random_state : threads of the pool; seed of the bootstrap samples and trees.
+    n_jobs : int or None, default=None
+        Threads of the pool growing the trees (results do not depend on it).
+    random_state : None, int, RandomState or Generator, default=None
+        Seed of the bootstrap samples and of the trees.
     verbose : bool, int or "auto", default=0
         A progress bar of the tree fits on stderr (1), none (0), or one only
         when stderr is a terminal ("auto").
 
     Attributes
     ----------
-    estimators_, estimators_samples_, classes_, feature_importances_, oob_score_, oob_error_.
+    estimators_ : list of TreeClassifier
+        The T fitted trees.
+    estimators_samples_ : list of ndarray
+        The bootstrap indices of each tree.
+    classes_ : ndarray of shape (n_classes,)
+        The sorted labels.
+    feature_importances_ : ndarray of shape (n_features,)
+        Mean over the trees of their normalised impurity decreases (MDI).
+    oob_score_ : float
+        1 - ``oob_error_`` (``oob_score=True`` only).
+    oob_error_ : float
+        Out-of-bag zero-one loss (``oob_score=True`` only).
+
+    See Also
+    --------
+    sklearn.ensemble.RandomForestClassifier : scikit-learn's random forest.
+    BaggingClassifier : bagging of any classifier.
+
+    Examples
+    --------
+    >>> from smml.ensemble import RandomForestClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(60, 3))
+    >>> y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    >>> rf = RandomForestClassifier(n_estimators=10, random_state=0).fit(X, y)
+    >>> rf.predict([[-2.0, -2.0, 0.0], [2.0, 2.0, 0.0]]).tolist()
+    [0, 1]
+    >>> rf.feature_importances_.shape
+    (3,)
     """
 
     _parameter_spec = dict(_FOREST_SPEC, criterion=Options("gini", "entropy", "error", "sqrt"))
@@ -159,6 +194,65 @@ class RandomForestRegressor(_BaggingRegressorMixin, RegressorMixin, _BaseForest)
     (squared error) averaged; ``max_features`` defaults to 1.0 (all features,
     as scikit-learn's regressor; pass "sqrt" for 002's default);
     ``oob_error_`` is the out-of-bag square loss and ``oob_score_`` its R^2.
+
+    Parameters
+    ----------
+    n_estimators : int, default=100
+        T, the number of trees.
+    criterion : {"squared_error"}, default="squared_error"
+        The trees' split criterion.
+    max_depth : int or None, default=None
+        Passed to every ``TreeRegressor`` (None: grown until the leaves are pure).
+    min_samples_split : int, default=2
+        Passed to every ``TreeRegressor``.
+    min_samples_leaf : int, default=1
+        Passed to every ``TreeRegressor``.
+    max_features : int, float, "sqrt", "log2" or None, default=1.0
+        Features tried at each node (1.0: all of them; "sqrt" is 002's default).
+    max_samples : float, int or None, default=None
+        A float is alpha: each bootstrap sample has alpha m examples; an int is
+        the number of examples; None = m.
+    splitter : {"auto", "exact", "hist"}, default="auto"
+        The trees' split search ("auto" is "exact" for a forest).
+    oob_score : bool, default=False
+        Out-of-bag estimate of the risk (``oob_error_``, square loss) and its R^2
+        ``oob_score_``.
+    warm_start : bool, default=False
+        A later ``fit`` (on the same data) keeps the fitted trees and adds new ones.
+    n_jobs : int or None, default=None
+        Threads of the pool growing the trees (results do not depend on it).
+    random_state : None, int, RandomState or Generator, default=None
+        Seed of the bootstrap samples and of the trees.
+    verbose : bool, int or "auto", default=0
+        A progress bar of the tree fits on stderr (1), none (0), or one only
+        when stderr is a terminal ("auto").
+
+    Attributes
+    ----------
+    estimators_ : list of TreeRegressor
+        The T fitted trees.
+    estimators_samples_ : list of ndarray
+        The bootstrap indices of each tree.
+    feature_importances_ : ndarray of shape (n_features,)
+        Mean over the trees of their normalised impurity decreases (MDI).
+    oob_score_ : float
+        Out-of-bag R^2 (``oob_score=True`` only).
+    oob_error_ : float
+        Out-of-bag square loss (``oob_score=True`` only).
+
+    See Also
+    --------
+    sklearn.ensemble.RandomForestRegressor : scikit-learn's random forest regressor.
+    BaggingRegressor : bagging of any regressor.
+
+    Examples
+    --------
+    >>> from smml.ensemble import RandomForestRegressor
+    >>> X = np.arange(20.0).reshape(-1, 1)
+    >>> y = np.where(X[:, 0] < 10, 0.0, 1.0)
+    >>> rf = RandomForestRegressor(n_estimators=10, random_state=0).fit(X, y)
+    >>> rf.predict([[2.0], [17.0]]).round(3).tolist()
+    [0.0, 1.0]
     """
 
     _parameter_spec = dict(_FOREST_SPEC, criterion=Options("squared_error"))

@@ -69,9 +69,11 @@ from smml.tree import Tree
 __all__ = ["GradientBoostingRegressor", "GradientBoostingClassifier"]
 
 #: work of one split's pass worth a thread of its own (threads_for): rows x features of the
-#: histogram plus features x bins of each scan.  The best of 32768 / 8192 / 2048 in a sweep
-#: (bench/experiments/sweep_boost_grain.py; the figures: bench/gradient_boosting.md)
-_GRAIN = 8192
+#: histogram plus features x bins of each scan.  A parallel region wakes smml's sleeping OpenMP
+#: threads (smml/__init__.py), so a thread gets about half a millisecond of work or none: a
+#: sweep of 8192 ... 2^19 and serial under that policy (bench/gradient_boosting.md; the older
+#: sweep under spinning threads: bench/experiments/sweep_boost_grain.py)
+_GRAIN = 1 << 19
 #: rows routed through all trees at prediction, worth a thread
 _PREDICT_GRAIN = 256
 
@@ -444,45 +446,101 @@ class GradientBoostingRegressor(RegressorMixin, _BaseGradientBoosting):
 
     Parameters
     ----------
-    loss : {"squared_error", "half_squared_error"}, default "squared_error"
+    loss : {"squared_error", "half_squared_error"}, default="squared_error"
         "squared_error" is 002's l = (y - y')^2. "half_squared_error" is xgboost's
         reg:squarederror, 1/2 (y - y')^2 (g = F - y, h = 1): with it ``reg_lambda``,
         ``gamma`` and ``min_child_weight`` mean exactly what they mean in xgboost (the same
         trees as "squared_error" with the three doubled); ``train_score_`` is its loss.
-    n_estimators : int, default 100 (002's conclusion slide)
-    learning_rate : float > 0, default 0.3
+    n_estimators : int, default=100
+        The number of boosting rounds (002's conclusion slide).
+    learning_rate : float > 0, default=0.3
         Shrinkage of each tree's values (xgboost's eta and default). 002's update adds the
         tree itself, F_{t+1} = F_t + f: ``learning_rate=1`` is the notes' plain algorithm.
-    max_depth : int or None, default 6 (002); None: no depth limit
-    max_leaf_nodes : int or None; with it, leaves are split best gain first
-    reg_lambda : float >= 0, default 1 (002's lambda)
-    gamma : float >= 0, default 0 (002's gamma: the cost of a leaf)
-    min_child_weight : float >= 0, default 1 (least sum of h_i in a child)
-    subsample, colsample_bytree : float in (0, 1], default 1
-    max_bins : int in [2, 256], default 256
-    categorical_features : "from_dtype", indices, names, mask or None, default "from_dtype"
+    max_depth : int or None, default=6
+        Maximum depth of each tree (002); None: no depth limit.
+    max_leaf_nodes : int or None, default=None
+        Maximum number of leaves of each tree; with it, leaves are split best gain first.
+    reg_lambda : float >= 0, default=1.0
+        002's lambda, the L2 penalty on the leaf values.
+    gamma : float >= 0, default=0.0
+        002's gamma, the cost of a leaf: a split is made only when its gain exceeds it.
+    min_child_weight : float >= 0, default=1.0
+        Least sum of h_i in each child of a split.
+    subsample : float in (0, 1], default=1.0
+        Fraction of the rows each tree sees (drawn without replacement).
+    colsample_bytree : float in (0, 1], default=1.0
+        Fraction of the features each tree sees (at least one, drawn without replacement).
+    max_bins : int in [2, 256], default=256
+        At most this many quantile bins per feature.
+    categorical_features : "from_dtype", indices, names, mask or None, default="from_dtype"
         The tree module's categorical tests on these columns; "from_dtype": the columns of a
         pandas DataFrame whose dtype is ``category`` (as scikit-learn's HistGradientBoosting
         and LightGBM), none for other inputs; None: every column numerical.
-    early_stopping : bool, default False; validation_fraction (0.1), n_iter_no_change (10), tol (1e-7)
-    importance_type : {"gain", "split"}, default "gain"
-        What ``feature_importances_`` counts: the splits' total gain, or the number of splits.
-    verbose : bool, int or "auto", default 0
-        A progress bar of the rounds on stderr (tqdm).
-    warm_start : bool, default False
+    early_stopping : bool, default=False
+        Hold out ``validation_fraction`` of the rows (or use the last
+        ``eval_set`` of ``fit``) and stop when the validation loss has not improved by more
+        than ``tol`` for ``n_iter_no_change`` rounds; the rounds up to the best one are kept.
+    validation_fraction : float in (0, 1), default=0.1
+        Fraction of the rows held out for early stopping.
+    n_iter_no_change : int, default=10
+        Rounds without improvement after which early stopping stops.
+    tol : float >= 0, default=1e-7
+        Least decrease of the validation loss that counts as an improvement.
+    warm_start : bool, default=False
         A later ``fit`` on the same data keeps the fitted rounds and adds
         ``n_estimators - n_estimators_`` more: the model a fresh fit with ``n_estimators``
         rounds gives, bit for bit (the same bins, the same row / column draws, the same
         scores F; the random stream of the first fit is kept). Not with ``early_stopping``.
-    random_state, n_jobs
+    importance_type : {"gain", "split"}, default="gain"
+        What ``feature_importances_`` counts: the splits' total gain, or the number of splits.
+    random_state : None, int, RandomState or Generator, default=None
+        Seeds the row and column draws and the validation split.
+    n_jobs : int or None, default=None
+        OpenMP threads (results do not depend on it).
+    verbose : bool, int or "auto", default=0
+        A progress bar of the rounds on stderr (tqdm).
 
     Attributes
     ----------
-    estimators_ : list of smml.tree.Tree (one per round), n_estimators_, train_score_ (training
-    loss after each round), validation_score_ (early stopping), feature_importances_ (gain),
-    evals_result_ ({"validation_i": {loss name: [loss after each round]}} for ``fit``'s
-    ``eval_set``, as xgboost's), best_iteration_ (0-based round kept last: the best one under
-    early stopping, where prediction stops).
+    estimators_ : list of smml.tree.Tree
+        The trees, one per round; with early stopping, up to the best round.
+    n_estimators_ : int
+        The number of rounds kept: with early stopping, the best round's number (rounds
+        after it were run but dropped).
+    train_score_ : ndarray of shape (n_estimators_,)
+        Training loss after each round kept (with early stopping it ends at the best round).
+    validation_score_ : ndarray of shape (n_estimators_,)
+        Validation loss after each round kept (early stopping only, else empty; it ends at
+        the best round).
+    feature_importances_ : ndarray of shape (n_features,)
+        Normalised total gain (or number of splits, ``importance_type``) of each feature.
+    evals_result_ : dict
+        ``{"validation_i": {loss name: [loss after each round]}}`` for ``fit``'s
+        ``eval_set``, as xgboost's (every round run, including those after the best one).
+    best_iteration_ : int
+        0-based index of the last round kept: the best one under early stopping, where
+        prediction stops.
+
+    See Also
+    --------
+    sklearn.ensemble.HistGradientBoostingRegressor : scikit-learn's histogram gradient boosting.
+    xgboost.XGBRegressor : xgboost's regressor (``loss="half_squared_error"`` matches its
+        ``reg_lambda``, ``gamma`` and ``min_child_weight``).
+    lightgbm.LGBMRegressor : LightGBM's regressor.
+
+    Examples
+    --------
+    >>> from smml.ensemble import GradientBoostingRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, size=(100, 2))
+    >>> y = X[:, 0] ** 2 + X[:, 1]
+    >>> gb = GradientBoostingRegressor(n_estimators=20, max_depth=3, random_state=0).fit(X, y)
+    >>> gb.n_estimators_, gb.train_score_.shape
+    (20, (20,))
+    >>> bool(gb.train_score_[-1] < gb.train_score_[0])
+    True
+    >>> gb.predict(X[:3]).shape
+    (3,)
     """
 
     _loss_options = ("squared_error", "half_squared_error")
@@ -495,18 +553,58 @@ class GradientBoostingRegressor(RegressorMixin, _BaseGradientBoosting):
         store_params(self, locals())
 
     def fit(self, X, y, sample_weight=None, eval_set=None):
-        """Fit the rounds; ``eval_set``: a list of ``(X_val, y_val)`` (or ``(X_val, y_val,
-        sample_weight_val)``) whose loss is recorded after every round in ``evals_result_``
-        (xgboost's ``fit(..., eval_set=...)``); with ``early_stopping=True`` the last of them
-        is the validation set (no rows are held out)."""
+        """Fit the boosting rounds.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training samples (NaN: missing; pandas ``category`` columns: categorical).
+        y : array-like of shape (n_samples,)
+            Training targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Example weights (multiply g and h); None: all 1.
+        eval_set : list of tuple, default=None
+            ``(X_val, y_val)`` or ``(X_val, y_val, sample_weight_val)`` pairs whose loss is
+            recorded after every round in ``evals_result_`` (xgboost's ``fit(...,
+            eval_set=...)``); with ``early_stopping=True`` the last of them is the
+            validation set (no rows are held out).
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
         return self._fit(X, y, sample_weight, classifier=False, eval_set=eval_set)
 
     def predict(self, X):
+        """The scores F(x) of the kept rounds.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The samples (NaN: missing).
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            The predictions.
+        """
         X = self._validate_predict(X)
         return self._raw(X)[:, 0]
 
     def staged_predict(self, X):
-        """Predictions after each round."""
+        """Predictions after each round.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The samples (NaN: missing).
+
+        Yields
+        ------
+        y_pred : ndarray of shape (n_samples,)
+            The predictions after rounds 1..t.
+        """
         for F in self._staged_raw(X):
             yield F[:, 0].copy()
 
@@ -520,6 +618,102 @@ class GradientBoostingClassifier(ClassifierMixin, _BaseGradientBoosting):
     -G/(H + lambda) times the learning rate; splits made only when gain > gamma.  Parameters and
     attributes as :class:`GradientBoostingRegressor` (``loss="log_loss"`` covers both cases),
     plus ``classes_``; ``estimators_`` lists the rounds' trees, K per round for K > 2 classes.
+
+    Parameters
+    ----------
+    loss : {"log_loss"}, default="log_loss"
+        002's logistic loss for two classes, the softmax cross-entropy for more.
+    n_estimators : int, default=100
+        The number of boosting rounds (002's conclusion slide).
+    learning_rate : float > 0, default=0.3
+        Shrinkage of each tree's values (xgboost's eta and default). 002's update adds the
+        tree itself, F_{t+1} = F_t + f: ``learning_rate=1`` is the notes' plain algorithm.
+    max_depth : int or None, default=6
+        Maximum depth of each tree (002); None: no depth limit.
+    max_leaf_nodes : int or None, default=None
+        Maximum number of leaves of each tree; with it, leaves are split best gain first.
+    reg_lambda : float >= 0, default=1.0
+        002's lambda, the L2 penalty on the leaf values.
+    gamma : float >= 0, default=0.0
+        002's gamma, the cost of a leaf: a split is made only when its gain exceeds it.
+    min_child_weight : float >= 0, default=1.0
+        Least sum of h_i in each child of a split.
+    subsample : float in (0, 1], default=1.0
+        Fraction of the rows each tree sees (drawn without replacement).
+    colsample_bytree : float in (0, 1], default=1.0
+        Fraction of the features each tree sees (at least one, drawn without replacement).
+    max_bins : int in [2, 256], default=256
+        At most this many quantile bins per feature.
+    categorical_features : "from_dtype", indices, names, mask or None, default="from_dtype"
+        The tree module's categorical tests on these columns; "from_dtype": the columns of a
+        pandas DataFrame whose dtype is ``category`` (as scikit-learn's HistGradientBoosting
+        and LightGBM), none for other inputs; None: every column numerical.
+    early_stopping : bool, default=False
+        Hold out ``validation_fraction`` of the rows (stratified by class) (or use the last
+        ``eval_set`` of ``fit``) and stop when the validation loss has not improved by more
+        than ``tol`` for ``n_iter_no_change`` rounds; the rounds up to the best one are kept.
+    validation_fraction : float in (0, 1), default=0.1
+        Fraction of the rows held out for early stopping.
+    n_iter_no_change : int, default=10
+        Rounds without improvement after which early stopping stops.
+    tol : float >= 0, default=1e-7
+        Least decrease of the validation loss that counts as an improvement.
+    warm_start : bool, default=False
+        A later ``fit`` on the same data keeps the fitted rounds and adds
+        ``n_estimators - n_estimators_`` more: the model a fresh fit with ``n_estimators``
+        rounds gives, bit for bit (the same bins, the same row / column draws, the same
+        scores F; the random stream of the first fit is kept). Not with ``early_stopping``.
+    importance_type : {"gain", "split"}, default="gain"
+        What ``feature_importances_`` counts: the splits' total gain, or the number of splits.
+    random_state : None, int, RandomState or Generator, default=None
+        Seeds the row and column draws and the validation split.
+    n_jobs : int or None, default=None
+        OpenMP threads (results do not depend on it).
+    verbose : bool, int or "auto", default=0
+        A progress bar of the rounds on stderr (tqdm).
+
+    Attributes
+    ----------
+    estimators_ : list of smml.tree.Tree
+        The trees, one per round (K per round for K > 2 classes); with early stopping, up to the best round.
+    n_estimators_ : int
+        The number of rounds kept: with early stopping, the best round's number (rounds
+        after it were run but dropped).
+    train_score_ : ndarray of shape (n_estimators_,)
+        Training loss after each round kept (with early stopping it ends at the best round).
+    validation_score_ : ndarray of shape (n_estimators_,)
+        Validation loss after each round kept (early stopping only, else empty; it ends at
+        the best round).
+    feature_importances_ : ndarray of shape (n_features,)
+        Normalised total gain (or number of splits, ``importance_type``) of each feature.
+    evals_result_ : dict
+        ``{"validation_i": {loss name: [loss after each round]}}`` for ``fit``'s
+        ``eval_set``, as xgboost's (every round run, including those after the best one).
+    best_iteration_ : int
+        0-based index of the last round kept: the best one under early stopping, where
+        prediction stops.
+    classes_ : ndarray of shape (n_classes,)
+        The sorted labels.
+
+    See Also
+    --------
+    sklearn.ensemble.HistGradientBoostingClassifier : scikit-learn's histogram gradient boosting.
+    xgboost.XGBClassifier : xgboost's classifier (binary:logistic, multi:softprob).
+    lightgbm.LGBMClassifier : LightGBM's classifier.
+
+    Examples
+    --------
+    >>> from smml.ensemble import GradientBoostingClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(100, 2))
+    >>> y = (X[:, 0] * X[:, 1] > 0).astype(int)
+    >>> gb = GradientBoostingClassifier(n_estimators=10, max_depth=3, random_state=0).fit(X, y)
+    >>> gb.predict([[1.5, 1.5], [-1.5, 1.5]]).tolist()
+    [1, 0]
+    >>> gb.predict_proba(X[:4]).shape
+    (4, 2)
+    >>> gb.n_estimators_, len(gb.estimators_)
+    (10, 10)
     """
 
     _loss_options = ("log_loss",)
@@ -532,11 +726,42 @@ class GradientBoostingClassifier(ClassifierMixin, _BaseGradientBoosting):
         store_params(self, locals())
 
     def fit(self, X, y, sample_weight=None, eval_set=None):
-        """Fit the rounds; ``eval_set`` as in :meth:`GradientBoostingRegressor.fit`."""
+        """Fit the boosting rounds.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training samples (NaN: missing; pandas ``category`` columns: categorical).
+        y : array-like of shape (n_samples,)
+            Training labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Example weights (multiply g and h); None: all 1.
+        eval_set : list of tuple, default=None
+            ``(X_val, y_val)`` or ``(X_val, y_val, sample_weight_val)`` pairs whose loss is
+            recorded after every round in ``evals_result_`` (xgboost's ``fit(...,
+            eval_set=...)``); with ``early_stopping=True`` the last of them is the
+            validation set (no rows are held out).
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
         return self._fit(X, y, sample_weight, classifier=True, eval_set=eval_set)
 
     def decision_function(self, X):
-        """Raw scores F(x): (n,) for two classes (log-odds of classes_[1]), else (n, K)."""
+        """Raw scores F(x): log-odds of ``classes_[1]`` for two classes, class scores for more.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The samples (NaN: missing).
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            (n,) for two classes, else (n, K).
+        """
         X = self._validate_predict(X)
         F = self._raw(X)
         return F[:, 0] if F.shape[1] == 1 else F
@@ -554,22 +779,81 @@ class GradientBoostingClassifier(ClassifierMixin, _BaseGradientBoosting):
         return self.classes_[np.argmax(F, axis=1)]
 
     def predict_proba(self, X):
+        """Class probabilities: the sigmoid (two classes) or softmax of the scores F(x).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The samples (NaN: missing).
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Probabilities, columns as ``classes_``.
+        """
         X = self._validate_predict(X)
         return self._proba(self._raw(X))
 
     def predict_log_proba(self, X):
+        """The log of :meth:`predict_proba`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The samples (NaN: missing).
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+            Log-probabilities, columns as ``classes_``.
+        """
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))
 
     def predict(self, X):
-        """The most probable class (F > 0 for two classes; ties: the first class)."""
+        """The most probable class (F > 0 for two classes; ties: the first class).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The samples (NaN: missing).
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            The predicted labels.
+        """
         X = self._validate_predict(X)
         return self._label(self._raw(X))
 
     def staged_predict(self, X):
+        """Predicted labels after each round.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The samples (NaN: missing).
+
+        Yields
+        ------
+        y_pred : ndarray of shape (n_samples,)
+            The predicted labels after rounds 1..t.
+        """
         for F in self._staged_raw(X):
             yield self._label(F)
 
     def staged_predict_proba(self, X):
+        """Class probabilities after each round.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The samples (NaN: missing).
+
+        Yields
+        ------
+        proba : ndarray of shape (n_samples, n_classes)
+            The probabilities after rounds 1..t.
+        """
         for F in self._staged_raw(X):
             yield self._proba(F)

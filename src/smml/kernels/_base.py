@@ -215,12 +215,34 @@ class KernelClassifierBase(ClassifierMixin, SmmlEstimator):
         return s + self.intercept_.astype(s.dtype)
 
     def decision_function(self, X):
-        """Scores: shape (n,) for two classes (> 0 means classes_[1]), else (n, n_classes)."""
+        """Return the scores of the kernel predictor for each row.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The examples.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            The decision values; > 0 means ``classes_[1]`` for two classes.
+        """
         s = self._scores(X)
         return s[:, 0] if s.shape[1] == 1 else s
 
     def predict(self, X):
-        """classes_[1] where the score is > 0, else classes_[0]; one-vs-rest: the largest score."""
+        """Predict classes_[1] where the score is > 0, else classes_[0]; one-vs-rest: the largest score.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The examples.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            The predicted class labels.
+        """
         s = self._scores(X)
         if s.shape[1] == 1:
             return self.classes_[(s[:, 0] > 0).astype(np.intp)]

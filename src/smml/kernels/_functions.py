@@ -36,6 +36,31 @@ def linear_kernel(X, Y=None, n_jobs=None):
     """K(x, x') = x.x' for every row of X against every row of Y (default: X).
 
     float32 when X (and Y) are float32, else float64; blocked gemm, OpenMP.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples_X, n_features)
+        The first rows.
+    Y : array-like of shape (n_samples_Y, n_features), default=None
+        The second rows (None: X).
+    n_jobs : None or int, default=None
+        Threads of the computation.
+
+    Returns
+    -------
+    K : ndarray of shape (n_samples_X, n_samples_Y)
+        The Gram matrix K[i, j] = K(X[i], Y[j]); float32 for float32 input, else float64.
+
+    See Also
+    --------
+    sklearn.metrics.pairwise.linear_kernel : scikit-learn's linear kernel.
+
+    Examples
+    --------
+    >>> from smml.kernels import linear_kernel
+    >>> X = np.array([[0., 1.], [1., 0.]])
+    >>> linear_kernel(X).tolist()
+    [[1.0, 0.0], [0.0, 1.0]]
     """
     X, Y = _pair(X, Y, "linear_kernel")
     return _kernel_matrix(Kernel("linear"), X, Y, n_jobs, "linear_kernel")
@@ -45,6 +70,33 @@ def polynomial_kernel(X, Y=None, degree=3, n_jobs=None):
     """K_n(x, x') = (1 + x.x')^n, 003 section 11 (n = ``degree``, a positive integer).
 
     scikit-learn's ``polynomial_kernel(X, Y, degree=n, gamma=1, coef0=1)`` is the same kernel.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples_X, n_features)
+        The first rows.
+    Y : array-like of shape (n_samples_Y, n_features), default=None
+        The second rows (None: X).
+    degree : int, default=3
+        The degree n, a positive integer.
+    n_jobs : None or int, default=None
+        Threads of the computation.
+
+    Returns
+    -------
+    K : ndarray of shape (n_samples_X, n_samples_Y)
+        The Gram matrix K[i, j] = K(X[i], Y[j]); float32 for float32 input, else float64.
+
+    See Also
+    --------
+    sklearn.metrics.pairwise.polynomial_kernel : scikit-learn's polynomial kernel.
+
+    Examples
+    --------
+    >>> from smml.kernels import polynomial_kernel
+    >>> X = np.array([[0., 1.], [1., 0.]])
+    >>> polynomial_kernel(X, degree=2).tolist()
+    [[4.0, 1.0], [1.0, 4.0]]
     """
     if (isinstance(degree, bool) or not isinstance(degree, numbers.Integral) or degree < 1
             or degree > MAX_DEGREE):
@@ -61,6 +113,34 @@ def gaussian_kernel(X, Y=None, gamma=1.0, n_jobs=None):
     The squared distances are ||x||^2 + ||x'||^2 - 2 x.x' on rows centred on
     X's mean (a blocked gemm; centring leaves every distance unchanged and
     avoids cancellation between large norms).
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples_X, n_features)
+        The first rows.
+    Y : array-like of shape (n_samples_Y, n_features), default=None
+        The second rows (None: X).
+    gamma : float, default=1.0
+        The width gamma > 0.
+    n_jobs : None or int, default=None
+        Threads of the computation.
+
+    Returns
+    -------
+    K : ndarray of shape (n_samples_X, n_samples_Y)
+        The Gram matrix K[i, j] = K(X[i], Y[j]); float32 for float32 input, else float64.
+
+    See Also
+    --------
+    sklearn.metrics.pairwise.rbf_kernel : scikit-learn's Gaussian kernel (its gamma is 1 / (2 gamma)).
+
+    Examples
+    --------
+    >>> from smml.kernels import gaussian_kernel
+    >>> X = np.array([[0., 1.], [1., 0.]])
+    >>> K = gaussian_kernel(X, gamma=0.5)
+    >>> print(f"{K[0, 0]:.3f} {K[0, 1]:.3f}")
+    1.000 0.135
     """
     if isinstance(gamma, bool) or not isinstance(gamma, numbers.Real) or not (
             np.isfinite(gamma) and gamma > 0):

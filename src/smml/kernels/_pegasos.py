@@ -37,17 +37,54 @@ class KernelPegasos(KernelClassifierBase):
     Parameters
     ----------
     lam : float > 0, default=1e-3
+        The regularisation strength.
     n_iter : int >= 1, default=10000
+        The number of steps T of each problem.
     average : bool, default=False
-    kernel, degree, gamma : see :class:`KernelPerceptron`
-    random_state : None, int or Generator
+        Return the averaged iterate instead of the last one.
+    kernel : "linear", "polynomial", "gaussian" or callable, default="gaussian"
+        The kernel (see :class:`KernelPerceptron`).
+    degree : int >= 1, default=3
+        The degree of the polynomial kernel.
+    gamma : float > 0 or "scale", default="scale"
+        003's Gaussian width (scikit-learn's ``gamma`` is 1 / (2 gamma)).
+    random_state : None, int or Generator, default=None
+        Seed of the uniform draws of the examples.
     cache_size : float, default=256
-    n_jobs : None or int (threads of ``decision_function``)
+        Megabytes of cached kernel rows.
+    n_jobs : None or int, default=None
+        Threads of ``decision_function``.
 
     Attributes
     ----------
-    support_, support_vectors_, dual_coef_ (n_problems, n_SV), intercept_ (zeros)
-    n_iter_ : int (the steps of each problem)
+    classes_ : ndarray of shape (n_classes,)
+        The class labels.
+    gamma_ : float
+        The Gaussian width used (``gamma`` resolved).
+    support_ : ndarray of shape (n_SV,)
+        Indices of the training points with a non-zero coefficient.
+    support_vectors_ : ndarray of shape (n_SV, n_features)
+        The training points with a non-zero coefficient.
+    dual_coef_ : ndarray of shape (n_problems, n_SV)
+        The coefficients of g on the support vectors.
+    intercept_ : ndarray of shape (n_problems,)
+        Zeros (no intercept).
+    n_iter_ : int
+        The steps of each problem.
+
+    See Also
+    --------
+    smml.linear.Pegasos : Pegasos for linear predictors.
+    sklearn.svm.SVC : scikit-learn's kernel SVM (solved exactly).
+
+    Examples
+    --------
+    >>> from smml.kernels import KernelPegasos
+    >>> X = np.array([[0., 0.], [1., 1.], [0., 1.], [1., 0.]])
+    >>> y = np.array([0, 0, 1, 1])
+    >>> clf = KernelPegasos(lam=0.1, n_iter=500, gamma=0.1, random_state=0).fit(X, y)
+    >>> clf.predict(X).tolist()
+    [0, 0, 1, 1]
     """
 
     _parameter_spec = {"lam": Interval(float, 0, None, "neither"), "n_iter": Interval(int, 1, None),
@@ -92,7 +129,20 @@ class KernelPegasos(KernelClassifierBase):
         return coef
 
     def fit(self, X, y):
-        """Run kernel Pegasos (one per class for more than two classes)."""
+        """Run kernel Pegasos (one per class for more than two classes).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The training examples.
+        y : array-like of shape (n_samples,)
+            The labels.
+
+        Returns
+        -------
+        self : object
+            The fitted KernelPegasos.
+        """
         X, problems, kern, Xp, norms = self._fit_start(X, y)
         cache = self._row_cache(Xp)
         rng = check_rng(self.random_state)

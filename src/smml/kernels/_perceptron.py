@@ -53,29 +53,62 @@ class KernelPerceptron(KernelClassifierBase):
         x.x', (1 + x.x')^degree, exp(-||x - x'||^2 / (2 gamma)) (003 section 11),
         or ``f(A, B) -> (len(A), len(B))`` Gram block.
     degree : int >= 1, default=3
+        The degree of the polynomial kernel.
     gamma : float > 0 or "scale", default="scale"
         003's Gaussian *width* (scikit-learn's ``gamma`` is 1 / (2 gamma));
         "scale" is d Var(X) / 2, scikit-learn's default in these units.
     max_epochs : int, default=1000
+        The largest number of epochs.
     shuffle : bool, default=False
-    random_state : None, int or Generator
+        Visit the examples in a fresh random order every epoch.
+    random_state : None, int or Generator, default=None
+        Seed of the random orders (used with ``shuffle=True``).
     budget : None or int >= 1
         Keep at most ``budget`` members in S (with multiplicity): when S is full,
         its oldest member leaves before the new one joins (a first-in first-out
         budget; the notes define none). ``None``: no limit, Algorithm 4.
     cache_size : float, default=256
         Megabytes of cached kernel rows.
-    n_jobs : None or int
+    n_jobs : None or int, default=None
         Threads of ``decision_function`` (training is sequential).
 
     Attributes
     ----------
-    support_ : indices of the training points in S; ``support_counts_`` their
-        multiplicity (S with multiplicities); one-vs-rest: the union over classes,
-        ``support_counts_`` of shape (n_classes, n_SV).
-    dual_coef_ : y_s times the multiplicity of s, (n_problems, n_SV).
-    n_mistakes_, n_epochs_, converged_ : int/bool for two classes, arrays (one per
-        class) for one-vs-rest.
+    classes_ : ndarray of shape (n_classes,)
+        The class labels.
+    gamma_ : float
+        The Gaussian width used (``gamma`` resolved).
+    support_ : ndarray of shape (n_SV,)
+        Indices of the training points in S; one-vs-rest: the union over classes.
+    support_vectors_ : ndarray of shape (n_SV, n_features)
+        The training points in S.
+    support_counts_ : ndarray of shape (n_SV,) or (n_classes, n_SV)
+        The multiplicity of each point in S.
+    dual_coef_ : ndarray of shape (n_problems, n_SV)
+        y_s times the multiplicity of s.
+    intercept_ : ndarray of shape (n_problems,)
+        Zeros (Algorithm 4 has no intercept).
+    n_mistakes_ : int or ndarray of shape (n_classes,)
+        The number of mistakes (one per class for one-vs-rest).
+    n_epochs_ : int or ndarray of shape (n_classes,)
+        The number of epochs run (one per class for one-vs-rest).
+    converged_ : bool or ndarray of shape (n_classes,)
+        Whether the last epoch made no mistake (one per class for one-vs-rest).
+
+    See Also
+    --------
+    smml.linear.Perceptron : The linear Perceptron.
+
+    Examples
+    --------
+    >>> from smml.kernels import KernelPerceptron
+    >>> X = np.array([[0., 0.], [1., 1.], [0., 1.], [1., 0.]])
+    >>> y = np.array([0, 0, 1, 1])
+    >>> clf = KernelPerceptron(kernel="gaussian", gamma=0.1).fit(X, y)
+    >>> clf.converged_
+    True
+    >>> clf.predict(X).tolist()
+    [0, 0, 1, 1]
     """
 
     _parameter_spec = {**KERNEL_SPEC, "max_epochs": Interval(int, 1, None), "shuffle": BOOL,
@@ -117,7 +150,20 @@ class KernelPerceptron(KernelClassifierBase):
         return counts, mistakes, epochs, converged
 
     def fit(self, X, y):
-        """Run Algorithm 4 (one kernel Perceptron per class for more than two classes)."""
+        """Run Algorithm 4 (one kernel Perceptron per class for more than two classes).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The training examples.
+        y : array-like of shape (n_samples,)
+            The labels.
+
+        Returns
+        -------
+        self : object
+            The fitted KernelPerceptron.
+        """
         X, problems, kern, Xp, norms = self._fit_start(X, y)
         cache = self._row_cache(Xp)
         rng = check_rng(self.random_state)

@@ -45,13 +45,45 @@ class KernelRidge(RegressorMixin, SmmlEstimator):
     Parameters
     ----------
     alpha : float >= 0, default=1.0
-    kernel, degree, gamma : see :class:`KernelPerceptron`
+        The penalty on ||g||_K^2.
+    kernel : "linear", "polynomial", "gaussian" or callable, default="gaussian"
+        The kernel (see :class:`KernelPerceptron`).
+    degree : int >= 1, default=3
+        The degree of the polynomial kernel.
+    gamma : float > 0 or "scale", default="scale"
+        003's Gaussian width (scikit-learn's ``gamma`` is 1 / (2 gamma)).
     fit_intercept : bool, default=False
-    n_jobs : None or int (threads of the Gram matrix and of predict)
+        Add an unpenalised constant.
+    n_jobs : None or int, default=None
+        Threads of the Gram matrix and of ``predict``.
 
     Attributes
     ----------
-    dual_coef_ : (m,), X_fit_ : the training rows, intercept_ : float, gamma_, solver_
+    dual_coef_ : ndarray of shape (m,)
+        (alpha I + K)^{-1} y.
+    X_fit_ : ndarray of shape (m, n_features)
+        The training rows.
+    intercept_ : float
+        The intercept (0.0 without ``fit_intercept``).
+    gamma_ : float
+        The Gaussian width used (``gamma`` resolved).
+    solver_ : str
+        ``"cholesky"`` or ``"pseudo_inverse"``.
+
+    See Also
+    --------
+    sklearn.kernel_ridge.KernelRidge : scikit-learn's kernel ridge regression.
+
+    Examples
+    --------
+    >>> from smml.kernels import KernelRidge
+    >>> X = np.array([[0.], [1.], [2.], [3.]])
+    >>> y = np.array([1., 3., 5., 7.])
+    >>> reg = KernelRidge(alpha=1e-6, kernel="linear", fit_intercept=True).fit(X, y)
+    >>> reg.solver_
+    'cholesky'
+    >>> print(f"{reg.predict([[1.5]])[0]:.3f}")
+    4.000
     """
 
     _parameter_spec = {"alpha": Interval(float, 0, None), **KERNEL_SPEC, "fit_intercept": BOOL,
@@ -75,6 +107,20 @@ class KernelRidge(RegressorMixin, SmmlEstimator):
         return K, r
 
     def fit(self, X, y):
+        """Solve (alpha I + K) dual_coef_ = y (centred with ``fit_intercept``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The training examples.
+        y : array-like of shape (n_samples,)
+            The targets.
+
+        Returns
+        -------
+        self : object
+            The fitted KernelRidge.
+        """
         self._validate_params()
         X, y = validate_X_y(self, X, y, dtype="float64", y_numeric=True)
         kern = resolve_kernel(self, X)
@@ -109,7 +155,18 @@ class KernelRidge(RegressorMixin, SmmlEstimator):
         return self
 
     def predict(self, X):
-        """g(x) = sum_i dual_coef_[i] K(x_i, x) (+ intercept_)."""
+        """Predict g(x) = sum_i dual_coef_[i] K(x_i, x) (+ intercept_).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The examples.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            The predicted values.
+        """
         check_is_fitted(self)
         X = validate_X(self, X, reset=False, dtype="float64")
         Qp = self._kern.prepare(X)

@@ -56,28 +56,66 @@ class KernelSVC(KernelClassifierBase):
     Parameters
     ----------
     C : float > 0, default=1.0
+        The weight C of the hinge sum (libsvm's C).
     lam : None or float > 0, default=None
         003's lam; when given, C = 1 / (lam m).
-    kernel, degree, gamma : see :class:`KernelPerceptron` (gamma is 003's width:
-        scikit-learn's ``SVC(gamma=g_sk)`` is ``gamma = 1 / (2 g_sk)`` here).
+    kernel : "linear", "polynomial", "gaussian" or callable, default="gaussian"
+        The kernel (see :class:`KernelPerceptron`).
+    degree : int >= 1, default=3
+        The degree of the polynomial kernel.
+    gamma : float > 0 or "scale", default="scale"
+        003's Gaussian width: scikit-learn's ``SVC(gamma=g_sk)`` is ``gamma = 1 / (2 g_sk)`` here.
     fit_intercept : bool, default=True
         True (the default, as scikit-learn's ``SVC``) adds the unpenalised bias b; 003's SVM
         has none: ``fit_intercept=False`` solves the notes' problem exactly as written.
-    tol : float > 0, default=1e-3 (libsvm's eps)
+    tol : float > 0, default=1e-3
+        The stopping tolerance (libsvm's eps).
     shrinking : bool, default=True
-    cache_size : float, default=1024 (megabytes)
-    max_iter : None or int >= 1, default=None (max(10^7, 100 m), libsvm's cap)
-    n_jobs : None or int
+        Use libsvm's shrinking heuristic.
+    cache_size : float, default=1024
+        Megabytes of cached kernel values.
+    max_iter : None or int >= 1, default=None
+        The largest number of solver steps (None: max(10^7, 100 m), libsvm's cap).
+    n_jobs : None or int, default=None
+        Threads of the kernel computations and of ``decision_function``.
 
     Attributes
     ----------
-    support_, support_vectors_, dual_coef_ (n_problems, n_SV: y_t a_t),
-    intercept_ (n_problems,: b), C_, gamma_
-    objective_ : 003's F(g) (with g + b when fit_intercept) per problem, lam = 1 / (C m);
+    classes_ : ndarray of shape (n_classes,)
+        The class labels.
+    support_ : ndarray of shape (n_SV,)
+        Indices of the support vectors.
+    support_vectors_ : ndarray of shape (n_SV, n_features)
+        The support vectors.
+    dual_coef_ : ndarray of shape (n_problems, n_SV)
+        y_t a_t of the support vectors.
+    intercept_ : ndarray of shape (n_problems,)
+        The bias b of each problem.
+    C_ : float
+        The C used.
+    gamma_ : float
+        The Gaussian width used (``gamma`` resolved).
+    objective_ : float or ndarray of shape (n_classes,)
+        003's F(g) (with g + b when fit_intercept) per problem, lam = 1 / (C m);
         libsvm's primal value 1/2 ||g||^2 + C sum hinge is C m F.
-    n_iter_ : SMO steps (int, or one per class).
-    solver_stats_ : (n_problems, 5) int64: kernel rows computed, block fills, shrinking
-        passes, gradient reconstructions, cached rows re-laid over a smaller active set.
+    n_iter_ : int or ndarray of shape (n_classes,)
+        SMO steps (one per class for one-vs-rest).
+    solver_stats_ : ndarray of shape (n_problems, 5)
+        Kernel rows computed, block fills, shrinking passes, gradient
+        reconstructions, cached rows re-laid over a smaller active set.
+
+    See Also
+    --------
+    sklearn.svm.SVC : scikit-learn's kernel SVM (libsvm).
+
+    Examples
+    --------
+    >>> from smml.kernels import KernelSVC
+    >>> X = np.array([[0., 0.], [1., 1.], [0., 1.], [1., 0.]])
+    >>> y = np.array([0, 0, 1, 1])
+    >>> clf = KernelSVC(gamma=0.1).fit(X, y)
+    >>> clf.predict(X).tolist()
+    [0, 0, 1, 1]
     """
 
     _parameter_spec = {"C": Interval(float, 0, None, "neither"),
@@ -119,7 +157,20 @@ class KernelSVC(KernelClassifierBase):
         return cache, QD
 
     def fit(self, X, y):
-        """Solve the SVM dual (one per class for more than two classes)."""
+        """Solve the SVM dual (one per class for more than two classes).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The training examples.
+        y : array-like of shape (n_samples,)
+            The labels.
+
+        Returns
+        -------
+        self : object
+            The fitted KernelSVC.
+        """
         X, problems, kern, Xp, norms = self._fit_start(X, y)
         m = Xp.shape[0]
         C = 1.0 / (float(self.lam) * m) if self.lam is not None else float(self.C)

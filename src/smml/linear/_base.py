@@ -125,13 +125,35 @@ class _LinearClassifier(ClassifierMixin, SmmlEstimator):
     """
 
     def decision_function(self, X):
-        """w.x' per row (two classes: shape (n,), > 0 means classes_[1]); one-vs-rest: (n, n_classes)."""
+        """Return w.x' per row (two classes), or per class (one-vs-rest).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The examples.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            The decision values; > 0 means ``classes_[1]`` for two classes.
+        """
         s = _scores(self, X)
         return s[:, 0] if s.shape[1] == 1 else s
 
     def predict(self, X):
         """Two classes: classes_[1] where w.x' > 0, else classes_[0] (sgn(0) = -1, 000 "Linear
-        predictors"). More: the class of the largest score (first class on ties)."""
+        predictors"). More: the class of the largest score (first class on ties).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The examples.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            The predicted class labels.
+        """
         s = _scores(self, X)
         if s.shape[1] == 1:
             return self.classes_[(s[:, 0] > 0).astype(np.intp)]
@@ -185,7 +207,18 @@ class _LinearRegressorBase(RegressorMixin, SmmlEstimator):
         self.intercept_ = float(w[d]) if self.fit_intercept else 0.0
 
     def predict(self, X):
-        """w.x + b for each row."""
+        """Predict w.x + b for each row.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The examples.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            The predicted values.
+        """
         check_is_fitted(self)
         return self._linear_predict(validate_X(self, X, reset=False, dtype="float64"))
 

@@ -211,18 +211,54 @@ class HardMarginSVM(_LinearClassifier):
     per class (every class must be separable from the rest); predict is the
     class of the largest score (first class on ties).
 
+    Parameters
+    ----------
+    fit_intercept : bool, default=True
+        Add the constant feature 1 (its weight is part of ||w||).
+    tol : float, default=1e-8
+        The relative duality gap that certifies the solution, 0 < tol < 1.
+    max_iter : int, default=1000
+        The largest number of epochs of dual coordinate ascent.
+    n_jobs : None or int, default=None
+        Threads of the margin computations and of ``decision_function``.
+
     Attributes
     ----------
-    coef_, intercept_ : the separator u (the weight of the constant feature is the intercept).
-    margin_ : 1 / ||u|| (with the intercept weight): the margin of u, at most gamma* and at
+    classes_ : ndarray of shape (n_classes,)
+        The class labels.
+    coef_ : ndarray of shape (1, d) or (n_classes, d)
+        The separator u.
+    intercept_ : ndarray of shape (1,) or (n_classes,)
+        The weight of the constant feature of u.
+    margin_ : float or ndarray of shape (n_classes,)
+        1 / ||u|| (with the intercept weight): the margin of u, at most gamma* and at
         least gamma* sqrt(1 - tol) when converged. An array for one-vs-rest.
-    duality_gap_ : the relative gap at the end (an array for one-vs-rest).
-    alpha_ : the dual variables alpha_t >= 0 of every example (w = sum_t alpha_t y_t x'_t), (n,) or
-        (n_classes, n) (not scikit-learn's ``dual_coef_``, which holds y_t alpha_t of the support
-        vectors only); ``support_``: indices with alpha_t > 0
-        (two classes only).
-    n_iter_ : epochs of coordinate-ascent polish after the NNLS solve (0 when the NNLS dual
+    duality_gap_ : float or ndarray of shape (n_classes,)
+        The relative gap at the end (an array for one-vs-rest).
+    alpha_ : ndarray of shape (n,) or (n_classes, n)
+        The dual variables alpha_t >= 0 of every example (w = sum_t alpha_t y_t x'_t)
+        (not scikit-learn's ``dual_coef_``, which holds y_t alpha_t of the support
+        vectors only).
+    support_ : ndarray
+        Indices with alpha_t > 0 (two classes only).
+    n_iter_ : int or ndarray of shape (n_classes,)
+        Epochs of coordinate-ascent polish after the NNLS solve (0 when the NNLS dual
         point is certified at once; an array for one-vs-rest).
+
+    See Also
+    --------
+    sklearn.svm.LinearSVC : scikit-learn's linear (soft-margin) SVM.
+
+    Examples
+    --------
+    >>> from smml.linear import HardMarginSVM
+    >>> X = np.array([[-2., -1.], [-1., -2.], [1., 2.], [2., 1.]])
+    >>> y = np.array([0, 0, 1, 1])
+    >>> svm = HardMarginSVM().fit(X, y)
+    >>> svm.predict([[3., 3.], [-3., -3.]]).tolist()
+    [1, 0]
+    >>> print(f"{svm.margin_:.3f}")
+    2.121
     """
 
     _parameter_spec = {"fit_intercept": _BOOL, "tol": Interval(float, 0, 1, "neither"),
@@ -232,6 +268,20 @@ class HardMarginSVM(_LinearClassifier):
         store_params(self, locals())
 
     def fit(self, X, y):
+        """Solve the hard-margin SVM (one problem per class for one-vs-rest).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The training examples.
+        y : array-like of shape (n_samples,)
+            The labels.
+
+        Returns
+        -------
+        self : object
+            The fitted HardMarginSVM.
+        """
         self._validate_params()
         X, y = validate_X_y(self, X, y, dtype="float64", classifier=True)
         self.classes_, Y = _problem_labels(self, y)

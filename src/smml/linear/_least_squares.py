@@ -52,8 +52,36 @@ class LinearRegression(_LinearRegressorBase):
     with a constant column equals the centred solution, intercept
     = mean(y) - mean(X).w).
 
-    Attributes: ``coef_`` (d,), ``intercept_`` (float), ``solver_``
-    ("normal_equations" or "pseudo_inverse").
+    Parameters
+    ----------
+    fit_intercept : bool, default=True
+        Add the constant feature 1; its weight is the intercept.
+    n_jobs : None or int, default=None
+        Threads of ``predict``.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+        The weights.
+    intercept_ : float
+        The intercept (0.0 without ``fit_intercept``).
+    solver_ : str
+        ``"normal_equations"`` or ``"pseudo_inverse"``.
+
+    See Also
+    --------
+    sklearn.linear_model.LinearRegression : scikit-learn's least squares.
+
+    Examples
+    --------
+    >>> from smml.linear import LinearRegression
+    >>> X = np.array([[0.], [1.], [2.], [3.]])
+    >>> y = np.array([1., 3., 5., 7.])
+    >>> reg = LinearRegression().fit(X, y)
+    >>> print(f"{reg.coef_[0]:.3f} {reg.intercept_:.3f}")
+    2.000 1.000
+    >>> reg.solver_
+    'normal_equations'
     """
 
     _parameter_spec = {"fit_intercept": _BOOL, "n_jobs": N_JOBS}
@@ -64,7 +92,22 @@ class LinearRegression(_LinearRegressorBase):
 
     def fit(self, X, y, sample_weight=None):
         """Least squares; with ``sample_weight`` the weighted sum of squares sum_i s_i (y_i -
-        w.x_i - b)^2 (an integer weight counts a row that many times; a zero weight drops it)."""
+        w.x_i - b)^2 (an integer weight counts a row that many times; a zero weight drops it).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The training examples.
+        y : array-like of shape (n_samples,)
+            The targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the examples (None: all ones).
+
+        Returns
+        -------
+        self : object
+            The fitted LinearRegression.
+        """
         self._validate_params()
         X, y = validate_X_y(self, X, y, dtype="float64", y_numeric=True)
         X, y, shift = _weighted_rows(X, y, sample_weight, self.fit_intercept)
@@ -109,6 +152,37 @@ class RidgeRegression(LinearRegression):
     mean(X).w. To penalise it as in the plain augmented form of 000, add a
     column of ones yourself and pass ``fit_intercept=False``.
     ``alpha=0`` is allowed and gives :class:`LinearRegression`.
+
+    Parameters
+    ----------
+    alpha : float, default=1.0
+        The penalty alpha >= 0 on ||w||^2.
+    fit_intercept : bool, default=True
+        Add the constant feature 1 (its weight is not penalised).
+    n_jobs : None or int, default=None
+        Threads of ``predict``.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+        The weights.
+    intercept_ : float
+        The intercept (0.0 without ``fit_intercept``).
+    solver_ : str
+        ``"closed_form"`` (or LinearRegression's solver when ``alpha=0``).
+
+    See Also
+    --------
+    sklearn.linear_model.Ridge : scikit-learn's ridge regression.
+
+    Examples
+    --------
+    >>> from smml.linear import RidgeRegression
+    >>> X = np.array([[0.], [1.], [2.], [3.]])
+    >>> y = np.array([1., 3., 5., 7.])
+    >>> reg = RidgeRegression(alpha=1.0).fit(X, y)
+    >>> print(f"{reg.coef_[0]:.3f} {reg.intercept_:.3f}")
+    1.667 1.500
     """
 
     _parameter_spec = {"alpha": Interval(float, 0, None), "fit_intercept": _BOOL, "n_jobs": N_JOBS}
@@ -120,7 +194,22 @@ class RidgeRegression(LinearRegression):
 
     def fit(self, X, y, sample_weight=None):
         """The closed form; with ``sample_weight`` it minimises sum_i s_i (y_i - w.x_i - b)^2 +
-        alpha ||w||^2 (scikit-learn's weighted ridge)."""
+        alpha ||w||^2 (scikit-learn's weighted ridge).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The training examples.
+        y : array-like of shape (n_samples,)
+            The targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the examples (None: all ones).
+
+        Returns
+        -------
+        self : object
+            The fitted RidgeRegression.
+        """
         self._validate_params()
         if self.alpha == 0:
             return LinearRegression.fit(self, X, y, sample_weight)
@@ -169,6 +258,53 @@ class LMSRegressor(LinearRegression):
     stochastic, 1 / max_i ||x_i||^2. A learning rate that makes the iterates
     overflow raises :class:`DivergenceError`. The intercept is the weight of
     the constant feature, learnt like the others.
+
+    Parameters
+    ----------
+    mode : {"batch", "stochastic"}, default="batch"
+        The batch rule (one update per pass) or the stochastic one (one per example).
+    learning_rate : "auto" or float, default="auto"
+        The step size lr > 0.
+    max_epochs : int, default=1000
+        The largest number of passes.
+    tol : float, default=1e-6
+        Stop when a pass changes theta by at most ``tol * max(1, ||theta||)``.
+    shuffle : bool, default=False
+        Stochastic mode: visit the examples in a fresh random order every epoch.
+    fit_intercept : bool, default=True
+        Add the constant feature 1.
+    random_state : None, int or Generator, default=None
+        Seed of the random orders.
+    n_jobs : None or int, default=None
+        Threads of ``predict``.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+        The weights.
+    intercept_ : float
+        The intercept (0.0 without ``fit_intercept``).
+    learning_rate_ : float
+        The learning rate used.
+    n_epochs_ : int
+        The number of passes run.
+    converged_ : bool
+        Whether the last pass changed theta by at most the tolerance.
+
+    See Also
+    --------
+    sklearn.linear_model.SGDRegressor : scikit-learn's stochastic gradient descent regressor.
+
+    Examples
+    --------
+    >>> from smml.linear import LMSRegressor
+    >>> X = np.array([[0.], [1.], [2.], [3.]])
+    >>> y = np.array([1., 3., 5., 7.])
+    >>> reg = LMSRegressor(max_epochs=5000).fit(X, y)
+    >>> reg.converged_
+    True
+    >>> print(f"{reg.coef_[0]:.3f} {reg.intercept_:.3f}")
+    2.000 1.000
     """
 
     _parameter_spec = {"mode": Options("batch", "stochastic"),
@@ -203,7 +339,20 @@ class LMSRegressor(LinearRegression):
         return bool(_k.lms_epoch(X, y, order, w, lr, fi))
 
     def fit(self, X, y):
-        """Run 001's LMS rule from theta = 0 (see the class docstring for the stopping rule)."""
+        """Run 001's LMS rule from theta = 0 (see the class docstring for the stopping rule).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The training examples.
+        y : array-like of shape (n_samples,)
+            The targets.
+
+        Returns
+        -------
+        self : object
+            The fitted LMSRegressor.
+        """
         self._validate_params()
         X, y = validate_X_y(self, X, y, dtype="float64", y_numeric=True)
         n, d = X.shape
@@ -239,7 +388,20 @@ class LMSRegressor(LinearRegression):
         iteration of the batch rule on the chunk. ``learning_rate="auto"`` is computed from
         the first chunk (``learning_rate_``) and kept. Stochastic calls on consecutive chunks
         equal one call on their concatenation, and ``fit`` with ``max_epochs=1`` at the same
-        learning rate, bit for bit. ``n_epochs_`` counts the calls."""
+        learning rate, bit for bit. ``n_epochs_`` counts the calls.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The chunk's examples.
+        y : array-like of shape (n_samples,)
+            The chunk's targets.
+
+        Returns
+        -------
+        self : object
+            The updated LMSRegressor.
+        """
         self._validate_params()
         fi = bool(self.fit_intercept)
         if "_lms_w" not in self.__dict__:

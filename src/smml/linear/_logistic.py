@@ -57,8 +57,52 @@ class LogisticRegression(_LinearClassifier):
 
     Two classes always give the binary problem above, whatever ``multi_class``.
 
-    Attributes: ``coef_`` (1, d) or (n_classes, d), ``intercept_`` (1,) or
-    (n_classes,), ``n_iter_`` (int; one-vs-rest: an array, one per class).
+    Parameters
+    ----------
+    lam : float, default=1e-3
+        The regularisation strength lam >= 0.
+    fit_intercept : bool, default=True
+        Add the constant feature 1 (its weight is not penalised).
+    solver : {"lbfgs", "sgd"}, default="lbfgs"
+        L-BFGS-B or 001's stochastic gradient rule.
+    multi_class : {"ovr", "softmax"}, default="ovr"
+        One-vs-rest or multinomial for more than two classes.
+    max_iter : int, default=1000
+        L-BFGS iterations, or SGD epochs.
+    tol : float, default=1e-6
+        The stopping tolerance.
+    learning_rate : float, default=0.01
+        The step size of ``solver="sgd"``.
+    random_state : None, int or Generator, default=None
+        Seed of the random orders of ``solver="sgd"``.
+    n_jobs : None or int, default=None
+        Threads of the loss kernel and of ``decision_function``.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        The class labels.
+    coef_ : ndarray of shape (1, d) or (n_classes, d)
+        The weights.
+    intercept_ : ndarray of shape (1,) or (n_classes,)
+        The intercepts.
+    n_iter_ : int or ndarray of shape (n_classes,)
+        Iterations (or epochs) run; one per class for one-vs-rest.
+
+    See Also
+    --------
+    sklearn.linear_model.LogisticRegression : scikit-learn's logistic regression.
+
+    Examples
+    --------
+    >>> from smml.linear import LogisticRegression
+    >>> X = np.array([[-2., -1.], [-1., -2.], [1., 2.], [2., 1.]])
+    >>> y = np.array([0, 0, 1, 1])
+    >>> clf = LogisticRegression(lam=0.1).fit(X, y)
+    >>> clf.predict([[3., 3.], [-3., -3.]]).tolist()
+    [1, 0]
+    >>> clf.predict_proba(X).shape
+    (4, 2)
     """
 
     _parameter_spec = {"lam": Interval(float, 0, None), "fit_intercept": _BOOL,
@@ -133,7 +177,22 @@ class LogisticRegression(_LinearClassifier):
     def fit(self, X, y, sample_weight=None):
         """Minimise the objective; with ``sample_weight`` the loss is the weighted mean
         sum_t s_t l_t / sum_t s_t (an integer weight counts a row that many times, a zero
-        weight drops it). ``solver="sgd"`` samples the rows with probabilities s_t / sum s."""
+        weight drops it). ``solver="sgd"`` samples the rows with probabilities s_t / sum s.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The training examples.
+        y : array-like of shape (n_samples,)
+            The labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the examples (None: all ones).
+
+        Returns
+        -------
+        self : object
+            The fitted LogisticRegression.
+        """
         self._validate_params()
         X, y = validate_X_y(self, X, y, dtype="float64", classifier=True)
         sw = None
@@ -204,6 +263,16 @@ class LogisticRegression(_LinearClassifier):
         """Two classes: [P(classes_[0] | x), P(classes_[1] | x)] with P(classes_[1] | x) = 1/(1 + e^{-w.x'}).
 
         One-vs-rest: the per-class sigmoids normalised to sum to 1; softmax: softmax of the scores.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The examples.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            The class probabilities, columns in the order of ``classes_``.
         """
         s = self.decision_function(X)
         if s.ndim == 1:
@@ -215,6 +284,18 @@ class LogisticRegression(_LinearClassifier):
         return p / p.sum(axis=1, keepdims=True)
 
     def predict_log_proba(self, X):
+        """The logarithm of ``predict_proba``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The examples.
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+            The log class probabilities, columns in the order of ``classes_``.
+        """
         return np.log(self.predict_proba(X))
 
     def objective(self, X, y):
@@ -222,6 +303,18 @@ class LogisticRegression(_LinearClassifier):
 
         Two classes: a float. One-vs-rest: an array, the binary objective of each class's
         problem. Softmax: the multinomial objective (a float).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The examples.
+        y : array-like of shape (n_samples,)
+            Their labels (in ``classes_``).
+
+        Returns
+        -------
+        value : float or ndarray of shape (n_classes,)
+            The objective (one per class for one-vs-rest).
         """
         from smml.losses import logistic
         if getattr(self, "_softmax", False):

@@ -116,9 +116,36 @@ class LinearProgramClassifier(_LinearClassifier):
     largest score (first class on ties). In hard mode every class must be
     separable from the rest.
 
-    Attributes: ``coef_``, ``intercept_``; with ``soft_margin``,
-    ``training_hinge_loss_`` = (1/m) sum_t xi_t at the optimum (an array, one
-    per class, for one-vs-rest).
+    Parameters
+    ----------
+    fit_intercept : bool, default=True
+        Add the constant feature 1.
+    soft_margin : bool, default=False
+        Solve the hinge-loss LP with slack variables instead of the separating one.
+    n_jobs : None or int, default=None
+        Threads of ``decision_function``.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        The class labels.
+    coef_ : ndarray of shape (1, d) or (n_classes, d)
+        The weights.
+    intercept_ : ndarray of shape (1,) or (n_classes,)
+        The weight of the constant feature.
+    training_hinge_loss_ : float or ndarray of shape (n_classes,)
+        With ``soft_margin``: (1/m) sum_t xi_t at the optimum (one per class for one-vs-rest).
+
+    Examples
+    --------
+    >>> from smml.linear import LinearProgramClassifier
+    >>> X = np.array([[-2., -1.], [-1., -2.], [1., 2.], [2., 1.]])
+    >>> y = np.array([0, 0, 1, 1])
+    >>> clf = LinearProgramClassifier().fit(X, y)
+    >>> clf.predict([[3., 3.], [-3., -3.]]).tolist()
+    [1, 0]
+    >>> print(f"{clf.score(X, y):.3f}")
+    1.000
     """
 
     _parameter_spec = {"fit_intercept": _BOOL, "soft_margin": _BOOL, "n_jobs": N_JOBS}
@@ -129,6 +156,20 @@ class LinearProgramClassifier(_LinearClassifier):
         self.n_jobs = n_jobs
 
     def fit(self, X, y):
+        """Solve the linear program (one per class for one-vs-rest).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The training examples.
+        y : array-like of shape (n_samples,)
+            The labels.
+
+        Returns
+        -------
+        self : object
+            The fitted LinearProgramClassifier.
+        """
         self._validate_params()
         X, y = validate_X_y(self, X, y, dtype="float64", classifier=True)
         self.classes_, Y = _problem_labels(self, y)
@@ -173,6 +214,35 @@ class LADRegressor(_LinearRegressorBase):
     [-X -I; X -I] v <= (-y, y) (so s_i >= |y_i - w.x_i|), solved by
     ``scipy.optimize.linprog`` (HiGHS) with a sparse constraint matrix.
     The intercept is the weight of the constant feature.
+
+    Parameters
+    ----------
+    fit_intercept : bool, default=True
+        Add the constant feature 1.
+    n_jobs : None or int, default=None
+        Threads of ``predict``.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+        The weights.
+    intercept_ : float
+        The intercept (0.0 without ``fit_intercept``).
+    training_absolute_loss_ : float
+        The mean absolute loss (1/n) sum_i |y_i - w.x_i - b| at the optimum.
+
+    See Also
+    --------
+    sklearn.linear_model.QuantileRegressor : scikit-learn's quantile regression (``quantile=0.5, alpha=0``: least absolute deviations).
+
+    Examples
+    --------
+    >>> from smml.linear import LADRegressor
+    >>> X = np.array([[0.], [1.], [2.], [3.], [4.]])
+    >>> y = np.array([1., 3., 5., 7., 30.])
+    >>> reg = LADRegressor().fit(X, y)
+    >>> print(f"{reg.coef_[0]:.3f} {reg.intercept_:.3f}")
+    2.000 1.000
     """
 
     _parameter_spec = {"fit_intercept": _BOOL, "n_jobs": N_JOBS}
@@ -182,6 +252,20 @@ class LADRegressor(_LinearRegressorBase):
         self.n_jobs = n_jobs
 
     def fit(self, X, y):
+        """Solve the least-absolute-deviations linear program.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The training examples.
+        y : array-like of shape (n_samples,)
+            The targets.
+
+        Returns
+        -------
+        self : object
+            The fitted LADRegressor.
+        """
         self._validate_params()
         X, y = validate_X_y(self, X, y, dtype="float64", y_numeric=True)
         A = _augment(X, self.fit_intercept)

@@ -92,8 +92,7 @@ class OnlineGradientDescent(_OGDMixin, _LinearClassifier):
     The stream is the training set in order (or shuffled per epoch), ``n_epochs``
     times; ``partial_fit`` continues the stream (t keeps counting).
 
-    Attributes: ``cumulative_loss_`` = sum_t l_t(w_t) (loss suffered before each
-    update), ``n_steps_`` = T, ``average_loss_``; compare with
+    The loss suffered is recorded (``cumulative_loss_``, ``average_loss_``); compare with
     :func:`smml.bounds.ogd_regret_bound` / :func:`smml.bounds.ogd_strongly_convex_regret_bound`.
 
     More than two classes (an extension: the notes' OGD is binary here):
@@ -103,6 +102,55 @@ class OnlineGradientDescent(_OGDMixin, _LinearClassifier):
     binary fit on (X, y == classes_[c]) with the same ``random_state``);
     ``cumulative_loss_`` and ``average_loss_`` are then arrays, one per class,
     and ``predict`` is the class of the largest score (first class on ties).
+
+    Parameters
+    ----------
+    loss : {"hinge", "logistic", "square"}, default="hinge"
+        The loss l_t.
+    eta : float, default=1.0
+        The step size scale: eta_t = eta / sqrt(t).
+    radius : None or float, default=None
+        The radius U of the ball the weights are projected onto (None: no projection).
+    sigma : None or float, default=None
+        With sigma > 0, the sigma-strongly convex variant (eta_t = 1/(sigma t)).
+    n_epochs : int, default=5
+        The number of passes of ``fit`` over the training set.
+    shuffle : bool, default=False
+        Visit the examples in a fresh random order every epoch.
+    fit_intercept : bool, default=True
+        Add the constant feature 1.
+    random_state : None, int or Generator, default=None
+        Seed of the random orders (used with ``shuffle=True``).
+    n_jobs : None or int, default=None
+        Threads of the predictions.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        The class labels.
+    coef_ : ndarray of shape (1, d) or (n_classes, d)
+        The weights.
+    intercept_ : ndarray of shape (1,) or (n_classes,)
+        The weight of the constant feature.
+    cumulative_loss_ : float or ndarray of shape (n_classes,)
+        sum_t l_t(w_t), the loss suffered before each update (one per class for one-vs-rest).
+    n_steps_ : int
+        The number of rounds T so far.
+
+    See Also
+    --------
+    sklearn.linear_model.SGDClassifier : scikit-learn's SGD linear classifiers.
+
+    Examples
+    --------
+    >>> from smml.linear import OnlineGradientDescent
+    >>> X = np.array([[-2., -1.], [-1., -2.], [1., 2.], [2., 1.]])
+    >>> y = np.array([0, 0, 1, 1])
+    >>> clf = OnlineGradientDescent(n_epochs=5).fit(X, y)
+    >>> clf.n_steps_
+    20
+    >>> clf.predict([[3., 3.], [-3., -3.]]).tolist()
+    [1, 0]
     """
 
     _parameter_spec = {"loss": Options("hinge", "logistic", "square"), **_OGD_SPEC}
@@ -112,6 +160,20 @@ class OnlineGradientDescent(_OGDMixin, _LinearClassifier):
         store_params(self, locals())
 
     def fit(self, X, y):
+        """Run ``n_epochs`` passes of projected OGD over (X, y) from w_1 = 0.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The training examples.
+        y : array-like of shape (n_samples,)
+            The labels.
+
+        Returns
+        -------
+        self : object
+            The fitted OnlineGradientDescent.
+        """
         self._validate_params()
         X, y = validate_X_y(self, X, y, dtype="float64", classifier=True)
         self.classes_, Y = _problem_labels(self, y)
@@ -120,7 +182,22 @@ class OnlineGradientDescent(_OGDMixin, _LinearClassifier):
         return self
 
     def partial_fit(self, X, y, classes=None):
-        """One pass over (X, y) as the next rounds of the stream; ``classes`` needed on the first call."""
+        """One pass over (X, y) as the next rounds of the stream; ``classes`` needed on the first call.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The chunk's examples.
+        y : array-like of shape (n_samples,)
+            The chunk's labels.
+        classes : array-like, default=None
+            Every label of the stream; required on the first call.
+
+        Returns
+        -------
+        self : object
+            The updated OnlineGradientDescent.
+        """
         first = not hasattr(self, "w_")
         self._validate_params()           # every call: set_params may have changed eta, radius, ...
         if first:
@@ -142,6 +219,55 @@ class OnlineGradientDescentRegressor(_OGDMixin, _LinearRegressorBase):
     fixed default eta overflows on unscaled data) sets eta = 1 / (2 max_t ||x'_t||^2)
     from the first batch seen (x' with the constant feature): each step is
     then a contraction on the example it uses. ``eta_`` is the value used.
+
+    Parameters
+    ----------
+    loss : {"square"}, default="square"
+        The loss l_t (the square loss only).
+    eta : "auto" or float, default="auto"
+        The step size scale: eta_t = eta / sqrt(t).
+    radius : None or float, default=None
+        The radius U of the ball the weights are projected onto (None: no projection).
+    sigma : None or float, default=None
+        With sigma > 0, the sigma-strongly convex variant (eta_t = 1/(sigma t)).
+    n_epochs : int, default=5
+        The number of passes of ``fit`` over the training set.
+    shuffle : bool, default=False
+        Visit the examples in a fresh random order every epoch.
+    fit_intercept : bool, default=True
+        Add the constant feature 1.
+    random_state : None, int or Generator, default=None
+        Seed of the random orders (used with ``shuffle=True``).
+    n_jobs : None or int, default=None
+        Threads of the predictions.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+        The weights.
+    intercept_ : float
+        The intercept (0.0 without ``fit_intercept``).
+    eta_ : float
+        The eta used.
+    cumulative_loss_ : float
+        sum_t l_t(w_t), the loss suffered before each update.
+    n_steps_ : int
+        The number of rounds T so far.
+
+    See Also
+    --------
+    sklearn.linear_model.SGDRegressor : scikit-learn's SGD linear regressor.
+
+    Examples
+    --------
+    >>> from smml.linear import OnlineGradientDescentRegressor
+    >>> X = np.array([[0.], [1.], [2.], [3.]])
+    >>> y = np.array([1., 3., 5., 7.])
+    >>> reg = OnlineGradientDescentRegressor(n_epochs=200).fit(X, y)
+    >>> reg.n_steps_
+    800
+    >>> print(f"{reg.predict([[1.5]])[0]:.1f}")
+    4.0
     """
 
     _parameter_spec = {"loss": Options("square"), **_OGD_SPEC,
@@ -152,6 +278,20 @@ class OnlineGradientDescentRegressor(_OGDMixin, _LinearRegressorBase):
         store_params(self, locals())
 
     def fit(self, X, y):
+        """Run ``n_epochs`` passes of projected OGD over (X, y) from w_1 = 0.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The training examples.
+        y : array-like of shape (n_samples,)
+            The targets.
+
+        Returns
+        -------
+        self : object
+            The fitted OnlineGradientDescentRegressor.
+        """
         self._validate_params()
         X, y = validate_X_y(self, X, y, dtype="float64", y_numeric=True)
         self._reset(X.shape[1] + int(self.fit_intercept))
@@ -159,7 +299,20 @@ class OnlineGradientDescentRegressor(_OGDMixin, _LinearRegressorBase):
         return self
 
     def partial_fit(self, X, y):
-        """One pass over (X, y) as the next rounds of the stream."""
+        """One pass over (X, y) as the next rounds of the stream.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The chunk's examples.
+        y : array-like of shape (n_samples,)
+            The chunk's targets.
+
+        Returns
+        -------
+        self : object
+            The updated OnlineGradientDescentRegressor.
+        """
         self._validate_params()           # every call: set_params may have changed eta, radius, ...
         if not hasattr(self, "w_"):
             X, y = validate_X_y(self, X, y, dtype="float64", y_numeric=True)

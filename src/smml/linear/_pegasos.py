@@ -31,6 +31,47 @@ class Pegasos(_LinearClassifier):
     ``random_state`` and used by every problem, so problem c is exactly the
     binary fit on (X, y == classes_[c]) with the same ``random_state``.
     ``predict`` is the class of the largest score (first class on ties).
+
+    Parameters
+    ----------
+    lam : float, default=1e-3
+        The regularisation strength lam > 0.
+    n_iter : int, default=10000
+        The number of steps T.
+    average : bool, default=False
+        Return the average iterate w_bar instead of the last one.
+    fit_intercept : bool, default=True
+        Add the constant feature 1 (its weight is penalised).
+    random_state : None, int or Generator, default=None
+        Seed of the uniform draws of the examples.
+    n_jobs : None or int, default=None
+        Threads of ``decision_function``.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        The class labels.
+    coef_ : ndarray of shape (1, d) or (n_classes, d)
+        The weights.
+    intercept_ : ndarray of shape (1,) or (n_classes,)
+        The weight of the constant feature.
+    n_iter_ : int
+        The number of steps taken.
+
+    See Also
+    --------
+    sklearn.linear_model.SGDClassifier : scikit-learn's SGD linear classifiers (hinge loss: a linear SVM).
+
+    Examples
+    --------
+    >>> from smml.linear import Pegasos
+    >>> X = np.array([[-2., -1.], [-1., -2.], [1., 2.], [2., 1.]])
+    >>> y = np.array([0, 0, 1, 1])
+    >>> clf = Pegasos(lam=0.1, n_iter=1000, random_state=0).fit(X, y)
+    >>> clf.predict([[3., 3.], [-3., -3.]]).tolist()
+    [1, 0]
+    >>> clf.n_iter_
+    1000
     """
 
     _parameter_spec = {"lam": Interval(float, 0, None, "neither"), "n_iter": Interval(int, 1, None),
@@ -42,6 +83,20 @@ class Pegasos(_LinearClassifier):
         store_params(self, locals())
 
     def fit(self, X, y):
+        """Run ``n_iter`` steps of Pegasos from w_1 = 0 (one run per class for one-vs-rest).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The training examples.
+        y : array-like of shape (n_samples,)
+            The labels.
+
+        Returns
+        -------
+        self : object
+            The fitted Pegasos.
+        """
         self._validate_params()
         X, y = validate_X_y(self, X, y, dtype="float64", classifier=True)
         self.classes_, Y = _problem_labels(self, y)
@@ -71,7 +126,22 @@ class Pegasos(_LinearClassifier):
         first call; a fitted model continues from its fit (its T steps, its running sum for
         ``average=True``). ``n_iter_`` counts every step so far, and the bound of
         :func:`smml.bounds.pegasos_bound` reads with T = ``n_iter_`` when the stream is
-        drawn i.i.d."""
+        drawn i.i.d.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The chunk's examples.
+        y : array-like of shape (n_samples,)
+            The chunk's labels.
+        classes : array-like, default=None
+            Every label of the stream; required on the first call.
+
+        Returns
+        -------
+        self : object
+            The updated Pegasos.
+        """
         self._validate_params()
         if "_stream_state" not in self.__dict__:
             if hasattr(self, "_pegasos_state"):
@@ -108,6 +178,18 @@ class Pegasos(_LinearClassifier):
         """F(w) = lam/2 ||w||^2 + mean hinge loss of the fitted w on (X, y) (003, section 12).
 
         One-vs-rest: an array, F of each class's problem.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The examples.
+        y : array-like of shape (n_samples,)
+            Their labels (in ``classes_``).
+
+        Returns
+        -------
+        value : float or ndarray of shape (n_classes,)
+            F(w) (one per class for one-vs-rest).
         """
         from smml.losses import hinge
         Y = self._problem_targets(y)

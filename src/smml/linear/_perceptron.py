@@ -30,17 +30,43 @@ class Perceptron(ClassifierMixin, SmmlEstimator):
     fit_intercept : bool, default=True
         Add the constant feature 1 (000, "Hyperplanes").
     max_epochs : int, default=1000
+        The largest number of epochs (passes over the training set).
     shuffle : bool, default=False
         Visit the examples in a fresh random order every epoch.
-    random_state : None, int or Generator
-    n_jobs : None or int
+    random_state : None, int or Generator, default=None
+        Seed of the random orders (used with ``shuffle=True``).
+    n_jobs : None or int, default=None
         Threads of ``decision_function`` (training is sequential).
 
     Attributes
     ----------
-    coef_ : (1, d) or (n_classes, d); intercept_ : (1,) or (n_classes,)
-    n_updates_, n_epochs_, converged_ : int/bool for two classes, arrays
-        (one per class) for one-vs-rest.
+    classes_ : ndarray of shape (n_classes,)
+        The class labels.
+    coef_ : ndarray of shape (1, d) or (n_classes, d)
+        The weights (one row per class for one-vs-rest).
+    intercept_ : ndarray of shape (1,) or (n_classes,)
+        The weight of the constant feature.
+    n_updates_ : int or ndarray of shape (n_classes,)
+        The number of updates (one per class for one-vs-rest).
+    n_epochs_ : int or ndarray of shape (n_classes,)
+        The number of epochs run (one per class for one-vs-rest).
+    converged_ : bool or ndarray of shape (n_classes,)
+        Whether the last epoch made no update (one per class for one-vs-rest).
+
+    See Also
+    --------
+    sklearn.linear_model.Perceptron : scikit-learn's Perceptron.
+
+    Examples
+    --------
+    >>> from smml.linear import Perceptron
+    >>> X = np.array([[-2., -1.], [-1., -2.], [1., 2.], [2., 1.]])
+    >>> y = np.array([0, 0, 1, 1])
+    >>> clf = Perceptron().fit(X, y)
+    >>> clf.converged_
+    True
+    >>> clf.predict([[3., 3.], [-3., -3.]]).tolist()
+    [1, 0]
     """
 
     _parameter_spec = {"fit_intercept": _BOOL, "max_epochs": Interval(int, 1, None),
@@ -69,7 +95,20 @@ class Perceptron(ClassifierMixin, SmmlEstimator):
         return w, updates, epochs, converged
 
     def fit(self, X, y):
-        """Run the Perceptron (one per class for more than two classes)."""
+        """Run the Perceptron (one per class for more than two classes).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The training examples.
+        y : array-like of shape (n_samples,)
+            The labels.
+
+        Returns
+        -------
+        self : object
+            The fitted Perceptron.
+        """
         self._validate_params()
         X, y = validate_X_y(self, X, y, dtype="floating", classifier=True)
         self.classes_, y_enc = encode_classes(y)
@@ -109,7 +148,22 @@ class Perceptron(ClassifierMixin, SmmlEstimator):
         their concatenation, and with ``shuffle=False`` ``fit`` with ``max_epochs=1`` on it,
         bit for bit. ``classes`` (every label of the stream) is needed on the first call.
         ``n_updates_`` counts the updates of the whole stream (000's mistake bound applies to
-        it), ``n_epochs_`` the calls; ``converged_`` says whether the last call made no update."""
+        it), ``n_epochs_`` the calls; ``converged_`` says whether the last call made no update.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The chunk's examples.
+        y : array-like of shape (n_samples,)
+            The chunk's labels.
+        classes : array-like, default=None
+            Every label of the stream; required on the first call.
+
+        Returns
+        -------
+        self : object
+            The updated Perceptron.
+        """
         self._validate_params()
         if hasattr(self, "coef_") and "_stream_w" not in self.__dict__:
             # after fit: the stream continues from the fitted weights
@@ -171,12 +225,34 @@ class Perceptron(ClassifierMixin, SmmlEstimator):
         return self
 
     def decision_function(self, X):
-        """w.x' per row (two classes: shape (n,)), or per class (one-vs-rest: (n, n_classes))."""
+        """Return w.x' per row (two classes), or per class (one-vs-rest).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The examples.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            The decision values; > 0 means ``classes_[1]`` for two classes.
+        """
         s = _scores(self, X)
         return s[:, 0] if s.shape[1] == 1 else s
 
     def predict(self, X):
-        """sgn(w.x') with sgn(0) = -1 (two classes), or the class of largest score."""
+        """Predict sgn(w.x') with sgn(0) = -1 (two classes), or the class of largest score.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The examples.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            The predicted class labels.
+        """
         s = _scores(self, X)
         if len(self.classes_) == 1:
             return np.repeat(self.classes_, s.shape[0])

@@ -99,8 +99,42 @@ class PolynomialRegression(_LinearRegressorBase):
     High powers of large inputs are ill-conditioned: scale x to about [-1, 1]
     first (e.g. in a pipeline).
 
-    Attributes: ``coef_`` (n_terms,), the weights of the monomials in ``powers_``
-    order; ``intercept_`` (w_0); ``powers_`` (n_terms, d); ``solver_``.
+    Parameters
+    ----------
+    degree : int, default=2
+        The largest total degree p of the monomials.
+    alpha : float, default=0.0
+        The ridge penalty (0: least squares).
+    fit_intercept : bool, default=True
+        Add the constant feature 1 (the weight w_0).
+    n_jobs : None or int, default=None
+        Threads of ``predict``.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_terms,)
+        The weights of the monomials, in ``powers_`` order.
+    intercept_ : float
+        The intercept w_0.
+    powers_ : ndarray of shape (n_terms, n_features)
+        The exponents of the monomials, degree by degree.
+    solver_ : str
+        The solver used by the underlying linear or ridge regression.
+
+    See Also
+    --------
+    sklearn.preprocessing.PolynomialFeatures : scikit-learn's polynomial feature map (with a linear model in a pipeline).
+
+    Examples
+    --------
+    >>> from smml.linear import PolynomialRegression
+    >>> X = np.array([[-1.], [0.], [1.], [2.]])
+    >>> y = np.array([2., 1., 2., 5.])
+    >>> reg = PolynomialRegression(degree=2).fit(X, y)
+    >>> reg.powers_.tolist()
+    [[1], [2]]
+    >>> print(f"{reg.predict([[3.]])[0]:.3f}")
+    10.000
     """
 
     _parameter_spec = {"degree": Interval(int, 1, None), "alpha": Interval(float, 0, None),
@@ -110,6 +144,20 @@ class PolynomialRegression(_LinearRegressorBase):
         store_params(self, locals())
 
     def fit(self, X, y):
+        """Least squares (or ridge) on the feature map phi(X).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The training examples.
+        y : array-like of shape (n_samples,)
+            The targets.
+
+        Returns
+        -------
+        self : object
+            The fitted PolynomialRegression.
+        """
         self._validate_params()
         X, y = validate_X_y(self, X, y, dtype="float64", y_numeric=True)
         self.powers_ = _monomials(X.shape[1], self.degree)
@@ -125,14 +173,36 @@ class PolynomialRegression(_LinearRegressorBase):
         return self
 
     def feature_map(self, X):
-        """phi(X) without the constant feature: one column per monomial of ``powers_``."""
+        """Return phi(X) without the constant feature: one column per monomial of ``powers_``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The examples.
+
+        Returns
+        -------
+        Phi : ndarray of shape (n_samples, n_terms)
+            The monomials of each row.
+        """
         check_is_fitted(self)
         X = validate_X(self, X, reset=False, dtype="float64")
         with np.errstate(over="ignore", invalid="ignore"):
             return _expand(X, self._phi_plan, len(self.powers_))
 
     def predict(self, X):
-        """<w, phi(x)> = intercept_ + sum_k coef_[k] x^powers_[k] for each row."""
+        """Predict <w, phi(x)> = intercept_ + sum_k coef_[k] x^powers_[k] for each row.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The examples.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            The predicted values.
+        """
         Phi = self.feature_map(X)
         if not np.all(np.isfinite(Phi)):
             raise ValueError(f"PolynomialRegression: x^{self.degree} overflows float64 on these inputs")

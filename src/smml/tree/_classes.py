@@ -241,7 +241,18 @@ class _BaseTree(CategoricalMixin, _ReducedErrorPruningMixin, _TextExportMixin, S
         return validate_X(self, Xe, reset=False, dtype="floating")
 
     def apply(self, X):
-        """Index (in ``tree_``) of the leaf each row is routed to (000: "x is routed to l")."""
+        """Index (in ``tree_``) of the leaf each row is routed to (000: "x is routed to l").
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The samples.
+
+        Returns
+        -------
+        leaves : ndarray of shape (n_samples,)
+            The node index of each row's leaf.
+        """
         X = self._validate_predict(X)
         return self._apply(X)
 
@@ -253,10 +264,24 @@ class _BaseTree(CategoricalMixin, _ReducedErrorPruningMixin, _TextExportMixin, S
         return out
 
     def get_depth(self):
+        """The depth of the fitted tree (0 for a single leaf).
+
+        Returns
+        -------
+        depth : int
+            ``tree_.max_depth``.
+        """
         check_is_fitted(self, "tree_")
         return self.tree_.max_depth
 
     def get_n_leaves(self):
+        """The number of leaves of the fitted tree.
+
+        Returns
+        -------
+        n_leaves : int
+            ``tree_.n_leaves``.
+        """
         check_is_fitted(self, "tree_")
         return self.tree_.n_leaves
 
@@ -281,14 +306,41 @@ class TreeClassifier(ClassifierMixin, _OccamPruningMixin, _RulesExportMixin, _Ba
     growth : {"best", "depth"}, default="best"
         Which leaf is expanded next (best-first: largest decrease of the training objective;
         with ``split_score="002"``, largest score).
-    max_depth, min_samples_split, min_samples_leaf, min_impurity_decrease, max_leaf_nodes :
-        Stopping rules (module docstring).  ``max_leaf_nodes`` with ``growth="depth"`` stops
+    max_depth : int or None, default=None
+        Stopping rule (module docstring): a leaf at this depth is not split; None: no limit.
+    min_samples_split : int, default=2
+        Stopping rule: a leaf with fewer examples is not split.
+    min_samples_leaf : int, default=1
+        Stopping rule: no split leaves fewer examples on either side.
+    min_impurity_decrease : float, default=0.0
+        Stopping rule: a split is made only when its decrease divided by the total training
+        weight is at least this (with ``split_score="002"``: its score).
+    max_leaf_nodes : int or None, default=None
+        Growth stops when the tree has this many leaves; with ``growth="depth"`` it stops
         the depth-first growth when that many leaves exist.
-    max_features : None, int, float, "sqrt" or "log2"
+    max_features : None, int, float, "sqrt" or "log2", default=None
         Size of the random subset of features tried at each node (002: random forests);
         exactly that many features are tried (no extra draws if they are all constant).
     max_bins : int in [2, 256], default=255
         Bins per feature for ``splitter="hist"``.
+    categorical_features : list of column indices or names, a boolean mask, "from_dtype" or None, default=None
+        Columns holding categories (any orderable values, e.g. strings in a DataFrame; at most
+        256 per column); "from_dtype": a DataFrame's columns of pandas dtype ``category``.
+    pruning : {None, "reduced_error", "reduced_error_no_worse", "occam"}, default=None
+        "reduced_error": grow on ``1 - validation_fraction`` of the data, then
+        :meth:`prune_reduced_error` on the rest with 002's rule (prune when the validation
+        accuracy does not change); "reduced_error_no_worse": the same with ``rule="no_worse"``
+        (prune when it does not decrease).  "occam": :meth:`prune_occam` with ``delta``
+        (000 "A more refined bound").
+    validation_fraction : float, default=0.2
+        Fraction of the data held out for reduced-error pruning (``pruning="reduced_error"``
+        or ``"reduced_error_no_worse"``).
+    delta : float, default=0.05
+        Confidence parameter of the Occam bound for ``pruning="occam"``.
+    random_state : None, int or Generator, default=None
+        Seeds max_features sampling, hist-binning subsamples and the validation split.
+    n_jobs : int or None, default=None
+        OpenMP threads for split search and prediction (results do not depend on it).
     split_score : {"weighted", "002"}, default="weighted"
         How a split is scored (module docstring).  "weighted": 000's decrease of the training
         objective, ``W psi(I) - W_L psi(I_L) - W_R psi(I_R)``.  "002": the slides' formula with
@@ -297,26 +349,41 @@ class TreeClassifier(ClassifierMixin, _OccamPruningMixin, _RulesExportMixin, _Ba
         "gini"); a split is then made when its score is positive (above 1e-12) and at least
         ``min_impurity_decrease``.  "002" needs the exact splitter ("auto" resolves to it) and
         numerical features only (ValueError otherwise).
-    categorical_features : list of column indices or names, a boolean mask, "from_dtype" or None, default=None
-        Columns holding categories (any orderable values, e.g. strings in a DataFrame; at most
-        256 per column); "from_dtype": a DataFrame's columns of pandas dtype ``category``.
-    pruning : {None, "reduced_error", "reduced_error_no_worse", "occam"}
-        "reduced_error": grow on ``1 - validation_fraction`` of the data, then
-        :meth:`prune_reduced_error` on the rest with 002's rule (prune when the validation
-        accuracy does not change); "reduced_error_no_worse": the same with ``rule="no_worse"``
-        (prune when it does not decrease).  "occam": :meth:`prune_occam` with ``delta``
-        (000 "A more refined bound").
-    random_state : None, int or Generator
-        Seeds max_features sampling, hist-binning subsamples and the validation split.
-    n_jobs : int or None
-        OpenMP threads for split search and prediction (results do not depend on it).
 
     Attributes
     ----------
     tree_ : Tree
         Plain numpy node arrays.
-    classes_, n_classes_, n_features_in_, feature_names_in_, categories_ ({index: categories}),
-    splitter_ (the splitter used), occam_bound_ (after Occam pruning).
+    classes_ : ndarray of shape (n_classes,)
+        The sorted labels.
+    n_classes_ : int
+        Number of classes.
+    n_features_in_ : int
+        Number of features seen in fit.
+    feature_names_in_ : ndarray of str
+        Column names of a DataFrame given to fit.
+    categories_ : dict
+        ``{column index: categories}`` of the categorical columns.
+    splitter_ : str
+        The splitter used ("exact" or "hist").
+    occam_bound_ : float
+        The Occam bound of the pruned tree (after Occam pruning).
+
+    See Also
+    --------
+    sklearn.tree.DecisionTreeClassifier : scikit-learn's CART classifier.
+    TreeRegressor : the regression tree.
+
+    Examples
+    --------
+    >>> from smml.tree import TreeClassifier
+    >>> X = np.array([[0.0, 0.0], [0.0, 1.0], [1.0, 0.0], [1.0, 1.0], [2.0, 1.0], [2.0, 0.0]])
+    >>> y = np.array([0, 0, 0, 1, 1, 1])
+    >>> clf = TreeClassifier().fit(X, y)
+    >>> clf.predict([[0.0, 1.0], [1.0, 1.0], [2.5, 0.0]]).tolist()
+    [0, 1, 1]
+    >>> clf.get_n_leaves(), clf.get_depth()
+    (4, 3)
     """
 
     _criteria = ("gini", "entropy", "error", "sqrt")
@@ -346,7 +413,22 @@ class TreeClassifier(ClassifierMixin, _OccamPruningMixin, _RulesExportMixin, _Ba
         self.split_score = split_score
 
     def fit(self, X, y, sample_weight=None):
-        """Grow the tree on (X, y) with optional non-negative ``sample_weight``."""
+        """Grow the tree on (X, y).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training samples (a DataFrame may hold categorical columns).
+        y : array-like of shape (n_samples,)
+            Training labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative example weights; None: all 1.
+
+        Returns
+        -------
+        self : object
+            The fitted tree.
+        """
         self._validate_params()
         X, y = self._prepare(X, y, classifier=True)
         sw = validate_sample_weight(sample_weight, X.shape[0])
@@ -378,15 +460,50 @@ class TreeClassifier(ClassifierMixin, _OccamPruningMixin, _RulesExportMixin, _Ba
         self._node_proba = np.divide(v, w, out=np.full_like(v, 1.0 / v.shape[1]), where=w > 0)
 
     def predict(self, X):
+        """The label of the leaf each row is routed to (its most frequent training label).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The samples.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            The predicted labels.
+        """
         X = self._validate_predict(X)
         return self.classes_[self._node_label[self._apply(X)]]
 
     def predict_proba(self, X):
-        """Weighted class proportions of the leaf each row is routed to."""
+        """Weighted class proportions of the leaf each row is routed to.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The samples.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Class proportions, columns as ``classes_``.
+        """
         X = self._validate_predict(X)
         return self._node_proba[self._apply(X)]
 
     def predict_log_proba(self, X):
+        """The log of :meth:`predict_proba`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The samples.
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+            Log of the class proportions, columns as ``classes_``.
+        """
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))
 
@@ -429,6 +546,72 @@ class TreeRegressor(RegressorMixin, _BaseTree):
     (on real-valued targets an exactly unchanged validation error is rare, so the notes' rule
     mostly prunes subtrees that no validation example reaches); ``delta`` is unused,
     the Occam bound of 000 being for classification).
+
+    Parameters
+    ----------
+    criterion : {"squared_error"}, default="squared_error"
+        The weighted squared error (weighted variance V at each node).
+    splitter : {"auto", "exact", "hist"}, default="auto"
+        As :class:`TreeClassifier`: "exact" tries every threshold, "hist" bins each feature
+        into at most ``max_bins`` quantile bins, "auto" is "hist" from 20,000 samples on.
+    growth : {"best", "depth"}, default="best"
+        Which leaf is expanded next (best-first or depth-first).
+    max_depth : int or None, default=None
+        Stopping rule (module docstring): a leaf at this depth is not split; None: no limit.
+    min_samples_split : int, default=2
+        Stopping rule: a leaf with fewer examples is not split.
+    min_samples_leaf : int, default=1
+        Stopping rule: no split leaves fewer examples on either side.
+    min_impurity_decrease : float, default=0.0
+        Stopping rule: a split is made only when its decrease divided by the total training
+        weight is at least this (with ``split_score="002"``: its score).
+    max_leaf_nodes : int or None, default=None
+        Growth stops when the tree has this many leaves; with ``growth="depth"`` it stops
+        the depth-first growth when that many leaves exist.
+    max_features : None, int, float, "sqrt" or "log2", default=None
+        Size of the random subset of features tried at each node.
+    max_bins : int in [2, 256], default=255
+        Bins per feature for ``splitter="hist"``.
+    categorical_features : list of column indices or names, a boolean mask, "from_dtype" or None, default=None
+        Columns holding categories (as :class:`TreeClassifier`).
+    pruning : {None, "reduced_error", "reduced_error_no_worse"}, default=None
+        Reduced-error pruning on ``validation_fraction`` of the data, with the square loss.
+    validation_fraction : float, default=0.2
+        Fraction of the data held out for reduced-error pruning.
+    delta : float, default=0.05
+        Unused (kept for the same parameters as :class:`TreeClassifier`).
+    random_state : None, int or Generator, default=None
+        Seeds max_features sampling, hist-binning subsamples and the validation split.
+    n_jobs : int or None, default=None
+        OpenMP threads for split search and prediction (results do not depend on it).
+    split_score : {"weighted", "002"}, default="weighted"
+        How a split is scored: the decrease of the weighted squared error, or 002's
+        variance reduction (exact splitter and numerical features only).
+
+    Attributes
+    ----------
+    tree_ : Tree
+        Plain numpy node arrays (``value[:, 0]``: each node's mean target).
+    n_features_in_ : int
+        Number of features seen in fit.
+    splitter_ : str
+        The splitter used ("exact" or "hist").
+
+    See Also
+    --------
+    sklearn.tree.DecisionTreeRegressor : scikit-learn's CART regressor.
+    TreeClassifier : the classification tree.
+
+    Examples
+    --------
+    >>> from smml.tree import TreeRegressor
+    >>> X = np.arange(8.0).reshape(-1, 1)
+    >>> y = np.array([1.0, 1.0, 1.0, 1.0, 5.0, 5.0, 7.0, 7.0])
+    >>> reg = TreeRegressor(max_depth=1).fit(X, y)
+    >>> reg.predict([[2.0], [6.0]]).round(3).tolist()
+    [1.0, 6.0]
+    >>> print(f"{reg.tree_.threshold[0]:.3f}")
+    3.500
     """
 
     _criteria = ("squared_error",)
@@ -458,7 +641,22 @@ class TreeRegressor(RegressorMixin, _BaseTree):
         self.split_score = split_score
 
     def fit(self, X, y, sample_weight=None):
-        """Grow the tree on (X, y) with optional non-negative ``sample_weight``."""
+        """Grow the tree on (X, y).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training samples (a DataFrame may hold categorical columns).
+        y : array-like of shape (n_samples,)
+            Training targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative example weights; None: all 1.
+
+        Returns
+        -------
+        self : object
+            The fitted tree.
+        """
         self._validate_params()
         X, y = self._prepare(X, y, classifier=False)
         sw = validate_sample_weight(sample_weight, X.shape[0])
@@ -476,6 +674,18 @@ class TreeRegressor(RegressorMixin, _BaseTree):
         return np.zeros(1, np.intp), np.ascontiguousarray(y, dtype=np.float64), 0
 
     def predict(self, X):
+        """The weighted mean target of the leaf each row is routed to.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The samples.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            The predictions.
+        """
         X = self._validate_predict(X)
         return self.tree_.value[self._apply(X), 0].copy()
 

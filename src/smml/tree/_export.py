@@ -12,7 +12,21 @@ class _TextExportMixin:
     estimator supplies ``_leaf_text(v, decimals)``."""
 
     def export_text(self, feature_names=None, decimals=4):
-        """The tree as indented text, one test or leaf per line, with feature names."""
+        """The tree as indented text, one test or leaf per line, with feature names.
+
+        Parameters
+        ----------
+        feature_names : list of str or None, default=None
+            Names of the features; None: ``feature_names_in_`` when fitted on a DataFrame,
+            else ``x0``, ``x1``, ...
+        decimals : int, default=4
+            Significant digits of the thresholds and leaf values.
+
+        Returns
+        -------
+        text : str
+            The tree, one line per node.
+        """
         check_is_fitted(self, "tree_")
         self._check_decimals(decimals)
         names = self._feature_names(feature_names)
@@ -70,6 +84,20 @@ class _RulesExportMixin:
         tests on the path from the root to that leaf (``"False"`` if no leaf has that label,
         ``"True"`` if the tree is a single such leaf).  Default class: ``classes_[-1]`` (the
         +1 of binary labels in {-1, +1}).
+
+        Parameters
+        ----------
+        class_label : object or None, default=None
+            The class whose leaves are described; None: ``classes_[-1]``.
+        feature_names : list of str or None, default=None
+            Names of the features (as :meth:`export_text`).
+        decimals : int, default=4
+            Significant digits of the thresholds.
+
+        Returns
+        -------
+        formula : str
+            The DNF formula, e.g. ``"(x0 <= 1.5 and x1 > 0.5) or (...)"``.
         """
         check_is_fitted(self, "tree_")
         if class_label is None:

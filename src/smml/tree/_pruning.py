@@ -33,6 +33,20 @@ class _ReducedErrorPruningMixin:
         Zero-one loss (weighted counts of mistakes), square loss for regression; "equal" up to
         rounding (1e-12 relative: the counts of a classifier are exact).  Modifies the fitted
         tree in place and returns self.
+
+        Parameters
+        ----------
+        X_val : array-like of shape (n_val, n_features)
+            The validation samples.
+        y_val : array-like of shape (n_val,)
+            Their labels (targets for the regressor).
+        rule : {"unchanged", "no_worse"}, default="unchanged"
+            When a node is replaced by a leaf (see above).
+
+        Returns
+        -------
+        self : object
+            The pruned estimator.
         """
         if rule not in _REP_RULES:
             raise ValueError(f"rule must be one of {_REP_RULES}, got {rule!r}")
@@ -106,6 +120,18 @@ class _OccamPruningMixin:
         threshold, or category subset, a binary attribute): each node then costs
         ceil(log2(n_attributes + 3)) bits.  (The candidate thresholds still come from the
         training inputs, though not from their labels.)
+
+        Parameters
+        ----------
+        delta : float, default=0.05
+            The bound holds with probability at least 1 - delta.
+        n_attributes : int or None, default=None
+            d of the code length; None: ``n_features_in_``.
+
+        Returns
+        -------
+        self : object
+            The pruned classifier.
         """
         from smml.bounds import occam_tree_bound
 

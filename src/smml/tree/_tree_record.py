@@ -22,6 +22,32 @@ class Tree:
     when it is ``x[feature] in S`` with S the categories whose bit is set in
     ``category_bits[v]`` (4 x 64 bits).  ``value`` (n_nodes, V) holds the weighted class counts
     (classifier) or the mean target (regressor) of the training examples routed to each node.
+
+    Parameters
+    ----------
+    nodes : ndarray of dtype ``Tree.NODE_DTYPE``, shape (n_nodes,)
+        The node records (node 0 the root; each internal node's children after it, siblings
+        adjacent).
+    value : ndarray of shape (n_nodes, V)
+        Weighted class counts (classifier) or mean target (regressor) of each node.
+    category_bits : ndarray of uint64, shape (n_nodes, 4)
+        The category set S of each categorical test, as bits.
+
+    See Also
+    --------
+    sklearn.tree._tree.Tree : scikit-learn's fitted tree structure (``tree_``).
+
+    Examples
+    --------
+    >>> from smml.tree import TreeClassifier
+    >>> clf = TreeClassifier().fit([[0.0], [1.0], [2.0], [3.0]], [0, 0, 1, 1])
+    >>> t = clf.tree_
+    >>> t.node_count, t.n_leaves, t.max_depth
+    (3, 2, 1)
+    >>> int(t.feature[0]), float(t.threshold[0])
+    (0, 1.5)
+    >>> t.children_left.tolist(), t.children_right.tolist()
+    ([1, -1, -1], [2, -1, -1])
     """
 
     NODE_DTYPE = _tree.NODE_DTYPE
@@ -101,14 +127,17 @@ class Tree:
 
     @property
     def node_count(self):
+        """Number of nodes (internal nodes and leaves)."""
         return int(self.nodes.shape[0])
 
     @property
     def n_leaves(self):
+        """Number of leaves."""
         return int(np.sum(self.children_left < 0))
 
     @property
     def max_depth(self):
+        """Depth of the deepest node (0 for a single leaf)."""
         return int(self.depth.max()) if self.node_count else 0
 
     def _subtree(self, keep_leaf):
