@@ -50,28 +50,30 @@ def test_omp_num_threads_is_respected():
 
 def _openmp_display(env):
     """What the kernels' OpenMP runtime prints of its settings at start (OMP_DISPLAY_ENV), and
-    whether smml left OMP_WAIT_POLICY in the environment."""
-    code = "import os, smml; print('left:', os.environ.get('OMP_WAIT_POLICY'))"
+    what smml left of the wait settings in the environment."""
+    code = ("import os, smml; print('left:', os.environ.get('OMP_WAIT_POLICY'), "
+            "os.environ.get('GOMP_SPINCOUNT'), os.environ.get('KMP_BLOCKTIME'))")
     env = {k: v for k, v in os.environ.items()
            if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KMP_BLOCKTIME")} | env
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                       env=env | {"OMP_DISPLAY_ENV": "TRUE"}, check=True)
+                       env=env | {"OMP_DISPLAY_ENV": "VERBOSE"}, check=True)
     return r.stdout + r.stderr
 
 
 @pytest.mark.skipif(not openmp_enabled(), reason="built without OpenMP")
-def test_openmp_threads_sleep_when_idle_unless_the_user_chose():
-    """smml's runtime starts with OMP_WAIT_POLICY=PASSIVE (idle threads sleep: spinning ones
-    stall the fork-join on shared cores), the variable is removed after, and a user's own
-    policy wins."""
+def test_openmp_threads_spin_briefly_unless_the_user_chose():
+    """smml's runtime starts with a short spin of idle threads (GOMP_SPINCOUNT=30000, a tenth
+    of libgomp's default: long spins stall fork-joins on shared cores), the variables are
+    removed after, and a user's own policy wins."""
     out = _openmp_display({})
-    assert "left: None" in out
-    if "OPENMP DISPLAY ENVIRONMENT" not in out:
-        pytest.skip("this OpenMP runtime does not print its settings (OMP_DISPLAY_ENV)")
-    assert re.search(r"OMP_WAIT_POLICY = '?PASSIVE", out), out
+    assert "left: None None None" in out
+    if "OPENMP DISPLAY ENVIRONMENT" not in out or "GOMP_SPINCOUNT" not in out:
+        pytest.skip("this OpenMP runtime does not print its spin count (OMP_DISPLAY_ENV)")
+    assert re.search(r"GOMP_SPINCOUNT = '?30000(?!\d)", out), out
     out = _openmp_display({"OMP_WAIT_POLICY": "ACTIVE"})
     assert re.search(r"OMP_WAIT_POLICY = '?ACTIVE", out), out
-    assert "left: ACTIVE" in out
+    assert not re.search(r"GOMP_SPINCOUNT = '?30000(?!\d)", out), out
+    assert "left: ACTIVE None None" in out
 
 
 def test_n_jobs_policy():

@@ -12,30 +12,37 @@ __version__ = "0.1.0"
 
 
 def _load_openmp_runtime():
-    """Load the kernels' OpenMP runtime with idle threads that sleep instead of spinning.
+    """Load the kernels' OpenMP runtime with idle threads that spin briefly, then sleep.
 
     Between two parallel regions an idle OpenMP thread busy-waits by default (libgomp: about
-    300,000 spins).  On a machine whose cores are shared (virtual machines, CI runners,
-    containers, another process busy) a spinning thread holds a core that the thread it waits
-    for needs, and the hypervisor deschedules spinning vCPUs: 2-thread fits ran several times
-    slower than 1-thread ones, and far slower beside other work (bench/gradient_boosting.md).
-    So unless the user chose a policy (``OMP_WAIT_POLICY``, ``GOMP_SPINCOUNT``,
-    ``KMP_BLOCKTIME``), smml's runtime starts with ``OMP_WAIT_POLICY=PASSIVE``; the variable
-    is set only while the runtime reads it (its initialisation, forced here) and removed
-    afterwards, so other libraries and child processes see the environment unchanged.  The
-    wheels carry their own copy of the runtime; a runtime another library loaded before smml
-    keeps the policy it started with."""
+    300,000 PAUSE iterations, some milliseconds; LLVM's libomp: 200 ms).  On a machine whose
+    cores are shared (virtual machines, CI runners, two processes with OpenMP threads) a
+    spinning thread holds a core that the thread it waits for needs, and the hypervisor
+    deschedules spinning vCPUs: 2-thread fits ran many times slower than 1-thread ones there
+    (bench/gradient_boosting.md).  Sleeping at once (``OMP_WAIT_POLICY=PASSIVE``) makes every
+    parallel region pay a wake-up, which cost the quiet-machine speed of the kernels with short
+    regions (k-means, small k-NN queries).  So unless the user chose a policy
+    (``OMP_WAIT_POLICY``, ``GOMP_SPINCOUNT``, ``KMP_BLOCKTIME``), smml's runtime starts with a
+    short spin: ``GOMP_SPINCOUNT=30000`` (libgomp, a tenth of its default; as fast as the default
+    on a quiet machine in bench/bench_grid.py's quick cells) and ``KMP_BLOCKTIME=1`` (libomp,
+    1 ms).  The kernels give a parallel region enough work to pay for a wake-up (their grains).
+    The variables are set only while the runtime reads them (its initialisation, forced here)
+    and removed afterwards, so other libraries and child processes see the environment
+    unchanged.  The wheels carry their own copy of the runtime; a runtime another library
+    loaded before smml keeps the policy it started with."""
     import os
 
     if any(os.environ.get(k) for k in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KMP_BLOCKTIME")):
         from smml._core import _openmp_helpers
         return
-    os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+    os.environ["GOMP_SPINCOUNT"] = "30000"
+    os.environ["KMP_BLOCKTIME"] = "1"
     try:
         from smml._core import _openmp_helpers
         _openmp_helpers.omp_max_threads()           # LLVM's libomp reads its settings here
     finally:
-        os.environ.pop("OMP_WAIT_POLICY", None)
+        os.environ.pop("GOMP_SPINCOUNT", None)
+        os.environ.pop("KMP_BLOCKTIME", None)
 
 
 _load_openmp_runtime()

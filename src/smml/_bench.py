@@ -642,7 +642,7 @@ def header(m, quick, peers, scale):
 
 def _busy_hint(m):
     """A line when other jobs hold the cores: timings are then erratic, most of all the peers'
-    whose OpenMP threads spin while idle (smml's sleep unless OMP_WAIT_POLICY says otherwise:
+    whose OpenMP threads spin long while idle (smml's spin briefly unless the user set a policy:
     smml/__init__.py)."""
     load, cpus = m.get("load_avg"), m.get("cpu_count") or 1
     if load is None or load < 0.75 * cpus:
@@ -650,7 +650,7 @@ def _busy_hint(m):
     policy = m.get("omp_wait_policy")
     return [f"note: the machine is busy (load {load} on {cpus} cpus): timings are erratic; "
             + (f"OMP_WAIT_POLICY={policy} (set by you)" if policy else
-               "smml's OpenMP threads sleep when idle (OMP_WAIT_POLICY=passive), the peers' may spin; "
+               "smml's OpenMP threads spin briefly when idle (GOMP_SPINCOUNT=30000), the peers' may spin long; "
                "prefer a quiet machine")]
 
 
