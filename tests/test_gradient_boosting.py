@@ -135,8 +135,8 @@ def test_classifier_losses():
 
 def test_thread_count_does_not_change_the_model(monkeypatch):
     # enough rows that the kernel's per-split pass (histograms, subtraction, scans) runs on 2
-    # threads for the upper nodes (rows x features >= 2 grains; a smaller grain than the
-    # default, so that a test-sized problem takes the parallel path)
+    # threads for the upper nodes (rows x features >= 2 grains; the grain pinned at 8192, so
+    # that this test-sized problem takes the parallel path whatever the default becomes)
     import smml.ensemble._gradient_boosting as gb_module
     monkeypatch.setattr(gb_module, "_GRAIN", 8192)
     X, y = _data(n=20000, d=8, seed=6, kind="multi")

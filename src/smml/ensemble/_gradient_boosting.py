@@ -69,11 +69,11 @@ from smml.tree import Tree
 __all__ = ["GradientBoostingRegressor", "GradientBoostingClassifier"]
 
 #: work of one split's pass worth a thread of its own (threads_for): rows x features of the
-#: histogram plus features x bins of each scan.  A parallel region wakes smml's sleeping OpenMP
-#: threads (smml/__init__.py), so a thread gets about half a millisecond of work or none: a
-#: sweep of 8192 ... 2^19 and serial under that policy (bench/gradient_boosting.md; the older
-#: sweep under spinning threads: bench/experiments/sweep_boost_grain.py)
-_GRAIN = 1 << 19
+#: histogram plus features x bins of each scan.  The best of 8192 ... 2^19 in sweeps with smml's
+#: short spin of idle threads (smml/__init__.py; bench/gradient_boosting.md) and of 32768 / 8192 /
+#: 2048 under libgomp's default spin (bench/experiments/sweep_boost_grain.py).  With threads that
+#: sleep at once (OMP_WAIT_POLICY=PASSIVE set by the user) larger grains would be better.
+_GRAIN = 8192
 #: rows routed through all trees at prediction, worth a thread
 _PREDICT_GRAIN = 256
 
