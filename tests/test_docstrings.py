@@ -81,7 +81,7 @@ def test_numpydoc(qual, obj, top):
 def test_examples_run(qual, obj):
     """The Examples section runs as printed (doctest; whitespace normalised, ``...`` allowed)."""
     finder = doctest.DocTestFinder(recurse=False)
-    tests = finder.find(obj, qual, globs={"np": np})
+    tests = finder.find(obj, qual, globs={})           # an example imports what it uses
     examples = [t for t in tests if t.examples]
     if not examples:
         pytest.skip(f"{qual} has no examples (test_numpydoc's EX01 reports it)")

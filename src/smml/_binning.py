@@ -65,6 +65,7 @@ def sort_columns(X, n_threads=1, stable=False, skip=None):
 
     Examples
     --------
+    >>> import numpy as np
     >>> from smml.tree import sort_columns
     >>> X = np.array([[3.0, 1.0], [1.0, 1.0], [2.0, 0.0]])
     >>> values, order = sort_columns(X, stable=True)
@@ -171,6 +172,7 @@ def bin_edges(X, max_bins, seed, n_threads=1, skip=None, reserve=None):
 
     Examples
     --------
+    >>> import numpy as np
     >>> from smml.tree import bin_edges
     >>> X = np.array([[0.0], [1.0], [1.0], [3.0]])
     >>> [e.tolist() for e in bin_edges(X, max_bins=4, seed=0)]
@@ -257,6 +259,7 @@ def bin_features(X, max_bins, seed, n_threads, is_cat, n_cats, missing=False):
 
     Examples
     --------
+    >>> import numpy as np
     >>> from smml.tree import bin_features
     >>> X = np.array([[0.0], [1.0], [1.0], [3.0]])
     >>> codes, edges = bin_features(X, 4, 0, 1, is_cat=[0], n_cats={})

@@ -165,6 +165,7 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Sm
 
     Examples
     --------
+    >>> import numpy as np
     >>> from smml.cluster import KMeans
     >>> X = np.array([[0.0, 0.0], [0.0, 1.0], [10.0, 10.0], [10.0, 11.0]])
     >>> km = KMeans(n_clusters=2, n_init=1, random_state=0).fit(X)

@@ -1104,6 +1104,7 @@ class RiskDecompositionResult:
 
     Examples
     --------
+    >>> import numpy as np
     >>> from smml.datasets import make_bayes_classification
     >>> from smml.model_selection import RiskDecompositionResult, risk_decomposition
     >>> from smml.tree import TreeClassifier

@@ -1010,6 +1010,7 @@ class KNNClassifier(ClassifierMixin, _KNNBase):
 
     Examples
     --------
+    >>> import numpy as np
     >>> from smml.neighbors import KNNClassifier
     >>> X = np.array([[0.0], [1.0], [2.0], [10.0], [11.0], [12.0]])
     >>> y = np.array([0, 0, 0, 1, 1, 1])
@@ -1165,6 +1166,7 @@ class KNNRegressor(RegressorMixin, _KNNBase):
 
     Examples
     --------
+    >>> import numpy as np
     >>> from smml.neighbors import KNNRegressor
     >>> X = np.array([[0.0], [1.0], [2.0], [3.0]])
     >>> y = np.array([0.0, 1.0, 4.0, 9.0])

@@ -402,6 +402,7 @@ class MLPClassifier(ClassifierMixin, _BaseMLP):
 
     Examples
     --------
+    >>> import numpy as np
     >>> from smml.neural import MLPClassifier
     >>> X = np.array([[0., 0.], [1., 1.], [0., 1.], [1., 0.]])
     >>> y = np.array([0, 0, 1, 1])
@@ -634,6 +635,7 @@ class MLPRegressor(RegressorMixin, _BaseMLP):
 
     Examples
     --------
+    >>> import numpy as np
     >>> from smml.neural import MLPRegressor
     >>> X = np.linspace(-1, 1, 20).reshape(-1, 1)
     >>> y = 2 * X[:, 0] + 1

@@ -266,6 +266,7 @@ def perceptron_mistakes_table(X, y, u=None, max_epochs=30, fit_intercept=True):
 
     Examples
     --------
+    >>> import numpy as np
     >>> from smml.plot import perceptron_mistakes_table
     >>> Xs = np.array([[0., 0.], [1., 0.], [0., 1.], [3., 3.], [4., 3.], [3., 4.]])
     >>> ys = np.array([0, 0, 0, 1, 1, 1])
@@ -336,6 +337,7 @@ def plot_perceptron(X, y, u=None, max_epochs=30, fit_intercept=True, ax=None):
 
     Examples
     --------
+    >>> import numpy as np
     >>> import matplotlib
     >>> matplotlib.use("Agg")
     >>> from smml.plot import plot_perceptron
@@ -391,6 +393,7 @@ def tree_error_table(X_train, y_train, X_test, y_test, leaves=None, delta=0.05, 
 
     Examples
     --------
+    >>> import numpy as np
     >>> from smml.plot import tree_error_table
     >>> from smml.datasets import make_bayes_classification
     >>> X, y, _ = make_bayes_classification(n_samples=80, random_state=0)
@@ -536,6 +539,7 @@ def pegasos_objective_table(X, y, lam=1e-2, n_iters=None, random_state=0, fit_in
 
     Examples
     --------
+    >>> import numpy as np
     >>> from smml.plot import pegasos_objective_table
     >>> from smml.datasets import make_bayes_classification
     >>> X, y, _ = make_bayes_classification(n_samples=80, random_state=0)

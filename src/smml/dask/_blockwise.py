@@ -50,6 +50,7 @@ def predict(estimator, X):
 
     Examples
     --------
+    >>> import numpy as np
     >>> import dask.array as da
     >>> from smml.neighbors import KNNClassifier
     >>> from smml.dask import predict
@@ -83,6 +84,7 @@ def predict_proba(estimator, X):
 
     Examples
     --------
+    >>> import numpy as np
     >>> import dask.array as da
     >>> from smml.neighbors import KNNClassifier
     >>> from smml.dask import predict_proba
@@ -117,6 +119,7 @@ def transform(estimator, X):
 
     Examples
     --------
+    >>> import numpy as np
     >>> import dask.array as da
     >>> from smml.cluster import KMeans
     >>> from smml.dask import transform

@@ -354,6 +354,7 @@ class KMeans(BaseEstimator):
 
     Examples
     --------
+    >>> import numpy as np
     >>> import dask.array as da
     >>> from smml.dask import KMeans
     >>> Xd = da.from_array(np.array([[0.0], [1.0], [10.0], [11.0]]), chunks=2)

@@ -214,6 +214,7 @@ class KNNClassifier(_DaskKNNBase):
 
     Examples
     --------
+    >>> import numpy as np
     >>> import dask.array as da
     >>> from smml.dask import KNNClassifier
     >>> Xd = da.from_array(np.array([[0.0], [1.0], [10.0], [11.0]]), chunks=2)
@@ -298,6 +299,7 @@ class KNNRegressor(_DaskKNNBase):
 
     Examples
     --------
+    >>> import numpy as np
     >>> import dask.array as da
     >>> from smml.dask import KNNRegressor
     >>> Xd = da.from_array(np.array([[0.0], [1.0], [10.0], [11.0]]), chunks=2)

@@ -147,6 +147,7 @@ class DecisionStump(ClassifierMixin, SmmlEstimator):
 
     Examples
     --------
+    >>> import numpy as np
     >>> from smml.ensemble import DecisionStump
     >>> X = np.array([[0.0, 5.0], [1.0, 3.0], [2.0, 4.0], [3.0, 1.0]])
     >>> stump = DecisionStump().fit(X, [0, 0, 1, 1])
@@ -325,6 +326,7 @@ class AdaBoostClassifier(ClassifierMixin, SmmlEstimator):
 
     Examples
     --------
+    >>> import numpy as np
     >>> from smml.ensemble import AdaBoostClassifier
     >>> X = np.array([[0.0], [1.0], [2.0], [3.0], [4.0], [5.0]])
     >>> y = np.array([0, 0, 1, 1, 0, 0])

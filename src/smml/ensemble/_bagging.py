@@ -599,6 +599,7 @@ class BaggingClassifier(_BaggingClassifierMixin, ClassifierMixin, _BaseBagging):
 
     Examples
     --------
+    >>> import numpy as np
     >>> from smml.ensemble import BaggingClassifier
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(40, 2))
@@ -672,6 +673,7 @@ class BaggingRegressor(_BaggingRegressorMixin, RegressorMixin, _BaseBagging):
 
     Examples
     --------
+    >>> import numpy as np
     >>> from smml.ensemble import BaggingRegressor
     >>> X = np.arange(20.0).reshape(-1, 1)
     >>> y = np.where(X[:, 0] < 10, 0.0, 1.0)

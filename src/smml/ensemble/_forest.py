@@ -168,6 +168,7 @@ class RandomForestClassifier(_BaggingClassifierMixin, ClassifierMixin, _BaseFore
 
     Examples
     --------
+    >>> import numpy as np
     >>> from smml.ensemble import RandomForestClassifier
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(60, 3))
@@ -247,6 +248,7 @@ class RandomForestRegressor(_BaggingRegressorMixin, RegressorMixin, _BaseForest)
 
     Examples
     --------
+    >>> import numpy as np
     >>> from smml.ensemble import RandomForestRegressor
     >>> X = np.arange(20.0).reshape(-1, 1)
     >>> y = np.where(X[:, 0] < 10, 0.0, 1.0)

@@ -530,6 +530,7 @@ class GradientBoostingRegressor(RegressorMixin, _BaseGradientBoosting):
 
     Examples
     --------
+    >>> import numpy as np
     >>> from smml.ensemble import GradientBoostingRegressor
     >>> rng = np.random.default_rng(0)
     >>> X = rng.uniform(-1, 1, size=(100, 2))
@@ -703,6 +704,7 @@ class GradientBoostingClassifier(ClassifierMixin, _BaseGradientBoosting):
 
     Examples
     --------
+    >>> import numpy as np
     >>> from smml.ensemble import GradientBoostingClassifier
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(100, 2))

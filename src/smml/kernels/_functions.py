@@ -57,6 +57,7 @@ def linear_kernel(X, Y=None, n_jobs=None):
 
     Examples
     --------
+    >>> import numpy as np
     >>> from smml.kernels import linear_kernel
     >>> X = np.array([[0., 1.], [1., 0.]])
     >>> linear_kernel(X).tolist()
@@ -93,6 +94,7 @@ def polynomial_kernel(X, Y=None, degree=3, n_jobs=None):
 
     Examples
     --------
+    >>> import numpy as np
     >>> from smml.kernels import polynomial_kernel
     >>> X = np.array([[0., 1.], [1., 0.]])
     >>> polynomial_kernel(X, degree=2).tolist()
@@ -136,6 +138,7 @@ def gaussian_kernel(X, Y=None, gamma=1.0, n_jobs=None):
 
     Examples
     --------
+    >>> import numpy as np
     >>> from smml.kernels import gaussian_kernel
     >>> X = np.array([[0., 1.], [1., 0.]])
     >>> K = gaussian_kernel(X, gamma=0.5)

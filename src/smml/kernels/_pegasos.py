@@ -79,6 +79,7 @@ class KernelPegasos(KernelClassifierBase):
 
     Examples
     --------
+    >>> import numpy as np
     >>> from smml.kernels import KernelPegasos
     >>> X = np.array([[0., 0.], [1., 1.], [0., 1.], [1., 0.]])
     >>> y = np.array([0, 0, 1, 1])

@@ -101,6 +101,7 @@ class KernelPerceptron(KernelClassifierBase):
 
     Examples
     --------
+    >>> import numpy as np
     >>> from smml.kernels import KernelPerceptron
     >>> X = np.array([[0., 0.], [1., 1.], [0., 1.], [1., 0.]])
     >>> y = np.array([0, 0, 1, 1])

@@ -76,6 +76,7 @@ class KernelRidge(RegressorMixin, SmmlEstimator):
 
     Examples
     --------
+    >>> import numpy as np
     >>> from smml.kernels import KernelRidge
     >>> X = np.array([[0.], [1.], [2.], [3.]])
     >>> y = np.array([1., 3., 5., 7.])

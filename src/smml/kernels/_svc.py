@@ -110,6 +110,7 @@ class KernelSVC(KernelClassifierBase):
 
     Examples
     --------
+    >>> import numpy as np
     >>> from smml.kernels import KernelSVC
     >>> X = np.array([[0., 0.], [1., 1.], [0., 1.], [1., 0.]])
     >>> y = np.array([0, 0, 1, 1])

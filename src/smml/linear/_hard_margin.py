@@ -251,6 +251,7 @@ class HardMarginSVM(_LinearClassifier):
 
     Examples
     --------
+    >>> import numpy as np
     >>> from smml.linear import HardMarginSVM
     >>> X = np.array([[-2., -1.], [-1., -2.], [1., 2.], [2., 1.]])
     >>> y = np.array([0, 0, 1, 1])

@@ -74,6 +74,7 @@ class LinearRegression(_LinearRegressorBase):
 
     Examples
     --------
+    >>> import numpy as np
     >>> from smml.linear import LinearRegression
     >>> X = np.array([[0.], [1.], [2.], [3.]])
     >>> y = np.array([1., 3., 5., 7.])
@@ -177,6 +178,7 @@ class RidgeRegression(LinearRegression):
 
     Examples
     --------
+    >>> import numpy as np
     >>> from smml.linear import RidgeRegression
     >>> X = np.array([[0.], [1.], [2.], [3.]])
     >>> y = np.array([1., 3., 5., 7.])
@@ -297,6 +299,7 @@ class LMSRegressor(LinearRegression):
 
     Examples
     --------
+    >>> import numpy as np
     >>> from smml.linear import LMSRegressor
     >>> X = np.array([[0.], [1.], [2.], [3.]])
     >>> y = np.array([1., 3., 5., 7.])

@@ -138,6 +138,7 @@ class LinearProgramClassifier(_LinearClassifier):
 
     Examples
     --------
+    >>> import numpy as np
     >>> from smml.linear import LinearProgramClassifier
     >>> X = np.array([[-2., -1.], [-1., -2.], [1., 2.], [2., 1.]])
     >>> y = np.array([0, 0, 1, 1])
@@ -237,6 +238,7 @@ class LADRegressor(_LinearRegressorBase):
 
     Examples
     --------
+    >>> import numpy as np
     >>> from smml.linear import LADRegressor
     >>> X = np.array([[0.], [1.], [2.], [3.], [4.]])
     >>> y = np.array([1., 3., 5., 7., 30.])

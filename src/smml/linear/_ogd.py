@@ -143,6 +143,7 @@ class OnlineGradientDescent(_OGDMixin, _LinearClassifier):
 
     Examples
     --------
+    >>> import numpy as np
     >>> from smml.linear import OnlineGradientDescent
     >>> X = np.array([[-2., -1.], [-1., -2.], [1., 2.], [2., 1.]])
     >>> y = np.array([0, 0, 1, 1])
@@ -260,6 +261,7 @@ class OnlineGradientDescentRegressor(_OGDMixin, _LinearRegressorBase):
 
     Examples
     --------
+    >>> import numpy as np
     >>> from smml.linear import OnlineGradientDescentRegressor
     >>> X = np.array([[0.], [1.], [2.], [3.]])
     >>> y = np.array([1., 3., 5., 7.])

@@ -59,6 +59,7 @@ class Perceptron(ClassifierMixin, SmmlEstimator):
 
     Examples
     --------
+    >>> import numpy as np
     >>> from smml.linear import Perceptron
     >>> X = np.array([[-2., -1.], [-1., -2.], [1., 2.], [2., 1.]])
     >>> y = np.array([0, 0, 1, 1])

@@ -127,6 +127,7 @@ class PolynomialRegression(_LinearRegressorBase):
 
     Examples
     --------
+    >>> import numpy as np
     >>> from smml.linear import PolynomialRegression
     >>> X = np.array([[-1.], [0.], [1.], [2.]])
     >>> y = np.array([2., 1., 2., 5.])

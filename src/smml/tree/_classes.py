@@ -376,6 +376,7 @@ class TreeClassifier(ClassifierMixin, _OccamPruningMixin, _RulesExportMixin, _Ba
 
     Examples
     --------
+    >>> import numpy as np
     >>> from smml.tree import TreeClassifier
     >>> X = np.array([[0.0, 0.0], [0.0, 1.0], [1.0, 0.0], [1.0, 1.0], [2.0, 1.0], [2.0, 0.0]])
     >>> y = np.array([0, 0, 0, 1, 1, 1])
@@ -604,6 +605,7 @@ class TreeRegressor(RegressorMixin, _BaseTree):
 
     Examples
     --------
+    >>> import numpy as np
     >>> from smml.tree import TreeRegressor
     >>> X = np.arange(8.0).reshape(-1, 1)
     >>> y = np.array([1.0, 1.0, 1.0, 1.0, 5.0, 5.0, 7.0, 7.0])
