@@ -104,15 +104,17 @@ numpydoc_show_class_members = False        # the class template lists the method
 numpydoc_class_members_toctree = False
 numpydoc_xref_param_type = False
 
-# NUMPYDOC_RULE - what the API reference requires of a docstring, and nothing more:
+# NUMPYDOC_RULE - what the API reference requires of a docstring (the same codes as
+# tests/test_docstrings.py, which also runs every Examples section):
 #   GL08  every public name has a docstring (a page without one says nothing);
-#   SS01  it starts with a summary line (the API tables show it).
-# Everything else (every parameter documented, section order, punctuation, ...) is
-# good style but not checked: docstrings of every family cite the notes in free
-# text and a style rule must not fail the build. A docstring that is not valid
-# reStructuredText (an unknown section, a broken table) fails the build anyway,
-# through Sphinx's own warnings.
-numpydoc_validation_checks = {"GL08", "SS01"}
+#   SS01  it starts with a summary line (the API tables show it);
+#   PR01 / PR02  every parameter documented, none that does not exist;
+#   RT01  a Returns section where something is returned;
+#   EX01  an Examples section (classes and functions; numpydoc asks it of methods too, which
+#         the class's examples cover: EX01 is checked by the test, not here).
+# Style codes (punctuation, capitals, section order) are not checked. A docstring that is not
+# valid reStructuredText fails the build anyway, through Sphinx's own warnings.
+numpydoc_validation_checks = {"GL08", "SS01", "PR01", "PR02", "RT01"}
 # objects whose docstring is inherited from scikit-learn or Python, not smml's to fix
 numpydoc_validation_exclude = {r"\.__init__$", r"\.set_params$", r"\.get_params$", r"\.score$",
                                r"\.fit_predict$", r"\.set_.*_request$", r"\.get_metadata_routing$",

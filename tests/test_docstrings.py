@@ -1,6 +1,7 @@
 """The API reference's docstrings, validated as numpydoc defines them, and their examples run
 (issue 34): every public class and function of every public module, and every public method a
-class defines itself (inherited scikit-learn plumbing is scikit-learn's).
+class defines or inherits from smml's base classes (inherited scikit-learn plumbing is
+scikit-learn's).
 
 Checked (numpydoc codes): GL08 a docstring exists; SS01 it starts with a summary; PR01 every
 parameter is documented; PR02 no parameter is documented that does not exist; RT01 a method or
@@ -45,6 +46,16 @@ def _public_objects():
                         continue
                     if inspect.isfunction(member) or isinstance(member, property):
                         out.append((f"{qual}.{mname}", member, False))
+                # public methods inherited from smml's (private) base classes: checked where
+                # they are defined (their page shows that docstring)
+                for klass in obj.__mro__[1:]:
+                    if not klass.__module__.startswith("smml"):
+                        continue
+                    for mname, member in vars(klass).items():
+                        if mname.startswith("_") or mname in SKIP_METHODS or mname in vars(obj):
+                            continue
+                        if inspect.isfunction(member):
+                            out.append((f"{klass.__module__}.{klass.__qualname__}.{mname}", member, False))
     # one entry per object (a class re-exported by two modules is checked once)
     seen, unique = set(), []
     for qual, obj, top in out:

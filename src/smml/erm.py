@@ -93,7 +93,18 @@ class _FiniteClassERM(SmmlEstimator):
         return self
 
     def predict(self, X):
-        """The chosen predictor f_hat on X."""
+        """The chosen predictor f_hat on X.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The points to predict.
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+            f_hat(x) for every row x of X: the predictions of ``best_hypothesis_``.
+        """
         check_is_fitted(self)
         X = validate_X(self, X, reset=False, dtype="float64")
         return self._predictions(self.best_hypothesis_, X, X.shape[0])
