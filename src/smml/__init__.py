@@ -32,17 +32,16 @@ def _load_openmp_runtime():
     loaded before smml keeps the policy it started with."""
     import os
 
-    if any(os.environ.get(k) for k in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KMP_BLOCKTIME")):
-        from smml._core import _openmp_helpers
-        return
-    os.environ["GOMP_SPINCOUNT"] = "30000"
-    os.environ["KMP_BLOCKTIME"] = "1"
+    ours = {"GOMP_SPINCOUNT": "30000", "KMP_BLOCKTIME": "1"}
+    if any(os.environ.get(k) for k in ("OMP_WAIT_POLICY", *ours)):
+        ours = {}                                   # the user's policy
+    os.environ.update(ours)
     try:
         from smml._core import _openmp_helpers
         _openmp_helpers.omp_max_threads()           # LLVM's libomp reads its settings here
     finally:
-        os.environ.pop("GOMP_SPINCOUNT", None)
-        os.environ.pop("KMP_BLOCKTIME", None)
+        for k in ours:
+            os.environ.pop(k, None)
 
 
 _load_openmp_runtime()

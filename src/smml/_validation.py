@@ -38,8 +38,7 @@ def _aligned(a):
     doubles and floats at their natural alignment, a misaligned load is undefined behaviour
     in C (found by the UBSan build, .ci/sanitize)."""
     if isinstance(a, np.ndarray) and not a.flags.aligned:
-        return np.array(a, order="K" if a.ndim < 2 else ("C" if a.flags.c_contiguous or not
-                                                           a.flags.f_contiguous else "F"))
+        return a.copy(order="K")            # a fresh buffer, in the same memory layout
     return a
 
 
