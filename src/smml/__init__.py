@@ -46,6 +46,20 @@ def _load_openmp_runtime():
 
 _load_openmp_runtime()
 
+
+def _check_simd_switch():
+    """SMML_SIMD (smml/_core/_platform.h) lowers the kernels' vector path; a value the C does
+    not know leaves the CPU's choice, which the user should hear about."""
+    import os
+    import warnings
+    value = os.environ.get("SMML_SIMD")
+    if value is not None and value not in ("scalar", "avx2", "avx512"):
+        warnings.warn(f"SMML_SIMD={value!r} is not one of 'scalar', 'avx2', 'avx512': ignored, the "
+                      f"kernels use the widest vector path this CPU runs", RuntimeWarning, stacklevel=2)
+
+
+_check_simd_switch()
+
 from smml._persist import InconsistentVersionWarning, load, save  # noqa: E402
 from smml._threads import effective_n_threads, openmp_enabled  # noqa: E402
 

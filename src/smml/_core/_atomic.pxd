@@ -3,7 +3,7 @@
 # A plain store from several threads at once is a data race, undefined behaviour in C
 # even when every thread stores the same value; this is an atomic store instead (relaxed:
 # the region's closing barrier orders it before the read that follows). Reads inside the
-# region go through flag_get. Platforms are guarded as in _simd.h / _neural.h.
+# region go through flag_get. Platforms are guarded as in _platform.h.
 #
 #   cdef int failed = 0
 #   with nogil, parallel(...):

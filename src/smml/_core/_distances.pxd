@@ -111,12 +111,7 @@ cdef inline void neg2_dot_tile(int nqb, int ntb, int d, const floating *Qr, cons
 # same error bound (each product-sum rounds once instead of twice).
 cdef extern from *:
     """
-    #include <stddef.h>
-    #if defined(__GNUC__) || defined(__clang__)
-    #define SMML_MAYBE_UNUSED __attribute__((unused))
-    #else
-    #define SMML_MAYBE_UNUSED
-    #endif
+    #include "_platform.h"
     #define SMML_PANEL_D 8
     #define SMML_PANEL_F 16
     /* panel layout: P[(p * d + f) * PW + c] = -2 C[p * PW + c, f], 0 for p * PW + c >= k
@@ -134,19 +129,13 @@ cdef extern from *:
     SMML_PACK(smml_pack_panels_d, double, SMML_PANEL_D)
     SMML_PACK(smml_pack_panels_f, float, SMML_PANEL_F)
 
-    #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
-    #include <immintrin.h>
+    #if SMML_X86_DISPATCH
     SMML_MAYBE_UNUSED static int smml_fast_tile_available(void) {
-        static int cached = -1;
-        if (cached < 0) {
-            __builtin_cpu_init();
-            cached = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-        }
-        return cached;
+        return smml_isa() >= SMML_ISA_AVX2;      /* AVX2 and FMA, unless SMML_SIMD lowers it */
     }
     /* out[0:R, 0:2W] = X[0:R, :] @ panel (d x 2W, holding -2 C), R = 4 or 1 rows; W = vector width */
     #define SMML_TILE_KERNELS(SUF, T, VEC, W, ZERO, LOAD, BCAST, FMA, STORE) \
-    __attribute__((target("avx2,fma"))) SMML_MAYBE_UNUSED \
+    SMML_TARGET_AVX2_FMA SMML_MAYBE_UNUSED \
     static void smml_tile4_##SUF(Py_ssize_t d, const T *X, Py_ssize_t ldx, const T *P, T *out, Py_ssize_t ldt) { \
         VEC a00 = ZERO(), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00, a30 = a00, a31 = a00; \
         const T *x0 = X, *x1 = X + ldx, *x2 = X + 2 * ldx, *x3 = X + 3 * ldx; \
@@ -163,7 +152,7 @@ cdef extern from *:
         STORE(out, a20); STORE(out + W, a21); out += ldt; \
         STORE(out, a30); STORE(out + W, a31); \
     } \
-    __attribute__((target("avx2,fma"))) SMML_MAYBE_UNUSED \
+    SMML_TARGET_AVX2_FMA SMML_MAYBE_UNUSED \
     static void smml_tile1_##SUF(Py_ssize_t d, const T *X, const T *P, T *out) { \
         VEC a0 = ZERO(), a1 = a0; \
         Py_ssize_t f; \

@@ -71,8 +71,8 @@ cdef extern from *:
 
        smml_add_rows: for each row i, S[label_i] += w_i x_i (float64), W[label_i] += w_i,
        Q[label_i] += w_i xn_i, rows in order; w == NULL means w_i = 1. */
-    #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
-    #include <immintrin.h>
+    #include "_platform.h"
+    #if SMML_X86_DISPATCH
     /* the previous-label pass from this many tile columns: below, the pass it saves costs
        less than its data-dependent branch (the interleaved A/B: bench/cluster.md) */
     #define SMML_PREV_MIN_KP 32

@@ -129,7 +129,7 @@ cdef extern from *:
     int smml_any_below_f(const float *r, const double *t, intp_t n, double top) noexcept nogil
 
 
-cdef extern from "_simd.h" nogil:
+cdef extern from "_simd_dist.h" nogil:
     intp_t smml_first_below_d(const double *r, intp_t n, double top)
     intp_t smml_first_below_f(const float *r, intp_t n, float top)
 

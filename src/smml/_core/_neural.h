@@ -30,19 +30,18 @@
  * CPU runs (2, 1; 0: neither, and the caller keeps the gemm path and the loops, as it does
  * for float64).
  */
+#ifndef SMML_CLONE_PASS
 #ifndef SMML_NEURAL_H
 #define SMML_NEURAL_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-/* The same builds as _simd.h's AVX-512 partition: GCC on x86-64 Linux with glibc, whose
- * libgcc provides __builtin_cpu_supports' data (Apple's x86-64 toolchain leaves ___cpu_model
- * undefined at link time). Elsewhere, the gemm path and the loops. */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) \
-    && defined(__GLIBC__)
+/* The vector copies exist where _platform.h's rule says (SMML_X86_DISPATCH); elsewhere the
+ * gemm path and the loops. */
+#include "_platform.h"
+#if SMML_X86_DISPATCH
 #define SMML_NN_X86 1
-#include <immintrin.h>
 #endif
 
 #ifdef SMML_NN_X86
@@ -99,11 +98,7 @@
 /* The widest of the two that this CPU runs: 2 AVX-512F, 1 AVX2 + FMA, 0 neither. */
 static int smml_nn_step_isa(void)
 {
-    if (__builtin_cpu_supports("avx512f"))
-        return 2;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-        return 1;
-    return 0;
+    return smml_isa();      /* SMML_ISA_AVX512 = 2, SMML_ISA_AVX2 (with FMA) = 1 */
 }
 
 /* The instruction set's copy (isa: smml_nn_step_isa(), 1 or 2), same arguments. */
@@ -122,4 +117,66 @@ static int smml_nn_step_isa(void)
 #define smml_nn_step1_f(isa, ...) ((void) 0)
 
 #endif
+
+/* smml_momentum_d/_f: compiled portable (_base) and, with SMML_X86_DISPATCH, for AVX2
+ * (_avx2), the same bits (no fused multiply-add); the name without a suffix calls the copy of
+ * smml_isa() (_platform.h) */
+#define SMML_CLONE_PASS 1
+#define SMML_SFX(n) n##_base
+#define SMML_CLONED static SMML_MAYBE_UNUSED
+#include "_neural.h"
+#undef SMML_SFX
+#undef SMML_CLONED
+#if SMML_X86_DISPATCH
+#define SMML_SFX(n) n##_avx2
+#define SMML_CLONED static SMML_MAYBE_UNUSED SMML_TARGET_AVX2
+#include "_neural.h"
+#undef SMML_SFX
+#undef SMML_CLONED
 #endif
+#undef SMML_CLONE_PASS
+#define smml_momentum_d(...) SMML_PICK(smml_momentum_d, __VA_ARGS__)
+#define smml_momentum_f(...) SMML_PICK(smml_momentum_f, __VA_ARGS__)
+
+#endif  /* SMML_NEURAL_H */
+
+#else   /* SMML_CLONE_PASS: the multi-versioned functions */
+
+/* smml_momentum_*: the weight step of minibatch SGD with momentum (smml._core._neural
+ * _momentum_block), on the entries [c0, c1) of nrows rows of leading dimension ld, after
+ * a gemm has left V = mu V - eta G:  v = V - etalam * W;  W <- W + v;  V <- v, or
+ * V <- mu_next * v when mu_next != 0 (the next step's momentum factor, applied here so
+ * that the next gemm need not). W is updated in place (dst == src in every caller but
+ * the double-buffered output layer, which passes its other copy as dst): the two cases
+ * are separate loops, as a possibly aliased pair would not vectorise. */
+#define SMML_MOMENTUM(T, NAME)                                                  \
+    SMML_CLONED void SMML_SFX(NAME)(T *dst, const T *src, T *SMML_RESTRICT V, ptrdiff_t nrows, \
+                                 ptrdiff_t ld, ptrdiff_t c0, ptrdiff_t c1, T etalam, T mu_next) \
+    {                                                                           \
+        ptrdiff_t i, j;                                                         \
+        for (i = 0; i < nrows; i++) {                                           \
+            T *SMML_RESTRICT v = V + i * ld;                                    \
+            if (dst == src) {                                                   \
+                T *SMML_RESTRICT w = dst + i * ld;                              \
+                for (j = c0; j < c1; j++) {                                     \
+                    T x = w[j], t = v[j] - etalam * x;                          \
+                    w[j] = x + t;                                               \
+                    v[j] = mu_next != 0 ? mu_next * t : t;                      \
+                }                                                               \
+            } else {                                                            \
+                T *SMML_RESTRICT w = dst + i * ld;                              \
+                const T *SMML_RESTRICT s = src + i * ld;                        \
+                for (j = c0; j < c1; j++) {                                     \
+                    T t = v[j] - etalam * s[j];                                 \
+                    w[j] = s[j] + t;                                            \
+                    v[j] = mu_next != 0 ? mu_next * t : t;                      \
+                }                                                               \
+            }                                                                   \
+        }                                                                       \
+    }
+
+SMML_MOMENTUM(double, smml_momentum_d)
+SMML_MOMENTUM(float, smml_momentum_f)
+#undef SMML_MOMENTUM
+
+#endif  /* SMML_CLONE_PASS */

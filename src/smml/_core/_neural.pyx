@@ -382,7 +382,7 @@ cdef void _step_rows(floating *dst, const floating *src, floating *V, intp_t nro
                     zn[j] = zn[j] + bi * w[j]
 
 
-cdef extern from "_simd.h" nogil:
+cdef extern from "_neural.h" nogil:
     void smml_momentum_d(double *dst, const double *src, double *V, intp_t nrows, intp_t ld,
                          intp_t c0, intp_t c1, double etalam, double mu_next)
     void smml_momentum_f(float *dst, const float *src, float *V, intp_t nrows, intp_t ld,
@@ -395,7 +395,7 @@ cdef inline void _momentum_block(floating *dst, const floating *src, floating *V
     mu_next != 0: V <- mu_next V instead, the next step's gemm's beta applied here (that gemm
     then has beta = 1), so that the velocity is read and written once a step instead of twice
     (the gemm's own beta pass is a separate pass over C): the same products, the same values.
-    The loop is _simd.h's smml_momentum (an AVX2 copy where the compiler makes one)."""
+    The loop is _neural.h's smml_momentum (an AVX2 copy where the compiler makes one)."""
     if floating is double:
         smml_momentum_d(dst, src, V, nrows, ld, c0, c1, etalam, mu_next)
     else:

@@ -1,0 +1,112 @@
+/* The one platform rule of smml's compiled core: which builds dispatch to vector copies
+ * of their loops at run time, which instruction set a call uses, and the switch that
+ * forces a narrower one (issue 32, item 2).
+ *
+ * SMML_X86_DISPATCH (1 or 0): GCC on x86-64 Linux with glibc. There, libgcc provides the
+ * data of __builtin_cpu_supports (Apple's x86-64 toolchain leaves ___cpu_model undefined at
+ * link time) and gcc compiles a function for an instruction set named in a target
+ * attribute (clang's rules for inlining across targets differ; it gets the portable
+ * loops, as MSVC does). Every module that has vector copies tests this macro and nothing
+ * else.
+ *
+ * smml_isa(): the instruction set of this call: SMML_ISA_SCALAR (the portable loops),
+ * SMML_ISA_AVX2 (AVX2 and FMA) or SMML_ISA_AVX512 (AVX-512F), the widest the CPU runs,
+ * lowered by the environment variable SMML_SIMD ("scalar", "avx2" or "avx512", read once
+ * per module, when the module is imported: smml_isa_init). An unknown value leaves the
+ * CPU's choice (smml/__init__.py warns about it). The switch exists so that every path is
+ * tested on every machine: copies that promise the same bits as the portable loops
+ * (_simd_*.h: no fused multiply-add, -ffp-contract=off) are compared with them by
+ * tests/test_simd_paths.py.
+ *
+ * Multi-versioned functions (_simd_dist.h, _simd_svm.h, _simd_gbm.h, _simd_tree.h,
+ * _neural.h): a header defines them in its #else branch of #ifndef SMML_CLONE_PASS, each
+ * named SMML_SFX(name) and declared SMML_CLONED, and includes itself with SMML_CLONE_PASS
+ * defined: once portable (SMML_SFX adds _base) and, where SMML_X86_DISPATCH, once for
+ * AVX2 (_avx2); then it defines name(...) as SMML_PICK(name, ...), the copy of smml_isa().
+ */
+#ifndef SMML_PLATFORM_H
+#define SMML_PLATFORM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) \
+    && defined(__GLIBC__)
+#define SMML_X86_DISPATCH 1
+#include <immintrin.h>
+#else
+#define SMML_X86_DISPATCH 0
+#endif
+
+#if defined(_MSC_VER)
+#define SMML_RESTRICT __restrict
+#else
+#define SMML_RESTRICT restrict
+#endif
+
+#if defined(__GNUC__)
+#define SMML_MAYBE_UNUSED __attribute__((unused))
+#define SMML_ALWAYS_INLINE __attribute__((always_inline)) inline
+#else
+#define SMML_MAYBE_UNUSED
+#define SMML_ALWAYS_INLINE inline
+#endif
+
+#define SMML_ISA_SCALAR 0
+#define SMML_ISA_AVX2 1
+#define SMML_ISA_AVX512 2
+
+/* -1 until smml_isa_init() runs: each module calls it when it is imported (under the GIL,
+ * before any kernel runs); smml_isa() calls it too if a module did not, through atomic
+ * loads and stores (every thread would store the same value). */
+static int smml_isa_level = -1;
+
+/* The widest level the CPU runs, lowered by SMML_SIMD; returns it. */
+static SMML_MAYBE_UNUSED int smml_isa_init(void)
+{
+    int level = SMML_ISA_SCALAR;
+    const char *cap = getenv("SMML_SIMD");
+#if SMML_X86_DISPATCH
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        level = SMML_ISA_AVX2;
+    if (level == SMML_ISA_AVX2 && __builtin_cpu_supports("avx512f"))
+        level = SMML_ISA_AVX512;
+#endif
+    if (cap != NULL) {
+        if (strcmp(cap, "scalar") == 0)
+            level = SMML_ISA_SCALAR;
+        else if (strcmp(cap, "avx2") == 0 && level > SMML_ISA_AVX2)
+            level = SMML_ISA_AVX2;
+    }
+#if SMML_X86_DISPATCH
+    __atomic_store_n(&smml_isa_level, level, __ATOMIC_RELAXED);
+#else
+    smml_isa_level = level;
+#endif
+    return level;
+}
+
+static inline SMML_MAYBE_UNUSED int smml_isa(void)
+{
+#if SMML_X86_DISPATCH
+    int level = __atomic_load_n(&smml_isa_level, __ATOMIC_RELAXED);
+    return level >= 0 ? level : smml_isa_init();
+#else
+    return SMML_ISA_SCALAR;
+#endif
+}
+
+#if SMML_X86_DISPATCH
+#define SMML_TARGET_AVX2 __attribute__((target("avx2")))
+#define SMML_TARGET_AVX2_FMA __attribute__((target("avx2,fma")))
+#define SMML_TARGET_AVX512 __attribute__((target("avx512f")))
+#define SMML_PICK(name, ...) \
+    (smml_isa() >= SMML_ISA_AVX2 ? name##_avx2(__VA_ARGS__) : name##_base(__VA_ARGS__))
+#else
+#define SMML_PICK(name, ...) name##_base(__VA_ARGS__)
+#endif
+
+#endif
