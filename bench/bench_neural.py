@@ -100,7 +100,7 @@ def _interleaved(fns, repeat):
 def _smml(hidden, batch, eta, mu, epochs, n_jobs=N_THREADS, seed=0):
     from smml.neural import MLPClassifier
 
-    return MLPClassifier(hidden, batch_size=batch, learning_rate=eta, momentum=mu, max_epochs=epochs,
+    return MLPClassifier(hidden, batch_size=batch, learning_rate=eta, momentum=mu, max_iter=epochs,
                          tol=0.0, n_iter_no_change=epochs + 1, random_state=seed, n_jobs=n_jobs)
 
 

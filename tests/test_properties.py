@@ -792,7 +792,7 @@ def _repro_extreme_queries():
     from smml.neural import MLPClassifier
     X, y, _ = base_data()
     Q = np.full((1, 4), 1e308)
-    for est in (LogisticRegression(), MLPClassifier(hidden_layer_sizes=(8,), max_epochs=20, random_state=0)):
+    for est in (LogisticRegression(), MLPClassifier(hidden_layer_sizes=(8,), max_iter=20, random_state=0)):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             est.fit(X, y)

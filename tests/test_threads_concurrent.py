@@ -49,7 +49,7 @@ def _jobs():
                                                             n_jobs=2), 4, "predict_proba")),
         ("kmeans", job(lambda: KMeans(n_clusters=4, n_init=2, random_state=0, n_jobs=2), 5, "transform")),
         ("svc", job(lambda: KernelSVC(C=1.0, n_jobs=2), 6, "decision_function")),
-        ("mlp", job(lambda: MLPClassifier((32,), batch_size=8, max_epochs=15, random_state=0, n_jobs=2), 7,
+        ("mlp", job(lambda: MLPClassifier((32,), batch_size=8, max_iter=15, random_state=0, n_jobs=2), 7,
                     "predict_proba")),
         ("logistic", job(lambda: LogisticRegression(n_jobs=2), 8, "predict_proba")),
     ]
@@ -104,7 +104,7 @@ def test_diverging_mlp_on_two_threads_raises(mlp_threads, hidden, batch, dtype):
     y = X @ rng.standard_normal(64)
 
     def fit():
-        m = MLPRegressor(hidden, batch_size=batch, learning_rate=10.0, max_epochs=20, random_state=0, n_jobs=2)
+        m = MLPRegressor(hidden, batch_size=batch, learning_rate=10.0, max_iter=20, random_state=0, n_jobs=2)
         with pytest.raises(DivergenceError, match="learning_rate"):
             m.fit(X, y)
 

@@ -33,7 +33,7 @@ def main(n=12000, shapes=SHAPES):
         for _ in range(3):
             for nj in (1, 2):
                 m = MLPClassifier(hidden_layer_sizes=hid, batch_size=b, learning_rate=0.01,
-                                  momentum=0.9 if b > 1 else 0.0, max_epochs=1, tol=0, n_iter_no_change=100,
+                                  momentum=0.9 if b > 1 else 0.0, max_iter=1, tol=0, n_iter_no_change=100,
                                   random_state=0, n_jobs=nj)
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")

@@ -28,7 +28,7 @@ fig, axes = plt.subplots(1, 3, figsize=(10, 3.2), sharey=True)
 nets = {}
 for ax, hidden in zip(axes, [(), (4,), (32,)]):
     net = MLPClassifier(hidden_layer_sizes=hidden, activation="tanh", batch_size=8,
-                        learning_rate=0.1, max_epochs=300, random_state=0)
+                        learning_rate=0.1, max_iter=300, random_state=0)
     net.fit(X_train, y_train)
     nets[hidden] = net
     ax.contourf(xx, yy, net.predict(grid).reshape(xx.shape), alpha=0.3, cmap="coolwarm")
@@ -40,7 +40,7 @@ fig.tight_layout()
 # %%
 # ``loss_curve_`` holds, per epoch, the mean loss of the examples before their
 # step; training stops once ``n_iter_no_change`` epochs have not lowered it by
-# ``tol`` (scikit-learn's rule), or after ``max_epochs``.
+# ``tol`` (scikit-learn's rule), or after ``max_iter``.
 fig, ax = plt.subplots(figsize=(6, 3.2))
 for hidden, net in nets.items():
     ax.plot(np.arange(1, net.n_iter_ + 1), net.loss_curve_, label=f"hidden layers {hidden}")

@@ -490,7 +490,7 @@ def _neural(c):
     for n, d, hidden, epochs, ref in ((c.ref_rows(300), 10, 16, c.it(5), True),
                                       (c.rows(20_000), 50, 64, c.it(10), False)):
         X, y = _classification(n, d, seed=9)
-        kw = dict(hidden_layer_sizes=(hidden,), batch_size=32, learning_rate=0.01, max_epochs=epochs, tol=0.0,
+        kw = dict(hidden_layer_sizes=(hidden,), batch_size=32, learning_rate=0.01, max_iter=epochs, tol=0.0,
                   n_iter_no_change=epochs + 1, random_state=0)
         peers = {"scikit-learn": lambda X=X, y=y, h=hidden, e=epochs: _quiet(lambda: SkMLP(
             (h,), solver="sgd", batch_size=32, learning_rate_init=0.01, momentum=0.0, alpha=0.0, max_iter=e,
@@ -498,7 +498,8 @@ def _neural(c):
         out.append(_case(
             "neural", f"MLPClassifier ({hidden},) relu, batch 32, {epochs} epochs", f"{n}x{d}", "fit",
             lambda X=X, y=y, kw=kw: MLPClassifier(**kw, n_jobs=T).fit(X, y),
-            (lambda X=X, y=y, kw=kw: RefMLP(**kw).fit(X, y)) if ref else None, peers))
+            (lambda X=X, y=y, kw=kw: RefMLP(**{k: v for k, v in kw.items() if k != "max_iter"},
+                                              max_epochs=kw["max_iter"]).fit(X, y)) if ref else None, peers))
     return out
 
 

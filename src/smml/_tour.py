@@ -77,12 +77,19 @@ def _bagging(name, classifier, **params):
 
 
 _CLF = ("breast_cancer", "iris", "wine")
-_MLP = dict(hidden_layer_sizes=(64,), batch_size=16, learning_rate=0.05, momentum=0.9, max_epochs=30,
+_MLP = dict(hidden_layer_sizes=(64,), batch_size=16, learning_rate=0.05, momentum=0.9, max_iter=30,
             random_state=0)
 _MLP1 = dict(hidden_layer_sizes=(32,), activation="sign_sigmoid", batch_size=1, learning_rate=0.01,
-             max_epochs=20, random_state=0)
-_MLPR = dict(hidden_layer_sizes=(32,), batch_size=16, learning_rate=1e-4, momentum=0.9, max_epochs=200,
+             max_iter=20, random_state=0)
+_MLPR = dict(hidden_layer_sizes=(32,), batch_size=16, learning_rate=1e-4, momentum=0.9, max_iter=200,
              random_state=0)
+
+
+def _notes(params):
+    """smml's MLP parameters under smml.reference.neural's names (the notes': max_epochs, lam)."""
+    names = {"max_iter": "max_epochs", "alpha": "lam"}
+    return {names.get(k, k): v for k, v in params.items()}
+
 
 ENTRIES = [
     # k-NN (000 "The Nearest Neighbour algorithm")
@@ -152,12 +159,12 @@ ENTRIES = [
               ("diabetes",)),
     # neural networks (003 section 14)
     TourEntry("MLPClassifier((64,), batch 16)", est("smml.neural", "MLPClassifier", **_MLP), ("breast_cancer", "digits"),
-              reference=est("smml.reference.neural", "MLPClassifier", **_MLP)),
+              reference=est("smml.reference.neural", "MLPClassifier", **_notes(_MLP))),
     TourEntry("MLPClassifier((32,), sign_sigmoid, batch 1)",
               est("smml.neural", "MLPClassifier", **_MLP1), ("breast_cancer",),
-              reference=est("smml.reference.neural", "MLPClassifier", **_MLP1)),
+              reference=est("smml.reference.neural", "MLPClassifier", **_notes(_MLP1))),
     TourEntry("MLPRegressor((32,), batch 16)", est("smml.neural", "MLPRegressor", **_MLPR), ("diabetes",),
-              reference=est("smml.reference.neural", "MLPRegressor", **_MLPR)),
+              reference=est("smml.reference.neural", "MLPRegressor", **_notes(_MLPR))),
     # clustering (001 "Clustering and the k-means algorithm"): 3 clusters against the 3 classes
     TourEntry("KMeans(n_clusters=3)", est("smml.cluster", "KMeans", n_clusters=3, random_state=0),
               ("iris", "wine"), reference=est("smml.reference.cluster", "KMeans", n_clusters=3, random_state=0),

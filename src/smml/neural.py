@@ -11,10 +11,10 @@ in a random order (a permutation drawn from ``random_state``, as the
 sequential learners of ``smml.linear`` do). Extensions, all documented in the
 classes: minibatches (the mean gradient over ``batch_size`` examples, the last
 batch of an epoch may be smaller), the step-size ``schedule``, an L2 penalty
-``lam`` / 2 ||W||^2 on the connection weights (not the biases: 003 section 15's
-regulariser, with scikit-learn's convention for the biases), classical
-momentum, and scikit-learn's stopping rules (``tol``, ``n_iter_no_change``,
-``early_stopping``).
+``alpha`` / 2 ||W||^2 on the connection weights (not the biases: 003 section 15's
+regulariser, the notes' lambda, with scikit-learn's convention for the biases), classical
+momentum, scikit-learn's stopping rules (``tol``, ``n_iter_no_change``,
+``early_stopping``), ``sample_weight``, ``warm_start`` and a progress bar (``verbose``).
 
 Activations (``activation``): "relu" max(0, z) (derivative 0 at 0),
 "tanh", "sigmoid" = the logistic function 1 / (1 + e^{-z}) in [0, 1],
@@ -29,7 +29,7 @@ the outputs). Natural logarithms: 003 section 15 writes the logistic loss with
 log2, which only rescales the loss (and so eta) by 1 / ln 2; smml.linear's
 LogisticRegression and scikit-learn use ln too.
 
-The epoch runs in one compiled, nogil call (``smml._core._neural``); see
+Each epoch runs in one compiled, nogil call (``smml._core._neural``); see
 ``smml.reference.neural`` for the plain-numpy twin the tests compare with.
 float32 training and prediction run smml's own vector code (AVX-512 or AVX2,
 chosen at run time, in builds for x86-64 Linux): a minibatch step updates each
@@ -41,18 +41,24 @@ loops. The two compute the same update with sums in different orders, so
 float32 weights can differ in their last bits between CPUs of different
 instruction sets.
 """
+from __future__ import annotations
+
 import numbers
 import warnings
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import expit, log_expit, logsumexp
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import TransformerTags
 from sklearn.utils.multiclass import type_of_target
 
 from smml._core import _neural as _k
+from smml._progress import VERBOSE, progress
 from smml._threads import blas_single_thread, threads_for
 from smml._validation import (BOOL, N_JOBS, RANDOM_STATE, Interval, Options, check_is_fitted,
-                              check_random_state, encode_classes, validate_X, validate_X_y)
+                              check_random_state, drop_zero_weight, encode_classes, validate_sample_weight,
+                              validate_X, validate_X_y)
 from smml.base import ClassifierMixin, RegressorMixin, SmmlEstimator, store_params
 from smml.exceptions import DivergenceError
 
@@ -133,12 +139,14 @@ _COMMON_SPEC = {
     "learning_rate": Interval(float, 0, None, "neither"),
     "schedule": Options(*_SCHED),
     "momentum": Interval(float, 0, 1, "left"),
-    "lam": Interval(float, 0, None),
-    "max_epochs": Interval(int, 1, None),
+    "alpha": Interval(float, 0, None),
+    "max_iter": Interval(int, 1, None),
     "tol": Interval(float, 0, None),
     "n_iter_no_change": Interval(int, 1, None),
     "early_stopping": BOOL,
     "validation_fraction": Interval(float, 0, 1, "neither"),
+    "warm_start": BOOL,
+    "verbose": VERBOSE,
     "random_state": RANDOM_STATE,
     "n_jobs": N_JOBS,
 }
@@ -167,37 +175,70 @@ class _BaseMLP(SmmlEstimator):
         self.validation_scores_ = None
         self.best_validation_score_ = None
 
-    def _check_continuable(self, X):
-        """partial_fit after the first call: the architecture and dtype must be unchanged."""
+    def _check_continuable(self, X, what="partial_fit"):
+        """A later partial_fit, or a fit with ``warm_start``: the number of features, the
+        architecture and the dtype must be those of the network (X is cast to its dtype)."""
+        n_in = self.coefs_[0].shape[0]
+        if X.shape[1] != n_in:
+            self.n_features_in_ = n_in        # a warm fit's validation reset it
+            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
+                             f"{n_in} features as input (the network's first layer; {what})")
         sizes = [X.shape[1], *_hidden(self.hidden_layer_sizes), self.n_outputs_]
-        have = [self.coefs_[0].shape[0]] + [c.shape[1] for c in self.coefs_]
+        have = [n_in] + [c.shape[1] for c in self.coefs_]
         if sizes != have:
             raise ValueError(f"{type(self).__name__}: hidden_layer_sizes was changed to "
-                             f"{self.hidden_layer_sizes!r} since the first call to partial_fit "
-                             f"(the network has layers {have}); call fit (or clone) to restart")
+                             f"{self.hidden_layer_sizes!r} since the network was built "
+                             f"(it has layers {have}); {what} cannot change it: call fit with "
+                             "warm_start=False (or clone) to restart")
         return np.ascontiguousarray(X, dtype=self.coefs_[0].dtype)
+
+    def _warm(self):
+        """Does this fit continue from the current weights (``warm_start`` and fitted)?"""
+        return bool(self.warm_start) and hasattr(self, "coefs_")
+
+    @staticmethod
+    def _weights(sample_weight, X, *arrays):
+        """(sw, X, *arrays): ``sample_weight`` validated, its rows of weight 0 dropped (with
+        those of X and the arrays); sw None for no weights or all ones (the unweighted
+        path, bit for bit)."""
+        if sample_weight is None:
+            return (None, X, *arrays)
+        sw = validate_sample_weight(sample_weight, X.shape[0])
+        sw, X, *arrays = drop_zero_weight(sw, X, *arrays)
+        if np.all(sw == 1.0):
+            sw = None
+        return (sw, X, *arrays)
 
     def _train_threads(self, batch):
         n_weights = sum(c.size for c in self.coefs_)
         return threads_for(self._n_threads(), batch * n_weights, NEURAL_GRAIN)
 
-    def _epoch(self, X, Y, n_threads):
-        """One epoch over (X, Y) in a fresh random order; appends to loss_curve_."""
+    def _epoch(self, X, Y, n_threads, sw=None):
+        """One epoch over (X, Y) in a fresh random order; appends to loss_curve_.
+
+        With weights s (``sw``, zero weights already dropped): row i's gradient is scaled by
+        s_i / s_bar, s_bar the mean weight of the epoch's rows, and the epoch's loss is the
+        weighted mean sum_i s_i l_i / sum_i s_i."""
         n = X.shape[0]
         order = self._rng.permutation(n).astype(np.intp, copy=False)
         mom = float(self.momentum)
         vc, vb = self._velocity if mom > 0 else ([], [])
+        if sw is None:
+            denom, sw_scale = float(n), 1.0
+        else:
+            denom = float(np.sum(sw))
+            sw_scale = n / denom
         total, steps, status = _k.train_epoch(
             X, Y, order, self.coefs_, self.intercepts_, vc, vb, _ACT[self.activation], self._out,
             int(self.batch_size), float(self.learning_rate), _SCHED[self.schedule], mom,
-            float(self.lam), int(self.n_steps_), n_threads)
+            float(self.alpha), int(self.n_steps_), n_threads, sample_weight=sw, sw_scale=sw_scale)
         self.n_steps_ += steps
         self.n_iter_ += 1
-        loss = float(total) / n
-        if self.lam > 0:
+        loss = float(total) / denom
+        if self.alpha > 0:
             with np.errstate(over="ignore", invalid="ignore"):
-                loss += 0.5 * float(self.lam) * sum(float(np.dot(c.ravel().astype(np.float64), c.ravel()))
-                                                    for c in self.coefs_)
+                loss += 0.5 * float(self.alpha) * sum(float(np.dot(c.ravel().astype(np.float64), c.ravel()))
+                                                      for c in self.coefs_)
         if status or not np.isfinite(loss):
             targets = ("" if type(self).__name__ != "MLPRegressor" else
                        "; large targets: scale them too (sklearn.compose.TransformedTargetRegressor("
@@ -210,8 +251,8 @@ class _BaseMLP(SmmlEstimator):
         self.loss_ = loss
         self.loss_curve_.append(self.loss_)
 
-    def _run(self, X, Y, y_raw, incremental):
-        """fit (``incremental=False``: up to max_epochs epochs with the stopping rules)
+    def _run(self, X, Y, y_raw, incremental, sw=None):
+        """fit (``incremental=False``: up to max_iter epochs with the stopping rules)
         or partial_fit (one epoch)."""
         # weights and velocities are trained in place, so they must be writeable (a model
         # unpickled from a read-only memmap is not) and cache-line aligned (_aligned_copy)
@@ -225,20 +266,29 @@ class _BaseMLP(SmmlEstimator):
         # a few thousand entries on, however few the flops)
         with blas_single_thread():
             if incremental:
-                self._epoch(X, Y, n_threads)
+                self._epoch(X, Y, n_threads, sw)
+                if self.best_loss_ is None:
+                    self.best_loss_ = np.inf
                 self.best_loss_ = min(self.best_loss_, self.loss_)
                 return self
-            return self._fit_epochs(X, Y, y_raw, n_threads)
+            return self._fit_epochs(X, Y, y_raw, n_threads, sw)
 
-    def _fit_epochs(self, X, Y, y_raw, n_threads):
+    def _fit_epochs(self, X, Y, y_raw, n_threads, sw=None):
         """scikit-learn's stopping rule. Without early stopping: an epoch whose training
         loss (``loss_curve_[-1]``) is not below ``best_loss_ - tol`` counts as no
         improvement; with early stopping, a validation score (accuracy / R^2 on a
         held-out ``validation_fraction`` of the data, stratified for classifiers, drawn
-        from ``random_state``) not above ``best_validation_score_ + tol``. Training stops
-        when more than ``n_iter_no_change`` consecutive epochs brought no improvement;
-        with early stopping the weights of the best validation score are restored."""
+        from ``random_state``; weighted by ``sample_weight``) not above
+        ``best_validation_score_ + tol``. Training stops when more than
+        ``n_iter_no_change`` consecutive epochs brought no improvement; with early
+        stopping the weights of the best validation score are restored.
+
+        A warm-start fit continues the counters (``n_iter_``, ``n_steps_``, the count of
+        epochs without improvement, ``best_loss_``, the curves), except that a model whose
+        previous fit stopped by the rule starts counting afresh."""
         early = bool(self.early_stopping)
+        if self._no_improvement > self.n_iter_no_change:
+            self._no_improvement = 0
         if early:
             from sklearn.model_selection import train_test_split
 
@@ -249,30 +299,48 @@ class _BaseMLP(SmmlEstimator):
             idx_tr, idx_val = train_test_split(np.arange(X.shape[0]), test_size=self.validation_fraction,
                                                random_state=self._rng, stratify=strat)
             X_val, y_val = X[idx_val], y_raw[idx_val]
+            sw_val = None if sw is None else sw[idx_val]
+            sw = None if sw is None else np.ascontiguousarray(sw[idx_tr])
             X, Y = np.ascontiguousarray(X[idx_tr]), np.ascontiguousarray(Y[idx_tr])
-            self.validation_scores_ = []
-            self.best_validation_score_ = -np.inf
-            best = None
+            if self.validation_scores_ is None:
+                self.validation_scores_ = []
+                self.best_validation_score_ = -np.inf
+                best = None
+            else:                                # warm start: the restored best weights
+                best = ([c.copy() for c in self.coefs_], [b.copy() for b in self.intercepts_])
+        elif self.best_loss_ is None:            # the previous fit used early stopping
+            self.best_loss_ = np.inf
         converged = False
-        for _ in range(self.max_epochs):
-            self._epoch(X, Y, n_threads)
-            if early:
-                score = self.score(X_val, y_val)
-                self.validation_scores_.append(score)
-                self._no_improvement = (self._no_improvement + 1
-                                        if score < self.best_validation_score_ + self.tol else 0)
-                if score > self.best_validation_score_:
-                    self.best_validation_score_ = score
-                    best = ([c.copy() for c in self.coefs_], [b.copy() for b in self.intercepts_])
-            else:
-                self._no_improvement = (self._no_improvement + 1
-                                        if self.loss_ > self.best_loss_ - self.tol else 0)
-                self.best_loss_ = min(self.best_loss_, self.loss_)
-            if self._no_improvement > self.n_iter_no_change:
-                converged = True
-                break
+        bar = progress(range(self.max_iter), total=self.max_iter, desc=type(self).__name__,
+                       verbose=self.verbose, unit="epoch")
+        try:
+            for _ in bar:
+                self._epoch(X, Y, n_threads, sw)
+                if early:
+                    score = self.score(X_val, y_val, sample_weight=sw_val)
+                    self.validation_scores_.append(score)
+                    self._no_improvement = (self._no_improvement + 1
+                                            if score < self.best_validation_score_ + self.tol else 0)
+                    if score > self.best_validation_score_:
+                        self.best_validation_score_ = score
+                        best = ([c.copy() for c in self.coefs_], [b.copy() for b in self.intercepts_])
+                else:
+                    self._no_improvement = (self._no_improvement + 1
+                                            if self.loss_ > self.best_loss_ - self.tol else 0)
+                    self.best_loss_ = min(self.best_loss_, self.loss_)
+                if bar is not None and hasattr(bar, "set_postfix"):
+                    post = {"loss": f"{self.loss_:.5g}"}
+                    if early:
+                        post["val_score"] = f"{score:.4f}"
+                    bar.set_postfix(post, refresh=False)
+                if self._no_improvement > self.n_iter_no_change:
+                    converged = True
+                    break
+        finally:
+            if hasattr(bar, "close"):
+                bar.close()
         if not converged:
-            warnings.warn(f"{type(self).__name__}: max_epochs={self.max_epochs} reached and the "
+            warnings.warn(f"{type(self).__name__}: max_iter={self.max_iter} reached and the "
                           "stopping rule was not met", ConvergenceWarning)
         if early:
             self.best_loss_ = None
@@ -300,6 +368,10 @@ class _BaseMLP(SmmlEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.non_deterministic = False
+        # float32 input trains and predicts in float32 (predict_proba, predict_log_proba, the
+        # regressor's predict); scikit-learn's only dtype tag lives in TransformerTags, which
+        # a non-transformer may carry (it yields no transformer checks without ``transform``)
+        tags.transformer_tags = TransformerTags(preserves_dtype=["float64", "float32"])
         return tags
 
 
@@ -333,11 +405,19 @@ class MLPClassifier(ClassifierMixin, _BaseMLP):
     momentum : float in [0, 1), default=0.0
         Classical momentum: v <- momentum v - eta_t g, w <- w + v (scikit-learn's
         ``nesterovs_momentum=False``); 0 is plain SGD.
-    lam : float, default=0.0
-        L2 penalty: each step's loss is l_t(w) + lam / 2 ||W||^2 over the connection
-        weights (``coefs_``); the biases are not penalised.
-    max_epochs : int, default=200
-        The largest number of epochs of ``fit``.
+    alpha : float, default=0.0
+        The L2 penalty, 003 section 15's lambda (same value, same meaning): the objective
+        of a step on a batch B is (1/|B|) sum_{t in B} l_t(w) + alpha / 2 ||W||^2, the
+        squared norm over the connection weights (``coefs_``), the biases not penalised;
+        its gradient adds alpha W, so a step is W <- (1 - eta_t alpha) W - eta_t g.
+        scikit-learn's MLP divides its penalty by the batch's size (or weight sum):
+        its objective is (1/|B|) (sum_t l_t + alpha_sk / 2 ||W||^2), so smml's alpha =
+        alpha_sk / batch_size for the same steps (for the regressor, whose scikit-learn
+        loss is half of smml's, alpha = 2 alpha_sk / batch_size with half the learning
+        rate). The default 0 is the notes' unregularised SGD (scikit-learn: 1e-4).
+    max_iter : int, default=200
+        The largest number of epochs (passes over the data) of ``fit``; each epoch
+        is ceil(n / batch_size) SGD steps.
     tol : float, default=1e-4
         scikit-learn's stopping rule (see ``_fit_epochs``): stop when more than
         ``n_iter_no_change`` consecutive epochs failed to lower the training loss by
@@ -349,6 +429,20 @@ class MLPClassifier(ClassifierMixin, _BaseMLP):
         Score the epochs on a held-out validation set instead of the training loss.
     validation_fraction : float, default=0.1
         The fraction of the training set held out with ``early_stopping``.
+    warm_start : bool, default=False
+        A later ``fit`` continues from the current weights (scikit-learn's MLP semantics:
+        ``max_iter`` more epochs at most, ``n_iter_``, ``loss_curve_`` and the stopping
+        rule's counters continue, the data must have the same features and, for the
+        classifier, the same classes). Unlike scikit-learn, which restarts its optimiser,
+        smml also keeps the velocities, the step count t of the ``schedule`` and the random
+        stream of the epoch orders, so that (int ``random_state``, no ``early_stopping``,
+        the stopping rule not met) ``fit`` with ``max_iter=a`` then a warm ``fit`` with
+        ``max_iter=b`` gives the weights of one ``fit`` with ``max_iter=a + b``, bit for
+        bit. With ``early_stopping`` each warm fit draws a new validation split.
+    verbose : bool, int or "auto", default=0
+        A progress bar (tqdm, on stderr) over the epochs of ``fit``, with the epoch's
+        training loss (and validation score) in its postfix; "auto": only on a terminal.
+        The epochs run one kernel call each either way, so the bar costs nothing when off.
     random_state : None, int, RandomState or Generator, default=None
         Draws, in this order: the initial weights (see ``_init_params``: He uniform for
         relu units, Glorot uniform otherwise, biases 0), the validation split, then one
@@ -372,8 +466,8 @@ class MLPClassifier(ClassifierMixin, _BaseMLP):
     n_outputs_ : int
         The number of output units.
     loss_curve_ : list of float
-        Per epoch: the mean loss of the examples before their step, plus
-        lam/2 ||W||^2 at the epoch's end.
+        Per epoch: the mean loss of the examples before their step (weighted:
+        sum_i s_i l_i / sum_i s_i), plus alpha/2 ||W||^2 at the epoch's end.
     loss_ : float
         The last entry of ``loss_curve_``.
     best_loss_ : float or None
@@ -398,7 +492,23 @@ class MLPClassifier(ClassifierMixin, _BaseMLP):
 
     Notes
     -----
-    Float32 input trains a float32 network.
+    Float32 input trains a float32 network, whose ``predict_proba``,
+    ``predict_log_proba`` (and the regressor's ``predict``) return float32; float64
+    input, float64.
+
+    ``sample_weight`` (of ``fit`` and ``partial_fit``): a row of weight 0 is dropped
+    before anything else (so the fit equals the fit without that row, bit for bit);
+    weights of all ones are the unweighted fit, bit for bit. Otherwise the weights
+    normalise over the epoch: with s_bar the mean weight of the epoch's rows, a step on
+    a batch B takes the gradient (1/|B|) sum_{t in B} (s_t / s_bar) grad l_t, whose mean
+    over the epoch's steps is the gradient of the weighted mean loss
+    sum_t s_t l_t / sum_t s_t; so at ``batch_size=1`` a row of weight 2 makes a step
+    twice as long, as two copies of the row would make two steps in expectation.
+    (scikit-learn's MLP normalises by each batch's weight sum instead, which at batch
+    size 1 ignores the weights.) An integer weight equals that many copies of the row
+    exactly when a batch holds the whole training set (``batch_size >= n``: full-batch
+    gradient descent, the same steps up to rounding); with smaller batches the copies
+    are shuffled into separate steps, so the two fits differ (equal in expectation).
 
     Examples
     --------
@@ -407,7 +517,7 @@ class MLPClassifier(ClassifierMixin, _BaseMLP):
     >>> X = np.array([[0., 0.], [1., 1.], [0., 1.], [1., 0.]])
     >>> y = np.array([0, 0, 1, 1])
     >>> clf = MLPClassifier(hidden_layer_sizes=(8,), activation="tanh", learning_rate=0.1,
-    ...                     max_epochs=500, random_state=0).fit(X, y)
+    ...                     max_iter=500, random_state=0).fit(X, y)
     >>> clf.predict(X).tolist()
     [0, 0, 1, 1]
     >>> [w.shape for w in clf.coefs_]
@@ -416,10 +526,14 @@ class MLPClassifier(ClassifierMixin, _BaseMLP):
 
     _parameter_spec = {**_COMMON_SPEC, "loss": Options("log_loss")}
 
-    def __init__(self, hidden_layer_sizes=(100,), activation="relu", loss="log_loss", batch_size=1,
-                 learning_rate=0.01, schedule="constant", momentum=0.0, lam=0.0, max_epochs=200,
-                 tol=1e-4, n_iter_no_change=10, early_stopping=False, validation_fraction=0.1,
-                 random_state=None, n_jobs=None):
+    def __init__(self, hidden_layer_sizes: int | tuple[int, ...] = (100,), activation: str = "relu",
+                 loss: str = "log_loss", batch_size: int = 1, learning_rate: float = 0.01,
+                 schedule: str = "constant", momentum: float = 0.0, alpha: float = 0.0,
+                 max_iter: int = 200, tol: float = 1e-4, n_iter_no_change: int = 10,
+                 early_stopping: bool = False, validation_fraction: float = 0.1,
+                 warm_start: bool = False, verbose: bool | int | str = 0,
+                 random_state: int | np.random.RandomState | np.random.Generator | None = None,
+                 n_jobs: int | None = None) -> None:
         store_params(self, locals())
 
     def _targets(self, y_enc, dtype):
@@ -439,8 +553,9 @@ class MLPClassifier(ClassifierMixin, _BaseMLP):
         self.classes_ = classes
         return 2 if len(classes) == 2 else len(classes)
 
-    def fit(self, X, y):
-        """Train from scratch (see the class doc for the stopping rules).
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> MLPClassifier:
+        """Train from scratch, or from the current weights with ``warm_start`` (see the
+        class doc for the stopping rules and the weights).
 
         Parameters
         ----------
@@ -448,6 +563,9 @@ class MLPClassifier(ClassifierMixin, _BaseMLP):
             The training examples.
         y : array-like of shape (n_samples,)
             The labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights of the examples (None: all ones); a zero weight drops
+            the row (its label then does not count for ``classes_``).
 
         Returns
         -------
@@ -455,14 +573,25 @@ class MLPClassifier(ClassifierMixin, _BaseMLP):
             The fitted MLPClassifier.
         """
         self._validate_params()
+        warm = self._warm()
         X, y = validate_X_y(self, X, y, dtype="floating", classifier=True)
         self._check_target(y)
+        sw, X, y = self._weights(sample_weight, X, y)
         classes, y_enc = encode_classes(y)
-        k = self._set_classes(classes)
-        self._reset(X, 1 if k == 2 else k)
-        return self._run(X, self._targets(y_enc, X.dtype), y, incremental=False)
+        if warm:
+            if classes.tolist() != self.classes_.tolist():
+                self.n_features_in_ = self.coefs_[0].shape[0]
+                raise ValueError(f"warm_start can only be used where y has the same classes as in the "
+                                 f"previous call to fit: previous classes {self.classes_.tolist()}, "
+                                 f"y has {classes.tolist()}")
+            X = self._check_continuable(X, "fit with warm_start=True")
+        else:
+            k = self._set_classes(classes)
+            self._reset(X, 1 if k == 2 else k)
+        return self._run(X, self._targets(y_enc, X.dtype), y, incremental=False, sw=sw)
 
-    def partial_fit(self, X, y, classes=None):
+    def partial_fit(self, X: ArrayLike, y: ArrayLike, classes: ArrayLike | None = None,
+                    sample_weight: ArrayLike | None = None) -> MLPClassifier:
         """One epoch over (X, y); ``classes`` (all the labels) is needed on the first call.
 
         Parameters
@@ -472,7 +601,10 @@ class MLPClassifier(ClassifierMixin, _BaseMLP):
         y : array-like of shape (n_samples,)
             The chunk's labels.
         classes : array-like, default=None
-            Every label of the stream; required on the first call.
+            Every label of the stream; required on the first call, ignored later.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the chunk's examples (see the class doc; normalised by the chunk's
+            mean weight).
 
         Returns
         -------
@@ -500,7 +632,8 @@ class MLPClassifier(ClassifierMixin, _BaseMLP):
         if np.any(bad):
             raise ValueError(f"y contains labels outside classes_ {self.classes_.tolist()}: "
                              f"{np.unique(np.asarray(y)[bad]).tolist()}")
-        return self._run(X, self._targets(y_enc, X.dtype), y, incremental=True)
+        sw, X, y, y_enc = self._weights(sample_weight, X, y, y_enc)
+        return self._run(X, self._targets(y_enc, X.dtype), y, incremental=True, sw=sw)
 
     @staticmethod
     def _check_target(y):
@@ -508,7 +641,7 @@ class MLPClassifier(ClassifierMixin, _BaseMLP):
         if kind not in ("binary", "multiclass"):
             raise ValueError(f"MLPClassifier supports binary and multiclass targets, got {kind}")
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """Predict ``classes_[1]`` where z > 0 (two classes), else the class of largest score.
 
         Parameters
@@ -526,7 +659,7 @@ class MLPClassifier(ClassifierMixin, _BaseMLP):
             return self.classes_[(z[:, 0] > 0).astype(np.intp)]
         return self.classes_[np.argmax(z, axis=1)]
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: ArrayLike) -> np.ndarray:
         """Return the class probabilities: [1 - s(z), s(z)] with the logistic s (two classes); more: softmax(z).
 
         Parameters
@@ -547,7 +680,7 @@ class MLPClassifier(ClassifierMixin, _BaseMLP):
         e = np.exp(z)
         return e / e.sum(axis=1, keepdims=True)
 
-    def predict_log_proba(self, X):
+    def predict_log_proba(self, X: ArrayLike) -> np.ndarray:
         """Return the logarithm of ``predict_proba``, computed stably from the scores.
 
         Parameters
@@ -593,9 +726,10 @@ class MLPRegressor(RegressorMixin, _BaseMLP):
         eta_t = eta, eta / sqrt(t) or eta / t.
     momentum : float in [0, 1), default=0.0
         Classical momentum (0 is plain SGD).
-    lam : float, default=0.0
-        L2 penalty on the connection weights.
-    max_epochs : int, default=200
+    alpha : float, default=0.0
+        L2 penalty alpha / 2 ||W||^2 on the connection weights, 003 section 15's lambda
+        (see :class:`MLPClassifier` for how it compares with scikit-learn's ``alpha``).
+    max_iter : int, default=200
         The largest number of epochs of ``fit``.
     tol : float, default=1e-4
         The improvement the stopping rule asks for (see :class:`MLPClassifier`).
@@ -605,6 +739,11 @@ class MLPRegressor(RegressorMixin, _BaseMLP):
         Score the epochs by R^2 on a held-out validation set instead of the training loss.
     validation_fraction : float, default=0.1
         The fraction of the training set held out with ``early_stopping``.
+    warm_start : bool, default=False
+        A later ``fit`` continues from the current weights (see :class:`MLPClassifier`);
+        the targets must have the same number of outputs.
+    verbose : bool, int or "auto", default=0
+        A progress bar over the epochs of ``fit`` with the loss in its postfix.
     random_state : None, int, RandomState or Generator, default=None
         Draws the initial weights, the validation split and the orders of the examples.
     n_jobs : None or int, default=None
@@ -639,7 +778,7 @@ class MLPRegressor(RegressorMixin, _BaseMLP):
     >>> from smml.neural import MLPRegressor
     >>> X = np.linspace(-1, 1, 20).reshape(-1, 1)
     >>> y = 2 * X[:, 0] + 1
-    >>> reg = MLPRegressor(hidden_layer_sizes=(8,), learning_rate=0.01, max_epochs=300,
+    >>> reg = MLPRegressor(hidden_layer_sizes=(8,), learning_rate=0.01, max_iter=300,
     ...                    random_state=0).fit(X, y)
     >>> bool(reg.score(X, y) > 0.99)
     True
@@ -649,10 +788,14 @@ class MLPRegressor(RegressorMixin, _BaseMLP):
 
     _parameter_spec = {**_COMMON_SPEC, "loss": Options("square")}
 
-    def __init__(self, hidden_layer_sizes=(100,), activation="relu", loss="square", batch_size=1,
-                 learning_rate=0.001, schedule="constant", momentum=0.0, lam=0.0, max_epochs=200,
-                 tol=1e-4, n_iter_no_change=10, early_stopping=False, validation_fraction=0.1,
-                 random_state=None, n_jobs=None):
+    def __init__(self, hidden_layer_sizes: int | tuple[int, ...] = (100,), activation: str = "relu",
+                 loss: str = "square", batch_size: int = 1, learning_rate: float = 0.001,
+                 schedule: str = "constant", momentum: float = 0.0, alpha: float = 0.0,
+                 max_iter: int = 200, tol: float = 1e-4, n_iter_no_change: int = 10,
+                 early_stopping: bool = False, validation_fraction: float = 0.1,
+                 warm_start: bool = False, verbose: bool | int | str = 0,
+                 random_state: int | np.random.RandomState | np.random.Generator | None = None,
+                 n_jobs: int | None = None) -> None:
         store_params(self, locals())
 
     _out = _k.OUT_SQUARE
@@ -666,15 +809,19 @@ class MLPRegressor(RegressorMixin, _BaseMLP):
     def _Y(y, dtype):
         return np.ascontiguousarray(np.asarray(y).reshape(len(y), -1), dtype=dtype)
 
-    def fit(self, X, y):
-        """Train from scratch (see :class:`MLPClassifier` for the stopping rules).
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> MLPRegressor:
+        """Train from scratch, or from the current weights with ``warm_start`` (see
+        :class:`MLPClassifier` for the stopping rules and the weights).
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
             The training examples.
-        y : array-like of shape (n_samples,)
-            The targets.
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+            The targets (2-d: several outputs, one output unit each, trained together;
+            the loss of an example is summed over them).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights of the examples (None: all ones; 0 drops the row).
 
         Returns
         -------
@@ -682,20 +829,31 @@ class MLPRegressor(RegressorMixin, _BaseMLP):
             The fitted MLPRegressor.
         """
         self._validate_params()
+        warm = self._warm()
         X, y = validate_X_y(self, X, y, dtype="floating", y_numeric=True, multi_output=True)
+        sw, X, y = self._weights(sample_weight, X, y)
+        if warm:
+            X = self._check_continuable(X, "fit with warm_start=True")
         Y = self._Y(y, X.dtype)
-        self._reset(X, Y.shape[1])
-        return self._run(X, Y, y, incremental=False)
+        if warm:
+            if Y.shape[1] != self.n_outputs_:
+                raise ValueError(f"warm_start can only be used where y has the same number of outputs "
+                                 f"as in the previous call to fit: {self.n_outputs_}, y has {Y.shape[1]}")
+        else:
+            self._reset(X, Y.shape[1])
+        return self._run(X, Y, y, incremental=False, sw=sw)
 
-    def partial_fit(self, X, y):
+    def partial_fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> MLPRegressor:
         """One epoch over (X, y).
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
             The chunk's examples.
-        y : array-like of shape (n_samples,)
-            The chunk's targets.
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+            The chunk's targets (the number of outputs of the first call).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the chunk's examples (see :class:`MLPClassifier`).
 
         Returns
         -------
@@ -716,9 +874,10 @@ class MLPRegressor(RegressorMixin, _BaseMLP):
             if Y is None or Y.shape[1] != self.n_outputs_ or not np.all(np.isfinite(Y)):
                 raise ValueError(f"y must be finite with {X.shape[0]} rows and {self.n_outputs_} "
                                  f"output(s), got shape {np.shape(y)}")
-        return self._run(X, Y, y, incremental=True)
+        sw, X, Y, y = self._weights(sample_weight, X, Y, y)
+        return self._run(X, Y, y, incremental=True, sw=sw)
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """Predict the network's outputs z.
 
         Parameters

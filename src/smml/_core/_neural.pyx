@@ -439,6 +439,8 @@ cdef struct Ctx:
     int act, out, schedule
     double eta, mu, lam
     intp_t t0                # SGD steps taken before this epoch
+    const double *sw         # NULL, or the rows' weights (indexed like X's rows)
+    double sw_scale          # 1 / (the mean weight of the epoch's rows)
     int isa                  # > 0: float32 steps run _neural.h's code for this instruction set
                              # (minibatches: smml_nn_step_f updates the hidden layers, the first
                              # layer's with the next forward; batch 1: smml_nn_step1_f runs
@@ -495,7 +497,7 @@ cdef void _epoch(Ctx *c, floating **W, floating **b, floating **VW, floating **V
     cdef intp_t L = c.L, B = c.B, n = c.n, d = c.sizes[0], k = c.sizes[L], nh = c.sizes[L - 1]
     cdef intp_t start = 0, nb, r, i0, i1, l, s = 0, nin, nout, par, j
     cdef intp_t kpad = (k + ALIGN - 1) // ALIGN * ALIGN
-    cdef double eta_t, tot, inv_nb
+    cdef double eta_t, tot, inv_nb, wr
     cdef floating eta_f, mu_f = <floating> c.mu, etalam
     cdef floating *my = priv + tid * priv_stride
     cdef floating *Zo = my                         # B x k: scores, then D_out
@@ -586,8 +588,15 @@ cdef void _epoch(Ctx *c, floating **W, floating **b, floating **VW, floating **V
             _gemm(False, False, <int> nb, <int> k, <int> nh, <floating> 1, prev, <int> nh,
                   Wo[cur], <int> k, <floating> 0, Zo, <int> k)
         tot = 0.0
-        for r in range(nb):
-            rowloss[r] = _out_row(c.out, Zo + r * k, Y + order[start + r] * k, k, bo[cur], inv_nb)
+        if c.sw == NULL:
+            for r in range(nb):
+                rowloss[r] = _out_row(c.out, Zo + r * k, Y + order[start + r] * k, k, bo[cur], inv_nb)
+        else:
+            # weighted: row r's gradient scaled by s_r / (mean weight) / nb, its loss by s_r
+            for r in range(nb):
+                wr = c.sw[order[start + r]]
+                rowloss[r] = wr * _out_row(c.out, Zo + r * k, Y + order[start + r] * k, k, bo[cur],
+                                           wr * c.sw_scale * inv_nb)
         for r in range(nb):
             tot += rowloss[r]
         if tid == 0:
@@ -721,11 +730,17 @@ def train_epoch(const floating[:, ::1] X,        # IN  (n, d)
                 list coefs, list intercepts,     # IN/OUT W[l] (sizes[l], sizes[l+1]), b[l] (sizes[l+1],)
                 list vcoefs, list vintercepts,   # IN/OUT velocities (same shapes); ignored when momentum == 0
                 int activation, int out, intp_t batch_size, double eta, int schedule,
-                double momentum, double lam, intp_t t0, int n_threads, int isa=-1):
+                double momentum, double lam, intp_t t0, int n_threads, int isa=-1,
+                const double[::1] sample_weight=None, double sw_scale=1.0):
     """One SGD epoch over ``order`` (003 section 14): steps of ``batch_size`` examples
     (the mean gradient over the batch; 1 = 003's update), eta_t from ``schedule`` with
     t = t0 + 1, t0 + 2, ...; ``lam`` / 2 ||W||^2 on the connection weights (not the
     biases); classical momentum when ``momentum`` > 0. float32 or float64 throughout.
+
+    ``sample_weight`` (None, or one non-negative weight s_i per row of X) with ``sw_scale``
+    = 1 / (the mean weight of the rows in ``order``): row i's gradient enters its batch's
+    step as s_i sw_scale / nb times its own (all ones and sw_scale 1: the unweighted step,
+    bit for bit), and its loss enters loss_sum as s_i l_i.
 
     Returns (loss_sum, steps, status): the sum over the examples of their loss at the
     weights before their step, the number of steps, and status 1 when a loss or a weight
@@ -762,6 +777,8 @@ def train_epoch(const floating[:, ::1] X,        # IN  (n, d)
         raise ValueError("train_epoch: inconsistent layer lists")
     if X.shape[0] != Y.shape[0]:
         raise ValueError("train_epoch: X and Y have different numbers of rows")
+    if sample_weight is not None and sample_weight.shape[0] != X.shape[0]:
+        raise ValueError("train_epoch: sample_weight must have one entry per row of X")
     if n == 0:
         return 0.0, 0, 0
     if B < 1:
@@ -838,6 +855,10 @@ def train_epoch(const floating[:, ::1] X,        # IN  (n, d)
         c.mu = momentum
         c.lam = lam
         c.t0 = t0
+        c.sw = NULL
+        if sample_weight is not None:
+            c.sw = <const double *> &sample_weight[0]
+        c.sw_scale = sw_scale
         c.isa = isa
         c.loss = 0.0
         c.steps = 0
