@@ -100,6 +100,10 @@ intersphinx_mapping = _intersphinx_mapping()
 autosummary_generate = True
 autosummary_imported_members = True
 autodoc_default_options = {"members": False}
+# The signatures shown without their type hints: the numpydoc Parameters / Returns sections give
+# each type in words, and evaluated hints expand numpy's ArrayLike into a union of its internals
+# (the hints are for type checkers: the package ships py.typed, docs/architecture.rst)
+autodoc_typehints = "none"
 numpydoc_show_class_members = False        # the class template lists the methods once
 numpydoc_class_members_toctree = False
 numpydoc_xref_param_type = False

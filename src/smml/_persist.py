@@ -56,6 +56,8 @@ type's arrays are consistent (a hand-crafted file can hold a tree whose child
 indices point outside it, or ask for a huge array): load files whose origin
 you know.
 """
+from __future__ import annotations
+
 import functools
 import io
 import json
@@ -67,6 +69,8 @@ import stat
 import types
 import warnings
 import zipfile
+from collections.abc import Sequence
+from typing import Any, BinaryIO, Literal
 
 import numpy as np
 
@@ -93,7 +97,7 @@ def _type_name(t):
     return f"{t.__module__}.{t.__qualname__}"
 
 
-def allowed_types():
+def allowed_types() -> dict[str, type]:
     """{name: type} of the explicit allowlist beyond smml's classes (names as the files record them).
 
     builtins containers and scalars; numpy's ndarray, dtype, scalar types,
@@ -617,7 +621,8 @@ def _newer_note(info):
     return f" (the file was written by smml {info['newer']}, newer than this smml {__version__})"
 
 
-def save(model, path, *, backend="auto", trusted=None):
+def save(model: Any, path: str | os.PathLike[str] | BinaryIO, *, backend: Literal["auto", "skops", "npz"] = "auto",
+         trusted: Sequence[type | str] | None = None) -> str:
     """Write ``model`` to ``path`` as a model file that loads without running code.
 
     The file is a zip archive: ``smml.json`` (format version, smml version,
@@ -759,7 +764,7 @@ def _write(path, data):
         raise
 
 
-def load(path, *, trusted=None):
+def load(path: str | os.PathLike[str] | BinaryIO, *, trusted: Sequence[type | str] | None = None) -> Any:
     """Read a model written by :func:`save`, without executing code from the file.
 
     Parameters

@@ -13,6 +13,8 @@
 
 Without OpenMP in the build every kernel runs on one thread.
 """
+from __future__ import annotations
+
 import concurrent.futures
 import contextlib
 import functools
@@ -20,7 +22,7 @@ import numbers
 import os
 import sys
 
-from smml._core._openmp_helpers import omp_max_threads, openmp_enabled
+from smml._core._openmp_helpers import omp_max_threads, openmp_enabled as _openmp_enabled
 
 __all__ = ["check_n_jobs", "effective_n_threads", "threads_for", "openmp_enabled", "blas_single_thread", "blas_threads",
            "joblib_backend_active", "engine_errors", "run_tasks"]
@@ -49,7 +51,24 @@ def check_n_jobs(n_jobs):
         raise ValueError("n_jobs=0 is not a thread count: use None or -1 for all cores, or a positive integer")
 
 
-def effective_n_threads(n_jobs=None):
+def openmp_enabled() -> bool:
+    """Whether the kernels were compiled with OpenMP (else they run serially).
+
+    Returns
+    -------
+    bool
+        True when the compiled kernels run their loops on OpenMP threads.
+
+    Examples
+    --------
+    >>> from smml import openmp_enabled
+    >>> isinstance(openmp_enabled(), bool)
+    True
+    """
+    return _openmp_enabled()
+
+
+def effective_n_threads(n_jobs: int | None = None) -> int:
     """Number of OpenMP threads to use for ``n_jobs`` (see the module doc).
 
     Parameters

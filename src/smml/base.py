@@ -4,6 +4,11 @@ Every smml estimator declares ``_parameter_spec`` ({name: constraints}, see
 ``smml._validation``) and calls ``self._validate_params()`` first thing in
 ``fit``; inputs go through ``smml._validation``.
 """
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
 from sklearn.base import BaseEstimator, ClassifierMixin, ClusterMixin, RegressorMixin
 
 from smml._threads import effective_n_threads
@@ -12,7 +17,7 @@ from smml._validation import validate_params
 __all__ = ["SmmlEstimator", "ClassifierMixin", "RegressorMixin", "ClusterMixin"]
 
 
-def store_params(est, params):
+def store_params(est: object, params: Mapping[str, Any]) -> None:
     """``__init__``: every argument stored under its own name, unchanged (scikit-learn's rule);
     call as ``store_params(self, locals())``."""
     for name, value in params.items():
@@ -37,10 +42,10 @@ class SmmlEstimator(BaseEstimator):
     0.1
     """
 
-    _parameter_spec: dict = {}
+    _parameter_spec: dict[str, Any] = {}
 
-    def _validate_params(self):
+    def _validate_params(self) -> None:
         validate_params(self, self._parameter_spec)
 
-    def _n_threads(self):
+    def _n_threads(self) -> int:
         return effective_n_threads(getattr(self, "n_jobs", None))

@@ -3,19 +3,24 @@
 Each function cites the section of the notes that states the bound. Sections
 are appended per family (trees, linear learners, ensembles) below.
 """
+from __future__ import annotations
+
 import math
 import numbers
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, Literal, cast
 
 import numpy as np
 
+from smml._typing import ArrayLike, Estimator, LossLike, NDArray, RandomStateLike
 from smml._validation import check_delta as _check_delta, check_positive_int as _check_positive_int
 
 __all__ = ["hoeffding_epsilon", "hoeffding_interval", "hoeffding_one_sided_epsilon", "hoeffding_upper_bound",
            "hoeffding_test_size", "erm_finite_class_bound"]
 
 
-def hoeffding_epsilon(n, delta=0.05):
+def hoeffding_epsilon(n: int, delta: float = 0.05) -> float:
     """epsilon = sqrt(ln(2/delta) / (2n)): half-width of the Chernoff-Hoeffding interval.
 
     000, "Bounding the risk": with probability at least 1 - delta over the draw of
@@ -52,7 +57,7 @@ def hoeffding_epsilon(n, delta=0.05):
     return math.sqrt(math.log(2.0 / delta) / (2.0 * n))
 
 
-def hoeffding_interval(test_error, n, delta=0.05):
+def hoeffding_interval(test_error: float, n: int, delta: float = 0.05) -> tuple[float, float]:
     """(low, high): the Chernoff-Hoeffding confidence interval for the risk.
 
     000, "Bounding the risk": test_error -/+ sqrt(ln(2/delta) / (2n)), clipped to
@@ -95,7 +100,7 @@ def hoeffding_interval(test_error, n, delta=0.05):
     return max(0.0, test_error - eps), min(1.0, test_error + eps)
 
 
-def hoeffding_one_sided_epsilon(n, delta=0.05):
+def hoeffding_one_sided_epsilon(n: int, delta: float = 0.05) -> float:
     """epsilon = sqrt(ln(1/delta) / (2n)): the one-sided Chernoff-Hoeffding deviation.
 
     001, Appendix 2, "Wilcoxon Test" (the bound for a validation set that follows
@@ -137,7 +142,7 @@ def hoeffding_one_sided_epsilon(n, delta=0.05):
     return math.sqrt(math.log(1.0 / delta) / (2.0 * n))
 
 
-def hoeffding_upper_bound(validation_error, n, delta=0.05, n_candidates=1):
+def hoeffding_upper_bound(validation_error: float, n: int, delta: float = 0.05, n_candidates: int = 1) -> float:
     """L_V(h) + sqrt(ln(N/delta) / (2n)): an upper confidence bound on the risk from a dev set.
 
     001, Appendix 2, "Wilcoxon Test": for a predictor h fixed before the validation
@@ -190,7 +195,7 @@ def hoeffding_upper_bound(validation_error, n, delta=0.05, n_candidates=1):
     return min(1.0, float(validation_error) + eps)
 
 
-def hoeffding_test_size(epsilon, delta=0.05):
+def hoeffding_test_size(epsilon: float, delta: float = 0.05) -> int:
     """Smallest test-set size n with sqrt(ln(2/delta) / (2n)) <= epsilon.
 
     000, "Bounding the risk", solved for n: n = ceil(ln(2/delta) / (2 epsilon^2)).
@@ -228,7 +233,7 @@ def hoeffding_test_size(epsilon, delta=0.05):
     return max(1, n)
 
 
-def erm_finite_class_bound(m, n_hypotheses, delta=0.05):
+def erm_finite_class_bound(m: int, n_hypotheses: int, delta: float = 0.05) -> float:
     """sqrt((2/m) ln(2|H|/delta)): estimation-error bound of ERM on a finite class H.
 
     003, section 4 ("Write the upper bound on the estimation error of ERM run on a
@@ -278,7 +283,7 @@ def _check_nonneg_int(name, v):
         raise ValueError(f"{name} must be an integer >= 0, got {v!r}")
 
 
-def halfspace_vc_dimension(d, fit_intercept=True):
+def halfspace_vc_dimension(d: int, fit_intercept: bool = True) -> int:
     """The VC dimension of the halfspaces (linear classifiers) of R^d: d + 1, or d without a bias.
 
     002, "VC dimension of halfspaces" (Proposition): "the VC dimension of
@@ -315,7 +320,7 @@ def halfspace_vc_dimension(d, fit_intercept=True):
     return int(d) + (1 if fit_intercept else 0)
 
 
-def vc_bound(train_error, m, vc_dim, delta=0.05, C=None):
+def vc_bound(train_error: float, m: int, vc_dim: int, delta: float = 0.05, C: float | None = None) -> float:
     """Training error + a VC-dimension term: the risk bound of 001 for every h of a class at once.
 
     001, Appendix 2, "Wilcoxon Test": with probability >= 1 - delta over a training
@@ -388,7 +393,7 @@ def vc_bound(train_error, m, vc_dim, delta=0.05, C=None):
     return float(train_error) + math.sqrt(2.0 * log_growth / m) + math.sqrt(math.log(1.0 / delta) / (2.0 * m))
 
 
-def vc_sample_complexity(epsilon, vc_dim, delta=0.05):
+def vc_sample_complexity(epsilon: float, vc_dim: int, delta: float = 0.05) -> int:
     """A training-set size m that suffices to PAC-learn a class of VC dimension d (realizable case).
 
     002, "VC dimension of halfspaces" ("Consequence"): the class is PAC learnable,
@@ -443,7 +448,8 @@ __all__ += ["perceptron_convergence_bound", "perceptron_mistake_bound", "pegasos
             "ogd_regret_bound", "ogd_strongly_convex_regret_bound"]
 
 
-def _linear_data(X, y, u):
+def _linear_data(X: ArrayLike, y: ArrayLike,
+                 u: Any) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     X = np.asarray(X, dtype=float)
     y = np.asarray(y, dtype=float)
     u = np.asarray(u, dtype=float)
@@ -456,7 +462,8 @@ def _linear_data(X, y, u):
     return X, y, u
 
 
-def perceptron_convergence_bound(X, y, u=None, fit_intercept=False):
+def perceptron_convergence_bound(X: ArrayLike, y: ArrayLike, u: ArrayLike | Estimator | None = None,
+                                 fit_intercept: bool = False) -> float:
     """(min_{u: gamma(u) >= 1} ||u||^2)(max_t ||x_t||^2): the Perceptron's update bound.
 
     000, "Training linear classifiers", Theorem 3 (003 section 9): on a linearly
@@ -502,10 +509,11 @@ def perceptron_convergence_bound(X, y, u=None, fit_intercept=False):
     1.1111
     """
     if u is not None and hasattr(u, "coef_") and hasattr(u, "margin_"):
-        if np.ndim(u.margin_) != 0:
+        svm: Any = u
+        if np.ndim(svm.margin_) != 0:
             raise ValueError("u must be a binary HardMarginSVM (one separator), not one-vs-rest")
-        fit_intercept = bool(u.fit_intercept)
-        u = np.append(u.coef_[0], u.intercept_ if fit_intercept else [])
+        fit_intercept = bool(svm.fit_intercept)
+        u = np.append(svm.coef_[0], svm.intercept_ if fit_intercept else [])
     Xa = np.asarray(X, dtype=float)
     if Xa.ndim == 2 and fit_intercept:
         Xa = np.hstack([Xa, np.ones((Xa.shape[0], 1))])
@@ -524,7 +532,7 @@ def perceptron_convergence_bound(X, y, u=None, fit_intercept=False):
     return float(u @ u) / gamma ** 2 * float(np.max(np.einsum("ij,ij->i", X, X)))
 
 
-def perceptron_mistake_bound(X, y, u):
+def perceptron_mistake_bound(X: ArrayLike, y: ArrayLike, u: ArrayLike) -> float:
     """Mistakes of the Perceptron on the stream (x_t, y_t), any u in R^d (003, section 10).
 
     M <= sum_t h_t(u) + (||u|| X)^2 + ||u|| X sqrt(sum_t h_t(u)), with the hinge
@@ -572,7 +580,7 @@ def _check_pos(name, v):
         raise ValueError(f"{name} must be a positive finite number, got {v!r}")
 
 
-def pegasos_bound(lam, n_iter, X_norm=None, G=None):
+def pegasos_bound(lam: float, n_iter: int, X_norm: float | None = None, G: float | None = None) -> float:
     """E[F(w_bar)] - F(w*) <= G^2 / (2 lam T) (ln T + 1) for Pegasos (003, section 12).
 
     F(w) = lam/2 ||w||^2 + (1/m) sum_t [1 - y_t w.x_t]_+, w_bar the average of
@@ -610,13 +618,13 @@ def pegasos_bound(lam, n_iter, X_norm=None, G=None):
         raise ValueError("pass exactly one of G or X_norm")
     if G is None:
         _check_pos("X_norm", X_norm)
-        G = 2.0 * X_norm
+        G = 2.0 * cast(float, X_norm)
     else:
         _check_pos("G", G)
     return G * G / (2.0 * lam * n_iter) * (math.log(n_iter) + 1.0)
 
 
-def ogd_regret_bound(U, G, T):
+def ogd_regret_bound(U: float, G: float, T: int) -> float:
     """U G sqrt(8 / T): average regret of projected OGD with eta_t = eta/sqrt(t) (003, section 10).
 
     (1/T) sum_t l_t(w_t) <= min_{||u|| <= U} (1/T) sum_t l_t(u) + U G sqrt(8/T),
@@ -648,7 +656,7 @@ def ogd_regret_bound(U, G, T):
     return U * G * math.sqrt(8.0 / T)
 
 
-def ogd_strongly_convex_regret_bound(G, sigma, T):
+def ogd_strongly_convex_regret_bound(G: float, sigma: float, T: int) -> float:
     """G^2 / (2 sigma) ln(T + 1) / T: average regret of OGD with eta_t = 1/(sigma t) (003, section 10).
 
     For sigma-strongly convex losses with ||grad l_t(w_t)|| <= G.
@@ -692,7 +700,8 @@ def ogd_strongly_convex_regret_bound(G, sigma, T):
 __all__ += ["kernel_perceptron_convergence_bound", "kernel_perceptron_mistake_bound"]
 
 
-def _kernel_data(K, y, coef):
+def _kernel_data(K: ArrayLike, y: ArrayLike, coef: ArrayLike
+                 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], float]:
     K = np.asarray(K, dtype=float)
     y = np.asarray(y, dtype=float)
     coef = np.asarray(coef, dtype=float)
@@ -710,7 +719,7 @@ def _kernel_data(K, y, coef):
     return K, y, coef, norm2
 
 
-def kernel_perceptron_convergence_bound(K, y, coef):
+def kernel_perceptron_convergence_bound(K: ArrayLike, y: ArrayLike, coef: ArrayLike) -> float:
     """||g||_K^2 max_t K(x_t, x_t) for the margin-1 rescaling of a separating g (003 section 11).
 
     003, "mistake bound of the Perceptron convergence theorem when run with a
@@ -756,7 +765,7 @@ def kernel_perceptron_convergence_bound(K, y, coef):
     return norm2 / gamma ** 2 * float(np.max(np.diag(K)))
 
 
-def kernel_perceptron_mistake_bound(K, y, coef):
+def kernel_perceptron_mistake_bound(K: ArrayLike, y: ArrayLike, coef: ArrayLike) -> float:
     """Mistakes of the kernel Perceptron on the stream (x_t, y_t), any g in H_K (003 section 11).
 
     M <= sum_t h_t(g) + (||g||_K X)^2 + ||g||_K X sqrt(sum_t h_t(g)), with the hinge
@@ -812,7 +821,7 @@ def _edges(edges):
     return g
 
 
-def adaboost_training_error_bound(edges):
+def adaboost_training_error_bound(edges: ArrayLike) -> tuple[float, float]:
     """(prod_i sqrt(1 - 4 gamma_i^2), exp(-2 sum_i gamma_i^2)): AdaBoost's training-error bounds.
 
     002, "Training error of AdaBoost" (Proposition): with gamma_i = 1/2 - epsilon_i
@@ -845,7 +854,7 @@ def adaboost_training_error_bound(edges):
     return float(np.prod(np.sqrt(1.0 - 4.0 * g2))), float(np.exp(-2.0 * g2.sum()))
 
 
-def adaboost_rounds_for_zero_error(m, gamma):
+def adaboost_rounds_for_zero_error(m: int, gamma: float) -> float:
     """ln(m) / (2 gamma^2): rounds after which AdaBoost's training error is 0.
 
     003 section 16 ("How many rounds of AdaBoost are sufficient to achieve zero
@@ -885,7 +894,7 @@ def adaboost_rounds_for_zero_error(m, gamma):
 __all__ += ["tree_code_length", "occam_tree_bound", "erm_tree_bound"]
 
 
-def tree_code_length(n_nodes, d):
+def tree_code_length(n_nodes: int, d: int) -> int:
     """|sigma(h)| = (N_h + 1) ceil(log2(d + 3)) + 2 floor(log2 N_h) + 1.
 
     000, "A more refined bound": the length of an instantaneous (prefix-free) binary
@@ -916,7 +925,7 @@ def tree_code_length(n_nodes, d):
     return (n_nodes + 1) * (d + 2).bit_length() + 2 * (n_nodes.bit_length() - 1) + 1
 
 
-def occam_tree_bound(train_error, n_nodes, d, m, delta=0.05):
+def occam_tree_bound(train_error: float, n_nodes: int, d: int, m: int, delta: float = 0.05) -> float:
     """Training error + sqrt((|sigma(h)| + ln(2/delta)) / (2m)).
 
     000, "A more refined bound": with probability >= 1 - delta over a training set of
@@ -963,7 +972,7 @@ def occam_tree_bound(train_error, n_nodes, d, m, delta=0.05):
     return train_error + math.sqrt((sigma + math.log(2.0 / delta)) / (2.0 * m))
 
 
-def erm_tree_bound(m, n_nodes, d, delta=0.05):
+def erm_tree_bound(m: int, n_nodes: int, d: int, delta: float = 0.05) -> float:
     """sqrt((2/m) (N (1 + ln(2d)) + ln(2/delta))): estimation error of ERM on trees with N nodes.
 
     000, "Limiting the number of nodes" and 003 section 5: |H_N| <= (2ed)^N, so with
@@ -998,7 +1007,7 @@ def erm_tree_bound(m, n_nodes, d, delta=0.05):
     return math.sqrt(2.0 / m * (n_nodes * (1.0 + math.log(2.0 * d)) + math.log(2.0 / delta)))
 
 
-def majority_vote_bound(T, gamma):
+def majority_vote_bound(T: int, gamma: float) -> float:
     """exp(-2 T gamma^2): training error of a majority vote of T independent classifiers.
 
     003 section 16 ("Write the upper bound on the training error achieved by
@@ -1035,7 +1044,7 @@ def majority_vote_bound(T, gamma):
 __all__ += ["one_nn_risk_bound"]
 
 
-def one_nn_risk_bound(bayes_risk, c, d, m, epsilon=None):
+def one_nn_risk_bound(bayes_risk: float, c: float, d: int, m: int, epsilon: float | None = None) -> float:
     """Bound on the expected risk of 1-NN, E[l_D(h_S)] over training sets S of size m.
 
     000, "Risk Analysys for Nearest-Neighbor" (and 003 section 8): for data points in
@@ -1173,7 +1182,9 @@ def _binary_eta(labels, P, loss):
     return P[:, 1]
 
 
-def bayes_optimal_predictor(loss="zero_one", eta=None, *, X=None, y_values=None, p_y=None):
+def bayes_optimal_predictor(loss: Literal["zero_one", "square", "logistic"] = "zero_one",
+                            eta: ArrayLike | Callable[..., Any] | None = None, *, X: ArrayLike | None = None,
+                            y_values: ArrayLike | None = None, p_y: ArrayLike | None = None) -> NDArray[Any]:
     """f*(x) = argmin_{y_hat} E[l(Y, y_hat) | X = x] on given points x (000; 003 sections 4, 15).
 
     The distribution of Y given X = x is passed for a finite set of points x_1..x_n (or
@@ -1239,7 +1250,10 @@ def bayes_optimal_predictor(loss="zero_one", eta=None, *, X=None, y_values=None,
         return np.log(e) - np.log1p(-e)
 
 
-def bayes_risk(loss="zero_one", eta=None, *, X=None, p_x=None, y_values=None, p_y=None, base=2):
+def bayes_risk(loss: Literal["zero_one", "square", "logistic"] = "zero_one",
+               eta: ArrayLike | Callable[..., Any] | None = None, *, X: ArrayLike | None = None,
+               p_x: ArrayLike | None = None, y_values: ArrayLike | None = None, p_y: ArrayLike | None = None,
+               base: float = 2) -> float:
     """The Bayes risk l_D(f*) = E[min_{y_hat} E[l(Y, y_hat) | X]] (000; 003 sections 4, 15).
 
     The conditional distribution of Y is given as in :func:`bayes_optimal_predictor`;
@@ -1314,7 +1328,8 @@ def bayes_risk(loss="zero_one", eta=None, *, X=None, p_x=None, y_values=None, p_
 _MARGIN_SLOPES = {"hinge": -1.0, "exponential": -1.0, "square": -2.0}
 
 
-def surrogate_consistency_condition(loss, base=math.e, h=1e-6):
+def surrogate_consistency_condition(loss: LossLike, base: float = math.e,
+                                    h: float = 1e-6) -> tuple[bool, dict[int, float | None]]:
     """003 section 15's sufficient condition for a consistent surrogate loss: l'(y, 0) < 0.
 
     "If a surrogate loss l: {-1, 1} x R -> R is such that for all y in {-1, 1} the derivative
@@ -1359,6 +1374,7 @@ def surrogate_consistency_condition(loss, base=math.e, h=1e-6):
     >>> surrogate_consistency_condition("zero_one")[0]
     False
     """
+    slopes: dict[int, float | None]
     if isinstance(loss, str):
         if loss in _MARGIN_SLOPES:
             s = _MARGIN_SLOPES[loss]
@@ -1389,7 +1405,7 @@ def surrogate_consistency_condition(loss, base=math.e, h=1e-6):
     return holds, slopes
 
 
-def svm_stability_bound(lam, m, L=None, X_norm=None):
+def svm_stability_bound(lam: float, m: int, L: float | None = None, X_norm: float | None = None) -> float:
     """epsilon = (2L)^2 / (lam m): the stability of regularised ERM, e.g. the SVM (003 section 13).
 
     003 section 13: if l(., z) is convex and L-Lipschitz, A(S) = argmin_w l_S(w) + lam/2 ||w||^2
@@ -1429,10 +1445,10 @@ def svm_stability_bound(lam, m, L=None, X_norm=None):
         raise ValueError("pass exactly one of L (the Lipschitz constant) or X_norm (for the SVM, L = X)")
     L = X_norm if L is None else L
     _check_pos("L" if X_norm is None else "X_norm", L)
-    return (2.0 * L) ** 2 / (lam * m)
+    return (2.0 * cast(float, L)) ** 2 / (lam * m)
 
 
-def svm_consistent_lambda(m, exponent=0.25, scale=1.0):
+def svm_consistent_lambda(m: int, exponent: float = 0.25, scale: float = 1.0) -> float:
     """lam_m = scale * m^(-exponent): a regularisation schedule that makes the Gaussian-kernel SVM consistent.
 
     003 section 13 ("the mathematical conditions on the regularization coefficient
@@ -1544,7 +1560,10 @@ def _is_margin_loss(loss):
     return any(fn is getattr(_losses, name) for name in _MARGIN_LOSS_NAMES)
 
 
-def empirical_stability(estimator, X, y, loss="hinge", n_draws=20, m=None, method="auto", random_state=None):
+def empirical_stability(estimator: Estimator, X: ArrayLike, y: ArrayLike, loss: LossLike = "hinge", n_draws: int = 20,
+                        m: int | None = None,
+                        method: Literal["auto", "predict", "decision_function", "predict_proba"] = "auto",
+                        random_state: RandomStateLike = None) -> StabilityEstimate:
     """Monte-Carlo estimate of the epsilon of epsilon-stability: refit with one example replaced.
 
     003 section 13 ("the definition of epsilon-stability"): A is epsilon-stable for
@@ -1623,7 +1642,7 @@ def empirical_stability(estimator, X, y, loss="hinge", n_draws=20, m=None, metho
         raise ValueError(f"y must be 1-d, got shape {y_arr.shape}")
     n = y_arr.shape[0]
     if hasattr(X, "iloc"):
-        X = X.to_numpy()
+        X = cast(Any, X).to_numpy()
     X_arr = np.asarray(X)
     if X_arr.shape[0] != n:
         raise ValueError(f"X and y have different numbers of rows: {X_arr.shape[0]} != {n}")
@@ -1680,7 +1699,7 @@ def empirical_stability(estimator, X, y, loss="hinge", n_draws=20, m=None, metho
                              train_indices=train, t=ts, replacement=repl)
 
 
-def knn_asymptotic_risk_bound(bayes_risk, k):
+def knn_asymptotic_risk_bound(bayes_risk: float, k: int) -> float:
     """l* + 2 sqrt(l* / k): the limit of the expected risk of k-NN (000 "Consistency").
 
     000, "Consistency and nonparametric algorithms", (1): for any data distribution,
@@ -1713,7 +1732,7 @@ def knn_asymptotic_risk_bound(bayes_risk, k):
     return float(bayes_risk) + 2.0 * math.sqrt(bayes_risk / k)
 
 
-def knn_consistent_k(m, schedule="sqrt"):
+def knn_consistent_k(m: int, schedule: Literal["sqrt", "log"] = "sqrt") -> int:
     """k_m for a training set of size m, with k_m -> infinity and k_m = o(m) (000; 003 section 7).
 
     000 / 003 section 7: k-NN is consistent when k is chosen as a function k_m of the
@@ -1749,7 +1768,7 @@ def knn_consistent_k(m, schedule="sqrt"):
     return int(min(max(k, 1), m))
 
 
-def finite_class_uniform_bound(m, n_hypotheses, delta=0.05):
+def finite_class_uniform_bound(m: int, n_hypotheses: int, delta: float = 0.05) -> float:
     """sqrt(ln(2|H|/delta) / (2m)): |l_S(h) - l_D(h)| for every h of a finite class at once.
 
     000 "Risk analysis" (ERM on a finite class, the step (2) of the proof): with

@@ -12,11 +12,16 @@ three terms can be measured (:func:`smml.model_selection.risk_decomposition`).
   returns the data and a :class:`KnownDistribution`, which draws more samples and
   gives eta, f*, the Bayes risk and the risk of any predictor.
 """
+from __future__ import annotations
+
 import numbers
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, Literal, cast
 
 import numpy as np
 
+from smml._typing import ArrayLike, Estimator, NDArray, RandomStateLike
 from smml._validation import check_random_state
 
 __all__ = ["make_bayes_classification", "KnownDistribution"]
@@ -76,10 +81,10 @@ class KnownDistribution:
     0.5
     """
     n_features: int
-    boundary: str
+    boundary: Literal["axis", "diagonal", "ball", "xor"]
     noise: float
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         d = self.n_features
         if isinstance(d, bool) or not isinstance(d, numbers.Integral) or d < 1:
             raise ValueError(f"n_features must be a positive integer, got {d!r}")
@@ -92,17 +97,17 @@ class KnownDistribution:
             raise ValueError(f"noise must be a number in [0, 1/2), got {nu!r}")
 
     @property
-    def bayes_risk(self):
+    def bayes_risk(self) -> float:
         """l_D(f*) = noise: the Bayes risk of the zero-one loss, exact."""
         return float(self.noise)
 
-    def _points(self, X):
+    def _points(self, X: ArrayLike) -> NDArray[np.float64]:
         X = np.asarray(X, dtype=float)
         if X.ndim != 2 or X.shape[1] != self.n_features:
             raise ValueError(f"X must have shape (n, {self.n_features}), got {X.shape}")
         return X
 
-    def bayes_predictor(self, X):
+    def bayes_predictor(self, X: ArrayLike) -> NDArray[np.int_]:
         """f*(x) in {-1, +1} for each row x of X: the Bayes optimal predictor (zero-one loss).
 
         Parameters
@@ -126,7 +131,7 @@ class KnownDistribution:
             inside = X[:, 0] * X[:, 1] >= 0
         return np.where(inside, 1, -1)
 
-    def eta(self, X):
+    def eta(self, X: ArrayLike) -> NDArray[np.float64]:
         """eta(x) = P(Y = +1 | X = x) for each row x of X.
 
         Parameters
@@ -142,7 +147,8 @@ class KnownDistribution:
         f = self.bayes_predictor(X)
         return np.where(f == 1, 1.0 - self.noise, float(self.noise))
 
-    def sample(self, n_samples, random_state=None):
+    def sample(self, n_samples: int,
+               random_state: RandomStateLike = None) -> tuple[NDArray[np.float64], NDArray[np.int_]]:
         """Draw ``n_samples`` examples (X, y) i.i.d. from D: X (n, d) floats, y in {-1, +1} (int).
 
         Parameters
@@ -167,7 +173,8 @@ class KnownDistribution:
         y = np.where(flip, -1, 1) * self.bayes_predictor(X)
         return X, y
 
-    def risk(self, predictor, X=None, n_samples=100_000, random_state=None):
+    def risk(self, predictor: Estimator | Callable[[NDArray[np.float64]], ArrayLike], X: ArrayLike | None = None,
+             n_samples: int = 100_000, random_state: RandomStateLike = None) -> float:
         """The zero-one risk l_D(h) of a predictor, exact in Y and Monte-Carlo in X.
 
         l_D(h) = E[P(Y != h(X) | X)] = noise + (1 - 2 noise) P(h(X) != f*(X)). The
@@ -197,7 +204,7 @@ class KnownDistribution:
         if X is None:
             X, _ = self.sample(n_samples, random_state)
         X = self._points(X)
-        predict = predictor.predict if hasattr(predictor, "predict") else predictor
+        predict = cast(Callable[..., Any], getattr(predictor, "predict", predictor))
         pred = np.asarray(predict(X)).reshape(-1)
         if pred.shape[0] != X.shape[0]:
             raise ValueError(f"the predictor returned {pred.shape[0]} labels for {X.shape[0]} points")
@@ -205,7 +212,10 @@ class KnownDistribution:
         return float(self.noise + (1.0 - 2.0 * self.noise) * disagree)
 
 
-def make_bayes_classification(n_samples=200, n_features=2, boundary="diagonal", noise=0.1, random_state=None):
+def make_bayes_classification(n_samples: int = 200, n_features: int = 2,
+                              boundary: Literal["axis", "diagonal", "ball", "xor"] = "diagonal",
+                              noise: float = 0.1, random_state: RandomStateLike = None
+                              ) -> tuple[NDArray[np.float64], NDArray[np.int_], KnownDistribution]:
     """A binary classification sample from a distribution whose Bayes predictor and risk are known.
 
     The distribution is a :class:`KnownDistribution`: X uniform on [-1, 1]^d (the

@@ -3,6 +3,8 @@
 Each is also importable where it was first defined: ``smml.linear.DivergenceError``,
 ``smml.linear.NotSeparableError``, ``smml.InconsistentVersionWarning``.
 """
+from __future__ import annotations
+
 
 __all__ = ["DivergenceError", "NotSeparableError", "InconsistentVersionWarning"]
 
@@ -76,13 +78,13 @@ class InconsistentVersionWarning(UserWarning):
     model.smml was written by smml 9.0.0, newer than this smml 0.1.0: ...
     """
 
-    def __init__(self, path, file_version, current_version):
+    def __init__(self, path: str, file_version: str, current_version: str) -> None:
         super().__init__(path, file_version, current_version)     # args: pickles, copies
         self.path = path
         self.file_version = file_version
         self.current_version = current_version
 
-    def __str__(self):
+    def __str__(self) -> str:
         return (f"{self.path} was written by smml {self.file_version}, newer than this smml "
                 f"{self.current_version}: the model loads, but may not behave as it did there "
                 f"(upgrade smml, or refit the model)")

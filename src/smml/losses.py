@@ -15,10 +15,16 @@ Bad input (different lengths, not 1-d, empty, NaN/inf, labels outside the
 loss's label set, predictions outside its domain) raises a ``ValueError`` that
 names the problem.
 """
+from __future__ import annotations
+
 import math
 import numbers
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
+
+from smml._typing import ArrayLike, LossFunction, LossLike, NDArray
 
 __all__ = ["zero_one", "cost_sensitive", "absolute", "square", "logarithmic",
            "hinge", "logistic", "exponential", "LOSSES", "get_loss"]
@@ -26,14 +32,14 @@ __all__ = ["zero_one", "cost_sensitive", "absolute", "square", "logarithmic",
 
 # ---- input checks -------------------------------------------------------------
 
-def _as_1d(name, a):
+def _as_1d(name: str, a: ArrayLike) -> NDArray[Any]:
     a = np.asarray(a)
     if a.ndim != 1:
         raise ValueError(f"{name} must be 1-d, got an array of shape {a.shape}")
     return a
 
 
-def _pair(y, y_pred, numeric=True):
+def _pair(y: ArrayLike, y_pred: ArrayLike, numeric: bool = True) -> tuple[NDArray[Any], NDArray[Any]]:
     """Check shapes (and finiteness for numeric losses); return two arrays."""
     y = _as_1d("y", y)
     y_pred = _as_1d("y_pred", y_pred)
@@ -47,7 +53,7 @@ def _pair(y, y_pred, numeric=True):
     return y, y_pred
 
 
-def _to_float(name, a):
+def _to_float(name: str, a: NDArray[Any]) -> NDArray[np.float64]:
     if a.dtype.kind not in "biuf":
         try:
             a = a.astype(np.float64)
@@ -79,7 +85,7 @@ def _check_margin_labels(y):
 
 # ---- losses of 000, "Loss functions" -----------------------------------------
 
-def zero_one(y, y_pred):
+def zero_one(y: ArrayLike, y_pred: ArrayLike) -> NDArray[np.float64]:
     """Zero-one loss: 0 if ``y_pred == y``, 1 otherwise.
 
     000, "Loss functions". Labels may be of any type (numbers, strings, ...);
@@ -180,7 +186,8 @@ def _index_of(name, a, labels):
     return out
 
 
-def cost_sensitive(y, y_pred, cost, labels=None):
+def cost_sensitive(y: ArrayLike, y_pred: ArrayLike, cost: ArrayLike | Mapping[Any, Mapping[Any, float]],
+                   labels: Sequence[Any] | None = None) -> NDArray[np.float64]:
     """Cost-sensitive classification loss from a cost matrix.
 
     000, "Loss functions": ``cost[i][j]`` is the loss of predicting
@@ -225,7 +232,7 @@ def cost_sensitive(y, y_pred, cost, labels=None):
     return C[i, j]
 
 
-def absolute(y, y_pred):
+def absolute(y: ArrayLike, y_pred: ArrayLike) -> NDArray[np.float64]:
     """Absolute loss |y - y_pred|.
 
     000, "Loss functions" (regression).
@@ -256,7 +263,7 @@ def absolute(y, y_pred):
     return np.abs(y - y_pred)
 
 
-def square(y, y_pred):
+def square(y: ArrayLike, y_pred: ArrayLike) -> NDArray[np.float64]:
     """Square (quadratic) loss (y - y_pred)^2.
 
     000, "Loss functions" (regression).
@@ -288,7 +295,7 @@ def square(y, y_pred):
     return d * d
 
 
-def logarithmic(y, y_pred):
+def logarithmic(y: ArrayLike, y_pred: ArrayLike) -> NDArray[np.float64]:
     """Logarithmic loss: ln(1/y_pred) if y = 1, ln(1/(1 - y_pred)) if y = 0.
 
     000, "Loss functions" (natural log; also 002, "Logistic loss", written
@@ -332,7 +339,7 @@ def logarithmic(y, y_pred):
 
 # ---- margin (surrogate) losses: y in {-1, +1}, real prediction -------------------
 
-def hinge(y, y_pred):
+def hinge(y: ArrayLike, y_pred: ArrayLike) -> NDArray[np.float64]:
     """Hinge loss max(0, 1 - y y_pred), y in {-1, +1}.
 
     003, section 10 ("Write the formula for the hinge loss") and section 12
@@ -365,7 +372,7 @@ def hinge(y, y_pred):
     return np.maximum(0.0, 1.0 - y * y_pred)
 
 
-def logistic(y, y_pred, base=math.e):
+def logistic(y: ArrayLike, y_pred: ArrayLike, base: float = math.e) -> NDArray[np.float64]:
     """Logistic loss log_base(1 + e^{-y y_pred}), y in {-1, +1}.
 
     Natural log by default, as in 002 ("Logistic regression": x -> log(1 + e^{-x}));
@@ -409,7 +416,7 @@ def logistic(y, y_pred, base=math.e):
     return out
 
 
-def exponential(y, y_pred):
+def exponential(y: ArrayLike, y_pred: ArrayLike) -> NDArray[np.float64]:
     """Exponential (boosting) loss e^{-y y_pred}, y in {-1, +1}.
 
     003, section 15 (the surrogate loss of AdaBoost) and 002, AdaBoost
@@ -444,7 +451,7 @@ LOSSES = {"zero_one": zero_one, "absolute": absolute, "square": square, "logarit
           "hinge": hinge, "logistic": logistic, "exponential": exponential}
 
 
-def get_loss(loss):
+def get_loss(loss: LossLike) -> LossFunction:
     """A loss function from a name in :data:`LOSSES` or a callable ``loss(y, y_pred)``.
 
     Parameters

@@ -28,9 +28,12 @@ estimate can come with its Chernoff-Hoeffding interval
 (:func:`smml.bounds.hoeffding_interval`), which needs a loss with values in
 [0, 1]: asking for it with a loss that takes a value outside [0, 1] raises.
 """
+from __future__ import annotations
+
 import numbers
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Literal, Optional, Union
 
 import numpy as np
 from joblib import delayed
@@ -42,8 +45,10 @@ from sklearn.utils import _safe_indexing
 from smml._progress import check_verbose
 from smml._random import replayable_seed
 from smml._threads import check_n_jobs, run_tasks
+from smml._typing import ArrayLike, Estimator, LossLike, PredictMethod, RandomStateLike, Verbose
 from smml._validation import check_delta, check_random_state
 from smml.bounds import hoeffding_interval
+from smml.datasets import KnownDistribution
 from smml.losses import get_loss
 
 __all__ = ["empirical_risk", "cv_estimate", "tune", "nested_cv_estimate", "compare", "learning_curve",
@@ -52,8 +57,11 @@ __all__ = ["empirical_risk", "cv_estimate", "tune", "nested_cv_estimate", "compa
 
 
 # ---- helpers ------------------------------------------------------------------
+#: ``param_grid``: {name: values to try}, or a list of such grids (scikit-learn's ParameterGrid)
+ParamGrid = Union[Mapping[str, Sequence[Any]], Sequence[Mapping[str, Sequence[Any]]]]
 
-def _check_data(X, y):
+
+def _check_data(X: ArrayLike, y: ArrayLike) -> tuple[Any, Any, int]:
     X, y = indexable(X, y)
     if y is None:
         raise ValueError("y is required")
@@ -166,7 +174,9 @@ def _fold_error(losses):
 
 # ---- empirical risk -----------------------------------------------------------
 
-def empirical_risk(estimator, X, y, loss="zero_one", method="predict", return_interval=False, delta=0.05):
+def empirical_risk(estimator: Estimator, X: ArrayLike, y: ArrayLike, loss: LossLike = "zero_one",
+                   method: PredictMethod = "predict", return_interval: bool = False,
+                   delta: float = 0.05) -> float | tuple[float, tuple[float, float]]:
     """Average loss of a FITTED ``estimator`` on (X, y).
 
     000, "Bounding the risk": the test error (1/n) sum_t l(y_t, h(x_t)). With
@@ -241,8 +251,10 @@ def _grid_cv(estimator, thetas, X, y, K, loss_fn, shuffle, seed, method, n_jobs,
     return per_theta, [float(np.mean([_fold_error(l) for l in f])) for f in per_theta]
 
 
-def cv_estimate(estimator, X, y, K=5, loss="zero_one", shuffle=False, random_state=None, n_jobs=None,
-                return_interval=False, delta=0.05, method="predict", verbose=0):
+def cv_estimate(estimator: Estimator, X: ArrayLike, y: ArrayLike, K: int = 5, loss: LossLike = "zero_one",
+                shuffle: bool = False, random_state: RandomStateLike = None, n_jobs: int | None = None,
+                return_interval: bool = False, delta: float = 0.05, method: PredictMethod = "predict",
+                verbose: Verbose = 0) -> float | tuple[float, tuple[float, float]]:
     """The K-fold cross-validation estimate l_S^CV(A) of the expected risk of A.
 
     000, "Evaluating a learning algorithm using external cross-validation"
@@ -378,9 +390,11 @@ class TuneResult:
     cv_errors_: Optional[list] = None
 
 
-def tune(estimator, param_grid, X, y, dev_size=0.2, dev_set=None, loss="zero_one", shuffle=True,
-         random_state=None, refit=True, n_jobs=None, method="predict", return_interval=False, delta=0.05,
-         verbose=0, cv=None):
+def tune(estimator: Estimator, param_grid: ParamGrid, X: ArrayLike, y: ArrayLike, dev_size: float = 0.2,
+         dev_set: tuple[ArrayLike, ArrayLike] | None = None, loss: LossLike = "zero_one", shuffle: bool = True,
+         random_state: RandomStateLike = None, refit: bool = True, n_jobs: int | None = None,
+         method: PredictMethod = "predict", return_interval: bool = False, delta: float = 0.05,
+         verbose: Verbose = 0, cv: int | None = None) -> TuneResult:
     """Train/dev tuning over a grid, then a refit on the whole training set.
 
     000, "Tuning hyperparameters on a given training set": the training data S
@@ -566,9 +580,11 @@ def _nested_outer_fold(estimator, thetas, X, y, train, test, K_inner, loss_fn, s
     return cv, best, losses
 
 
-def nested_cv_estimate(estimator, param_grid, X, y, K_outer=5, K_inner=5, loss="zero_one", shuffle=False,
-                       random_state=None, n_jobs=None, method="predict", return_interval=False,
-                       delta=0.05, verbose=0, best_cv=True):
+def nested_cv_estimate(estimator: Estimator, param_grid: ParamGrid, X: ArrayLike, y: ArrayLike, K_outer: int = 5,
+                       K_inner: int = 5, loss: LossLike = "zero_one", shuffle: bool = False,
+                       random_state: RandomStateLike = None, n_jobs: int | None = None,
+                       method: PredictMethod = "predict", return_interval: bool = False,
+                       delta: float = 0.05, verbose: Verbose = 0, best_cv: bool = True) -> NestedCVResult:
     """The nested K-fold CV estimate of E[min_theta l_D(A_theta)].
 
     003, section 6, "Hyperparameter Tuning and Risk Estimates", Algorithm 1 (and
@@ -766,8 +782,11 @@ def _signed_rank_sums(d, zero_method):
     return r[d > 0].sum(), r[d < 0].sum()      # pratt: zeros take the smallest ranks, then drop out
 
 
-def compare(estimator_a, estimator_b, X, y, K=10, n_repeats=1, loss="zero_one", alpha=0.05, shuffle=True,
-            random_state=None, zero_method="pratt", n_jobs=None, method="predict", verbose=0):
+def compare(estimator_a: Estimator, estimator_b: Estimator, X: ArrayLike, y: ArrayLike, K: int = 10,
+            n_repeats: int = 1, loss: LossLike = "zero_one", alpha: float = 0.05, shuffle: bool = True,
+            random_state: RandomStateLike = None, zero_method: Literal["pratt", "zsplit", "wilcox"] = "pratt",
+            n_jobs: int | None = None, method: PredictMethod = "predict",
+            verbose: Verbose = 0) -> CompareResult:
     """Compare two learners on the same folds with the Wilcoxon signed-rank test.
 
     001, "Wilcoxon Test": to tell whether A (e.g. k-NN with k = 1) is better
@@ -961,9 +980,12 @@ def _fit_train_test(estimator, X_tr, y_tr, X_te, y_te, loss_fn, method):
             _losses(loss_fn, y_te, _predict(est, X_te, method)))
 
 
-def learning_curve(estimator, X, y, train_sizes=(0.1, 0.325, 0.55, 0.775, 1.0), test_size=0.3, test_set=None,
-                   loss="zero_one", shuffle=True, random_state=None, return_interval=True, delta=0.05,
-                   n_jobs=None, method="predict", verbose=0):
+def learning_curve(estimator: Estimator, X: ArrayLike, y: ArrayLike,
+                   train_sizes: Sequence[float] = (0.1, 0.325, 0.55, 0.775, 1.0), test_size: float = 0.3,
+                   test_set: tuple[ArrayLike, ArrayLike] | None = None, loss: LossLike = "zero_one",
+                   shuffle: bool = True, random_state: RandomStateLike = None, return_interval: bool = True,
+                   delta: float = 0.05, n_jobs: int | None = None, method: PredictMethod = "predict",
+                   verbose: Verbose = 0) -> LearningCurveResult:
     """Test error against the training-set size, each with its Hoeffding interval.
 
     A test set is held out once (``test_size`` of the data, or the given
@@ -1039,6 +1061,8 @@ def learning_curve(estimator, X, y, train_sizes=(0.1, 0.325, 0.55, 0.775, 1.0), 
     check_verbose(verbose)
     X, y, m = _check_data(X, y)
     seed = replayable_seed(random_state) if shuffle else None
+    X_tr: Any
+    y_tr: Any
     if test_set is not None:
         if not isinstance(test_set, (tuple, list)) or len(test_set) != 2:
             raise ValueError("test_set must be a pair (X_test, y_test)")
@@ -1152,9 +1176,11 @@ def _check_count(name, v, low=1):
     return int(v)
 
 
-def risk_decomposition(estimator, distribution, train_sizes=(25, 100, 400, 1600), n_repeats=5,
-                       reference_size=20_000, best_in_class_risk=None, n_test=20_000, random_state=None,
-                       n_jobs=None, verbose=0):
+def risk_decomposition(estimator: Estimator | Callable[[int], Estimator], distribution: KnownDistribution,
+                       train_sizes: Sequence[int] = (25, 100, 400, 1600), n_repeats: int = 5,
+                       reference_size: int = 20_000, best_in_class_risk: float | None = None, n_test: int = 20_000,
+                       random_state: RandomStateLike = None, n_jobs: int | None = None,
+                       verbose: Verbose = 0) -> RiskDecompositionResult:
     """The risk of A(S_m) as estimation error + approximation error + Bayes error, for growing m.
 
     000, "Overfitting and underfitting" (003 section 4): for h_S = A(S), h* a predictor

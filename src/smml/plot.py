@@ -26,8 +26,24 @@ matplotlib is the optional ``plot`` extra (``pip install 'smml[plot]'``);
 without it the ``plot_*`` functions raise an ``ImportError`` that says so,
 and the ``*_table`` functions still work.
 """
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from smml._typing import ArrayLike, NDArray, RandomStateLike
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+    from smml.ensemble import AdaBoostClassifier
+    from smml.model_selection import CompareResult, LearningCurveResult
+else:
+    # at run time matplotlib (optional) and the families are imported only when a function
+    # needs them; typing.get_type_hints sees these names as Any
+    Axes = AdaBoostClassifier = CompareResult = LearningCurveResult = Any
 
 __all__ = ["knn_error_table", "plot_knn_errors", "plot_adaboost", "perceptron_mistakes_table",
            "plot_perceptron", "tree_error_table", "plot_tree_occam", "pegasos_objective_table",
@@ -50,7 +66,8 @@ def _axes(ax):
     return ax
 
 
-def _arrays(X_train, y_train, X_test, y_test):
+def _arrays(X_train: ArrayLike, y_train: ArrayLike, X_test: ArrayLike,
+            y_test: ArrayLike) -> tuple[NDArray[Any], ...]:
     return np.asarray(X_train), np.asarray(y_train), np.asarray(X_test), np.asarray(y_test)
 
 
@@ -69,7 +86,8 @@ def _int_grid(values, name, low, high=None):
 
 # ---- k-NN: training and test error against k (000) -------------------------------------
 
-def knn_error_table(X_train, y_train, X_test, y_test, ks=None, **params):
+def knn_error_table(X_train: ArrayLike, y_train: ArrayLike, X_test: ArrayLike, y_test: ArrayLike,
+                    ks: Sequence[int] | None = None, **params: Any) -> dict[str, Any]:
     """Training and test error (zero-one loss) of k-NN for each k.
 
     000, "The Nearest Neighbour algorithm": the training error grows with k
@@ -119,7 +137,8 @@ def knn_error_table(X_train, y_train, X_test, y_test, ks=None, **params):
     return {"k": ks, "train_error": np.array(train), "test_error": np.array(test)}
 
 
-def plot_knn_errors(X_train, y_train, X_test, y_test, ks=None, ax=None, **params):
+def plot_knn_errors(X_train: ArrayLike, y_train: ArrayLike, X_test: ArrayLike, y_test: ArrayLike,
+                    ks: Sequence[int] | None = None, ax: Axes | None = None, **params: Any) -> Axes:
     """Plot k-NN's training and test error against k (000's figure); returns the Axes.
 
     The numbers are those of :func:`knn_error_table`; a dotted vertical line
@@ -173,7 +192,7 @@ def plot_knn_errors(X_train, y_train, X_test, y_test, ks=None, ax=None, **params
 
 # ---- AdaBoost: training error and its bounds per round (002) --------------------------
 
-def plot_adaboost(estimator, ax=None):
+def plot_adaboost(estimator: AdaBoostClassifier, ax: Axes | None = None) -> Axes:
     """Plot a fitted binary AdaBoost's training error per round and its two bounds; returns the Axes.
 
     002, "Training error of AdaBoost": after i rounds the training error of
@@ -229,7 +248,8 @@ def plot_adaboost(estimator, ax=None):
 
 # ---- Perceptron: updates against the convergence bound (000, Theorem 3) -----------------
 
-def perceptron_mistakes_table(X, y, u=None, max_epochs=30, fit_intercept=True):
+def perceptron_mistakes_table(X: ArrayLike, y: ArrayLike, u: ArrayLike | None = None, max_epochs: int = 30,
+                              fit_intercept: bool = True) -> dict[str, Any]:
     """Cumulative Perceptron updates after each epoch, and the convergence theorem's bound.
 
     000, "Training linear classifiers", Theorem 3: on a linearly separable
@@ -305,7 +325,8 @@ def perceptron_mistakes_table(X, y, u=None, max_epochs=30, fit_intercept=True):
     return {"epoch": np.array(epochs), "updates": np.array(updates), "bound": float(bound)}
 
 
-def plot_perceptron(X, y, u=None, max_epochs=30, fit_intercept=True, ax=None):
+def plot_perceptron(X: ArrayLike, y: ArrayLike, u: ArrayLike | None = None, max_epochs: int = 30,
+                    fit_intercept: bool = True, ax: Axes | None = None) -> Axes:
     """Plot the Perceptron's cumulative updates per epoch against Theorem 3's bound; returns the Axes.
 
     The numbers are those of :func:`perceptron_mistakes_table`.
@@ -362,7 +383,8 @@ def plot_perceptron(X, y, u=None, max_epochs=30, fit_intercept=True, ax=None):
 
 # ---- trees: errors against the number of leaves, Occam bound (000) ----------------------
 
-def tree_error_table(X_train, y_train, X_test, y_test, leaves=None, delta=0.05, **params):
+def tree_error_table(X_train: ArrayLike, y_train: ArrayLike, X_test: ArrayLike, y_test: ArrayLike,
+                     leaves: Sequence[int] | None = None, delta: float = 0.05, **params: Any) -> dict[str, Any]:
     """Training error, test error and Occam bound of trees grown to each number of leaves.
 
     000, "A more refined bound": with probability at least 1 - delta, for
@@ -424,7 +446,9 @@ def tree_error_table(X_train, y_train, X_test, y_test, leaves=None, delta=0.05, 
             "test_error": cols[3], "occam_bound": cols[4]}
 
 
-def plot_tree_occam(X_train, y_train, X_test, y_test, leaves=None, delta=0.05, ax=None, **params):
+def plot_tree_occam(X_train: ArrayLike, y_train: ArrayLike, X_test: ArrayLike, y_test: ArrayLike,
+                    leaves: Sequence[int] | None = None, delta: float = 0.05, ax: Axes | None = None,
+                    **params: Any) -> Axes:
     """Plot tree training and test error against the number of leaves, with the Occam bound.
 
     The numbers are those of :func:`tree_error_table`.
@@ -502,7 +526,8 @@ def _svm_optimum(X, y_pm, lam):
     return -float(res.fun), float(primal)
 
 
-def pegasos_objective_table(X, y, lam=1e-2, n_iters=None, random_state=0, fit_intercept=True):
+def pegasos_objective_table(X: ArrayLike, y: ArrayLike, lam: float = 1e-2, n_iters: Sequence[int] | None = None,
+                            random_state: RandomStateLike = 0, fit_intercept: bool = True) -> dict[str, Any]:
     """Suboptimality of Pegasos' averaged iterate and the bound of 003, section 12, for each T.
 
     For each T: F(w_bar_T) of ``Pegasos(lam, n_iter=T, average=True)`` minus the
@@ -571,7 +596,8 @@ def pegasos_objective_table(X, y, lam=1e-2, n_iters=None, random_state=0, fit_in
             "bound": bound}
 
 
-def plot_pegasos(X, y, lam=1e-2, n_iters=None, random_state=0, fit_intercept=True, ax=None):
+def plot_pegasos(X: ArrayLike, y: ArrayLike, lam: float = 1e-2, n_iters: Sequence[int] | None = None,
+                 random_state: RandomStateLike = 0, fit_intercept: bool = True, ax: Axes | None = None) -> Axes:
     """Plot F(w_bar_T) - F* against T with the bound of 003, section 12 (log-log); returns the Axes.
 
     The numbers are those of :func:`pegasos_objective_table`.
@@ -627,7 +653,7 @@ def plot_pegasos(X, y, lam=1e-2, n_iters=None, random_state=0, fit_intercept=Tru
 
 # ---- learning curves and comparisons (smml.model_selection) ---------------------------
 
-def plot_learning_curve(result, ax=None):
+def plot_learning_curve(result: LearningCurveResult, ax: Axes | None = None) -> Axes:
     """Plot a :func:`smml.model_selection.learning_curve` result with its Hoeffding intervals.
 
     Parameters
@@ -675,7 +701,7 @@ def plot_learning_curve(result, ax=None):
     return ax
 
 
-def plot_compare(result, names=("A", "B"), ax=None):
+def plot_compare(result: CompareResult, names: tuple[str, str] = ("A", "B"), ax: Axes | None = None) -> Axes:
     """Plot the paired differences of a :func:`smml.model_selection.compare` result, fold by fold.
 
     Parameters

@@ -1,9 +1,12 @@
 """``predict``, ``predict_proba`` and ``transform`` of any fitted smml estimator on a dask
 array, block by block of rows."""
+from __future__ import annotations
+
 import numpy as np
 import dask
 import dask.array as da
 
+from smml._typing import Estimator
 from smml._validation import check_is_fitted
 from smml.dask._validation import _check_dask_X
 
@@ -28,7 +31,7 @@ def _blockwise(estimator, X, method):
                          meta=np.empty((0, 0), dtype=probe.dtype))
 
 
-def predict(estimator, X):
+def predict(estimator: Estimator, X: da.Array) -> da.Array:
     """``estimator.predict`` on a dask array, block by block of rows (lazy).
 
     Parameters
@@ -62,7 +65,7 @@ def predict(estimator, X):
     return _blockwise(estimator, X, "predict")
 
 
-def predict_proba(estimator, X):
+def predict_proba(estimator: Estimator, X: da.Array) -> da.Array:
     """``estimator.predict_proba`` on a dask array, block by block of rows (lazy).
 
     Parameters
@@ -96,7 +99,7 @@ def predict_proba(estimator, X):
     return _blockwise(estimator, X, "predict_proba")
 
 
-def transform(estimator, X):
+def transform(estimator: Estimator, X: da.Array) -> da.Array:
     """``estimator.transform`` on a dask array, block by block of rows (lazy).
 
     Parameters

@@ -1,8 +1,11 @@
 """k-means on a dask array: the loop of :mod:`smml._kmeans_loop` (the one
 :class:`smml.cluster.KMeans` runs in process), its requests fanned out to groups of
 consecutive row blocks (Dask actors on the workers) and their partial sums merged here."""
+from __future__ import annotations
+
 import asyncio
 import contextlib
+from typing import Any, Literal
 
 import numpy as np
 import dask
@@ -11,9 +14,10 @@ from sklearn.base import BaseEstimator   # plumbing: get_params / set_params fro
 
 from smml import _kmeans_loop as _loop
 from smml import cluster as _cluster
-from smml._core import _kmeans
+from smml._core import _kmeans  # type: ignore[attr-defined]  # compiled (.so): no stub
 from smml._core._utils import col_sums_continued, row_norms_sq
 from smml._validation import _aligned
+from smml._typing import ArrayLike, RandomStateLike
 from smml._threads import blas_single_thread, effective_n_threads, threads_for
 from smml._validation import check_random_state
 from smml.base import store_params
@@ -368,14 +372,15 @@ class KMeans(BaseEstimator):
     1.000
     """
 
-    def __init__(self, n_clusters=8, *, init="random", n_init="auto", max_iter=300, tol=1e-4,
-                 random_state=None, n_jobs=None):
+    def __init__(self, n_clusters: int = 8, *, init: Literal["random"] | ArrayLike = "random",
+                 n_init: Literal["auto"] | int = "auto", max_iter: int = 300, tol: float = 1e-4,
+                 random_state: RandomStateLike = None, n_jobs: int | None = None) -> None:
         store_params(self, locals())
 
     def __repr__(self):
         return f"smml.dask.KMeans(n_clusters={self.n_clusters!r})"
 
-    def fit(self, X, y=None):
+    def fit(self, X: da.Array, y: None = None) -> KMeans:
         """Run k-means on the dask array X (``n_init`` runs, the best kept). y is ignored.
 
         Parameters
@@ -440,7 +445,7 @@ class KMeans(BaseEstimator):
         for attempt in range(2):
             try:
                 groups, keep = self._groups(fit, chunks, X.chunks[0], in_dtype, block, n, d)
-                best = None
+                best: Any = None
                 for C0 in starts:
                     run = self._run(fit, groups, C0)
                     if best is None or run[2] < best[2]:

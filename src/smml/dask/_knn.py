@@ -2,8 +2,12 @@
 (searched on its worker), the shards' candidates merged by
 :func:`smml.neighbors.merge_shard_candidates` and decided by the in-memory estimator
 (:func:`smml.neighbors.decide_candidates`)."""
+from __future__ import annotations
+
 import numbers
 import sys
+from collections.abc import Callable
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 import dask
@@ -13,6 +17,7 @@ from sklearn.base import BaseEstimator   # plumbing: get_params / set_params fro
 from sklearn.utils.multiclass import check_classification_targets
 
 from smml import neighbors as _neighbors
+from smml._typing import ArrayLike, NDArray
 from smml.base import store_params
 from smml.dask._validation import _as_dask, _check_dask_X, _check_dask_y, _distributed_client, _split_rows, _stacked
 
@@ -69,19 +74,24 @@ def _knn_block(decider, kind, k, nb, *parts):
     return _neighbors.decide_candidates(decider, kind, rows, labs, keys, nb)
 
 
+_Self = TypeVar("_Self", bound="_DaskKNNBase")
+
+
 class _DaskKNNBase(BaseEstimator):
     """k-NN on a training set sharded across the workers (see the module doc)."""
 
     _classifier = False
 
-    def __init__(self, k=1, metric="euclidean", weights="uniform", metric_params=None,
-                 algorithm="auto", n_jobs=None):
+    def __init__(self, k: int = 1, metric: Literal["euclidean", "manhattan", "mahalanobis", "hamming"] = "euclidean",
+                 weights: Literal["uniform", "distance"] | Callable[..., Any] = "uniform",
+                 metric_params: dict[str, Any] | None = None, algorithm: Literal["auto", "brute", "tree"] = "auto",
+                 n_jobs: int | None = None) -> None:
         store_params(self, locals())
 
     def __repr__(self):
         return f"smml.dask.{type(self).__name__}(k={self.k!r}, metric={self.metric!r})"
 
-    def fit(self, X, y):
+    def fit(self: _Self, X: da.Array, y: da.Array | ArrayLike) -> _Self:
         """Shard the training set: one in-memory searcher per worker on a distributed
         client (consecutive row blocks of X, about as many rows each, one shard on each
         worker), else one per row block (``dask.persist``), kept on the workers.
@@ -228,7 +238,7 @@ class KNNClassifier(_DaskKNNBase):
 
     _classifier = True
 
-    def predict(self, X):
+    def predict(self, X: da.Array | ArrayLike) -> da.Array | NDArray[Any]:
         """The k-NN prediction of each row.
 
         Parameters
@@ -243,7 +253,7 @@ class KNNClassifier(_DaskKNNBase):
         """
         return self._run(X, "predict")
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: da.Array | ArrayLike) -> da.Array | NDArray[np.float64]:
         """The (weighted) share of each class among the taken points.
 
         Parameters
@@ -309,7 +319,7 @@ class KNNRegressor(_DaskKNNBase):
     [0.5, 10.5]
     """
 
-    def predict(self, X):
+    def predict(self, X: da.Array | ArrayLike) -> da.Array | NDArray[Any]:
         """The (weighted) mean label of the taken points of each row.
 
         Parameters
