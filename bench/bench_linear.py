@@ -74,8 +74,8 @@ def bench_perceptron(X, y, n_threads):
         warnings.simplefilter("ignore")
         sk64, sk64_fit = _per_epoch(lambda k: SkP(tol=None, shuffle=False, max_iter=k).fit(X, y))
         sk32, sk32_fit = _per_epoch(lambda k: SkP(tol=None, shuffle=False, max_iter=k).fit(X32, y))
-    sm64_fit, _ = best_time(lambda: Perceptron(max_epochs=1).fit(X, y), repeat=5)
-    sm32_fit, _ = best_time(lambda: Perceptron(max_epochs=1).fit(X32, y), repeat=5)
+    sm64_fit, _ = best_time(lambda: Perceptron(max_iter=1).fit(X, y), repeat=5)
+    sm32_fit, _ = best_time(lambda: Perceptron(max_iter=1).fit(X32, y), repeat=5)
     sm64, sm32 = _kernel_epoch(X, y), _kernel_epoch(X32, y)
     sub = 2000
     ys = list(y[:sub])
@@ -125,11 +125,11 @@ def bench_pegasos(X, y, lam):
     t_peg, F_peg, T = None, None, None
     for mult in [2 ** (k / 4) for k in range(0, 37)]:
         n_iter = int(mult * m)
-        est = Pegasos(lam=lam, n_iter=n_iter, fit_intercept=False, random_state=0).fit(X, y)
+        est = Pegasos(alpha=lam, max_iter=n_iter, fit_intercept=False, random_state=0).fit(X, y)
         F_peg, T = est.objective(X, y), n_iter
         if F_peg <= F_sgd:
             break
-    t_peg, _ = best_time(lambda: Pegasos(lam=lam, n_iter=T, fit_intercept=False, random_state=0).fit(X, y),
+    t_peg, _ = best_time(lambda: Pegasos(alpha=lam, max_iter=T, fit_intercept=False, random_state=0).fit(X, y),
                          repeat=2)
     sub = 20000
     ys = list(y)
@@ -157,7 +157,7 @@ def bench_logistic(X, y, lam, n_threads):
     from smml.reference import linear as R
 
     m = X.shape[0]
-    t_sm, sm = best_time(lambda: LogisticRegression(lam=lam, tol=1e-6).fit(X, y), repeat=2)
+    t_sm, sm = best_time(lambda: LogisticRegression(alpha=lam, tol=1e-6).fit(X, y), repeat=2)
     t_sk, sk = best_time(lambda: SkLog(C=1.0 / (lam * m), tol=1e-6, max_iter=1000).fit(X, y), repeat=2)
     obj_sk = sm.__class__(lam=lam)
     obj_sk.classes_, obj_sk.coef_, obj_sk.intercept_ = sk.classes_, sk.coef_, sk.intercept_
@@ -221,9 +221,9 @@ def main(quick=False):
     # separable labels: the Perceptron converges
     from smml.linear import Perceptron
 
-    t, est = best_time(lambda: Perceptron(fit_intercept=False, max_epochs=200).fit(X, y_sep), repeat=1)
+    t, est = best_time(lambda: Perceptron(fit_intercept=False, max_iter=200).fit(X, y_sep), repeat=1)
     err = float(np.mean(est.predict(X) != y_sep))
-    print(f"\n# separable labels (tiny margin): Perceptron converged={est.converged_} after {est.n_epochs_} "
+    print(f"\n# separable labels (tiny margin): Perceptron converged={est.converged_} after {est.n_iter_} "
           f"epochs (max 200), {est.n_updates_} updates, training error {err:.4f}, {1e3 * t:.0f} ms")
     targets = [("Perceptron epoch f64 vs sklearn", out["perceptron_f64"], 1.2),
                ("Perceptron epoch f32 input vs sklearn f64", out["perceptron_f32"], 2.0),

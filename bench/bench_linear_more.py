@@ -116,9 +116,9 @@ def bench_logistic(n, d, k, rounds):
     X, y = _blobs(n, d, k)
     lam = 1e-3
     C = 1.0 / (lam * n)
-    fns = {"smml softmax": lambda: LogisticRegression(lam=lam, multi_class="softmax", tol=1e-6).fit(X, y),
+    fns = {"smml softmax": lambda: LogisticRegression(alpha=lam, multi_class="softmax", tol=1e-6).fit(X, y),
            "sk softmax": lambda: SkLog(C=C, tol=1e-6, max_iter=1000).fit(X, y),
-           "smml ovr": lambda: LogisticRegression(lam=lam, tol=1e-6).fit(X, y),
+           "smml ovr": lambda: LogisticRegression(alpha=lam, tol=1e-6).fit(X, y),
            "sk ovr": lambda: OneVsRestClassifier(SkLog(C=C, tol=1e-6, max_iter=1000)).fit(X, y)}
     res = interleaved(fns, rounds)
     t1, a = res["smml softmax"]

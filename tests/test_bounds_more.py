@@ -295,7 +295,7 @@ def test_empirical_stability_of_regularised_logistic_regression_is_below_the_bou
     X, y, _ = make_bayes_classification(300, boundary="diagonal", noise=0.1, random_state=4)
     X = X / np.sqrt(2)                                     # ||x|| <= 1 on [-1, 1]^2
     m, lam = 40, 0.5
-    est = B.empirical_stability(LogisticRegression(lam=lam, fit_intercept=False, tol=1e-10), X, y,
+    est = B.empirical_stability(LogisticRegression(alpha=lam, fit_intercept=False, tol=1e-10), X, y,
                                 loss="logistic", n_draws=30, m=m, random_state=0)
     assert 0 < est.epsilon <= B.svm_stability_bound(lam, m, L=1.0)
 

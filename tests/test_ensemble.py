@@ -276,10 +276,10 @@ def test_smml_tree_as_weak_learner(rng):
     for e, eps, P in zip(a.estimators_[:1], a.estimator_errors_, [np.full(200, 1 / 200)]):
         assert np.sum(P[e.predict(X) != yy]) == pytest.approx(eps)
     assert a.train_errors_[-1] < a.train_errors_[0]
-    # smml's Perceptron has no sample_weight: refused with a clear message
-    from smml.linear import Perceptron
+    # a weak learner without sample_weight (smml's LP classifier): refused with a clear message
+    from smml.linear import LinearProgramClassifier
     with pytest.raises(ValueError, match="sample_weight"):
-        AdaBoostClassifier(Perceptron()).fit(X, y)
+        AdaBoostClassifier(LinearProgramClassifier(soft_margin=True)).fit(X, y)
 
 
 def test_sample_weight_is_P1(rng):

@@ -275,7 +275,7 @@ def test_kernel_perceptron_multiclass(rng):
 def test_kernel_pegasos_equals_linear_pegasos(rng, average):
     X, y = xor_data(rng, 70, 4)
     y = np.where(X @ [1.0, -2.0, 0.5, 0.3] > 0, 1, -1)
-    lin = Pegasos(lam=0.05, n_iter=700, average=average, fit_intercept=False, random_state=5).fit(X, y)
+    lin = Pegasos(alpha=0.05, max_iter=700, average=average, fit_intercept=False, random_state=5).fit(X, y)
     ker = K.KernelPegasos(lam=0.05, n_iter=700, average=average, kernel="linear", random_state=5).fit(X, y)
     w = ker.dual_coef_[0] @ X[ker.support_]
     assert_allclose(w, lin.coef_[0], rtol=1e-11, atol=1e-12)
@@ -289,7 +289,7 @@ def test_kernel_pegasos_step_for_step_like_pegasos(rng):
     X, y = xor_data(rng, 40, 3)
     y = np.where(X[:, 0] > 0, 1, -1)
     for T in (1, 2, 3, 10, 57):
-        lin = Pegasos(lam=0.1, n_iter=T, fit_intercept=False, random_state=2).fit(X, y)
+        lin = Pegasos(alpha=0.1, max_iter=T, fit_intercept=False, random_state=2).fit(X, y)
         ker = K.KernelPegasos(lam=0.1, n_iter=T, kernel="linear", random_state=2).fit(X, y)
         assert_allclose(ker.dual_coef_[0] @ X[ker.support_], lin.coef_[0], rtol=1e-12, atol=1e-14)
 

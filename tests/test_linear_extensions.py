@@ -26,11 +26,11 @@ def _binary_twin(make, X, y, cls):
 # ---- one-vs-rest: every problem is the binary fit, bit for bit ------------------------------
 
 OVR = {
-    "logistic-lbfgs": lambda: L.LogisticRegression(lam=1e-2),
-    "logistic-sgd": lambda: L.LogisticRegression(lam=1e-2, solver="sgd", max_iter=30, tol=1e-4, random_state=3),
-    "pegasos": lambda: L.Pegasos(lam=1e-2, n_iter=3000, random_state=4),
-    "pegasos-avg": lambda: L.Pegasos(lam=1e-2, n_iter=3000, average=True, random_state=4),
-    "ogd-shuffle": lambda: L.OnlineGradientDescent(loss="logistic", radius=5.0, shuffle=True, n_epochs=3,
+    "logistic-lbfgs": lambda: L.LogisticRegression(alpha=1e-2),
+    "logistic-sgd": lambda: L.LogisticRegression(alpha=1e-2, solver="sgd", max_iter=30, tol=1e-4, random_state=3),
+    "pegasos": lambda: L.Pegasos(alpha=1e-2, max_iter=3000, random_state=4),
+    "pegasos-avg": lambda: L.Pegasos(alpha=1e-2, max_iter=3000, average=True, random_state=4),
+    "ogd-shuffle": lambda: L.OnlineGradientDescent(loss="logistic", radius=5.0, shuffle=True, max_iter=3,
                                                    random_state=5),
     "lp-soft": lambda: L.LinearProgramClassifier(soft_margin=True),
 }
@@ -78,7 +78,7 @@ def test_multiclass_predict_ties_go_to_the_first_class():
 
 def test_ogd_partial_fit_multiclass_continues_every_stream(rng):
     X, y = blobs(rng, 15, 3, 2)
-    full = L.OnlineGradientDescent(n_epochs=2).fit(X, y)
+    full = L.OnlineGradientDescent(max_iter=2).fit(X, y)
     part = L.OnlineGradientDescent()
     part.partial_fit(X, y, classes=["c2", "c0", "c1"])
     part.partial_fit(X, y)
@@ -94,7 +94,7 @@ def test_ogd_partial_fit_multiclass_continues_every_stream(rng):
 
 def test_objectives_per_class(rng):
     X, y = blobs(rng, 20, 3, 3)
-    for est in (L.Pegasos(lam=0.05, random_state=0), L.LogisticRegression(lam=0.05)):
+    for est in (L.Pegasos(alpha=0.05, random_state=0), L.LogisticRegression(alpha=0.05)):
         est.fit(X, y)
         F = est.objective(X, y)
         assert F.shape == (3,)
@@ -109,7 +109,7 @@ def test_softmax_matches_sklearn_multinomial(rng):
     from sklearn.linear_model import LogisticRegression as SkLR
     X, y = blobs(rng, 40, 3, 4, spread=2.5)
     lam = 0.05
-    est = L.LogisticRegression(lam=lam, multi_class="softmax", tol=1e-10).fit(X, y)
+    est = L.LogisticRegression(alpha=lam, multi_class="softmax", tol=1e-10).fit(X, y)
     sk = SkLR(C=1.0 / (lam * len(y)), tol=1e-12, max_iter=10000).fit(X, y)
     assert_allclose(est.coef_, sk.coef_, rtol=1e-5, atol=1e-7)
     assert_allclose(est.intercept_, sk.intercept_ - sk.intercept_.mean(), rtol=1e-5, atol=1e-7)
@@ -132,8 +132,8 @@ def test_softmax_matches_sklearn_multinomial(rng):
 
 def test_softmax_two_classes_is_the_binary_problem_and_sgd_refused(rng):
     X, y = blobs(rng, 30, 2, 3, spread=3.0)
-    a = L.LogisticRegression(lam=0.1, multi_class="softmax").fit(X, y)
-    b = L.LogisticRegression(lam=0.1).fit(X, y)
+    a = L.LogisticRegression(alpha=0.1, multi_class="softmax").fit(X, y)
+    b = L.LogisticRegression(alpha=0.1).fit(X, y)
     assert_array_equal(a.coef_, b.coef_)
     X3, y3 = blobs(rng, 10, 3, 2)
     with pytest.raises(ValueError, match="lbfgs"):
@@ -144,7 +144,7 @@ def test_softmax_two_classes_is_the_binary_problem_and_sgd_refused(rng):
 
 def test_ovr_logistic_proba_normalised_sigmoids(rng):
     X, y = blobs(rng, 20, 3, 2, spread=2.0)
-    est = L.LogisticRegression(lam=0.1).fit(X, y)
+    est = L.LogisticRegression(alpha=0.1).fit(X, y)
     s = 1 / (1 + np.exp(-est.decision_function(X)))
     assert_allclose(est.predict_proba(X), s / s.sum(1, keepdims=True), rtol=1e-12)
     assert_allclose(np.exp(est.predict_log_proba(X)), est.predict_proba(X), rtol=1e-12)
@@ -156,8 +156,8 @@ def test_iris_every_classifier_learns():
     from sklearn.preprocessing import StandardScaler
     X, y = load_iris(return_X_y=True)
     X = StandardScaler().fit_transform(X)
-    for est in (L.LogisticRegression(lam=1e-3), L.LogisticRegression(lam=1e-3, multi_class="softmax"),
-                L.Pegasos(lam=1e-3, n_iter=20000, random_state=0), L.OnlineGradientDescent(radius=10.0),
+    for est in (L.LogisticRegression(alpha=1e-3), L.LogisticRegression(alpha=1e-3, multi_class="softmax"),
+                L.Pegasos(alpha=1e-3, max_iter=20000, random_state=0), L.OnlineGradientDescent(radius=10.0),
                 L.LinearProgramClassifier(soft_margin=True)):
         assert est.fit(X, y).score(X, y) > 0.8, est
 

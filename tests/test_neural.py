@@ -510,7 +510,7 @@ def test_xor_needs_a_hidden_layer():
     hidden layer learns it exactly."""
     X = np.array([[0, 0], [0, 1], [1, 0], [1, 1]], dtype=float)
     y = np.array([0, 1, 1, 0])
-    p = Perceptron().fit(X, y)                          # its default cap (1000 epochs)
+    p = Perceptron(max_iter=200).fit(X, y)
     assert not p.converged_ and np.mean(p.predict(X) == y) < 1
     for act in ("tanh", "sign_sigmoid", "sigmoid", "relu"):
         m = MLPClassifier((8,), activation=act, learning_rate=0.5, max_iter=2000, tol=0,

@@ -99,9 +99,9 @@ def test_perceptron_table_and_bound():
     X, y = _tour.separable_data()
     t = plot.perceptron_mistakes_table(X, y, max_epochs=30)
     for e, u in zip(t["epoch"], t["updates"]):
-        assert Perceptron(max_epochs=int(e)).fit(X, y).n_updates_ == u
+        assert Perceptron(max_iter=int(e)).fit(X, y).n_updates_ == u
     assert np.all(np.diff(t["updates"]) >= 0)
-    final = Perceptron(max_epochs=int(t["epoch"][-1])).fit(X, y)
+    final = Perceptron(max_iter=int(t["epoch"][-1])).fit(X, y)
     assert final.converged_ and t["updates"][-1] <= t["bound"]        # Theorem 3
     lp = LinearProgramClassifier().fit(X, y)
     u = np.append(lp.coef_.ravel(), lp.intercept_)
@@ -139,7 +139,7 @@ def test_pegasos_table_brackets_the_optimum(cancer):
     t = plot.pegasos_objective_table(Xtr, ytr, lam=0.05, n_iters=Ts, random_state=0)
     assert 0 <= t["gap"] < 1e-4                         # dual <= F* <= primal at the dual's w
     for i, T in enumerate(Ts):
-        F = Pegasos(lam=0.05, n_iter=T, average=True, random_state=0).fit(Xtr, ytr).objective(Xtr, ytr)
+        F = Pegasos(alpha=0.05, max_iter=T, average=True, random_state=0).fit(Xtr, ytr).objective(Xtr, ytr)
         assert t["objective"][i] == F and F >= t["optimum"]
         R = float(np.sqrt(np.max(np.sum(Xtr ** 2, axis=1) + 1.0)))
         assert t["bound"][i] == pytest.approx(pegasos_bound(0.05, T, X_norm=R), rel=1e-12)

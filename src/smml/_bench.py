@@ -393,14 +393,14 @@ def _linear(c):
         steps = c.it(2_000) if ref else c.rows(100_000)
         out.append(_case(
             "linear", f"Perceptron {epochs} epochs", f"{n}x{d}", "fit",
-            lambda X=X, y=y: L.Perceptron(max_epochs=epochs, n_jobs=T).fit(X, y),
+            lambda X=X, y=y: L.Perceptron(max_iter=epochs, n_jobs=T).fit(X, y),
             (lambda X=X, y=y: R.Perceptron(max_epochs=epochs).fit(X, y)) if ref else None,
             {"scikit-learn": lambda X=X, y=y: _quiet(
                 lambda: sk.Perceptron(max_iter=epochs, tol=None, shuffle=False).fit(X, y))},
             "the data are not separable: every implementation runs all epochs"))
         out.append(_case(
             "linear", f"Pegasos lam={lam:g}, {steps} steps", f"{n}x{d}", "fit",
-            lambda X=X, y=y, s=steps: L.Pegasos(lam=lam, n_iter=s, random_state=0, n_jobs=T).fit(X, y),
+            lambda X=X, y=y, s=steps: L.Pegasos(alpha=lam, max_iter=s, random_state=0, n_jobs=T).fit(X, y),
             (lambda X=X, y=y, s=steps: R.Pegasos(lam=lam, n_iter=s, random_state=0).fit(X, y)) if ref else None,
             {"scikit-learn SGD": lambda X=X, y=y, s=steps: _quiet(lambda: sk.SGDClassifier(
                 loss="hinge", alpha=lam, learning_rate="optimal", tol=None,
@@ -409,7 +409,7 @@ def _linear(c):
         lr_steps = c.it(100)
         out.append(_case(
             "linear", "LogisticRegression", f"{n}x{d}", "fit",
-            lambda X=X, y=y: L.LogisticRegression(lam=lam, n_jobs=T).fit(X, y),
+            lambda X=X, y=y: L.LogisticRegression(alpha=lam, n_jobs=T).fit(X, y),
             (lambda X=X, y=y: R.LogisticRegression(lam=lam, steps=lr_steps).fit(X, y)) if ref else None,
             {"scikit-learn": lambda X=X, y=y: _quiet(
                 lambda: sk.LogisticRegression(C=1.0 / (lam * len(y))).fit(X, y))},

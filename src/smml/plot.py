@@ -317,7 +317,7 @@ def perceptron_mistakes_table(X: ArrayLike, y: ArrayLike, u: ArrayLike | None = 
     bound = perceptron_convergence_bound(X, y_pm, np.asarray(u, dtype=np.float64), fit_intercept=fit_intercept)
     epochs, updates = [], []
     for e in range(1, max_epochs + 1):
-        p = Perceptron(max_epochs=e, fit_intercept=fit_intercept).fit(X, y)
+        p = Perceptron(max_iter=e, fit_intercept=fit_intercept).fit(X, y)
         epochs.append(e)
         updates.append(int(p.n_updates_))
         if p.converged_:
@@ -530,7 +530,7 @@ def pegasos_objective_table(X: ArrayLike, y: ArrayLike, lam: float = 1e-2, n_ite
                             random_state: RandomStateLike = 0, fit_intercept: bool = True) -> dict[str, Any]:
     """Suboptimality of Pegasos' averaged iterate and the bound of 003, section 12, for each T.
 
-    For each T: F(w_bar_T) of ``Pegasos(lam, n_iter=T, average=True)`` minus the
+    For each T: F(w_bar_T) of ``Pegasos(alpha=lam, max_iter=T, average=True)`` minus the
     optimum F* (from above: the dual optimum, so the difference shown is at least
     the true one), and the bound G^2 / (2 lam T) (ln T + 1) with G = 2 max_t ||x_t||
     (:func:`smml.bounds.pegasos_bound`), which holds in expectation.
@@ -589,7 +589,7 @@ def pegasos_objective_table(X: ArrayLike, y: ArrayLike, lam: float = 1e-2, n_ite
     Xa = np.hstack([X, np.ones((len(X), 1))]) if fit_intercept else X
     low, high = _svm_optimum(Xa, y_pm, lam)
     R = float(np.sqrt(np.max(np.einsum("ij,ij->i", Xa, Xa))))
-    obj = np.array([Pegasos(lam=lam, n_iter=int(T), average=True, fit_intercept=fit_intercept,
+    obj = np.array([Pegasos(alpha=lam, max_iter=int(T), average=True, fit_intercept=fit_intercept,
                             random_state=random_state).fit(X, y).objective(X, y) for T in Ts])
     bound = np.array([pegasos_bound(lam, int(T), X_norm=R) for T in Ts])
     return {"n_iter": Ts, "objective": obj, "optimum": low, "gap": high - low, "suboptimality": obj - low,

@@ -99,8 +99,10 @@ def perceptron_epoch(const floating[:, ::1] X,      # IN  (n, d)
                      const int8_t[::1] y,           # IN  (n,) labels in {-1, +1}
                      const intp_t[::1] order,       # IN  the epoch's order of rows
                      floating[::1] w,               # IN/OUT (d + fit_intercept,)
-                     bint fit_intercept):
-    """One Perceptron epoch: for t in order, if y_t w.x_t <= 0 then w <- w + y_t x_t.
+                     bint fit_intercept,
+                     const float64_t[::1] sw=None): # IN  (n,) row weights or None (all 1)
+    """One Perceptron epoch: for t in order, if y_t w.x_t <= 0 then w <- w + y_t x_t
+    (w <- w + s_t y_t x_t with row weights s: a weighted step).
 
     Returns (n_updates, status); status 1 if w stopped being finite.
     """
@@ -108,6 +110,9 @@ def perceptron_epoch(const floating[:, ::1] X,      # IN  (n, d)
     cdef intp_t n_updates = 0
     cdef floating s, yt
     cdef int status = 0
+    cdef const float64_t *swp = NULL
+    if sw is not None and sw.shape[0] > 0:
+        swp = &sw[0]
     with nogil:
         for k in range(n):
             i = order[k]
@@ -116,6 +121,8 @@ def perceptron_epoch(const floating[:, ::1] X,      # IN  (n, d)
                 s = s + w[d]
             yt = y[i]
             if yt * s <= 0:
+                if swp != NULL:
+                    yt = yt * <floating>swp[i]
                 _axpy(<int>d, yt, &X[i, 0], 1, &w[0], 1)
                 if fit_intercept:
                     w[d] += yt
@@ -132,11 +139,16 @@ def lms_epoch(const float64_t[:, ::1] X,            # IN  (n, d)
               const float64_t[::1] y,               # IN  (n,)
               const intp_t[::1] order,              # IN
               float64_t[::1] w,                     # IN/OUT (d + fit_intercept,)
-              double lr, bint fit_intercept):
-    """One epoch of theta <- theta + lr (y_i - theta.x_i) x_i. Returns status."""
+              double lr, bint fit_intercept,
+              const float64_t[::1] sw=None):        # IN  (n,) row weights or None (all 1)
+    """One epoch of theta <- theta + lr (y_i - theta.x_i) x_i (times s_i with row weights s).
+    Returns status."""
     cdef intp_t n = order.shape[0], d = X.shape[1], k, i
     cdef double r
     cdef int status = 0
+    cdef const float64_t *swp = NULL
+    if sw is not None and sw.shape[0] > 0:
+        swp = &sw[0]
     with nogil:
         for k in range(n):
             i = order[k]
@@ -147,6 +159,8 @@ def lms_epoch(const float64_t[:, ::1] X,            # IN  (n, d)
             if not isfinite(r):
                 status = 1
                 break
+            if swp != NULL:
+                r = r * swp[i]
             _axpy(<int>d, lr * r, &X[i, 0], 1, &w[0], 1)
             if fit_intercept:
                 w[d] += lr * r
@@ -164,8 +178,10 @@ def pegasos_steps(const float64_t[:, ::1] X,        # IN  (n, d)
                   float64_t[::1] v,                 # IN/OUT w = s v   (d + fit_intercept,)
                   float64_t[::1] u,                 # IN/OUT sum_{k<=t} w_k = u + acc v
                   float64_t[::1] state,             # IN/OUT [s, t, acc]
-                  double lam, bint fit_intercept, bint average):
-    """Steps of w_{t+1} = (1 - 1/t) w_t + (1/(lam t)) y x I{1 - y w_t.x > 0}.
+                  double lam, bint fit_intercept, bint average,
+                  const float64_t[::1] sw=None):    # IN  (n,) row weights or None (all 1)
+    """Steps of w_{t+1} = (1 - 1/t) w_t + (1/(lam t)) y x I{1 - y w_t.x > 0}
+    (the hinge term times s_i with row weights s: a weighted step).
 
     O(d) per step: the shrink (1 - 1/t) only touches the scalar s; the running
     sum of the iterates w_1..w_t (for the averaged iterate) is u + acc v, kept
@@ -179,8 +195,11 @@ def pegasos_steps(const float64_t[:, ::1] X,        # IN  (n, d)
     cdef int status = 0
     cdef const char *X0 = <const char *>&X[0, 0]
     cdef const intp_t *ix
+    cdef const float64_t *swp = NULL
     if n == 0:
         return 0
+    if sw is not None and sw.shape[0] > 0:
+        swp = &sw[0]
     ix = &idx[0]
     with nogil:
         for k in range(n):
@@ -214,6 +233,8 @@ def pegasos_steps(const float64_t[:, ::1] X,        # IN  (n, d)
             if margin < 1.0:
                 eta = 1.0 / (lam * <double>t)
                 c = eta * yt / s
+                if swp != NULL:
+                    c = c * swp[i]
                 _axpy(<int>d, c, &X[i, 0], 1, &v[0], 1)
                 if fit_intercept:
                     v[d] += c
@@ -263,14 +284,17 @@ def sgd_steps(const float64_t[:, ::1] X,            # IN  (n, d)
               float64_t[::1] w,                     # IN/OUT (d + fit_intercept,)
               float64_t[::1] cum,                   # IN/OUT [cumulative loss of w_t on example t]
               int loss, int schedule, double eta, double l2, bint reg_intercept,
-              double radius, intp_t t0, bint fit_intercept):
+              double radius, intp_t t0, bint fit_intercept,
+              const float64_t[::1] sw=None):        # IN  (n,) row weights or None (all 1)
     """Steps w' = w_t - eta_t grad l_t(w_t); w_{t+1} = projection of w' on {||w|| <= radius}.
 
     l_t(w) = loss(y_t, w.x_t) + l2/2 ||w||^2 (the intercept weight is left out
     of the penalty unless reg_intercept). eta_t follows `schedule`. cum[0]
     accumulates l_t(w_t) (the loss suffered before the update, as in the
     regret). radius <= 0 means no projection. The rows of the next steps are
-    prefetched (a shuffled order reads X at random places). Returns status.
+    prefetched (a shuffled order reads X at random places). With row weights s
+    the loss term of l_t is s_t loss(y_t, w.x_t) (its gradient scaled by s_t: a
+    weighted step). Returns status.
     """
     cdef intp_t n = idx.shape[0], d = X.shape[1], p = w.shape[0], k, i
     cdef intp_t p_reg = p if (reg_intercept or not fit_intercept) else d
@@ -279,8 +303,11 @@ def sgd_steps(const float64_t[:, ::1] X,            # IN  (n, d)
     cdef int status = 0
     cdef const char *X0 = <const char *>&X[0, 0]
     cdef const intp_t *ix
+    cdef const float64_t *swp = NULL
     if n == 0:
         return 0
+    if sw is not None and sw.shape[0] > 0:
+        swp = &sw[0]
     ix = &idx[0]
     with nogil:
         for k in range(n):
@@ -294,6 +321,9 @@ def sgd_steps(const float64_t[:, ::1] X,            # IN  (n, d)
                 status = 1
                 break
             lt = _loss_and_slope(loss, z, y[i], &g)
+            if swp != NULL:
+                lt = lt * swp[i]
+                g = g * swp[i]
             if l2 > 0.0:
                 lt = lt + 0.5 * l2 * _dot(<int>p_reg, &w[0], 1, &w[0], 1)
             total = total + lt

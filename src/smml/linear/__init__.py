@@ -30,6 +30,20 @@ instead. The random learners (Pegasos, OGD, SGD logistic regression) share
 their random draws between the binary problems: problem c is exactly the
 binary fit on (X, y == classes_[c]) with the same ``random_state``.
 
+Precision: float32 input to ``decision_function``, ``predict_proba`` and a
+regressor's ``predict`` gives float32 output (the compiled kernel works in the
+model's precision and the result is rounded once; where a value lies beyond
+float32's range the float64 result is returned instead of inf). The Perceptron
+also learns in float32; the other learners fit in float64.
+
+Weights, streams, restarts (issue 33): ``sample_weight`` on every learner but
+the linear programs, the hard-margin SVM and polynomial regression;
+``class_weight`` on LogisticRegression, Perceptron, Pegasos and
+OnlineGradientDescent; ``partial_fit`` on Perceptron, Pegasos, LMS and both OGD
+learners; ``warm_start`` on Perceptron, Pegasos, LMS, both OGD learners and
+LogisticRegression. Each class says how its weights act (weighted steps or
+weighted sampling) and why.
+
 Every sequential learner draws the order of the examples in Python from
 ``random_state`` and runs a compiled nogil kernel on it
 (``smml._core._linear``); ``smml.reference.linear`` holds the plain-Python

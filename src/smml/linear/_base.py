@@ -1,19 +1,26 @@
 """Shared pieces of the linear learners: errors, label mapping, the binary classifier and regressor bases."""
+from __future__ import annotations
 
 import numpy as np
 import scipy.linalg
+from numpy.typing import ArrayLike
 import scipy.optimize
 import scipy.sparse
 
 from smml._core import _linear as _k
 from smml._random import check_rng as _check_rng  # noqa: F401  (the linear learners import it from here)
 from smml._threads import threads_for
-from smml._validation import BOOL, check_is_fitted, validate_X, validate_X_y
+from sklearn.utils.class_weight import compute_sample_weight
+
+from smml._validation import (BOOL, InstanceOf, Options, check_is_fitted, drop_zero_weight, validate_X,
+                               validate_X_y, validate_sample_weight)
 from smml._validation import problem_labels as _problem_labels  # noqa: F401  (the linear learners import it from here)
 from smml.base import ClassifierMixin, RegressorMixin, SmmlEstimator
 from smml.exceptions import DivergenceError
 
 _BOOL = BOOL
+#: class_weight: None, "balanced" or a dict {label: weight}
+_CLASS_WEIGHT = (Options(None, "balanced"), InstanceOf(dict))
 _GRAIN = 2 * _k.CHUNK_ROWS   # rows worth one thread of the parallel kernels (threads_for)
 
 
@@ -35,6 +42,52 @@ def _first_chunk(est, X, y, classes, dtype):
         raise ValueError(f"classes must hold at least 2 labels, got {classes.tolist()}")
     est.classes_ = classes
     return X, y
+
+
+def _row_weights(X, y, sample_weight, class_weight=None, partial=False):
+    """(sw, X, y): the row weights of a fit, validated, with the rows of weight 0 dropped
+    from X and y (a zero weight is a removed row), multiplied by the class weights
+    (scikit-learn's semantics: ``compute_sample_weight(class_weight, y)`` on the rows kept,
+    "balanced" = n_samples / (n_classes * bincount(y))), and ``None`` when every weight is
+    1 (so all-ones weights run the unweighted path, bit for bit). ``partial``: a
+    ``partial_fit`` call, where "balanced" is refused (as in scikit-learn: one chunk's
+    class counts are not the stream's)."""
+    sw = None
+    if sample_weight is not None:
+        sw = validate_sample_weight(sample_weight, X.shape[0])
+        sw, X, y = drop_zero_weight(sw, X, y)
+    if class_weight is not None:
+        if partial and isinstance(class_weight, str):
+            raise ValueError("class_weight='balanced' is not supported by partial_fit (the class "
+                             "counts of one chunk are not those of the stream); pass a dict, or "
+                             "compute the weights with sklearn.utils.class_weight.compute_class_weight")
+        cw = compute_sample_weight(class_weight, y)
+        sw = cw if sw is None else sw * cw
+    if sw is not None:
+        if not np.any(sw > 0):
+            raise ValueError("the sample weights (times the class weights) sum to zero")
+        if np.all(sw == 1.0):
+            return None, X, y
+        if not np.all(sw > 0):
+            keep = sw > 0
+            sw, X, y = sw[keep], np.ascontiguousarray(X[keep]), y[keep]
+        sw = np.ascontiguousarray(sw, dtype=np.float64)
+    return sw, X, y
+
+
+def _warm_weights(est, n_problems, p):
+    """The fitted augmented weights (n_problems, p) to continue from with ``warm_start``, or
+    None (not fitted, or fitted on another number of classes / features: start afresh)."""
+    if not getattr(est, "warm_start", False) or not hasattr(est, "coef_"):
+        return None
+    W = np.atleast_2d(est.coef_)
+    if est.fit_intercept:
+        W = np.hstack([W, np.reshape(est.intercept_, (-1, 1))])
+    if W.shape != (n_problems, p):
+        raise ValueError(f"{type(est).__name__}: warm_start needs the classes and features of the "
+                         f"previous fit (weights of shape {W.shape}, this fit needs "
+                         f"{(n_problems, p)}); set warm_start=False to start afresh")
+    return np.array(W, dtype=np.float64, copy=True)
 
 
 def _next_chunk(est, X, y, dtype):
@@ -61,12 +114,27 @@ def _scores(est, X):
     """decision values X @ coef_.T + intercept_ through the parallel kernel, (n, k)."""
     check_is_fitted(est)
     X = validate_X(est, X, reset=False, dtype="floating")
+    X0_dtype = X.dtype
+    # computed in the wider of the two precisions, returned in the input's (_in_input_precision)
     dtype = np.result_type(X.dtype, est.coef_.dtype)
     X = np.ascontiguousarray(X, dtype=dtype)
     W = np.ascontiguousarray(est.coef_, dtype=dtype)
     b = np.ascontiguousarray(est.intercept_, dtype=dtype)
     out = np.empty((X.shape[0], W.shape[0]), dtype=dtype)
     _k.decision_function(X, W, b, out, threads_for(est._n_threads, X.shape[0], _GRAIN))
+    return _in_input_precision(out, X0_dtype)
+
+
+def _in_input_precision(out, dtype):
+    """``out`` (computed in float64 when the model is float64) in the input's precision: float32
+    input gives float32 output, the float64 result rounded once - unless a value lies beyond
+    float32's range, where rounding would turn a finite result into inf: then the float64
+    result is returned as it is."""
+    if dtype == np.float32 and out.dtype == np.float64:
+        with np.errstate(over="ignore"):
+            out32 = out.astype(np.float32)
+        if np.all(np.isfinite(out32) | ~np.isfinite(out)):
+            return out32
     return out
 
 
@@ -124,7 +192,7 @@ class _LinearClassifier(ClassifierMixin, SmmlEstimator):
     class of the largest score (ties: the first class in ``classes_``).
     """
 
-    def decision_function(self, X):
+    def decision_function(self, X: ArrayLike) -> np.ndarray:
         """Return w.x' per row (two classes), or per class (one-vs-rest).
 
         Parameters
@@ -140,7 +208,7 @@ class _LinearClassifier(ClassifierMixin, SmmlEstimator):
         s = _scores(self, X)
         return s[:, 0] if s.shape[1] == 1 else s
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """Two classes: classes_[1] where w.x' > 0, else classes_[0] (sgn(0) = -1, 000 "Linear
         predictors"). More: the class of the largest score (first class on ties).
 
@@ -206,8 +274,11 @@ class _LinearRegressorBase(RegressorMixin, SmmlEstimator):
         self.coef_ = np.array(w[:d], dtype=np.float64)
         self.intercept_ = float(w[d]) if self.fit_intercept else 0.0
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """Predict w.x + b for each row.
+
+        float32 input gives float32 predictions (the float64 result rounded once; float64
+        where a value lies beyond float32's range).
 
         Parameters
         ----------
@@ -220,11 +291,14 @@ class _LinearRegressorBase(RegressorMixin, SmmlEstimator):
             The predicted values.
         """
         check_is_fitted(self)
-        return self._linear_predict(validate_X(self, X, reset=False, dtype="float64"))
+        return self._linear_predict(validate_X(self, X, reset=False, dtype="floating"))
 
     def _linear_predict(self, X):
-        """w.x + b for each row of a validated, C-contiguous float64 X (the compiled kernel)."""
+        """w.x + b for each row of a validated, C-contiguous float X (the compiled kernel, in
+        float64), returned in X's precision (:func:`_in_input_precision`)."""
+        dtype = X.dtype
+        X = np.ascontiguousarray(X, dtype=np.float64)
         out = np.empty((X.shape[0], 1))
         _k.decision_function(X, self.coef_.reshape(1, -1), np.array([self.intercept_]), out,
                              threads_for(self._n_threads, X.shape[0], _GRAIN))
-        return out[:, 0]
+        return _in_input_precision(out[:, 0], dtype)

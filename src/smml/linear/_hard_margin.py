@@ -1,7 +1,10 @@
 """The hard-margin SVM (003 section 12): the maximum-margin separating hyperplane."""
+from __future__ import annotations
+
 import warnings
 
 import numpy as np
+from numpy.typing import ArrayLike
 import scipy.linalg
 from sklearn.exceptions import ConvergenceWarning
 
@@ -265,10 +268,11 @@ class HardMarginSVM(_LinearClassifier):
     _parameter_spec = {"fit_intercept": _BOOL, "tol": Interval(float, 0, 1, "neither"),
                        "max_iter": Interval(int, 1, None), "n_jobs": N_JOBS}
 
-    def __init__(self, fit_intercept=True, tol=1e-8, max_iter=1000, n_jobs=None):
+    def __init__(self, fit_intercept: bool = True, tol: float = 1e-8, max_iter: int = 1000,
+                 n_jobs: int | None = None) -> None:
         store_params(self, locals())
 
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> HardMarginSVM:
         """Solve the hard-margin SVM (one problem per class for one-vs-rest).
 
         Parameters

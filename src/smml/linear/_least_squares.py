@@ -1,7 +1,10 @@
 """Least squares, ridge and LMS (000 "Linear regression", "Ridge Regression"; 001; 002)."""
+from __future__ import annotations
+
 import warnings
 
 import numpy as np
+from numpy.typing import ArrayLike
 import scipy.linalg
 import scipy.optimize
 import scipy.sparse
@@ -11,7 +14,7 @@ from smml._validation import (N_JOBS, RANDOM_STATE, Interval, Options, drop_zero
                                validate_X_y, validate_sample_weight)
 
 from smml.linear._base import (_BOOL, _center, _centered_gram, _check_rng, _lstsq, _raise_divergence,
-                               _small_change, _LinearRegressorBase)
+                               _row_weights, _small_change, _warm_weights, _LinearRegressorBase)
 from smml.base import store_params
 
 def _weighted_rows(X, y, sample_weight, fit_intercept):
@@ -87,11 +90,11 @@ class LinearRegression(_LinearRegressorBase):
 
     _parameter_spec = {"fit_intercept": _BOOL, "n_jobs": N_JOBS}
 
-    def __init__(self, fit_intercept=True, n_jobs=None):
+    def __init__(self, fit_intercept: bool = True, n_jobs: int | None = None) -> None:
         self.fit_intercept = fit_intercept
         self.n_jobs = n_jobs
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> LinearRegression:
         """Least squares; with ``sample_weight`` the weighted sum of squares sum_i s_i (y_i -
         w.x_i - b)^2 (an integer weight counts a row that many times; a zero weight drops it).
 
@@ -189,12 +192,12 @@ class RidgeRegression(LinearRegression):
 
     _parameter_spec = {"alpha": Interval(float, 0, None), "fit_intercept": _BOOL, "n_jobs": N_JOBS}
 
-    def __init__(self, alpha=1.0, fit_intercept=True, n_jobs=None):
+    def __init__(self, alpha: float = 1.0, fit_intercept: bool = True, n_jobs: int | None = None) -> None:
         self.alpha = alpha
         self.fit_intercept = fit_intercept
         self.n_jobs = n_jobs
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> RidgeRegression:
         """The closed form; with ``sample_weight`` it minimises sum_i s_i (y_i - w.x_i - b)^2 +
         alpha ||w||^2 (scikit-learn's weighted ridge).
 
@@ -252,8 +255,22 @@ class LMSRegressor(LinearRegression):
     as 001 writes it) per iteration; ``mode="stochastic"``: for each example
     in turn theta <- theta + lr (y_i - theta.x_i) x_i, epochs in order or (with
     ``shuffle``) in a random order per epoch ("it is typical to shuffle").
-    Starts from theta = 0. Stops after ``max_epochs`` passes or when a pass
+    Starts from theta = 0 (``warm_start=True``: from the fitted ``coef_`` /
+    ``intercept_``). Stops after ``max_iter`` passes or when a pass
     changes theta by at most ``tol * max(1, ||theta||)`` (``converged_``).
+
+    Weights (an extension: 001's rule has none): with ``sample_weight`` s the
+    batch rule is the gradient step of the weighted sum of squares,
+    theta <- theta + lr sum_i s_i (y_i - theta.x_i) x_i, so an integer weight k
+    is k copies of the row (up to the rounding of the sums; ``learning_rate="auto"``
+    uses sum_i s_i ||x_i||^2, the Frobenius norm of the repeated data). The
+    stochastic rule makes weighted steps, theta <- theta + lr s_i (y_i -
+    theta.x_i) x_i (the stochastic gradient of the same weighted sum; weighted
+    steps rather than weighted sampling because 001's rule is a pass over the
+    examples in turn): there an integer weight k is not k copies, which would
+    be k steps each from the theta the previous one left (order dependent). A
+    zero weight drops the row; all-ones weights give the unweighted run bit
+    for bit.
 
     ``learning_rate="auto"`` (a choice; 001 leaves it to the user): batch,
     1 / ||S||_F^2 (<= 1 / lambda_max(S^T S), so the iteration converges);
@@ -267,14 +284,16 @@ class LMSRegressor(LinearRegression):
         The batch rule (one update per pass) or the stochastic one (one per example).
     learning_rate : "auto" or float, default="auto"
         The step size lr > 0.
-    max_epochs : int, default=1000
-        The largest number of passes.
+    max_iter : int, default=1000
+        The largest number of passes (epochs).
     tol : float, default=1e-6
         Stop when a pass changes theta by at most ``tol * max(1, ||theta||)``.
     shuffle : bool, default=False
         Stochastic mode: visit the examples in a fresh random order every epoch.
     fit_intercept : bool, default=True
         Add the constant feature 1.
+    warm_start : bool, default=False
+        ``fit`` starts from the fitted weights instead of theta = 0.
     random_state : None, int or Generator, default=None
         Seed of the random orders.
     n_jobs : None or int, default=None
@@ -288,7 +307,7 @@ class LMSRegressor(LinearRegression):
         The intercept (0.0 without ``fit_intercept``).
     learning_rate_ : float
         The learning rate used.
-    n_epochs_ : int
+    n_iter_ : int
         The number of passes run.
     converged_ : bool
         Whether the last pass changed theta by at most the tolerance.
@@ -303,7 +322,7 @@ class LMSRegressor(LinearRegression):
     >>> from smml.linear import LMSRegressor
     >>> X = np.array([[0.], [1.], [2.], [3.]])
     >>> y = np.array([1., 3., 5., 7.])
-    >>> reg = LMSRegressor(max_epochs=5000).fit(X, y)
+    >>> reg = LMSRegressor(max_iter=5000).fit(X, y)
     >>> reg.converged_
     True
     >>> print(f"{reg.coef_[0]:.3f} {reg.intercept_:.3f}")
@@ -312,22 +331,28 @@ class LMSRegressor(LinearRegression):
 
     _parameter_spec = {"mode": Options("batch", "stochastic"),
                        "learning_rate": (Options("auto"), Interval(float, 0, None, "neither")),
-                       "max_epochs": Interval(int, 1, None), "tol": Interval(float, 0, None),
-                       "shuffle": _BOOL, "fit_intercept": _BOOL, "random_state": RANDOM_STATE,
-                       "n_jobs": N_JOBS}
+                       "max_iter": Interval(int, 1, None), "tol": Interval(float, 0, None),
+                       "shuffle": _BOOL, "fit_intercept": _BOOL, "warm_start": _BOOL,
+                       "random_state": RANDOM_STATE, "n_jobs": N_JOBS}
 
-    def __init__(self, mode="batch", learning_rate="auto", max_epochs=1000, tol=1e-6, shuffle=False,
-                 fit_intercept=True, random_state=None, n_jobs=None):
+    def __init__(self, mode: str = "batch", learning_rate: float | str = "auto", max_iter: int = 1000,
+                 tol: float = 1e-6, shuffle: bool = False, fit_intercept: bool = True,
+                 warm_start: bool = False,
+                 random_state: int | np.random.RandomState | np.random.Generator | None = None,
+                 n_jobs: int | None = None) -> None:
         store_params(self, locals())
 
-    def _lr(self, X):
+    def _lr(self, X, sw=None):
         if self.learning_rate != "auto":
             return float(self.learning_rate)
         sq = np.einsum("ij,ij->i", X, X) + float(self.fit_intercept)
-        total = sq.sum() if self.mode == "batch" else sq.max()
+        if self.mode == "batch":
+            total = sq.sum() if sw is None else sq @ sw
+        else:
+            total = sq.max() if sw is None else (sq * sw).max()
         return 1.0 / total if total > 0 else 1.0
 
-    def _pass(self, X, y, w, lr, order):
+    def _pass(self, X, y, w, lr, order, sw=None):
         """One pass of 001's rule over (X, y), updating w in place: one batch iteration, or the
         stochastic rule over the rows in ``order``. Returns True when w stopped being finite."""
         d = X.shape[1]
@@ -335,13 +360,15 @@ class LMSRegressor(LinearRegression):
         if self.mode == "batch":
             with np.errstate(all="ignore"):
                 r = y - (X @ w[:d] + (w[d] if fi else 0.0))
+                if sw is not None:
+                    r = r * sw
                 w[:d] += lr * (X.T @ r)
                 if fi:
                     w[d] += lr * r.sum()
             return not np.all(np.isfinite(w))
-        return bool(_k.lms_epoch(X, y, order, w, lr, fi))
+        return bool(_k.lms_epoch(X, y, order, w, lr, fi, sw))
 
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> LMSRegressor:
         """Run 001's LMS rule from theta = 0 (see the class docstring for the stopping rule).
 
         Parameters
@@ -350,6 +377,8 @@ class LMSRegressor(LinearRegression):
             The training examples.
         y : array-like of shape (n_samples,)
             The targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the examples (None: all ones; see the class docstring).
 
         Returns
         -------
@@ -358,23 +387,25 @@ class LMSRegressor(LinearRegression):
         """
         self._validate_params()
         X, y = validate_X_y(self, X, y, dtype="float64", y_numeric=True)
+        sw, X, y = _row_weights(X, y, sample_weight)
         n, d = X.shape
         fi = bool(self.fit_intercept)
-        lr = self._lr(X)
+        w0 = _warm_weights(self, 1, d + fi)
+        lr = self._lr(X, sw)
         self.learning_rate_ = lr
-        w = np.zeros(d + fi)
+        w = np.zeros(d + fi) if w0 is None else w0[0]
         rng = _check_rng(self.random_state)
         order = np.arange(n, dtype=np.intp)
         self.converged_ = False
-        self.n_epochs_ = 0
-        for epoch in range(self.max_epochs):
+        self.n_iter_ = 0
+        for epoch in range(self.max_iter):
             prev = w.copy()
             if self.mode != "batch" and self.shuffle:
                 order = rng.permutation(n).astype(np.intp, copy=False)
-            status = self._pass(X, y, w, lr, order)
-            self.n_epochs_ += 1
+            status = self._pass(X, y, w, lr, order, sw)
+            self.n_iter_ += 1
             if status:
-                _raise_divergence(self, f"in epoch {self.n_epochs_} (learning_rate={lr:g})",
+                _raise_divergence(self, f"in epoch {self.n_iter_} (learning_rate={lr:g})",
                                   "lower learning_rate (the batch rule converges for learning_rate "
                                   "< 2 / lambda_max(S^T S)) or use learning_rate='auto'")
             if _small_change(w, prev, self.tol):
@@ -384,14 +415,15 @@ class LMSRegressor(LinearRegression):
         self._lms_w, self._lms_rng = w, rng     # partial_fit continues from here
         return self
 
-    def partial_fit(self, X, y):
+    def partial_fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> LMSRegressor:
         """The next pass of 001's LMS rule over the chunk (X, y), from the current theta: with
         ``mode="stochastic"`` the online Widrow-Hoff rule, one update per row in order (with
         ``shuffle``, a random order from the stream's generator); with ``mode="batch"`` one
         iteration of the batch rule on the chunk. ``learning_rate="auto"`` is computed from
         the first chunk (``learning_rate_``) and kept. Stochastic calls on consecutive chunks
-        equal one call on their concatenation, and ``fit`` with ``max_epochs=1`` at the same
-        learning rate, bit for bit. ``n_epochs_`` counts the calls.
+        equal one call on their concatenation, and ``fit`` with ``max_iter=1`` at the same
+        learning rate, bit for bit. ``n_iter_`` counts the calls. ``sample_weight`` weights
+        the rows as in ``fit``.
 
         Parameters
         ----------
@@ -399,6 +431,8 @@ class LMSRegressor(LinearRegression):
             The chunk's examples.
         y : array-like of shape (n_samples,)
             The chunk's targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the chunk's examples (None: all ones).
 
         Returns
         -------
@@ -409,15 +443,17 @@ class LMSRegressor(LinearRegression):
         fi = bool(self.fit_intercept)
         if "_lms_w" not in self.__dict__:
             X, y = validate_X_y(self, X, y, dtype="float64", y_numeric=True)
-            self.learning_rate_ = self._lr(X)
+            sw, X, y = _row_weights(X, y, sample_weight)
+            self.learning_rate_ = self._lr(X, sw)
             self._lms_w = np.zeros(X.shape[1] + fi)
-            self.n_epochs_ = 0
+            self.n_iter_ = 0
             self.converged_ = False
         else:
             X = validate_X(self, X, reset=False, dtype="float64")
             y = np.ascontiguousarray(y, dtype=np.float64)
             if y.ndim != 1 or len(y) != X.shape[0] or not np.all(np.isfinite(y)):
                 raise ValueError(f"y must be 1-d, finite, with {X.shape[0]} entries")
+            sw, X, y = _row_weights(X, y, sample_weight)
         if "_lms_rng" not in self.__dict__:
             self._lms_rng = _check_rng(self.random_state)
         w = self._lms_w.copy()
@@ -428,10 +464,10 @@ class LMSRegressor(LinearRegression):
         prev = w.copy()
         order = (self._lms_rng.permutation(n).astype(np.intp, copy=False)
                  if self.mode != "batch" and self.shuffle else np.arange(n, dtype=np.intp))
-        status = self._pass(X, y, w, lr, order)
-        self.n_epochs_ += 1
+        status = self._pass(X, y, w, lr, order, sw)
+        self.n_iter_ += 1
         if status:
-            _raise_divergence(self, f"in partial_fit call {self.n_epochs_} (learning_rate={lr:g})",
+            _raise_divergence(self, f"in partial_fit call {self.n_iter_} (learning_rate={lr:g})",
                               "lower learning_rate")
         self.converged_ = _small_change(w, prev, self.tol)
         self._lms_w = w

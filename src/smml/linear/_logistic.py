@@ -1,17 +1,19 @@
 """Logistic regression (001; 002; 003 section 15)."""
+from __future__ import annotations
+
 import contextlib
 
 import numpy as np
+from numpy.typing import ArrayLike
 import scipy.optimize
 from scipy.special import expit, logsumexp, softmax
 
 from smml._core import _linear as _k
 from smml._threads import blas_single_thread, threads_for
-from smml._validation import (N_JOBS, RANDOM_STATE, Interval, Options, drop_zero_weight, encode_classes,
-                               validate_X_y, validate_sample_weight)
+from smml._validation import N_JOBS, RANDOM_STATE, Interval, Options, encode_classes, validate_X_y
 
-from smml.linear._base import (_BOOL, _GRAIN, _check_rng, _problem_labels, _raise_divergence, _small_change,
-                               _LinearClassifier)
+from smml.linear._base import (_BOOL, _CLASS_WEIGHT, _GRAIN, _check_rng, _problem_labels, _raise_divergence,
+                               _row_weights, _small_change, _warm_weights, _LinearClassifier)
 from smml.base import store_params
 
 
@@ -20,19 +22,20 @@ _SOFTMAX_THREADED_WORK = 1 << 24
 
 
 class LogisticRegression(_LinearClassifier):
-    """Logistic regression: min_w (1/m) sum_t ln(1 + e^{-y_t w.x_t}) + lam/2 ||w||^2.
+    """Logistic regression: min_w (1/m) sum_t ln(1 + e^{-y_t w.x_t}) + alpha/2 ||w||^2.
 
     The logistic loss with the natural log, as in 002 ("Logistic regression");
     003, section 15 writes it with log2, which multiplies the loss by the
-    constant 1/ln 2 (the same minimiser when lam is scaled by ln 2). The
-    regulariser is 003 section 15's lam/2 ||w||^2; the intercept (the weight of
+    constant 1/ln 2 (the same minimiser when alpha is scaled by ln 2). ``alpha``
+    is 003's lambda (same value, same meaning; scikit-learn's name). The
+    regulariser is 003 section 15's alpha/2 ||w||^2; the intercept (the weight of
     the constant feature) is not penalised. Equivalent to scikit-learn's
-    ``LogisticRegression(C=1 / (lam m))``.
+    ``LogisticRegression(C=1 / (alpha m))``.
 
     ``solver="lbfgs"``: scipy's L-BFGS-B on the compiled loss-and-gradient kernel
     (OpenMP over rows, thread-count independent result). ``solver="sgd"``: the
     stochastic gradient rule of 001, theta <- theta + lr ((y_i - h(x_i)) x_i -
-    lam theta) (the lam term leaves the intercept out), epochs in a random
+    alpha theta) (the alpha term leaves the intercept out), epochs in a random
     order drawn from ``random_state``.
 
     Labels of any type; ``classes_[1]`` is the positive class (y = 1 of 001).
@@ -49,18 +52,25 @@ class LogisticRegression(_LinearClassifier):
       still-running problem walks it, so problem c is exactly the binary fit on
       (X, y == classes_[c]) with the same ``random_state``.
     - ``multi_class="softmax"``: multinomial logistic regression,
-      min_W (1/m) sum_t -ln softmax(W x'_t)_{y_t} + lam/2 ||W||_F^2 (intercepts
-      not penalised; scikit-learn's multinomial ``LogisticRegression(C=1/(lam m))``),
+      min_W (1/m) sum_t -ln softmax(W x'_t)_{y_t} + alpha/2 ||W||_F^2 (intercepts
+      not penalised; scikit-learn's multinomial ``LogisticRegression(C=1/(alpha m))``),
       solved by L-BFGS-B (``solver="lbfgs"`` only). The objective does not change
       when one constant is added to every intercept; the intercepts returned sum
       to 0. ``predict_proba`` = softmax of the scores.
 
     Two classes always give the binary problem above, whatever ``multi_class``.
 
+    ``class_weight`` (None, "balanced" or a dict) multiplies the sample weight
+    of each row by its class's weight (scikit-learn's semantics; "balanced"
+    gives n_samples / (n_classes * bincount(y))), as the weighted loss of
+    ``fit`` defines. ``warm_start=True``: ``fit`` starts from the fitted
+    ``coef_`` / ``intercept_`` (L-BFGS: its initial point, so it reaches the same
+    optimum; SGD: its first iterate) instead of 0.
+
     Parameters
     ----------
-    lam : float, default=1e-3
-        The regularisation strength lam >= 0.
+    alpha : float, default=1e-3
+        The regularisation strength alpha >= 0 (003's lambda).
     fit_intercept : bool, default=True
         Add the constant feature 1 (its weight is not penalised).
     solver : {"lbfgs", "sgd"}, default="lbfgs"
@@ -73,6 +83,10 @@ class LogisticRegression(_LinearClassifier):
         The stopping tolerance.
     learning_rate : float, default=0.01
         The step size of ``solver="sgd"``.
+    class_weight : None, "balanced" or dict, default=None
+        Weights of the classes, multiplying ``sample_weight``.
+    warm_start : bool, default=False
+        ``fit`` starts from the fitted weights instead of 0.
     random_state : None, int or Generator, default=None
         Seed of the random orders of ``solver="sgd"``.
     n_jobs : None or int, default=None
@@ -99,21 +113,26 @@ class LogisticRegression(_LinearClassifier):
     >>> from smml.linear import LogisticRegression
     >>> X = np.array([[-2., -1.], [-1., -2.], [1., 2.], [2., 1.]])
     >>> y = np.array([0, 0, 1, 1])
-    >>> clf = LogisticRegression(lam=0.1).fit(X, y)
+    >>> clf = LogisticRegression(alpha=0.1).fit(X, y)
     >>> clf.predict([[3., 3.], [-3., -3.]]).tolist()
     [1, 0]
     >>> clf.predict_proba(X).shape
     (4, 2)
     """
 
-    _parameter_spec = {"lam": Interval(float, 0, None), "fit_intercept": _BOOL,
+    _parameter_spec = {"alpha": Interval(float, 0, None), "fit_intercept": _BOOL,
                        "solver": Options("lbfgs", "sgd"), "multi_class": Options("ovr", "softmax"),
                        "max_iter": Interval(int, 1, None),
                        "tol": Interval(float, 0, None), "learning_rate": Interval(float, 0, None, "neither"),
+                       "class_weight": _CLASS_WEIGHT, "warm_start": _BOOL,
                        "random_state": RANDOM_STATE, "n_jobs": N_JOBS}
 
-    def __init__(self, lam=1e-3, fit_intercept=True, solver="lbfgs", multi_class="ovr", max_iter=1000,
-                 tol=1e-6, learning_rate=0.01, random_state=None, n_jobs=None):
+    def __init__(self, alpha: float = 1e-3, fit_intercept: bool = True, solver: str = "lbfgs",
+                 multi_class: str = "ovr", max_iter: int = 1000, tol: float = 1e-6,
+                 learning_rate: float = 0.01, class_weight: dict | str | None = None,
+                 warm_start: bool = False,
+                 random_state: int | np.random.RandomState | np.random.Generator | None = None,
+                 n_jobs: int | None = None) -> None:
         store_params(self, locals())
 
     def _loss_grad(self, X, y_pm, n_threads, sw=None):
@@ -122,7 +141,7 @@ class LogisticRegression(_LinearClassifier):
         slabs = np.empty((n_chunks, X.shape[1] + 2))
         n_threads = threads_for(n_threads, n_chunks * _k.CHUNK_ROWS, _GRAIN)
         fi = bool(self.fit_intercept)
-        lam = float(self.lam)
+        lam = float(self.alpha)
 
         def fun(w):
             w = np.ascontiguousarray(w, dtype=np.float64)
@@ -136,23 +155,24 @@ class LogisticRegression(_LinearClassifier):
     def _options(self):
         return {"maxiter": self.max_iter, "gtol": self.tol, "ftol": 64 * np.finfo(float).eps, "maxls": 50}
 
-    def _lbfgs(self, X, y_pm, sw=None):
+    def _lbfgs(self, X, y_pm, sw=None, w0=None):
         fun = self._loss_grad(X, y_pm, self._n_threads(), sw)
+        if w0 is None:
+            w0 = np.zeros(X.shape[1] + bool(self.fit_intercept))
         # L-BFGS works on (d+1)-vectors: BLAS threads there only cost (and the
         # kernel's per-row dot/axpy are single-threaded BLAS called from OpenMP threads)
         with blas_single_thread():
-            res = scipy.optimize.minimize(fun, np.zeros(X.shape[1] + bool(self.fit_intercept)), jac=True,
-                                          method="L-BFGS-B", options=self._options())
+            res = scipy.optimize.minimize(fun, w0, jac=True, method="L-BFGS-B", options=self._options())
         return res.x, int(res.nit)
 
-    def _sgd(self, X, Y, sw=None):
+    def _sgd(self, X, Y, sw=None, W0=None):
         """001's SGD rule on every problem; each epoch draws one order, shared by the problems.
         With row weights s, each epoch draws its n rows with replacement with probabilities
         s_t / sum s (weighted sampling: the weighted objective's stochastic gradient)."""
         n, d = X.shape
         fi = bool(self.fit_intercept)
         rng = _check_rng(self.random_state)
-        W = np.zeros((Y.shape[0], d + fi))
+        W = np.zeros((Y.shape[0], d + fi)) if W0 is None else W0
         cum = np.zeros(1)
         n_iter = np.zeros(Y.shape[0], dtype=int)
         running = list(range(Y.shape[0]))
@@ -164,7 +184,7 @@ class LogisticRegression(_LinearClassifier):
                 w = W[c]
                 prev = w.copy()
                 st = _k.sgd_steps(X, Y[c], order, w, cum, _k.LOSS_LOGISTIC, _k.SCHED_CONST,
-                                  float(self.learning_rate), float(self.lam), False, 0.0, 0, fi)
+                                  float(self.learning_rate), float(self.alpha), False, 0.0, 0, fi)
                 n_iter[c] += 1
                 if st:
                     _raise_divergence(self, f"in SGD epoch {n_iter[c]}", "lower learning_rate")
@@ -175,10 +195,11 @@ class LogisticRegression(_LinearClassifier):
                 break
         return W, n_iter
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> LogisticRegression:
         """Minimise the objective; with ``sample_weight`` the loss is the weighted mean
         sum_t s_t l_t / sum_t s_t (an integer weight counts a row that many times, a zero
         weight drops it). ``solver="sgd"`` samples the rows with probabilities s_t / sum s.
+        ``class_weight`` multiplies each row's weight by its class's weight.
 
         Parameters
         ----------
@@ -196,39 +217,43 @@ class LogisticRegression(_LinearClassifier):
         """
         self._validate_params()
         X, y = validate_X_y(self, X, y, dtype="float64", classifier=True)
-        sw = None
-        if sample_weight is not None:
-            sw = validate_sample_weight(sample_weight, X.shape[0])
-            sw, X, y = drop_zero_weight(sw, X, y)
-            if np.all(sw == 1.0):
-                sw = None
+        sw, X, y = _row_weights(X, y, sample_weight, self.class_weight)
+        prev = getattr(self, "classes_", None)
+        was_softmax = getattr(self, "_softmax", False)
         self.classes_, Y = _problem_labels(self, y)
         d = X.shape[1]
         K = len(self.classes_)
-        self._softmax = K > 2 and self.multi_class == "softmax"
+        softmax_now = K > 2 and self.multi_class == "softmax"
+        W0 = None
+        if self.warm_start and hasattr(self, "coef_"):
+            if not np.array_equal(prev, self.classes_) or was_softmax != softmax_now:
+                raise ValueError("LogisticRegression: warm_start needs the classes and multi_class of the "
+                                 "previous fit; set warm_start=False to start afresh")
+            W0 = _warm_weights(self, Y.shape[0] if not softmax_now else K, d + int(self.fit_intercept))
+        self._softmax = softmax_now
         if self._softmax:
             if self.solver != "lbfgs":
                 raise ValueError("LogisticRegression: multi_class='softmax' is solved by L-BFGS only; "
                                  "use solver='lbfgs' (or multi_class='ovr' with solver='sgd')")
-            self._fit_softmax(X, encode_classes(y)[1], K, sw)
+            self._fit_softmax(X, encode_classes(y)[1], K, sw, W0)
             return self
         if self.solver == "lbfgs":
-            fits = [self._lbfgs(X, y_pm, sw) for y_pm in Y]
+            fits = [self._lbfgs(X, y_pm, sw, None if W0 is None else W0[c]) for c, y_pm in enumerate(Y)]
             W = np.array([w for w, _ in fits])
             n_iter = np.array([it for _, it in fits])
         else:
-            W, n_iter = self._sgd(X, Y, sw)
+            W, n_iter = self._sgd(X, Y, sw, W0)
         self.n_iter_ = int(n_iter[0]) if K == 2 else n_iter
         self._set_problems(W, d)
         return self
 
     # ---- multinomial (softmax) ----------------------------------------------------------
-    def _fit_softmax(self, X, yk, K, sw=None):
+    def _fit_softmax(self, X, yk, K, sw=None, W0=None):
         n, d = X.shape
         # row weights of the mean (1/n each, or s_t / sum s)
         rw = None if sw is None else sw / sw.sum()
         fi = bool(self.fit_intercept)
-        lam = float(self.lam)
+        lam = float(self.alpha)
         onehot = np.zeros((n, K))
         onehot[np.arange(n), yk] = 1.0
         rows = np.arange(n)
@@ -252,15 +277,16 @@ class LogisticRegression(_LinearClassifier):
         # small problems: BLAS threads only cost (a thread team per tiny product)
         limit = blas_single_thread() if n * d * K < _SOFTMAX_THREADED_WORK else contextlib.nullcontext()
         with limit:
-            res = scipy.optimize.minimize(fun, np.zeros(K * (d + fi)), jac=True, method="L-BFGS-B",
-                                          options=self._options())
+            x0 = (np.zeros(K * (d + fi)) if W0 is None
+                  else np.concatenate([W0[:, :d].ravel(), W0[:, d] if fi else []]))
+            res = scipy.optimize.minimize(fun, x0, jac=True, method="L-BFGS-B", options=self._options())
         self.coef_ = res.x[:K * d].reshape(K, d).copy()
         b = res.x[K * d:] if fi else np.zeros(K)
         self.intercept_ = b - b.mean()        # the objective is invariant to a common shift
         self.n_iter_ = int(res.nit)
 
     # ---- probabilities and the objective -------------------------------------------------
-    def predict_proba(self, X):
+    def predict_proba(self, X: ArrayLike) -> np.ndarray:
         """Two classes: [P(classes_[0] | x), P(classes_[1] | x)] with P(classes_[1] | x) = 1/(1 + e^{-w.x'}).
 
         One-vs-rest: the per-class sigmoids normalised to sum to 1; softmax: softmax of the scores.
@@ -284,7 +310,7 @@ class LogisticRegression(_LinearClassifier):
         p = expit(s)
         return p / p.sum(axis=1, keepdims=True)
 
-    def predict_log_proba(self, X):
+    def predict_log_proba(self, X: ArrayLike) -> np.ndarray:
         """The logarithm of ``predict_proba``.
 
         Parameters
@@ -299,7 +325,7 @@ class LogisticRegression(_LinearClassifier):
         """
         return np.log(self.predict_proba(X))
 
-    def objective(self, X, y):
+    def objective(self, X: ArrayLike, y: ArrayLike) -> float | np.ndarray:
         """The minimised objective at the fitted weights, on (X, y).
 
         Two classes: a float. One-vs-rest: an array, the binary objective of each class's
@@ -322,9 +348,9 @@ class LogisticRegression(_LinearClassifier):
             Y = self._problem_targets(y)
             S = self.decision_function(X)
             ce = logsumexp(S, axis=1) - S[Y.T > 0]
-            return float(np.mean(ce) + 0.5 * self.lam * np.sum(self.coef_ ** 2))
+            return float(np.mean(ce) + 0.5 * self.alpha * np.sum(self.coef_ ** 2))
         Y = self._problem_targets(y)
         S = self.decision_function(X).reshape(len(Y[0]), -1)
-        vals = np.array([float(np.mean(logistic(Y[c], S[:, c])) + 0.5 * self.lam * (self.coef_[c] @ self.coef_[c]))
+        vals = np.array([float(np.mean(logistic(Y[c], S[:, c])) + 0.5 * self.alpha * (self.coef_[c] @ self.coef_[c]))
                          for c in range(Y.shape[0])])
         return float(vals[0]) if Y.shape[0] == 1 else vals

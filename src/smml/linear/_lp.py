@@ -1,6 +1,8 @@
 """The linear programs of 002: linear classification and absolute-loss regression."""
+from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 import scipy.linalg
 import scipy.optimize
 import scipy.sparse
@@ -151,12 +153,12 @@ class LinearProgramClassifier(_LinearClassifier):
 
     _parameter_spec = {"fit_intercept": _BOOL, "soft_margin": _BOOL, "n_jobs": N_JOBS}
 
-    def __init__(self, fit_intercept=True, soft_margin=False, n_jobs=None):
+    def __init__(self, fit_intercept: bool = True, soft_margin: bool = False, n_jobs: int | None = None) -> None:
         self.fit_intercept = fit_intercept
         self.soft_margin = soft_margin
         self.n_jobs = n_jobs
 
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> LinearProgramClassifier:
         """Solve the linear program (one per class for one-vs-rest).
 
         Parameters
@@ -193,7 +195,7 @@ class LinearProgramClassifier(_LinearClassifier):
                 raise NotSeparableError(
                     f"LinearProgramClassifier: the training set is not linearly separable{which} (the "
                     "linear program y_t w.x_t >= 1 for all t has no solution); use soft_margin=True, "
-                    "Pegasos, LogisticRegression or the Perceptron with max_epochs instead")
+                    "Pegasos, LogisticRegression or the Perceptron with max_iter instead")
             if res.status != 0:
                 raise ValueError(f"LinearProgramClassifier: linprog failed: {res.message}")
             with np.errstate(over="ignore"):
@@ -249,11 +251,11 @@ class LADRegressor(_LinearRegressorBase):
 
     _parameter_spec = {"fit_intercept": _BOOL, "n_jobs": N_JOBS}
 
-    def __init__(self, fit_intercept=True, n_jobs=None):
+    def __init__(self, fit_intercept: bool = True, n_jobs: int | None = None) -> None:
         self.fit_intercept = fit_intercept
         self.n_jobs = n_jobs
 
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> LADRegressor:
         """Solve the least-absolute-deviations linear program.
 
         Parameters

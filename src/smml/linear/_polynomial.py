@@ -1,8 +1,11 @@
 """Polynomial regression (002 "Polynomial regression"): least squares on a polynomial feature map."""
+from __future__ import annotations
+
 import math
 from itertools import combinations_with_replacement
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from smml._validation import N_JOBS, Interval, check_is_fitted, validate_X, validate_X_y
 
@@ -141,10 +144,11 @@ class PolynomialRegression(_LinearRegressorBase):
     _parameter_spec = {"degree": Interval(int, 1, None), "alpha": Interval(float, 0, None),
                        "fit_intercept": _BOOL, "n_jobs": N_JOBS}
 
-    def __init__(self, degree=2, alpha=0.0, fit_intercept=True, n_jobs=None):
+    def __init__(self, degree: int = 2, alpha: float = 0.0, fit_intercept: bool = True,
+                 n_jobs: int | None = None) -> None:
         store_params(self, locals())
 
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> PolynomialRegression:
         """Least squares (or ridge) on the feature map phi(X).
 
         Parameters
@@ -173,7 +177,7 @@ class PolynomialRegression(_LinearRegressorBase):
         self.coef_, self.intercept_, self.solver_ = solver.coef_, solver.intercept_, solver.solver_
         return self
 
-    def feature_map(self, X):
+    def feature_map(self, X: ArrayLike) -> np.ndarray:
         """Return phi(X) without the constant feature: one column per monomial of ``powers_``.
 
         Parameters
@@ -191,7 +195,7 @@ class PolynomialRegression(_LinearRegressorBase):
         with np.errstate(over="ignore", invalid="ignore"):
             return _expand(X, self._phi_plan, len(self.powers_))
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """Predict <w, phi(x)> = intercept_ + sum_k coef_[k] x^powers_[k] for each row.
 
         Parameters
