@@ -16,7 +16,7 @@ from smml._discovery import all_estimators
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "conventions.rst"
 COLUMNS = ["sample_weight", "partial_fit", "warm_start", "predict_proba", "decision_function",
            "feature_importances_", "float32", "verbose"]
-_CHEAP = {"n_estimators": 3, "max_epochs": 5, "max_iter": 20, "n_iter": 200}
+_CHEAP = {"n_estimators": 3, "max_iter": 20}
 
 
 def _float32_out(cls):

@@ -3,7 +3,7 @@
 The estimators are discovered (``smml._discovery.all_estimators``): a family
 added later is covered without editing this file. Each is built with cheap
 settings (``cheap``: those of ``CHEAP`` its signature has, e.g.
-``n_estimators=5``, ``max_epochs=20``, as in the scikit-learn check tests), so
+``n_estimators=5``, ``max_iter=20`` for the online learners, as in the scikit-learn check tests), so
 an example runs in milliseconds.
 
 Properties, on the data of ``tests/_strategies.py`` (1 row, 1 feature, more
@@ -115,8 +115,12 @@ def short(path):
 ESTIMATORS = all_estimators()
 
 #: cheap settings, applied to the parameters of these names an estimator has
-CHEAP = {"n_estimators": 5, "max_epochs": 20, "n_epochs": 2, "n_iter": 1000, "hidden_layer_sizes": (8,),
-         "n_clusters": 2}
+CHEAP = {"n_estimators": 5, "hidden_layer_sizes": (8,), "n_clusters": 2}
+#: ``max_iter`` means epochs, steps or solver iterations depending on the estimator: a cheap
+#: value for those whose defaults are long passes (the others keep theirs)
+CHEAP_MAX_ITER = {"MLPClassifier": 20, "MLPRegressor": 20, "Perceptron": 20, "LMSRegressor": 20,
+                  "KernelPerceptron": 20, "OnlineGradientDescent": 2,
+                  "OnlineGradientDescentRegressor": 2, "Pegasos": 1000, "KernelPegasos": 1000}
 OUTPUT_METHODS = ("predict", "predict_proba", "decision_function", "transform")
 
 #: why a fit on finite, valid input may be refused (a ValueError whose message says so)
@@ -199,6 +203,8 @@ def cheap(cls, **extra):
     """cls with the ``CHEAP`` settings it takes (random_state=0, if it has one), then ``extra``."""
     have = params_of(cls)
     p = {k: v for k, v in CHEAP.items() if k in have}
+    if cls.__name__ in CHEAP_MAX_ITER and "max_iter" in have:
+        p["max_iter"] = CHEAP_MAX_ITER[cls.__name__]
     if "random_state" in have:
         p["random_state"] = 0
     p.update({k: v for k, v in extra.items() if k in have})
