@@ -45,7 +45,7 @@ Families and grids (``--quick`` runs the subset in brackets; every cell uses 2 t
   ``max_points_per_centroid`` large so it uses every row).  Metric: final J relative to smml's
   (J computed the same way for all).
 - ``svm``: rows {5,000; 20,000; 50,000} [5,000] x features {4; 20; 100} [4; 20]; sphere target
-  (bench_kernels), Gaussian kernel gamma = d / 2 (scikit-learn's gamma = 1 / d), C = 1, tol 1e-3,
+  (bench_kernels), Gaussian kernel gamma = 1 / d (003's width d / 2), C = 1, tol 1e-3,
   cache 1024 MB; peers scikit-learn SVC and intelex SVC.  Metric: test accuracy on 10,000 rows.
 
 Data (boosting, forest): ``d`` columns in a fixed shuffled order: max(4, d/4) informative
@@ -874,7 +874,7 @@ class SVM(_Family):
         d = cell["features"]
         if lib == "smml":
             from smml.kernels import KernelSVC
-            make = lambda: KernelSVC(C=1.0, gamma=d / 2.0, cache_size=1024, n_jobs=N_THREADS)  # noqa: E731
+            make = lambda: KernelSVC(C=1.0, gamma=1.0 / d, cache_size=1024, n_jobs=N_THREADS)  # noqa: E731
         elif lib == "sklearn":
             from sklearn.svm import SVC
             make = lambda: SVC(C=1.0, gamma=1.0 / d, cache_size=1024)  # noqa: E731

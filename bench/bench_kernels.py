@@ -1,7 +1,8 @@
 """Benchmark of smml.kernels against scikit-learn, scikit-learn-intelex and the plain-Python references.
 
-Shapes (issue 10), 2 threads, float64, Gaussian kernel of 003 (width gamma; scikit-learn's
-gamma_sk = 1 / (2 gamma)):
+Shapes (issue 10), 2 threads, float64, Gaussian kernel exp(-gamma ||x - x'||^2) with
+scikit-learn's gamma (smml and scikit-learn take the same value; the plain-Python references
+keep 003's width w = 1 / (2 gamma)):
 - Gram matrix K(X, X), 5,000 x 20 and 5,000 x 512: smml's gaussian_kernel vs sklearn's rbf_kernel,
   and the fraction of the machine's gemm peak (the 2 m^2 d flops of the distance product divided by
   the WHOLE Gram time, exp and stores included: a lower bound for the product itself).
@@ -87,13 +88,13 @@ def bench_gram(quick):
     rows = []
     for m, d in ([(2000, 20), (2000, 256)] if quick else [(5000, 20), (5000, 512)]):
         X = np.random.default_rng(0).standard_normal((m, d))
-        gamma = d / 2.0
+        gamma = 1.0 / d                   # 003's width d / 2
         X32 = X.astype(np.float32)
         best, out = _interleaved({
             "smml f64": lambda: gaussian_kernel(X, gamma=gamma, n_jobs=N_THREADS),
             "smml f32": lambda: gaussian_kernel(X32, gamma=gamma, n_jobs=N_THREADS),
-            "sklearn f64": lambda: rbf_kernel(X, gamma=1 / (2 * gamma)),
-            "sklearn f32": lambda: rbf_kernel(X32, gamma=1 / (2 * gamma))}, 1 if quick else 3)
+            "sklearn f64": lambda: rbf_kernel(X, gamma=gamma),
+            "sklearn f32": lambda: rbf_kernel(X32, gamma=gamma)}, 1 if quick else 3)
         err = float(np.max(np.abs(out["smml f64"] - out["sklearn f64"])))
         flops = 2.0 * m * m * d
         for k, t in best.items():
@@ -122,16 +123,16 @@ def bench_ridge(quick):
     for m in ([2000, 5000] if quick else [5000, 20000]):
         X, _ = _sphere(m, 20)
         y = np.sin(X[:, 0]) + X[:, 1] * X[:, 2] + 0.1 * np.random.default_rng(1).standard_normal(m)
-        gamma = 10.0
+        gamma = 0.05                      # 003's width 10
         rounds = 1 if (quick or m > 10000) else 3
         best, out = _interleaved({
             "smml": lambda: KernelRidge(alpha=1.0, gamma=gamma, n_jobs=N_THREADS).fit(X, y),
-            "sklearn": lambda: SkKR(alpha=1.0, kernel="rbf", gamma=1 / (2 * gamma)).fit(X, y)}, rounds)
+            "sklearn": lambda: SkKR(alpha=1.0, kernel="rbf", gamma=gamma).fit(X, y)}, rounds)
         diff = float(np.max(np.abs(out["smml"].dual_coef_ - out["sklearn"].dual_coef_))
                      / np.max(np.abs(out["sklearn"].dual_coef_)))
         sub = 300
         t_ref, _ = best_time(lambda: R.kernel_ridge_coef(X[:sub], y[:sub], 1.0,
-                                                       R.make_kernel("gaussian", gamma=gamma)), repeat=1)
+                                                       R.make_kernel("gaussian", gamma=1 / (2 * gamma))), repeat=1)
         ref = t_ref * (m / sub) ** 2           # the plain-Python Gram (m^2) dominates it
         ratios[m] = best["sklearn"] / best["smml"]
         out_rows += [dict(m=m, impl="smml KernelRidge (dsposv)", t=best["smml"], diff=0.0, vs=ratios[m]),
@@ -151,7 +152,7 @@ def _objective_and_acc(kern_gamma, X, y, Xt, yt, sv, coef, b, lam):
     """003's F(g) = lam/2 coef^T K_SV coef + mean hinge(y (g(x) + b)), and test accuracy, float64."""
     from smml.kernels._base import Kernel, decision_values
 
-    kern = Kernel("gaussian", gamma=kern_gamma, center=X.mean(0))
+    kern = Kernel("rbf", gamma=kern_gamma, center=X.mean(0))
     Sp = kern.prepare(np.ascontiguousarray(sv, dtype=np.float64))
     sn = kern.norms(Sp)
     c = np.ascontiguousarray(coef, dtype=np.float64)[:, None]
@@ -173,14 +174,14 @@ def bench_svc(quick):
 
     rows, ratios = [], {}
     d, C, cache = 20, 1.0, 1024
-    gamma = d / 2.0                       # gamma_sk = 1 / d (sklearn's "scale" on standard data)
+    gamma = 1.0 / d                       # sklearn's "scale" on standard data (003's width d / 2)
     for m in ([2000, 10000] if quick else [5000, 50000]):
         X, y = _sphere(m, d)
         Xt, yt = _sphere(10000, d, seed=1)
         fns = {"smml": lambda: KernelSVC(C=C, gamma=gamma, cache_size=cache, n_jobs=N_THREADS).fit(X, y),
-               "sklearn": lambda: SVC(C=C, gamma=1 / (2 * gamma), cache_size=cache).fit(X, y)}
+               "sklearn": lambda: SVC(C=C, gamma=gamma, cache_size=cache).fit(X, y)}
         if ISVC is not None:
-            fns["intelex"] = lambda: ISVC(C=C, gamma=1 / (2 * gamma), cache_size=cache).fit(X, y)
+            fns["intelex"] = lambda: ISVC(C=C, gamma=gamma, cache_size=cache).fit(X, y)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             best, out = _interleaved(fns, 1 if (quick or m > 10000) else 3)
@@ -196,7 +197,7 @@ def bench_svc(quick):
                              vs_ix=best["intelex"] / best[k] if "intelex" in best else None))
         ratios[m] = {k: best[k] / best["smml"] for k in fns if k != "smml"}
         del out
-    print_table(f"KernelSVC fit, m x {d}, sphere target, Gaussian gamma={gamma:g} (gamma_sk={1 / (2 * gamma):g}), "
+    print_table(f"KernelSVC fit, m x {d}, sphere target, Gaussian gamma={gamma:g} (003's width {1 / (2 * gamma):g}), "
                 f"C={C:g}, tol 1e-3, cache {cache} MB, {N_THREADS} threads; load {_load()}", rows,
                 [("m", "m", "{}"), ("impl", "implementation", "{}"), ("t", "fit s", "{:.3f}"),
                  ("F", "003 objective F", "{:.8f}"), ("dF", "rel. to sklearn", "{:+.1e}"),
@@ -207,7 +208,7 @@ def bench_svc(quick):
 
 def bench_svc_similar():
     """KernelSVC against intelex alone on shapes like the target's 50,000 x 20 (``--similar``):
-    the same sphere target and relative Gaussian width (gamma = d / 2), 2 interleaved rounds."""
+    the same sphere target and relative Gaussian gamma (gamma = 1 / d), 2 interleaved rounds."""
     from smml.kernels import KernelSVC
     try:
         from sklearnex.svm import SVC as ISVC
@@ -217,9 +218,9 @@ def bench_svc_similar():
     rows = []
     for m, d in [(30000, 20), (80000, 20), (50000, 10), (50000, 40)]:
         X, y = _sphere(m, d)
-        gamma = d / 2.0
+        gamma = 1.0 / d
         fns = {"smml": lambda: KernelSVC(C=1.0, gamma=gamma, cache_size=1024, n_jobs=N_THREADS).fit(X, y),
-               "intelex": lambda: ISVC(C=1.0, gamma=1 / (2 * gamma), cache_size=1024).fit(X, y)}
+               "intelex": lambda: ISVC(C=1.0, gamma=gamma, cache_size=1024).fit(X, y)}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             best, out = _interleaved(fns, 2)
@@ -227,7 +228,7 @@ def bench_svc_similar():
                          nsv=f"{len(out['smml'].support_)} / {out['intelex'].support_.size}",
                          vs=best["intelex"] / best["smml"]))
         del out
-    print_table(f"KernelSVC fit on similar shapes, sphere target, gamma = d/2, C=1, tol 1e-3, cache 1024 MB, "
+    print_table(f"KernelSVC fit on similar shapes, sphere target, gamma = 1/d, C=1, tol 1e-3, cache 1024 MB, "
                 f"{N_THREADS} threads, best of 2 interleaved rounds; load {_load()}", rows,
                 [("shape", "m x d", "{}"), ("smml", "smml s", "{:.3f}"), ("ix", "intelex s", "{:.3f}"),
                  ("nsv", "n SV smml / intelex", "{}"), ("vs", "speed vs intelex", "{:.2f}x")])
@@ -266,13 +267,14 @@ def bench_online(quick):
     d = 20
     X, y = _sphere(m, d)
     Xt, yt = _sphere(5000, d, seed=1)
-    gamma, lam = d / 2.0, 1.0 / m
-    t_svc, svc = best_time(lambda: KernelSVC(lam=lam, gamma=gamma, n_jobs=N_THREADS).fit(X, y), repeat=2)
+    gamma, lam = 1.0 / d, 1.0 / m         # 003's width d / 2; C = 1 / (lam m)
+    t_svc, svc = best_time(lambda: KernelSVC(C=1.0 / (lam * m), gamma=gamma, n_jobs=N_THREADS).fit(X, y),
+                           repeat=2)
     rows = [dict(impl="KernelSVC (exact, lam = 1/m)", param="-", t=t_svc, tr=np.mean(svc.predict(X) != y),
                  te=np.mean(svc.predict(Xt) == yt), ref=None)]
     sub = 300
-    Kf = R.make_kernel("gaussian", gamma=gamma)
-    perc = lambda e: KernelPerceptron(gamma=gamma, max_epochs=e, n_jobs=N_THREADS)  # noqa: E731
+    Kf = R.make_kernel("gaussian", gamma=1 / (2 * gamma))      # the reference keeps 003's width
+    perc = lambda e: KernelPerceptron(gamma=gamma, max_iter=e, n_jobs=N_THREADS)  # noqa: E731
     e, t, est = _first_reaching(perc, range(1, 200), X, y)
     if est is not None:
         t_ref, _ = best_time(lambda: R.kernel_perceptron(X[:sub], list(y[:sub]), [list(range(sub))] * e, Kf),
@@ -280,7 +282,7 @@ def bench_online(quick):
         rows.append(dict(impl=f"KernelPerceptron ({est.n_mistakes_} mistakes)", param=f"{e} epochs", t=t,
                          tr=np.mean(est.predict(X) != y), te=np.mean(est.predict(Xt) == yt),
                          ref=t_ref * (m / sub) ** 2))
-    peg = lambda k: KernelPegasos(lam=lam, n_iter=k, gamma=gamma, random_state=0, n_jobs=N_THREADS)  # noqa: E731
+    peg = lambda k: KernelPegasos(alpha=lam, max_iter=k, gamma=gamma, random_state=0, n_jobs=N_THREADS)  # noqa: E731
     grid = [int(m * 2 ** (j / 2)) for j in range(-2, 16)]
     k, t, est = _first_reaching(peg, grid, X, y)
     if est is not None:
@@ -312,8 +314,8 @@ def bench_predict_overhead(quick):
 
     X, y = _sphere(2000 if quick else 5000, 20)
     yr = np.sin(X[:, 0])
-    pairs = [("KernelSVC", KernelSVC(gamma=10.0).fit(X, y), SVC(gamma=0.05).fit(X, y)),
-             ("KernelRidge", KernelRidge(gamma=10.0).fit(X, yr), SkKR(kernel="rbf", gamma=0.05).fit(X, yr))]
+    pairs = [("KernelSVC", KernelSVC(gamma=0.05).fit(X, y), SVC(gamma=0.05).fit(X, y)),
+             ("KernelRidge", KernelRidge(gamma=0.05).fit(X, yr), SkKR(kernel="rbf", gamma=0.05).fit(X, yr))]
     rows = []
     for name, ours, peer in pairs:
         for r in (1, 5):

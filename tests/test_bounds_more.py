@@ -235,7 +235,8 @@ def test_svm_with_the_consistent_schedule_approaches_the_bayes_risk():
     def svm(m):
         # 003's SVM as written (no bias): with an unpenalised bias and lam_1 = 1 the small
         # samples give a constant predictor
-        return KernelSVC(lam=B.svm_consistent_lambda(m), kernel="gaussian", gamma=0.1, tol=1e-4,
+        # 003's lambda_m is C = 1 / (lambda_m m); 003's width 0.1 is gamma = 1 / (2 * 0.1)
+        return KernelSVC(C=1 / (B.svm_consistent_lambda(m) * m), kernel="rbf", gamma=5.0, tol=1e-4,
                          fit_intercept=False)
 
     r = risk_decomposition(svm, D, train_sizes=(25, 400), n_repeats=3, best_in_class_risk=D.bayes_risk,
@@ -276,13 +277,14 @@ def test_empirical_stability_of_the_gaussian_svm_is_below_the_bound():
     X, y, _ = make_bayes_classification(300, boundary="ball", noise=0.1, random_state=0)
     m = 40
     for lam in (0.2, 1.0):
-        svm = KernelSVC(lam=lam, kernel="gaussian", gamma=0.5, fit_intercept=False, tol=1e-8)
+        # C = 1 / (lam m): every fit is on m rows; 003's width 0.5 is gamma = 1
+        svm = KernelSVC(C=1 / (lam * m), kernel="rbf", gamma=1.0, fit_intercept=False, tol=1e-8)
         est = B.empirical_stability(svm, X, y, loss="hinge", n_draws=30, m=m, random_state=1)
         bound = B.svm_stability_bound(lam, m, X_norm=1.0)
         assert 0 < est.epsilon + 3 * est.std_error <= bound
         assert est.epsilon > 0                    # h_S has seen Z_t: its loss there is smaller on average
     # labels in {0, 1}: mapped to -1 / +1 as the classifier does, same estimate
-    svm = KernelSVC(lam=1.0, kernel="gaussian", gamma=0.5, fit_intercept=False, tol=1e-8)
+    svm = KernelSVC(C=1 / m, kernel="rbf", gamma=1.0, fit_intercept=False, tol=1e-8)
     a = B.empirical_stability(svm, X, y, n_draws=5, m=m, random_state=2)
     b = B.empirical_stability(svm, X, (y + 1) // 2, n_draws=5, m=m, random_state=2)
     np.testing.assert_allclose(a.differences, b.differences, rtol=1e-12, atol=1e-12)

@@ -452,12 +452,12 @@ def _kernels(c):
         steps = c.it(2_000) if ref else c.rows(20_000)
         out.append(_case(
             "kernels", f"KernelPerceptron gaussian, {epochs} epochs", f"{n}x{d}", "fit",
-            lambda X=X, y=y: K.KernelPerceptron(max_epochs=epochs, n_jobs=T).fit(X, y),
+            lambda X=X, y=y: K.KernelPerceptron(max_iter=epochs, n_jobs=T).fit(X, y),
             (lambda X=X, y=y: R.KernelPerceptron(max_epochs=epochs).fit(X, y)) if ref else None, {},
             "no scikit-learn peer"))
         out.append(_case(
             "kernels", f"KernelPegasos gaussian, {steps} steps", f"{n}x{d}", "fit",
-            lambda X=X, y=y, s=steps: K.KernelPegasos(n_iter=s, random_state=0, n_jobs=T).fit(X, y),
+            lambda X=X, y=y, s=steps: K.KernelPegasos(max_iter=s, random_state=0, n_jobs=T).fit(X, y),
             (lambda X=X, y=y, s=steps: R.KernelPegasos(n_iter=s, random_state=0).fit(X, y)) if ref else None,
             {}, "no scikit-learn peer"))
         out.append(_case(

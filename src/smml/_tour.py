@@ -134,14 +134,14 @@ ENTRIES = [
     TourEntry("PolynomialRegression(degree=2)", est("smml.linear", "PolynomialRegression", degree=2),
               ("diabetes",)),
     # kernel methods (003 sections 11-12)
-    TourEntry("KernelPerceptron(gaussian)", est("smml.kernels", "KernelPerceptron", max_epochs=50),
+    TourEntry("KernelPerceptron(gaussian)", est("smml.kernels", "KernelPerceptron", max_iter=50),
               ("breast_cancer", "wine"), reference=est("smml.reference.kernels", "KernelPerceptron", max_epochs=50)),
     TourEntry("KernelSVC(gaussian, C=1)", est("smml.kernels", "KernelSVC"), ("breast_cancer", "wine")),
-    TourEntry("KernelPegasos(gaussian)", est("smml.kernels", "KernelPegasos", lam=1e-2, n_iter=20000,
+    TourEntry("KernelPegasos(gaussian)", est("smml.kernels", "KernelPegasos", alpha=1e-2, max_iter=20000,
                                              random_state=0), ("breast_cancer",),
               reference=est("smml.reference.kernels", "KernelPegasos", lam=1e-2, n_iter=20000, random_state=0)),
-    TourEntry("KernelPegasos(gaussian, one-vs-rest)", est("smml.kernels", "KernelPegasos", lam=1e-2,
-                                                          n_iter=20000, random_state=0), ("wine",)),
+    TourEntry("KernelPegasos(gaussian, one-vs-rest)", est("smml.kernels", "KernelPegasos", alpha=1e-2,
+                                                          max_iter=20000, random_state=0), ("wine",)),
     TourEntry("KernelRidge(gaussian)", est("smml.kernels", "KernelRidge", alpha=1.0), ("diabetes",),
               reference=est("smml.reference.kernels", "KernelRidge", alpha=1.0)),
     # ensembles (002 "Adaboost", "Random forests"; 003 section 16)

@@ -1624,7 +1624,7 @@ def empirical_stability(estimator: Estimator, X: ArrayLike, y: ArrayLike, loss: 
     >>> rng = np.random.default_rng(0)
     >>> X = rng.uniform(-1, 1, size=(200, 2))
     >>> y = np.where(X[:, 0] + 0.3 * rng.standard_normal(200) > 0, 1, -1)
-    >>> svm = KernelSVC(lam=0.5, kernel="gaussian", gamma=1.0, fit_intercept=False, tol=1e-6)
+    >>> svm = KernelSVC(C=1 / (0.5 * 40), kernel="rbf", gamma=0.5, fit_intercept=False, tol=1e-6)
     >>> est = empirical_stability(svm, X, y, loss="hinge", n_draws=10, m=40, random_state=0)
     >>> bool(est.epsilon <= svm_stability_bound(0.5, 40, X_norm=1.0))   # K(x, x) = 1: X = 1
     True

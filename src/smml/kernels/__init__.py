@@ -4,16 +4,18 @@ regression, kernel Pegasos and the exact kernel SVM (003 sections 11 and 12).
 Kernels (003 section 11), selected by ``kernel=`` on every estimator:
 
 - ``"linear"``: K(x, x') = x.x';
-- ``"polynomial"``: K_n(x, x') = (1 + x.x')^n, n = ``degree`` (scikit-learn's
-  ``poly`` kernel with ``gamma=1, coef0=1``);
-- ``"gaussian"``: K_gamma(x, x') = exp(-||x - x'||^2 / (2 gamma)). 003's gamma
-  is a **width**: scikit-learn's ``gamma`` (the ``rbf`` kernel's
-  exp(-g_sk ||x - x'||^2)) is g_sk = 1 / (2 gamma), i.e. gamma = 1 / (2 g_sk).
-  ``gamma="scale"`` (default) is d Var(X) / 2, scikit-learn's ``"scale"``;
+- ``"poly"`` (the notes' ``"polynomial"``): K_n(x, x') = (1 + x.x')^n, n = ``degree``
+  (scikit-learn's ``poly`` kernel with ``gamma=1, coef0=1``);
+- ``"rbf"`` (the notes' ``"gaussian"``, the default): K(x, x') = exp(-gamma ||x - x'||^2)
+  with scikit-learn's ``gamma``. 003 writes K_w(x, x') = exp(-||x - x'||^2 / (2 w)) with
+  a *width* w (003's gamma): w = 1 / (2 gamma), gamma = 1 / (2 w).
+  ``gamma="scale"`` (default) is 1 / (d Var(X)) and ``"auto"`` 1 / d, as scikit-learn;
 - a callable ``f(A, B)`` returning the (len(A), len(B)) Gram block.
 
 SVM regularisation (003 section 12): 003 minimises lam/2 ||g||^2 + (1/m) sum
 hinge; libsvm / scikit-learn minimise 1/2 ||g||^2 + C sum hinge: C = 1 / (lam m).
+``KernelSVC`` takes ``C``; ``KernelPegasos`` takes 003's lambda as ``alpha`` and its T
+as ``max_iter``.
 
 Gram matrices and kernel rows are computed in blocks through the distance tile
 shared with k-NN (``smml._core._distances``: one gemm per tile), in float32 or

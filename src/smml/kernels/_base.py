@@ -2,22 +2,25 @@
 decision values through the compiled tiles, and the classifier base (binary or
 one-vs-rest, sgn(0) = -1)."""
 import numpy as np
+from numpy.typing import ArrayLike
 
 from smml._core import _kernel_methods as _k
 from smml._core._utils import row_norms_sq
 from smml._threads import blas_single_thread, threads_for
 from smml._validation import (Callable, Interval, Options, check_is_fitted, problem_labels,
-                              validate_X, validate_X_y)
+                              validate_sample_weight, validate_X, validate_X_y)
 from smml.base import ClassifierMixin, SmmlEstimator
 
-KERNEL_CODES = {"linear": 0, "polynomial": 1, "gaussian": 2}
+#: kernel names -> compiled codes; scikit-learn's "rbf" / "poly" and the notes' "gaussian" /
+#: "polynomial" are synonyms
+KERNEL_CODES = {"linear": 0, "polynomial": 1, "poly": 1, "gaussian": 2, "rbf": 2}
 MAX_DEGREE = 2 ** 31 - 1    # the compiled kernels hold the degree in a C int
 CALLABLE = 3
 
 #: the constraints every kernel estimator declares for its kernel parameters
-KERNEL_SPEC = {"kernel": (Options("linear", "polynomial", "gaussian"), Callable()),
+KERNEL_SPEC = {"kernel": (Options("linear", "rbf", "poly", "gaussian", "polynomial"), Callable()),
                "degree": Interval(int, 1, MAX_DEGREE),
-               "gamma": (Options("scale"), Interval(float, 0, None, "neither"))}
+               "gamma": (Options("scale", "auto"), Interval(float, 0, None, "neither"))}
 CACHE_SIZE = Interval(float, 0, None, "neither")
 
 _GRAM_GRAIN = 1 << 16       # kernel entries worth a thread of their own (Gram, decision values)
@@ -27,21 +30,22 @@ _CALLABLE_BLOCK = 1024      # query rows per call of a user kernel at predict ti
 class Kernel:
     """A resolved kernel: its compiled code and parameters, or a user callable.
 
-    ``gamma`` is 003's Gaussian width: K(x, x') = exp(-||x - x'||^2 / (2 gamma));
-    the tiles use ``scale`` = 1 / (2 gamma). For the Gaussian the data are
+    ``gamma`` is scikit-learn's: K(x, x') = exp(-gamma ||x - x'||^2) (003's
+    Gaussian of width sigma, exp(-||x - x'||^2 / (2 sigma)), is gamma = 1 / (2 sigma));
+    the tiles use ``scale`` = gamma. For the Gaussian the data are
     centred on ``center`` (the training mean) before any product: the kernel
     depends on x - x' only, and centred rows keep ||x||^2 + ||x'||^2 - 2 x.x'
     accurate (no cancellation between large norms).
     """
 
-    def __init__(self, kernel, degree=3, gamma=1.0, center=None):
+    def __init__(self, kernel, degree=3, gamma=0.5, center=None):
         if callable(kernel):
             self.code, self.func = CALLABLE, kernel
         else:
             self.code, self.func = KERNEL_CODES[kernel], None
         self.degree = int(degree)
         self.gamma = float(gamma)
-        self.scale = 0.5 / self.gamma if self.code == 2 else 0.0
+        self.scale = self.gamma if self.code == 2 else 0.0
         self.center = center
 
     def prepare(self, X):
@@ -64,23 +68,39 @@ class Kernel:
         return out
 
 
-def resolve_kernel(est, X):
+def weighted_var(X, sample_weight=None):
+    """The variance of all entries of X, each row counted with its weight (None: unweighted)."""
+    if sample_weight is None:
+        return float(np.var(X, dtype=np.float64))
+    w = np.asarray(sample_weight, dtype=np.float64)
+    mean = float(w @ X.sum(axis=1, dtype=np.float64)) / (w.sum() * X.shape[1])
+    return float(w @ ((X - mean) ** 2).sum(axis=1, dtype=np.float64)) / (w.sum() * X.shape[1])
+
+
+def resolve_kernel(est, X, sample_weight=None):
     """The :class:`Kernel` of estimator ``est`` for training data X; sets ``gamma_``.
 
-    ``gamma="scale"`` is the width equivalent to scikit-learn's default
-    ``gamma="scale"`` (gamma_sk = 1 / (d Var(X))): 003's gamma = d Var(X) / 2
-    (1/2 when Var(X) = 0, i.e. gamma_sk = 1, as scikit-learn).
+    ``gamma`` as scikit-learn's: ``"scale"`` is 1 / (d Var(X)) (1 when Var(X) = 0),
+    ``"auto"`` is 1 / d, a number is used as it is (d = n_features). With sample
+    weights, Var(X) counts each row with its weight (so an integer weight is that
+    many copies and a zero weight drops the row, for gamma too; scikit-learn's
+    SVC uses the unweighted variance).
     """
-    if est.gamma == "scale":
-        var = float(np.var(X, dtype=np.float64))
-        gamma = X.shape[1] * var / 2.0 if var > 0 else 0.5
+    if isinstance(est.gamma, str):
+        d = X.shape[1]
+        if est.gamma == "scale":
+            var = weighted_var(X, sample_weight)
+            gamma = 1.0 / (d * var) if var > 0 else 1.0
+        else:
+            gamma = 1.0 / d
         if not np.isfinite(gamma) or gamma <= 0:
-            raise ValueError(f"{type(est).__name__}: gamma='scale' gives an unusable width {gamma!r} "
-                             "(the variance of X overflows or is 0); pass gamma explicitly")
+            raise ValueError(f"{type(est).__name__}: gamma={est.gamma!r} gives an unusable value {gamma!r} "
+                             "(the variance of X is too large or too small); pass gamma explicitly")
     else:
         gamma = float(est.gamma)
     est.gamma_ = gamma
-    center = X.mean(axis=0, dtype=np.float64) if est.kernel == "gaussian" else None
+    gaussian = not callable(est.kernel) and KERNEL_CODES[est.kernel] == 2
+    center = X.mean(axis=0, dtype=np.float64) if gaussian else None
     if center is not None and not np.all(np.isfinite(center)):
         center = None
     return Kernel(est.kernel, est.degree, gamma, center)
@@ -178,13 +198,21 @@ class KernelClassifierBase(ClassifierMixin, SmmlEstimator):
     More classes: one-vs-rest, the class of largest score (the first on ties).
     """
 
-    def _fit_start(self, X, y):
+    def _fit_start(self, X, y, sample_weight=None, weighted=False):
         """The common start of a kernel classifier's fit: validated X, y, classes_ and the
-        +-1 problems, the kernel (``gamma_``), the prepared rows and their squared norms."""
+        +-1 problems, the kernel (``gamma_``), the prepared rows and their squared norms
+        (and, with ``weighted``, the validated sample weights, ones for None)."""
         self._validate_params()
+        self._stream = None                                   # a fit ends any partial_fit stream
         X, y = validate_X_y(self, X, y, dtype="floating", classifier=True)
+        self._n_fit_rows = X.shape[0]
         self.classes_, problems = problem_labels(self, y)     # rows: the +-1 label vectors
-        kern = resolve_kernel(self, X)
+        sw = None if sample_weight is None else validate_sample_weight(sample_weight, X.shape[0])
+        kern = resolve_kernel(self, X, sw)
+        if weighted:
+            sw = validate_sample_weight(None, X.shape[0]) if sw is None else sw
+            Xp = kern.prepare(X)
+            return X, problems, kern, Xp, kern.norms(Xp), sw
         Xp = kern.prepare(X)
         return X, problems, kern, Xp, kern.norms(Xp)
 
@@ -214,7 +242,7 @@ class KernelClassifierBase(ClassifierMixin, SmmlEstimator):
                             self._n_threads(), type(self).__name__)
         return s + self.intercept_.astype(s.dtype)
 
-    def decision_function(self, X):
+    def decision_function(self, X: ArrayLike) -> np.ndarray:
         """Return the scores of the kernel predictor for each row.
 
         Parameters
@@ -230,7 +258,7 @@ class KernelClassifierBase(ClassifierMixin, SmmlEstimator):
         s = self._scores(X)
         return s[:, 0] if s.shape[1] == 1 else s
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """Predict classes_[1] where the score is > 0, else classes_[0]; one-vs-rest: the largest score.
 
         Parameters
@@ -247,3 +275,138 @@ class KernelClassifierBase(ClassifierMixin, SmmlEstimator):
         if s.shape[1] == 1:
             return self.classes_[(s[:, 0] > 0).astype(np.intp)]
         return self.classes_[np.argmax(s, axis=1)]
+
+
+def stream_labels(est, y):
+    """The class index of every label of a ``partial_fit`` chunk (labels must be in ``classes_``)."""
+    y = np.asarray(y).reshape(-1)
+    idx = np.searchsorted(est.classes_, y)
+    idx = np.clip(idx, 0, len(est.classes_) - 1)
+    bad = est.classes_[idx] != y
+    if np.any(bad):
+        raise ValueError(f"{type(est).__name__}: partial_fit got labels not in classes_ "
+                         f"{est.classes_.tolist()}: {np.unique(y[bad]).tolist()}")
+    return idx.astype(np.intp)
+
+
+def problem_signs(cls_idx, n_classes, c):
+    """The +-1 labels of problem c (binary: classes_[1] is +1; else one-vs-rest)."""
+    pos = 1 if n_classes == 2 else c
+    return np.where(cls_idx == pos, 1.0, -1.0)
+
+
+class KernelStream:
+    """The state of a kernel learner's ``partial_fit`` (one pass over a stream of chunks).
+
+    A learner whose scores are g(x) = sum_{s in S} y_s K(x_s, x), S growing in the
+    order of the stream (the kernel Perceptron's mistakes, Pegasos' steps with a
+    positive hinge loss), needs only the rows of S: ``rows`` keeps them (prepared,
+    in the order they joined any problem), ``joins[c]`` the members of problem c in
+    join order and ``coef[c]`` their coefficients (y_s in a pass; y_s times the
+    multiplicity for the members a ``fit`` left, when ``partial_fit`` continues it).
+    The scores of a new chunk are summed member by member in that order, exactly
+    the order in which ``fit`` adds the members' kernel rows to its scores (y_s
+    K(x_s, x) added to a float64 score, one member at a time), and the chunk itself
+    is then run by the same compiled loop as ``fit``.
+    """
+
+    def __init__(self, kern, n_classes, n_problems, X0):
+        self.kern = kern
+        self.n_classes = n_classes
+        self.dtype = X0.dtype
+        d = X0.shape[1]
+        self.X = np.empty((0, d), dtype=self.dtype)       # the members' rows as given
+        self.rows = np.empty((0, d), dtype=self.dtype)    # ... prepared
+        self.norms = np.empty(0)
+        self.cls = np.empty(0, dtype=np.intp)             # class index of each member
+        self.pos = np.empty(0, dtype=np.intp)             # position in the stream
+        self.joins = [np.empty(0, dtype=np.intp) for _ in range(n_problems)]
+        self.coef = [np.empty(0) for _ in range(n_problems)]
+        self.n_seen = 0
+        self.mistakes = np.zeros(n_problems, dtype=np.int64)
+
+    def scores(self, c, Qp, q_norms, name, block=256):
+        """g(x) = sum over problem c's members s, in join order, of y_s K(x_s, x), for Qp's rows."""
+        g = np.zeros(Qp.shape[0])
+        J = self.joins[c]
+        signs = self.coef[c]
+        for b0 in range(0, len(J), block):
+            Jb = J[b0:b0 + block]
+            A = self.rows[Jb]
+            if self.kern.func is not None:
+                K = user_kernel(self.kern, A, Qp, name).astype(self.dtype, copy=False)
+            else:
+                K = gram(self.kern, A, Qp, a_norms=self.norms[Jb], b_norms=q_norms, out_dtype=self.dtype,
+                         name=name)
+            for k in range(len(Jb)):
+                g += signs[b0 + k] * K[k].astype(np.float64)
+        return g
+
+    def add(self, X, Xp, norms, cls_idx, joined):
+        """Store the chunk's rows that joined some problem; ``joined[c]``: chunk indices in join
+        order. Returns nothing; advances the stream position."""
+        new = np.unique(np.concatenate(joined)) if joined else np.empty(0, dtype=np.intp)
+        where = np.full(X.shape[0], -1, dtype=np.intp)
+        where[new] = len(self.pos) + np.arange(len(new))
+        self.X = np.concatenate([self.X, X[new]])
+        self.rows = np.concatenate([self.rows, Xp[new]])
+        self.norms = np.concatenate([self.norms, norms[new]])
+        self.cls = np.concatenate([self.cls, cls_idx[new]])
+        self.pos = np.concatenate([self.pos, self.n_seen + new.astype(np.intp)])
+        for c, jc in enumerate(joined):
+            self.joins[c] = np.concatenate([self.joins[c], where[jc]])
+            self.coef[c] = np.concatenate([self.coef[c], problem_signs(cls_idx[jc], self.n_classes, c)])
+        self.n_seen += X.shape[0]
+
+    def seed(self, X, pos, n_seen, coef):
+        """Continue a ``fit``: the training rows X (at positions ``pos``) become the members,
+        problem c's with the coefficients ``coef[c]`` (zeros: not a member), in row order."""
+        X = np.ascontiguousarray(X, dtype=self.dtype)
+        Xp = self.kern.prepare(X)
+        self.X, self.rows, self.norms = X, Xp, self.kern.norms(Xp)
+        self.pos = np.asarray(pos, dtype=np.intp)
+        self.cls = np.zeros(len(X), dtype=np.intp)        # unused: the coefficients carry the signs
+        for c in range(len(self.joins)):
+            J = np.flatnonzero(coef[c])
+            self.joins[c], self.coef[c] = J.astype(np.intp), np.asarray(coef[c], dtype=np.float64)[J]
+        self.n_seen = n_seen
+
+
+def stream_chunk(est, X, y, classes):
+    """Validate a ``partial_fit`` chunk; on the first call set up ``est._stream`` (the kernel
+    and ``gamma_`` from this chunk, ``classes_`` from ``classes``; after a ``fit``, the
+    fitted kernel and classes, the stream seeded by ``est._seed_stream``). Returns (X, Xp,
+    norms, class indices)."""
+    first = getattr(est, "_stream", None) is None
+    if first and hasattr(est, "_kern") and hasattr(est, "classes_"):     # continue a fit
+        check_is_fitted(est)
+        n_problems = 1 if len(est.classes_) == 2 else len(est.classes_)
+        est._stream = KernelStream(est._kern, len(est.classes_), n_problems, est.support_vectors_)
+        est._seed_stream(est._stream)
+        first = False
+    if first:
+        est._validate_params()
+        if classes is None:
+            raise ValueError(f"{type(est).__name__}: classes must be passed on the first call to "
+                             "partial_fit")
+        X, y = validate_X_y(est, X, y, dtype="floating", classifier=True)
+        classes = np.unique(np.asarray(classes))
+        if len(classes) < 2:
+            raise ValueError(f"{type(est).__name__}: classes must hold at least 2 labels, got "
+                             f"{classes.tolist()}")
+        est.classes_ = classes
+        kern = resolve_kernel(est, X)
+        n_problems = 1 if len(classes) == 2 else len(classes)
+        est._stream = KernelStream(kern, len(classes), n_problems, X)
+    else:
+        check_is_fitted(est)
+        X = validate_X(est, X, reset=False, dtype="floating")
+        y = np.asarray(y)
+        if y.ndim != 1 or len(y) != X.shape[0]:
+            raise ValueError(f"{type(est).__name__}: y must be 1-d with {X.shape[0]} entries, got "
+                             f"shape {np.shape(y)}")
+    X = np.ascontiguousarray(X, dtype=est._stream.dtype)
+    cls_idx = stream_labels(est, y)
+    kern = est._stream.kern
+    Xp = kern.prepare(X)
+    return X, Xp, kern.norms(Xp), cls_idx

@@ -32,7 +32,7 @@ def _kernel_matrix(kern, X, Y, n_jobs, name):
     return gram(kern, Xp, Yp, fill=2, n_threads=nt, name=name)
 
 
-def linear_kernel(X, Y=None, n_jobs=None):
+def linear_kernel(X, Y=None, n_jobs: int | None = None) -> np.ndarray:
     """K(x, x') = x.x' for every row of X against every row of Y (default: X).
 
     float32 when X (and Y) are float32, else float64; blocked gemm, OpenMP.
@@ -67,7 +67,7 @@ def linear_kernel(X, Y=None, n_jobs=None):
     return _kernel_matrix(Kernel("linear"), X, Y, n_jobs, "linear_kernel")
 
 
-def polynomial_kernel(X, Y=None, degree=3, n_jobs=None):
+def polynomial_kernel(X, Y=None, degree: int = 3, n_jobs: int | None = None) -> np.ndarray:
     """K_n(x, x') = (1 + x.x')^n, 003 section 11 (n = ``degree``, a positive integer).
 
     scikit-learn's ``polynomial_kernel(X, Y, degree=n, gamma=1, coef0=1)`` is the same kernel.
@@ -107,11 +107,13 @@ def polynomial_kernel(X, Y=None, degree=3, n_jobs=None):
     return _kernel_matrix(Kernel("polynomial", degree=degree), X, Y, n_jobs, "polynomial_kernel")
 
 
-def gaussian_kernel(X, Y=None, gamma=1.0, n_jobs=None):
-    """K_gamma(x, x') = exp(-||x - x'||^2 / (2 gamma)), 003 section 11 (gamma > 0, a width).
+def gaussian_kernel(X, Y=None, gamma: float = 0.5, n_jobs: int | None = None) -> np.ndarray:
+    """K(x, x') = exp(-gamma ||x - x'||^2), the Gaussian kernel of 003 section 11 (gamma > 0).
 
-    003's gamma is not scikit-learn's: ``sklearn.metrics.pairwise.rbf_kernel(X, Y,
-    gamma=g_sk)`` equals ``gaussian_kernel(X, Y, gamma=1 / (2 g_sk))``.
+    ``gamma`` is scikit-learn's (``sklearn.metrics.pairwise.rbf_kernel(X, Y, gamma=gamma)`` is
+    the same matrix). 003 writes the kernel with a *width*: K_g(x, x') = exp(-||x - x'||^2 / (2 g)),
+    so 003's width g is 1 / (2 gamma) and gamma = 1 / (2 g); the default gamma = 0.5 is 003's
+    width g = 1.
     The squared distances are ||x||^2 + ||x'||^2 - 2 x.x' on rows centred on
     X's mean (a blocked gemm; centring leaves every distance unchanged and
     avoids cancellation between large norms).
@@ -122,8 +124,8 @@ def gaussian_kernel(X, Y=None, gamma=1.0, n_jobs=None):
         The first rows.
     Y : array-like of shape (n_samples_Y, n_features), default=None
         The second rows (None: X).
-    gamma : float, default=1.0
-        The width gamma > 0.
+    gamma : float, default=0.5
+        The coefficient gamma > 0 of ||x - x'||^2 (scikit-learn's; 003's width is 1 / (2 gamma)).
     n_jobs : None or int, default=None
         Threads of the computation.
 
@@ -134,19 +136,19 @@ def gaussian_kernel(X, Y=None, gamma=1.0, n_jobs=None):
 
     See Also
     --------
-    sklearn.metrics.pairwise.rbf_kernel : scikit-learn's Gaussian kernel (its gamma is 1 / (2 gamma)).
+    sklearn.metrics.pairwise.rbf_kernel : scikit-learn's Gaussian kernel (the same gamma).
 
     Examples
     --------
     >>> import numpy as np
     >>> from smml.kernels import gaussian_kernel
     >>> X = np.array([[0., 1.], [1., 0.]])
-    >>> K = gaussian_kernel(X, gamma=0.5)
+    >>> K = gaussian_kernel(X, gamma=1.0)
     >>> print(f"{K[0, 0]:.3f} {K[0, 1]:.3f}")
     1.000 0.135
     """
     if isinstance(gamma, bool) or not isinstance(gamma, numbers.Real) or not (
             np.isfinite(gamma) and gamma > 0):
-        raise ValueError(f"gaussian_kernel: gamma must be a positive number (the width), got {gamma!r}")
+        raise ValueError(f"gaussian_kernel: gamma must be a positive number, got {gamma!r}")
     X, Y = _pair(X, Y, "gaussian_kernel")
     return _kernel_matrix(Kernel("gaussian", gamma=gamma), X, Y, n_jobs, "gaussian_kernel")
