@@ -10,7 +10,7 @@ distributed result is checked against the in-memory one.
   at least 10 s in memory): in memory the folds run one after the other and each
   forest grows its trees on 2 threads; on the cluster (``joblib.parallel_backend("dask")``)
   the 10 folds are tasks on the 2 workers (X and y scattered once by joblib).
-- **k-NN predict**: ``KNNClassifier(k=5)`` on 1,000,000 x 16 standard normal training
+- **k-NN predict**: ``KNNClassifier(n_neighbors=5)`` on 1,000,000 x 16 standard normal training
   rows, 3 classes, 60,000 queries; ``smml.dask.KNNClassifier`` holds the training set in 4
   shards of 250,000 rows on the workers (the training set is persisted on the cluster
   first; moving it there and fitting the shards are reported apart), the queries in
@@ -114,7 +114,7 @@ def bench_knn(client, m, d, nq, shards, q_block, repeat):
     y = rng.integers(0, 3, m)
     Q = rng.standard_normal((nq, d))
     t0 = time.perf_counter()
-    mem = KNNClassifier(k=5, n_jobs=N_THREADS).fit(X, y)
+    mem = KNNClassifier(n_neighbors=5, n_jobs=N_THREADS).fit(X, y)
     t_fit_l = time.perf_counter() - t0
     t0 = time.perf_counter()
     Xd = client.persist(da.from_array(X, chunks=(-(-m // shards), d)))   # the data on the cluster
@@ -122,7 +122,7 @@ def bench_knn(client, m, d, nq, shards, q_block, repeat):
     _wait(Xd, yd)
     t_scatter = time.perf_counter() - t0
     t0 = time.perf_counter()
-    dist = sd.KNNClassifier(k=5).fit(Xd, yd)
+    dist = sd.KNNClassifier(n_neighbors=5).fit(Xd, yd)
     t_fit_r = time.perf_counter() - t0
     print(f"# k-NN: training set to the workers {t_scatter:.2f} s; fit (shards' kd-trees / gemm operands) "
           f"in memory {t_fit_l:.2f} s, on the cluster {t_fit_r:.2f} s")

@@ -628,7 +628,7 @@ class KNN(_Family):
     def builder(self, lib, X, y):
         if lib == "smml":
             from smml.neighbors import KNNClassifier
-            return lambda: KNNClassifier(k=KNN_K, n_jobs=N_THREADS).fit(X, y)
+            return lambda: KNNClassifier(n_neighbors=KNN_K, n_jobs=N_THREADS).fit(X, y)
         if lib == "intelex":
             from sklearnex.neighbors import KNeighborsClassifier
             return lambda: KNeighborsClassifier(KNN_K, algorithm="auto", n_jobs=N_THREADS).fit(X, y)

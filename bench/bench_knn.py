@@ -70,7 +70,7 @@ def _gemm_peak(dtype, nq, d, repeat=7):
 
 def _smml(X, y):
     from smml.neighbors import KNNClassifier
-    return KNNClassifier(k=K, n_jobs=N_THREADS).fit(X, y)
+    return KNNClassifier(n_neighbors=K, n_jobs=N_THREADS).fit(X, y)
 
 
 def _sklearn(X, y):
@@ -171,7 +171,7 @@ def _lowd_impls(X, y, k):
     from sklearn.neighbors import KNeighborsClassifier
     from smml.neighbors import KNNClassifier
     impls = [
-        ("smml KNNClassifier(auto)", lambda: KNNClassifier(k=k, n_jobs=N_THREADS).fit(X, y),
+        ("smml KNNClassifier(auto)", lambda: KNNClassifier(n_neighbors=k, n_jobs=N_THREADS).fit(X, y),
          lambda mdl, Q: mdl.predict(Q), True),
         ("sklearn KNeighborsClassifier(default)",
          lambda: KNeighborsClassifier(k, n_jobs=N_THREADS).fit(X, y), lambda mdl, Q: mdl.predict(Q), True),
@@ -280,8 +280,8 @@ def main_rule(quick=False):
                 if metric == "manhattan" and nq > 1000 and d >= 6:
                     nq = 1000           # brute-force Manhattan is a direct (non-gemm) scan
                 X, Q, y = rng.normal(size=(m, d)), rng.normal(size=(nq, d)), rng.integers(0, 2, m)
-                t = KNNClassifier(k=K, metric=metric, algorithm="tree", n_jobs=N_THREADS).fit(X, y)
-                b = KNNClassifier(k=K, metric=metric, algorithm="brute", n_jobs=N_THREADS).fit(X, y)
+                t = KNNClassifier(n_neighbors=K, metric=metric, algorithm="tree", n_jobs=N_THREADS).fit(X, y)
+                b = KNNClassifier(n_neighbors=K, metric=metric, algorithm="brute", n_jobs=N_THREADS).fit(X, y)
                 (tt, tb), _ = interleaved_best([lambda t=t, Q=Q: t.predict(Q), lambda b=b, Q=Q: b.predict(Q)], 3)
                 pick = _pick_rule(metric, d, m)
                 if pick == "both":
@@ -317,7 +317,7 @@ def main_leaf(quick=False):
                 models = []
                 for leaf in LEAF_SIZES:
                     nb._LEAF_SIZE = leaf
-                    models.append(KNNClassifier(k=k, algorithm="tree", n_jobs=N_THREADS).fit(X, y))
+                    models.append(KNNClassifier(n_neighbors=k, algorithm="tree", n_jobs=N_THREADS).fit(X, y))
                 times, _ = interleaved_best([lambda mdl=mdl: mdl.predict(Q) for mdl in models], 3)
                 best = min(times)
                 row = dict(shape=f"{m} x {d}", k=k, rule=nb._leaf_size(d), load=os.getloadavg()[0])

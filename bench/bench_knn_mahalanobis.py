@@ -61,7 +61,7 @@ def main(quick=False, ab=None):
     for m, d, nq in (SHAPES[:3] if quick else SHAPES):
         for dtype in (np.float64, np.float32):
             X, y, Q = _data(m, d, nq, dtype)
-            new = KNNClassifier(k=K, metric="mahalanobis", n_jobs=N_THREADS).fit(X, y)
+            new = KNNClassifier(n_neighbors=K, metric="mahalanobis", n_jobs=N_THREADS).fit(X, y)
             fns = [lambda: new.predict(Q)]
             names = ["smml"]
             if old is not None:

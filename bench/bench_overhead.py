@@ -24,7 +24,7 @@ def _pairs():
     from smml import ensemble, linear, neighbors, tree
 
     return [
-        ("KNNClassifier(k=5)", neighbors.KNNClassifier(k=5), skn.KNeighborsClassifier(5, algorithm="brute"), "clf"),
+        ("KNNClassifier(n_neighbors=5)", neighbors.KNNClassifier(n_neighbors=5), skn.KNeighborsClassifier(5, algorithm="brute"), "clf"),
         ("TreeClassifier(max_depth=10)", tree.TreeClassifier(max_depth=10, random_state=0),
          skt.DecisionTreeClassifier(max_depth=10, random_state=0), "clf"),
         ("TreeRegressor(max_depth=10)", tree.TreeRegressor(max_depth=10, random_state=0),

@@ -401,12 +401,12 @@ def test_risk_decomposition_for_knn_and_trees_as_m_grows():
 
     D = KnownDistribution(n_features=2, boundary="ball", noise=0.1)
     kw = dict(train_sizes=(25, 400, 1600), n_repeats=2, reference_size=5000, n_test=5000, random_state=0)
-    one_nn = risk_decomposition(KNNClassifier(k=1), D, **kw)
+    one_nn = risk_decomposition(KNNClassifier(n_neighbors=1), D, **kw)
     # 1-NN: asymptotically between l* and 2 l* (000): the large-sample proxy for h* is near 2 nu (1 - nu)
     assert D.bayes_risk < one_nn.best_in_class_risk <= 2 * D.bayes_risk + 0.03
     assert one_nn.estimation_error[0] > one_nn.estimation_error[-1]
     # k_m = sqrt(m) (consistent, 000): closer to the Bayes risk at the largest size than 1-NN
-    knn = risk_decomposition(lambda m: KNNClassifier(k=B.knn_consistent_k(m)), D, **kw)
+    knn = risk_decomposition(lambda m: KNNClassifier(n_neighbors=B.knn_consistent_k(m)), D, **kw)
     assert knn.risks[-1] < one_nn.risks[-1]
     # a depth-2 tree cannot follow the ball: large approximation error; a full tree much smaller
     shallow = risk_decomposition(TreeClassifier(max_depth=2), D, **kw)

@@ -698,3 +698,30 @@ EXPECTED_FAILED = {"check_sample_weight_equivalence_on_dense_data":
                          expected_failed_checks=lambda est: EXPECTED_FAILED)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+# ---- verbose and float32 ----------------------------------------------------------------------
+
+def test_verbose_shows_a_bar_and_changes_nothing(capsys):
+    X = np.random.default_rng(0).normal(size=(300, 3))
+    a = KMeans(4, n_init=3, random_state=0).fit(X)
+    assert capsys.readouterr().err == ""
+    b = KMeans(4, n_init=3, random_state=0, verbose=1).fit(X)
+    err = capsys.readouterr().err
+    assert "KMeans runs" in err and "3/3" in err and "Lloyd iteration" in err
+    assert_array_equal(a.cluster_centers_, b.cluster_centers_)
+    assert_array_equal(a.labels_, b.labels_)
+    assert a.inertia_ == b.inertia_ and a.n_iter_ == b.n_iter_
+    with pytest.raises(ValueError, match="verbose"):
+        KMeans(2, verbose=-1).fit(X)
+
+
+def test_preserves_dtype_tag_is_what_transform_does():
+    # scikit-learn's preserves_dtype tag lists exactly the dtypes transform keeps
+    X = np.random.default_rng(1).normal(size=(80, 3))
+    km = KMeans(3, n_init=1, random_state=0)
+    tags = km.__sklearn_tags__().transformer_tags.preserves_dtype
+    for dt in (np.float32, np.float64):
+        out = km.fit(X.astype(dt)).transform(X.astype(dt))
+        assert (out.dtype == dt) == (np.dtype(dt).name in tags)
+        assert km.cluster_centers_.dtype == dt

@@ -60,7 +60,7 @@ def cancer():
 
 
 def _knn(k):
-    return make_pipeline(StandardScaler(), KNNClassifier(k=k))
+    return make_pipeline(StandardScaler(), KNNClassifier(n_neighbors=k))
 
 
 def _fold_errors(est, X, y, folds):

@@ -106,12 +106,12 @@ def test_model_selection_on_the_cluster_equals_local(client):
     local = (cv_estimate(est, X, y, K=5, shuffle=True, random_state=1),
              tune(est, grid, X, y, random_state=2),
              nested_cv_estimate(est, grid, X, y, K_outer=3, K_inner=3, shuffle=True, random_state=3),
-             compare(est, KNNClassifier(k=3), X, y, K=4, random_state=4))
+             compare(est, KNNClassifier(n_neighbors=3), X, y, K=4, random_state=4))
     with joblib.parallel_backend("dask"):
         remote = (cv_estimate(est, X, y, K=5, shuffle=True, random_state=1),
                   tune(est, grid, X, y, random_state=2),
                   nested_cv_estimate(est, grid, X, y, K_outer=3, K_inner=3, shuffle=True, random_state=3),
-                  compare(est, KNNClassifier(k=3), X, y, K=4, random_state=4))
+                  compare(est, KNNClassifier(n_neighbors=3), X, y, K=4, random_state=4))
     assert remote[0] == local[0]
     assert remote[1].best_params_ == local[1].best_params_
     assert remote[1].dev_errors_ == local[1].dev_errors_
@@ -164,7 +164,7 @@ def test_blockwise_prediction_equals_in_memory(client):
     X, y = _data(1000, 4, seed=1)
     Xd = da.from_array(X, chunks=(137, 2))          # column chunks too: rechunked
     clf = LogisticRegression().fit(X, y)
-    knn = KNNClassifier(k=5).fit(X, y)
+    knn = KNNClassifier(n_neighbors=5).fit(X, y)
     km = KMeans(n_clusters=4, random_state=0).fit(X)
     for est in (clf, knn, TreeClassifier().fit(X, y)):
         np.testing.assert_array_equal(sd.predict(est, Xd).compute(timeout=TIMEOUT), est.predict(X))
@@ -178,7 +178,7 @@ def test_blockwise_prediction_equals_in_memory(client):
 
 def test_blockwise_bad_inputs(client):
     X, y = _data(50, 3)
-    est = KNNClassifier(k=3).fit(X, y)
+    est = KNNClassifier(n_neighbors=3).fit(X, y)
     with pytest.raises(TypeError, match="dask array"):
         sd.predict(est, X)
     with pytest.raises(ValueError, match="2-d"):
@@ -220,7 +220,7 @@ def test_sharded_knn_equals_in_memory_on_ties(client, metric, ks, per_worker, mo
     Qd = da.from_array(Q, chunks=(128, 3))
     for k in ks:
         for weights in ("uniform", "distance"):
-            kw = dict(k=k, metric=metric, weights=weights)
+            kw = dict(n_neighbors=k, metric=metric, weights=weights)
             a = KNNClassifier(**kw).fit(X, y)
             b = sd.KNNClassifier(**kw).fit(Xd, y)
             assert b.default_label_ == a.default_label_
@@ -270,14 +270,14 @@ def test_sharded_knn_one_shard_per_worker(client):
     # on a distributed client the row blocks are grouped into one shard per worker
     # (consecutive blocks, about as many rows each), each shard on its own worker
     X, y, Q = _tie_heavy(3, m=1000)
-    b = sd.KNNClassifier(k=4).fit(da.from_array(X, chunks=125), y)
+    b = sd.KNNClassifier(n_neighbors=4).fit(da.from_array(X, chunks=125), y)
     assert b.shard_sizes_ == (500, 500)
     where = client.who_has(b.shards_)
     assert len({w for ws in where.values() for w in ws}) == 2
-    expected = KNNClassifier(k=4).fit(X, y).predict(Q)
+    expected = KNNClassifier(n_neighbors=4).fit(X, y).predict(Q)
     np.testing.assert_array_equal(b.predict(Q), expected)
     with dask.config.set(scheduler="threads"):          # dask's local threads: one per block
-        c = sd.KNNClassifier(k=4).fit(da.from_array(X, chunks=125), y)
+        c = sd.KNNClassifier(n_neighbors=4).fit(da.from_array(X, chunks=125), y)
         assert c.shard_sizes_ == (125,) * 8
         np.testing.assert_array_equal(c.predict(Q), expected)
 
@@ -288,18 +288,18 @@ def test_sharded_knn_ties_across_shards(client):
     X = np.zeros((40, 2))
     y = np.array([0] * 21 + [1] * 19)
     Xd = da.from_array(X, chunks=(10, 2))
-    b = sd.KNNClassifier(k=1).fit(Xd, y)
+    b = sd.KNNClassifier(n_neighbors=1).fit(Xd, y)
     np.testing.assert_array_equal(b.predict_proba(np.zeros((1, 2))), [[21 / 40, 19 / 40]])
     y2 = np.array([0] * 20 + [1] * 20)           # a tied vote: the default label (0)
-    b = sd.KNNClassifier(k=1).fit(Xd, y2[::-1].copy())
-    assert b.predict(np.zeros((1, 2)))[0] == KNNClassifier(k=1).fit(X, y2[::-1]).predict(np.zeros((1, 2)))[0]
+    b = sd.KNNClassifier(n_neighbors=1).fit(Xd, y2[::-1].copy())
+    assert b.predict(np.zeros((1, 2)))[0] == KNNClassifier(n_neighbors=1).fit(X, y2[::-1]).predict(np.zeros((1, 2)))[0]
 
 
 def test_sharded_knn_bad_inputs(client):
     X, y, Q = _tie_heavy(1, m=100)
     Xd = da.from_array(X, chunks=30)
-    with pytest.raises(ValueError, match="k=101"):
-        sd.KNNClassifier(k=101).fit(Xd, y)
+    with pytest.raises(ValueError, match="n_neighbors=101"):
+        sd.KNNClassifier(n_neighbors=101).fit(Xd, y)
     with pytest.raises(ValueError, match="inconsistent numbers of samples"):
         sd.KNNClassifier().fit(Xd, y[:-1])
     with pytest.raises(ValueError, match="metric_params"):
@@ -312,7 +312,7 @@ def test_sharded_knn_bad_inputs(client):
     bad[5, 0] = np.inf
     with pytest.raises(ValueError, match="infinity|NaN"):
         sd.KNNClassifier().fit(da.from_array(bad, chunks=30), y)
-    b = sd.KNNClassifier(k=2).fit(Xd, y)
+    b = sd.KNNClassifier(n_neighbors=2).fit(Xd, y)
     with pytest.raises(ValueError, match="2 features.*3 features"):
         b.predict(np.ones((4, 2)))
     Qbad = Q.copy()
@@ -326,7 +326,7 @@ def test_sharded_knn_bad_inputs(client):
 def test_sharded_knn_mahalanobis_with_given_matrix(client):
     X, y, Q = _tie_heavy(2, m=600)
     VI = np.array([[2.0, 0.5, 0.0], [0.5, 1.0, 0.0], [0.0, 0.0, 3.0]])
-    kw = dict(k=7, metric="mahalanobis", metric_params={"VI": VI})
+    kw = dict(n_neighbors=7, metric="mahalanobis", metric_params={"VI": VI})
     a = KNNClassifier(**kw).fit(X, y)
     b = sd.KNNClassifier(**kw).fit(da.from_array(X, chunks=250), y)
     np.testing.assert_array_equal(b.predict(Q), a.predict(Q))
@@ -494,7 +494,7 @@ def test_worker_killed_every_time_raises(fault_client):
     # every worker, joblib's retrieval was once seen to wait forever, joblib's own behaviour,
     # so that case is not run here.)
     X, y = _data(300)
-    est = KNNClassifier(k=3).fit(X, y)
+    est = KNNClassifier(n_neighbors=3).fit(X, y)
     always = _KillOnce(est, os.devnull + "/never")          # the marker can never be created
     with pytest.raises(distributed.KilledWorker):
         sd.predict(always, da.from_array(X, chunks=100)).compute(timeout=TIMEOUT)
@@ -528,7 +528,7 @@ def test_worker_killed_during_blockwise_predict_is_retried(fault_client, tmp_pat
     # smml.dask's graphs are recomputable from their inputs: the scheduler runs the lost
     # task again on the surviving worker and the result is exact
     X, y = _data(600)
-    est = KNNClassifier(k=3).fit(X, y)
+    est = KNNClassifier(n_neighbors=3).fit(X, y)
     out = sd.predict(_KillOnce(est, str(tmp_path / "k")), da.from_array(X, chunks=100)).compute(timeout=TIMEOUT)
     assert os.path.exists(tmp_path / "k")
     np.testing.assert_array_equal(out, est.predict(X))

@@ -36,7 +36,7 @@ NOT_RUN = {
     ("user_guide/dask.rst", 'joblib.parallel_config(backend="dask")'):
         ("skip", "needs the Client of the page's first block (a running cluster); X, y are not "
                  "defined on the page"),
-    ("user_guide/dask.rst", "smml.dask.KNNClassifier(k=5).fit(Xd, y)"):
+    ("user_guide/dask.rst", "smml.dask.KNNClassifier(n_neighbors=5).fit(Xd, y)"):
         ("skip", "needs the cluster of the page's first block; X (1,000,000 rows, per its comment), "
                  "y and Qd are not defined on the page"),
     ("user_guide/saving.rst", "BaggingClassifier(DecisionTreeClassifier()).fit(X, y)"):

@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 import pytest
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, clone, is_classifier
 from sklearn.datasets import load_iris, make_classification, make_regression
 from sklearn.exceptions import NotFittedError
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
@@ -605,7 +605,15 @@ def _expected_failed(est):
         return {"check_classifiers_train": "a single stump (one test) is a weak learner: it cannot reach the "
                                            "check's 83% accuracy on its three-class blobs"}
     if name.startswith(("Bagging", "RandomForest")):
-        return {"check_sample_weight_equivalence_on_dense_data": _BOOTSTRAP_WEIGHTS}
+        failed = {"check_sample_weight_equivalence_on_dense_data": _BOOTSTRAP_WEIGHTS}
+        if name == "BaggingClassifier":
+            failed["check_class_weight_classifiers"] = (
+                "the check expects 87% of the test points in class 0 under class_weight={0: 1000, 1: 1e-4} "
+                "and lets trees stop at min_weight_fraction_leaf=0.01, which bagging does not have: five "
+                "trees on bootstrap samples of the check's noisy blobs vote about 80% (scikit-learn's own "
+                "depth-3 tree with these weights as sample_weight gets 78%); class_weight is tested "
+                "against sample_weight in test_class_weight_equals_sample_weight")
+        return failed
     return {}
 
 
@@ -1113,3 +1121,95 @@ def test_warm_start_with_a_generator_continues_its_stream_and_checks_classes():
     assert not np.array_equal(f.estimators_samples_[0], f.estimators_samples_[3])
     with pytest.raises(ValueError, match="classes of the first fit"):
         f.set_params(n_estimators=8).fit(X, y + 1)
+
+
+# ---- class_weight on forests and bagging (scikit-learn's semantics) --------------------------------
+
+def _imbalanced_data(seed=0, n=150):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=n) > 0.8, 7, 2)
+    return X, y
+
+
+@pytest.mark.parametrize("cls, kw", [(RandomForestClassifier, dict(n_estimators=6, oob_score=True)),
+                                     (BaggingClassifier, dict(n_estimators=4))])
+def test_class_weight_equals_sample_weight(cls, kw):
+    X, y = _imbalanced_data()
+    n_c = {c: np.sum(y == c) for c in (2, 7)}
+    balanced = np.array([len(y) / (2 * n_c[c]) for c in y])        # n / (n_classes n_c)
+    sw = np.random.default_rng(1).integers(1, 3, size=len(y)).astype(float)
+    for cw, w in (("balanced", balanced), ({7: 3.0}, np.where(y == 7, 3.0, 1.0))):
+        a = cls(class_weight=cw, random_state=0, **kw).fit(X, y, sample_weight=sw)
+        b = cls(random_state=0, **kw).fit(X, y, sample_weight=sw * w)
+        np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+        for ea, eb in zip(a.estimators_, b.estimators_):
+            np.testing.assert_array_equal(ea.tree_.value, eb.tree_.value)
+
+
+@pytest.mark.parametrize("cls, kw", [(RandomForestClassifier, dict(n_estimators=5)),
+                                     (BaggingClassifier, dict(n_estimators=3))])
+def test_class_weight_balanced_subsample_weighs_each_bootstrap_sample(cls, kw):
+    # each member's weights: "balanced" on its own bootstrap sample, repeats counted
+    X, y = _imbalanced_data(3)
+    est = cls(class_weight="balanced_subsample", random_state=0, **kw).fit(X, y)
+    classes = np.array([2, 7])
+    for tree, idx in zip(est.estimators_, est.estimators_samples_):
+        counts = np.array([np.sum(y[idx] == c) for c in classes])
+        w_class = len(idx) / (2 * counts)
+        ref = TreeClassifier(**{k: v for k, v in tree.get_params().items()})
+        # the member's fit on its multiset: each row weighted by multiplicity times its class weight
+        mult = np.bincount(idx, minlength=len(y)).astype(float)
+        want = (mult * w_class[np.searchsorted(classes, y)])
+        if cls is RandomForestClassifier:
+            rows = np.flatnonzero(mult)
+            ref.fit(X[rows], y[rows], sample_weight=want[rows])
+        else:
+            ref.fit(X[idx], y[idx], sample_weight=w_class[np.searchsorted(classes, y[idx])])
+        np.testing.assert_array_equal(ref.tree_.value, tree.tree_.value)
+
+
+def test_class_weight_needs_members_taking_weights():
+    X, y = _imbalanced_data()
+
+    class NoWeights(ClassifierMixin, BaseEstimator):
+        def fit(self, X, y):
+            self.classes_ = np.unique(y)
+            return self
+
+        def predict(self, X):
+            return np.full(len(X), self.classes_[0])
+
+    with pytest.raises(ValueError, match="class_weight needs it"):
+        BaggingClassifier(NoWeights(), n_estimators=2, class_weight="balanced").fit(X, y)
+    with pytest.raises(ValueError, match="class_weight"):
+        RandomForestClassifier(n_estimators=2, class_weight="bogus").fit(X, y)
+    assert "class_weight" not in RandomForestRegressor().get_params()
+    assert "class_weight" not in BaggingRegressor().get_params()
+
+
+# ---- float32 input: the trees' leaf values and the members' sums are float64 ----------------------
+
+@pytest.mark.parametrize("est", [TreeClassifier(max_depth=3), TreeRegressor(max_depth=3),
+                                 RandomForestClassifier(n_estimators=3, random_state=0),
+                                 RandomForestRegressor(n_estimators=3, random_state=0),
+                                 BaggingClassifier(n_estimators=3, random_state=0),
+                                 BaggingRegressor(n_estimators=3, random_state=0),
+                                 AdaBoostClassifier(n_estimators=3),
+                                 ens.GradientBoostingClassifier(n_estimators=3),
+                                 ens.GradientBoostingRegressor(n_estimators=3)],
+                         ids=lambda e: type(e).__name__)
+def test_float32_input_routes_like_float64_and_scores_in_float64(est):
+    # float32 rows are routed through float64 thresholds / leaf values: the scores are float64
+    # (the kernels' sums are float64-only), and equal those of the same values in float64
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 6, size=(80, 3)).astype(np.float32)
+    y = (X[:, 0] + X[:, 1] > 5).astype(int) if is_classifier(est) else X[:, 0] * 0.5 + X[:, 2]
+    a = clone(est).fit(X, y)
+    b = clone(est).fit(X.astype(np.float64), y)
+    outs = ["predict_proba"] if is_classifier(est) else ["predict"]
+    for m in outs:
+        oa, ob = getattr(a, m)(X), getattr(b, m)(X.astype(np.float64))
+        assert oa.dtype == np.float64
+        np.testing.assert_array_equal(oa, ob)
+    assert est.__sklearn_tags__().transformer_tags is None      # no transform: no preserves_dtype

@@ -454,9 +454,9 @@ def test_numpy_generator_random_state_is_accepted(rng):
     a = cv_estimate(KNNClassifier(), X, y, K=4, shuffle=True, random_state=np.random.default_rng(5))
     b = cv_estimate(KNNClassifier(), X, y, K=4, shuffle=True, random_state=np.random.default_rng(5))
     assert a == b and 0.0 <= a <= 1.0
-    t = tune(KNNClassifier(), {"k": [1, 3]}, X, y, random_state=np.random.default_rng(1))
-    assert t.best_params_["k"] in (1, 3)
-    r = nested_cv_estimate(KNNClassifier(), {"k": [1, 3]}, X, y, K_outer=3, K_inner=2, shuffle=True,
+    t = tune(KNNClassifier(), {"n_neighbors": [1, 3]}, X, y, random_state=np.random.default_rng(1))
+    assert t.best_params_["n_neighbors"] in (1, 3)
+    r = nested_cv_estimate(KNNClassifier(), {"n_neighbors": [1, 3]}, X, y, K_outer=3, K_inner=2, shuffle=True,
                            random_state=np.random.default_rng(2))
     assert 0.0 <= r.estimate <= 1.0
 

@@ -34,7 +34,8 @@ def _data(kind, rng, m=60, nq=25, d=3, n_classes=3):
 
 def _both(cls_smml, cls_ref, X, y, Q, dtype, **kw):
     n_jobs = kw.pop("n_jobs", None)
-    est = cls_smml(n_jobs=n_jobs, **kw).fit(X.astype(dtype), y)
+    ours = {("n_neighbors" if name == "k" else name): v for name, v in kw.items()}  # the notes' k
+    est = cls_smml(n_jobs=n_jobs, **ours).fit(X.astype(dtype), y)
     r = cls_ref(**kw).fit(X.astype(dtype), y)
     return est, r, Q.astype(dtype)
 
@@ -55,7 +56,7 @@ def test_classifier_equals_reference_exactly(rng, dtype, kind, metric, n_jobs, a
             est.set_params(algorithm=algorithm).fit(X.astype(dtype), y)
             np.testing.assert_array_equal(est.predict(Qd), r.predict(Qd))
             np.testing.assert_array_equal(est.predict_proba(Qd), r.predict_proba(Qd))
-            D, I = est.kneighbors(Qd, k=min(k, 5))
+            D, I = est.kneighbors(Qd, n_neighbors=min(k, 5))
             Dr, Ir = r.kneighbors(Qd, k=min(k, 5))
             np.testing.assert_array_equal(I, Ir)
             np.testing.assert_array_equal(D, Dr)
@@ -80,7 +81,7 @@ def test_regressor_equals_reference_exactly(rng, dtype, kind, n_jobs, algorithm)
 def test_exact_on_training_points_themselves(rng):
     X, y, _ = _data("dups", rng, m=80)
     for k in (1, 2, 7):
-        est = KNNClassifier(k=k).fit(X, y)
+        est = KNNClassifier(n_neighbors=k).fit(X, y)
         np.testing.assert_array_equal(est.predict(X), ref.KNNClassifier(k=k).fit(X, y).predict(X))
 
 
@@ -95,7 +96,7 @@ def test_results_do_not_depend_on_chunking_or_batching(rng, monkeypatch):
             monkeypatch.setattr(nb, "_FALLBACK_BUDGET", 500)
             monkeypatch.setattr(nb, "_GRAIN", 1)
             for n_jobs in (1, 2):
-                got = KNNClassifier(k=5, n_jobs=n_jobs, algorithm="brute").fit(X.astype(dtype), y).predict(Q.astype(dtype))
+                got = KNNClassifier(n_neighbors=5, n_jobs=n_jobs, algorithm="brute").fit(X.astype(dtype), y).predict(Q.astype(dtype))
                 np.testing.assert_array_equal(got, want)
 
 
@@ -105,15 +106,15 @@ def test_one_and_two_threads_identical(rng, algorithm):
     y = rng.integers(0, 4, size=3000)
     Q = rng.integers(0, 4, size=(700, 5)).astype(np.float64)
     for Est, yy in ((KNNClassifier, y), (KNNRegressor, y * 1.5)):
-        a = Est(k=9, weights="distance", n_jobs=1, algorithm=algorithm).fit(X, yy)
-        b = Est(k=9, weights="distance", n_jobs=2, algorithm=algorithm).fit(X, yy)
+        a = Est(n_neighbors=9, weights="distance", n_jobs=1, algorithm=algorithm).fit(X, yy)
+        b = Est(n_neighbors=9, weights="distance", n_jobs=2, algorithm=algorithm).fit(X, yy)
         np.testing.assert_array_equal(a.predict(Q), b.predict(Q))
         np.testing.assert_array_equal(a.kneighbors(Q)[1], b.kneighbors(Q)[1])
 
 
 def _kernel_inputs(X, Q, dtype, k):
     # the plain tiles (float64 norms added in the scan; the estimator uses augmented rows)
-    est = KNNClassifier(k=k, algorithm="brute").fit(X.astype(dtype), np.arange(len(X)) % 2)
+    est = KNNClassifier(n_neighbors=k, algorithm="brute").fit(X.astype(dtype), np.arange(len(X)) % 2)
     Q0 = np.ascontiguousarray(Q, dtype=dtype)
     Qc, q_norm = nb._centre(Q0, est._mu, est._dtype)
     Tc, t_norm = nb._centre(est._T0, est._mu, est._dtype)
@@ -171,8 +172,8 @@ def test_split_train_strategy_gives_identical_results(rng, monkeypatch, kind):
             monkeypatch.setattr(nb, "_SPLIT_TRAIN_BELOW", below)
             monkeypatch.setattr(nb, "_Q_CHUNK", q_chunk)
             for n_jobs in (1, 2):
-                clf = KNNClassifier(k=6, n_jobs=n_jobs, algorithm="brute").fit(X.astype(dtype), y)
-                reg = KNNRegressor(k=6, weights="distance", n_jobs=n_jobs,
+                clf = KNNClassifier(n_neighbors=6, n_jobs=n_jobs, algorithm="brute").fit(X.astype(dtype), y)
+                reg = KNNRegressor(n_neighbors=6, weights="distance", n_jobs=n_jobs,
                                    algorithm="brute").fit(X.astype(dtype), y * 0.5)
                 results.append((clf.predict(Q.astype(dtype)), *clf.kneighbors(Q.astype(dtype)),
                                 reg.predict(Q.astype(dtype)), clf.predict(Q[:1].astype(dtype))))
@@ -192,10 +193,10 @@ def test_split_train_is_chosen_for_few_queries(rng, monkeypatch):
         monkeypatch.setattr(_knn, name, lambda *a, _real=real, _name=name: (calls.append((_name, a[14])),
                                                                           _real(*a))[1])
     monkeypatch.setattr(nb, "_GRAIN", 1)
-    est = KNNClassifier(k=3, n_jobs=2, algorithm="brute").fit(X, y)
+    est = KNNClassifier(n_neighbors=3, n_jobs=2, algorithm="brute").fit(X, y)
     est.predict(Q[:5])
     est.predict(np.repeat(Q, 20, axis=0))
-    KNNClassifier(k=3, n_jobs=1, algorithm="brute").fit(X, y).predict(Q[:5])
+    KNNClassifier(n_neighbors=3, n_jobs=1, algorithm="brute").fit(X, y).predict(Q[:5])
     assert calls == [("knn_gemm_split_train", 2), ("knn_gemm", 2), ("knn_gemm", 1)]
 
 
@@ -249,7 +250,7 @@ def test_tree_and_brute_take_identical_points(rng, monkeypatch, kind, metric, dt
         monkeypatch.setattr(nb, "_TREE_OUT_BUDGET", budget)     # blocks of queries
         for k in (1, 5, 41, len(X)):
             for n_jobs in (1, 2):
-                kw = dict(k=k, metric=metric, n_jobs=n_jobs)
+                kw = dict(n_neighbors=k, metric=metric, n_jobs=n_jobs)
                 tree = KNNClassifier(algorithm="tree", **kw).fit(X, y)
                 brute = KNNClassifier(algorithm="brute", **kw).fit(X, y)
                 assert tree.algorithm_ == "tree" and brute.algorithm_ == "brute"
@@ -257,7 +258,7 @@ def test_tree_and_brute_take_identical_points(rng, monkeypatch, kind, metric, dt
                     np.testing.assert_array_equal(a, b)
                 np.testing.assert_array_equal(tree.predict(Q), brute.predict(Q))
         if kind == "grid" and metric == "euclidean":
-            counts = _taken_lists(KNNClassifier(k=5, algorithm="tree").fit(X, y), Q)[0]
+            counts = _taken_lists(KNNClassifier(n_neighbors=5, algorithm="tree").fit(X, y), Q)[0]
             assert counts.max() > 5 + 5 // 2 + 8      # ties beyond the first cap: asked again
 
 
@@ -267,7 +268,7 @@ def test_tree_labels_are_those_of_the_indices(rng, k):
     # copy) beside their indices; k = 150 sorts more than RANK_MAX points (the qsort path)
     X = rng.integers(0, 5, size=(600, 2)).astype(float)          # a grid: many ties
     y = rng.integers(0, 4, size=600)
-    est = KNNClassifier(k=k, algorithm="tree").fit(X, y)
+    est = KNNClassifier(n_neighbors=k, algorithm="tree").fit(X, y)
     Q = rng.integers(-1, 6, size=(40, 2)).astype(float)
     cap = k + 3
     key, idx = np.empty((40, cap)), np.empty((40, cap), dtype=np.intp)
@@ -294,7 +295,7 @@ def test_tree_against_reference_on_a_circle_of_ties(monkeypatch):
     y = np.arange(len(X)) % 2
     monkeypatch.setattr(nb, "_LEAF_SIZE", 2)
     for k, want in ((6, 17), (5, 5), (1, 4), (17, 17), (18, 19)):
-        est = KNNClassifier(k=k, algorithm="tree").fit(X, y)
+        est = KNNClassifier(n_neighbors=k, algorithm="tree").fit(X, y)
         counts, idx, keys = _taken_lists(est, [[0.0, 0.0]])
         r = ref.KNNClassifier(k=k).fit(X, y).taken([0.0, 0.0])
         assert counts[0] == want == len(r)
@@ -323,7 +324,7 @@ def test_box_bound_is_a_lower_bound_in_floating_point(rng, dtype):
 def test_tree_memory_and_selection_rule(rng):
     X = rng.normal(size=(1000, 3))
     y = rng.integers(0, 2, size=1000)
-    est = KNNClassifier(k=3).fit(X, y)
+    est = KNNClassifier(n_neighbors=3).fit(X, y)
     assert est.algorithm_ == "tree"
     Tb, perm, start, end, _, _ = est._tree
     assert sorted(perm.tolist()) == list(range(1000))
@@ -357,7 +358,7 @@ def test_tree_order_and_blocks_keep_every_output_in_query_order(rng, monkeypatch
     monkeypatch.setattr(nb, "_ORDER_MIN", 1)
     monkeypatch.setattr(nb, "_TREE_OUT_BUDGET", 500)
     for k in (1, 7):
-        kw = dict(k=k, weights=weights, n_jobs=2)
+        kw = dict(n_neighbors=k, weights=weights, n_jobs=2)
         t = KNNClassifier(algorithm="tree", **kw).fit(X, y)
         b = KNNClassifier(algorithm="brute", **kw).fit(X, y)
         np.testing.assert_array_equal(t.predict(Q), b.predict(Q))
@@ -372,7 +373,7 @@ def test_tree_order_and_blocks_keep_every_output_in_query_order(rng, monkeypatch
 def test_both_structures_pick_per_call(rng, monkeypatch):
     # algorithm_ == "both": calls of at most _FEW_QUERIES queries take the tree, larger ones brute
     X, y, Q = _data("grid", rng, m=300, nq=100, d=8)
-    est = KNNClassifier(k=4).fit(X, y)
+    est = KNNClassifier(n_neighbors=4).fit(X, y)
     assert est.algorithm_ == "both" and est._tree is not None and est._gemm
     calls = []
     for mod, name in ((_kdtree, "knn"), (_knn, "knn_gemm"), (_knn, "knn_gemm_split_train")):
@@ -391,10 +392,10 @@ def test_float32_filter_of_float64_data_changes_nothing(rng, monkeypatch):
     # the same points as the float64 gemm, also on data where the filter cannot separate them
     for kind in ("continuous", "grid", "dups"):
         X, y, Q = _data(kind, rng, m=500, nq=60, d=12)
-        a = KNNClassifier(k=7, algorithm="brute").fit(X, y)
+        a = KNNClassifier(n_neighbors=7, algorithm="brute").fit(X, y)
         assert a._gemm_dtype == np.float32
         monkeypatch.setattr(nb, "_F32_FILTER", None)
-        b = KNNClassifier(k=7, algorithm="brute").fit(X, y)
+        b = KNNClassifier(n_neighbors=7, algorithm="brute").fit(X, y)
         monkeypatch.undo()
         assert b._gemm_dtype == np.float64
         for u, v in zip(_taken_lists(a, Q), _taken_lists(b, Q)):
@@ -473,12 +474,12 @@ def test_one_nn_distance_tie_takes_both_and_vote_tie_gives_default_label():
     # the default label is the most frequent training label, 'b'.
     X = np.array([[0.0], [2.0], [10.0], [11.0]])
     y = np.array(["a", "b", "b", "c"])
-    est = KNNClassifier(k=1).fit(X, y)
+    est = KNNClassifier(n_neighbors=1).fit(X, y)
     assert est.default_label_ == "b"
     assert est.predict([[1.0]])[0] == "b"
     np.testing.assert_array_equal(est.predict_proba([[1.0]]), [[0.5, 0.5, 0.0]])
     # with 'a' the most frequent, the same tie gives 'a'
-    est = KNNClassifier(k=1).fit(X, np.array(["b", "a", "a", "c"]))
+    est = KNNClassifier(n_neighbors=1).fit(X, np.array(["b", "a", "a", "c"]))
     assert est.predict([[1.0]])[0] == "a"
 
 
@@ -486,14 +487,14 @@ def test_k_prime_takes_every_point_tied_with_the_kth():
     # distances from 0: 1, 2, 2, 2, 3 -> with k = 2, k' = 4 (labels 0, 1, 1, 1 -> 1)
     X = np.array([[1.0], [2.0], [-2.0], [2.0], [3.0], [3.0], [3.0]])
     y = np.array([0, 1, 1, 1, 0, 0, 0])
-    est = KNNClassifier(k=2).fit(X, y)
+    est = KNNClassifier(n_neighbors=2).fit(X, y)
     assert est.predict([[0.0]])[0] == 1          # the first k=2 alone would tie (0, 1)
     np.testing.assert_array_equal(est.predict_proba([[0.0]]), [[0.25, 0.75]])
     # regression: mean over the k' = 4 taken points
-    reg = KNNRegressor(k=2).fit(X, np.array([0.0, 4.0, 8.0, 12.0, 100.0, 100.0, 100.0]))
+    reg = KNNRegressor(n_neighbors=2).fit(X, np.array([0.0, 4.0, 8.0, 12.0, 100.0, 100.0, 100.0]))
     assert reg.predict([[0.0]])[0] == 6.0
     # kneighbors returns exactly k, ties cut by training index
-    D, I = est.kneighbors([[0.0]], k=2)
+    D, I = est.kneighbors([[0.0]], n_neighbors=2)
     np.testing.assert_array_equal(I, [[0, 1]])
     np.testing.assert_array_equal(D, [[1.0, 2.0]])
 
@@ -501,7 +502,7 @@ def test_k_prime_takes_every_point_tied_with_the_kth():
 def test_no_k_prime_takes_all_points():
     X = np.zeros((5, 2))
     y = np.array([0, 1, 1, 0, 1])
-    est = KNNClassifier(k=2).fit(X, y)
+    est = KNNClassifier(n_neighbors=2).fit(X, y)
     np.testing.assert_array_equal(est.predict_proba([[3.0, 4.0]]), [[0.4, 0.6]])
 
 
@@ -509,11 +510,11 @@ def test_multiclass_vote_tie_predicts_the_default_label_literally():
     # taken labels 1 and 2 tie; the default (most frequent) label is 0
     X = np.array([[-1.0], [1.0], [50.0], [51.0], [52.0]])
     y = np.array([1, 2, 0, 0, 0])
-    assert KNNClassifier(k=2).fit(X, y).predict([[0.0]])[0] == 0
+    assert KNNClassifier(n_neighbors=2).fit(X, y).predict([[0.0]])[0] == 0
 
 
 def test_default_label_ties_broken_by_sorted_order():
-    est = KNNClassifier(k=4).fit([[0.0], [1.0], [2.0], [3.0]], ["z", "b", "z", "b"])
+    est = KNNClassifier(n_neighbors=4).fit([[0.0], [1.0], [2.0], [3.0]], ["z", "b", "z", "b"])
     assert est.default_label_ == "b"
     assert est.predict([[1.5]])[0] == "b"
 
@@ -521,9 +522,9 @@ def test_default_label_ties_broken_by_sorted_order():
 def test_k_equals_m_predicts_the_most_frequent_label_everywhere(rng):
     X = rng.normal(size=(40, 3))
     y = np.array([2] * 15 + [0] * 13 + [1] * 12)
-    est = KNNClassifier(k=40).fit(X, y)
+    est = KNNClassifier(n_neighbors=40).fit(X, y)
     np.testing.assert_array_equal(est.predict(rng.normal(size=(30, 3)) * 5), 2)
-    reg = KNNRegressor(k=40).fit(X, y.astype(float))
+    reg = KNNRegressor(n_neighbors=40).fit(X, y.astype(float))
     np.testing.assert_allclose(reg.predict(rng.normal(size=(5, 3))), y.mean(), rtol=1e-14)
 
 
@@ -531,8 +532,8 @@ def test_k_equals_m_predicts_the_most_frequent_label_everywhere(rng):
 def test_one_nn_has_zero_training_error_without_duplicates(rng, dtype):
     X = rng.normal(size=(500, 6)).astype(dtype)
     y = rng.integers(0, 5, size=500)
-    assert KNNClassifier(k=1).fit(X, y).score(X, y) == 1.0
-    assert KNNRegressor(k=1).fit(X, y * 1.0).score(X, y * 1.0) == 1.0
+    assert KNNClassifier(n_neighbors=1).fit(X, y).score(X, y) == 1.0
+    assert KNNRegressor(n_neighbors=1).fit(X, y * 1.0).score(X, y * 1.0) == 1.0
 
 
 @pytest.mark.parametrize("kind", ["grid", "dups"])
@@ -542,12 +543,12 @@ def test_predictions_do_not_depend_on_training_row_order(rng, kind):
     perm = rng.permutation(X.shape[0])
     for weights in ("uniform", "distance"):
         for k in (1, 3, 6):
-            a = KNNClassifier(k=k, weights=weights).fit(X, y)
-            b = KNNClassifier(k=k, weights=weights).fit(X[perm], y[perm])
+            a = KNNClassifier(n_neighbors=k, weights=weights).fit(X, y)
+            b = KNNClassifier(n_neighbors=k, weights=weights).fit(X[perm], y[perm])
             np.testing.assert_array_equal(a.predict(Q), b.predict(Q))
             np.testing.assert_array_equal(a.predict_proba(Q), b.predict_proba(Q))
-            a = KNNRegressor(k=k, weights=weights).fit(X, yr)
-            b = KNNRegressor(k=k, weights=weights).fit(X[perm], yr[perm])
+            a = KNNRegressor(n_neighbors=k, weights=weights).fit(X, yr)
+            b = KNNRegressor(n_neighbors=k, weights=weights).fit(X[perm], yr[perm])
             np.testing.assert_array_equal(a.predict(Q), b.predict(Q))   # bit for bit
 
 
@@ -558,7 +559,7 @@ def test_many_duplicates_beyond_the_candidate_heap(rng):
     y = np.r_[np.zeros(200, int), np.ones(300, int)]
     y[:90] = 2          # 110 zeros, 90 twos among the copies
     Q = np.array([[0.0, 0.0, 0.0], [0.1, 0.0, 0.0]])
-    est = KNNClassifier(k=1).fit(X, y)
+    est = KNNClassifier(n_neighbors=1).fit(X, y)
     np.testing.assert_array_equal(est.predict(Q), [0, 0])
     np.testing.assert_allclose(est.predict_proba(Q), [[110 / 200, 0, 90 / 200]] * 2)
     # the exact (one-leaf tree) scan reports k' = 200 for both, beyond its cap
@@ -576,7 +577,7 @@ def test_gemm_candidates_are_rescored_exactly_far_from_the_origin(rng):
     y = rng.integers(0, 3, size=400)
     Q = base[rng.integers(0, 50, size=40)] + rng.integers(0, 2, size=(40, 4)) * 1e-3
     for k in (1, 5):
-        np.testing.assert_array_equal(KNNClassifier(k=k).fit(X, y).predict(Q),
+        np.testing.assert_array_equal(KNNClassifier(n_neighbors=k).fit(X, y).predict(Q),
                                       ref.KNNClassifier(k=k).fit(X, y).predict(Q))
 
 
@@ -584,13 +585,13 @@ def test_distance_weights_zero_distance_rule():
     # the query coincides with a 'a' point; two 'b' points are close: only the zero-distance point votes
     X = np.array([[0.0], [0.1], [-0.1], [5.0]])
     y = np.array(["a", "b", "b", "b"])
-    est = KNNClassifier(k=3, weights="distance").fit(X, y)
+    est = KNNClassifier(n_neighbors=3, weights="distance").fit(X, y)
     assert est.predict([[0.0]])[0] == "a"
-    assert KNNClassifier(k=3).fit(X, y).predict([[0.0]])[0] == "b"
+    assert KNNClassifier(n_neighbors=3).fit(X, y).predict([[0.0]])[0] == "b"
     # away from the points: inverse-distance weights 1/0.5 ('a') vs 1/0.4 + 1/0.6 ('b')
     np.testing.assert_allclose(est.predict_proba([[0.5]]),
                                [[2 / (2 + 2.5 + 1 / 0.6), (2.5 + 1 / 0.6) / (2 + 2.5 + 1 / 0.6)]])
-    reg = KNNRegressor(k=2, weights="distance").fit([[0.0], [1.0], [3.0]], [0.0, 10.0, 50.0])
+    reg = KNNRegressor(n_neighbors=2, weights="distance").fit([[0.0], [1.0], [3.0]], [0.0, 10.0, 50.0])
     np.testing.assert_allclose(reg.predict([[0.25]]), [(0 / 0.25 + 10 / 0.75) / (1 / 0.25 + 1 / 0.75)])
     assert reg.predict([[1.0]])[0] == 10.0
 
@@ -598,20 +599,20 @@ def test_distance_weights_zero_distance_rule():
 def test_callable_weights_follow_the_slide_formula():
     # 002 prints weights delta_i / sum_j delta_j: a callable reproduces it
     X = np.array([[0.0], [1.0], [3.0]])
-    reg = KNNRegressor(k=2, weights=lambda d: d).fit(X, [0.0, 10.0, 50.0])
+    reg = KNNRegressor(n_neighbors=2, weights=lambda d: d).fit(X, [0.0, 10.0, 50.0])
     np.testing.assert_allclose(reg.predict([[0.25]]), [(0.25 * 0 + 0.75 * 10) / 1.0])
     with pytest.raises(ValueError, match="weights callable"):
-        KNNRegressor(k=2, weights=lambda d: d[:1]).fit(X, [0.0, 1.0, 2.0]).predict([[0.5]])
+        KNNRegressor(n_neighbors=2, weights=lambda d: d[:1]).fit(X, [0.0, 1.0, 2.0]).predict([[0.5]])
 
 
 # ---- metrics --------------------------------------------------------------------
 
 def test_manhattan_and_hamming_by_hand():
     X = np.array([[0.0, 0.0, 0.0], [1.0, 1.0, 0.0], [0.0, 0.0, 3.0]])
-    D, I = KNNClassifier(k=3, metric="manhattan").fit(X, [0, 1, 2]).kneighbors([[0.0, 0.0, 1.0]])
+    D, I = KNNClassifier(n_neighbors=3, metric="manhattan").fit(X, [0, 1, 2]).kneighbors([[0.0, 0.0, 1.0]])
     np.testing.assert_array_equal(D, [[1.0, 2.0, 3.0]])
     np.testing.assert_array_equal(I, [[0, 2, 1]])
-    D, I = KNNClassifier(k=3, metric="hamming").fit(X, [0, 1, 2]).kneighbors([[1.0, 0.0, 3.0]])
+    D, I = KNNClassifier(n_neighbors=3, metric="hamming").fit(X, [0, 1, 2]).kneighbors([[1.0, 0.0, 3.0]])
     np.testing.assert_array_equal(D, [[1.0, 2.0, 2.0]])     # differing coordinates
     np.testing.assert_array_equal(I, [[2, 0, 1]])
 
@@ -622,10 +623,10 @@ def test_mahalanobis_against_reference_and_definition(rng, dtype):
     X = (rng.normal(size=(80, 3)) @ A).astype(dtype)
     y = rng.integers(0, 2, size=80)
     Q = (rng.normal(size=(20, 3)) @ A).astype(dtype)
-    est = KNNClassifier(k=3, metric="mahalanobis").fit(X, y)
+    est = KNNClassifier(n_neighbors=3, metric="mahalanobis").fit(X, y)
     r = ref.KNNClassifier(k=3, metric="mahalanobis").fit(X, y)
     np.testing.assert_array_equal(est.predict(Q), r.predict(Q))
-    D, I = est.kneighbors(Q, k=4)
+    D, I = est.kneighbors(Q, n_neighbors=4)
     Dr, Ir = r.kneighbors(Q, k=4)
     np.testing.assert_array_equal(I, Ir)
     tol = 1e-4 if dtype == np.float32 else 1e-10
@@ -642,11 +643,11 @@ def test_mahalanobis_given_matrices(rng):
     y = rng.integers(0, 2, size=50)
     Q = rng.normal(size=(10, 2))
     V = np.array([[2.0, 0.3], [0.3, 0.5]])
-    a = KNNClassifier(k=3, metric="mahalanobis", metric_params={"V": V}).fit(X, y)
-    b = KNNClassifier(k=3, metric="mahalanobis", metric_params={"VI": np.linalg.inv(V)}).fit(X, y)
+    a = KNNClassifier(n_neighbors=3, metric="mahalanobis", metric_params={"V": V}).fit(X, y)
+    b = KNNClassifier(n_neighbors=3, metric="mahalanobis", metric_params={"VI": np.linalg.inv(V)}).fit(X, y)
     np.testing.assert_allclose(a.kneighbors(Q)[0], b.kneighbors(Q)[0], rtol=1e-12)
-    c = KNNClassifier(k=3, metric="mahalanobis", metric_params={"VI": np.eye(2)}).fit(X, y)
-    e = KNNClassifier(k=3).fit(X, y)
+    c = KNNClassifier(n_neighbors=3, metric="mahalanobis", metric_params={"VI": np.eye(2)}).fit(X, y)
+    e = KNNClassifier(n_neighbors=3).fit(X, y)
     np.testing.assert_allclose(c.kneighbors(Q)[0], e.kneighbors(Q)[0], rtol=1e-12)
     np.testing.assert_array_equal(c.predict(Q), e.predict(Q))
     for bad, msg in [({"VI": np.eye(3)}, "shape"), ({"VI": [[1.0, 2.0], [0.0, 1.0]]}, "symmetric"),
@@ -669,7 +670,7 @@ def test_matches_sklearn_brute_on_tie_free_data(rng, dtype):
         for weights in ("uniform", "distance"):
             for metric in ("euclidean", "manhattan"):
                 kw = dict(weights=weights, metric=metric, algorithm="brute")
-                a = KNNClassifier(k=k, weights=weights, metric=metric).fit(X, y)
+                a = KNNClassifier(n_neighbors=k, weights=weights, metric=metric).fit(X, y)
                 s = KNeighborsClassifier(k, **kw).fit(X, y)
                 Da, Ia = a.kneighbors(Q)
                 Ds, Is = s.kneighbors(Q)
@@ -681,7 +682,7 @@ def test_matches_sklearn_brute_on_tie_free_data(rng, dtype):
                 assert untied.mean() > 0.5
                 np.testing.assert_array_equal(a.predict(Q)[untied], s.predict(Q)[untied])
                 np.testing.assert_allclose(P, s.predict_proba(Q), rtol=1e-5, atol=1e-7)
-                r = KNNRegressor(k=k, weights=weights, metric=metric).fit(X, yr)
+                r = KNNRegressor(n_neighbors=k, weights=weights, metric=metric).fit(X, yr)
                 np.testing.assert_allclose(r.predict(Q), KNeighborsRegressor(k, **kw).fit(X, yr).predict(Q),
                                            rtol=1e-5, atol=1e-7)
 
@@ -690,12 +691,12 @@ def test_kneighbors_without_X_excludes_each_point_itself(rng):
     from sklearn.neighbors import KNeighborsClassifier
     X = rng.normal(size=(100, 3))
     y = rng.integers(0, 2, size=100)
-    D, I = KNNClassifier(k=3).fit(X, y).kneighbors()
+    D, I = KNNClassifier(n_neighbors=3).fit(X, y).kneighbors()
     Ds, Is = KNeighborsClassifier(3, algorithm="brute").fit(X, y).kneighbors()
     np.testing.assert_array_equal(I, Is)
     np.testing.assert_allclose(D, Ds, rtol=1e-12)
     assert not np.any(I == np.arange(100)[:, None])
-    I2 = KNNClassifier(k=3).fit(X, y).kneighbors(k=2, return_distance=False)
+    I2 = KNNClassifier(n_neighbors=3).fit(X, y).kneighbors(n_neighbors=2, return_distance=False)
     np.testing.assert_array_equal(I2, I[:, :2])
 
 
@@ -704,17 +705,17 @@ def test_kneighbors_without_X_excludes_each_point_itself(rng):
 def test_layouts_labels_and_dtypes(rng):
     X, y, Q = _data("grid", rng, m=80, nq=30)
     labels = np.array(["cat", "dog", "emu"])[y]
-    want = KNNClassifier(k=3).fit(X, labels).predict(Q)
+    want = KNNClassifier(n_neighbors=3).fit(X, labels).predict(Q)
     assert want.dtype.kind == "U" and set(want) <= set(labels)
     Xro = X.copy()
     Xro.flags.writeable = False
     wide = np.zeros((80, 6))
     wide[:, ::2] = X
     for Xv in (np.asfortranarray(X), Xro, wide[:, ::2], X.tolist(), X.astype(np.int64)):
-        np.testing.assert_array_equal(KNNClassifier(k=3).fit(Xv, labels).predict(Q), want)
-    np.testing.assert_array_equal(KNNClassifier(k=3).fit(X, labels).predict(np.asfortranarray(Q)), want)
+        np.testing.assert_array_equal(KNNClassifier(n_neighbors=3).fit(Xv, labels).predict(Q), want)
+    np.testing.assert_array_equal(KNNClassifier(n_neighbors=3).fit(X, labels).predict(np.asfortranarray(Q)), want)
     # a float32 model casts float64 queries to float32 (and back)
-    e32 = KNNClassifier(k=3).fit(X.astype(np.float32), labels)
+    e32 = KNNClassifier(n_neighbors=3).fit(X.astype(np.float32), labels)
     np.testing.assert_array_equal(e32.predict(Q), e32.predict(Q.astype(np.float32)))
     np.testing.assert_array_equal(e32.predict(Q), want)
     # one class, one sample
@@ -725,13 +726,13 @@ def test_layouts_labels_and_dtypes(rng):
     # constant feature
     Xc = np.c_[X, np.ones(80)]
     Qc = np.c_[Q, np.ones(30)]
-    np.testing.assert_array_equal(KNNClassifier(k=3).fit(Xc, labels).predict(Qc), want)
+    np.testing.assert_array_equal(KNNClassifier(n_neighbors=3).fit(Xc, labels).predict(Qc), want)
 
 
 @pytest.mark.parametrize("make, fit_args, predict_arg, msg", [
-    (lambda: KNNClassifier(k=5), ([[0.0], [1.0]], [0, 1]), None, "larger than the number of training points, n_samples=2"),
-    (lambda: KNNClassifier(k=0), ([[0.0], [1.0]], [0, 1]), None, "parameter k"),
-    (lambda: KNNClassifier(k=1.5), ([[0.0], [1.0]], [0, 1]), None, "parameter k"),
+    (lambda: KNNClassifier(n_neighbors=5), ([[0.0], [1.0]], [0, 1]), None, "larger than the number of training points, n_samples=2"),
+    (lambda: KNNClassifier(n_neighbors=0), ([[0.0], [1.0]], [0, 1]), None, "parameter n_neighbors"),
+    (lambda: KNNClassifier(n_neighbors=1.5), ([[0.0], [1.0]], [0, 1]), None, "parameter n_neighbors"),
     (lambda: KNNClassifier(metric="cosine"), ([[0.0], [1.0]], [0, 1]), None, "parameter metric"),
     (lambda: KNNClassifier(weights="inverse"), ([[0.0], [1.0]], [0, 1]), None, "parameter weights"),
     (lambda: KNNClassifier(n_jobs=0), ([[0.0], [1.0]], [0, 1]), None, "n_jobs"),
@@ -759,11 +760,11 @@ def test_bad_kneighbors_arguments(rng):
     est = KNNClassifier().fit(rng.normal(size=(5, 2)), [0, 1, 0, 1, 0])
     for k in (0, -1, 2.5, True):
         with pytest.raises(ValueError, match="positive integer"):
-            est.kneighbors([[0.0, 0.0]], k=k)
+            est.kneighbors([[0.0, 0.0]], n_neighbors=k)
     with pytest.raises(ValueError, match="only m=5"):
-        est.kneighbors([[0.0, 0.0]], k=6)
+        est.kneighbors([[0.0, 0.0]], n_neighbors=6)
     with pytest.raises(ValueError, match="excluding"):
-        est.kneighbors(k=5)
+        est.kneighbors(n_neighbors=5)
     from sklearn.exceptions import NotFittedError
     with pytest.raises(NotFittedError):
         KNNClassifier().predict([[0.0, 0.0]])
@@ -777,22 +778,22 @@ def test_overflowing_distances_are_refused_not_garbage(rng, metric, scale):
     X = rng.normal(size=(20, 3))
     y = np.arange(20) % 3
     with pytest.raises(ValueError, match="overflow"):
-        KNNClassifier(k=3, metric=metric).fit(X * scale, y)
-    est = KNNRegressor(k=3, metric=metric).fit(X, y.astype(float))
+        KNNClassifier(n_neighbors=3, metric=metric).fit(X * scale, y)
+    est = KNNRegressor(n_neighbors=3, metric=metric).fit(X, y.astype(float))
     with pytest.raises(ValueError, match="overflow"):
         est.predict(X[:2] * scale)
     with pytest.raises(ValueError, match="overflow"):
         est.kneighbors(X[:2] * scale)
-    e32 = KNNRegressor(k=3, metric=metric).fit(X.astype(np.float32), y.astype(float))
+    e32 = KNNRegressor(n_neighbors=3, metric=metric).fit(X.astype(np.float32), y.astype(float))
     with pytest.raises(ValueError, match="overflow"):
         e32.predict(X[:2] * scale)       # float64 queries beyond the float32 model's range
     # large but safe: exactly the unscaled answer (the rule is scale invariant)
     if metric == "euclidean":                  # the estimated Mahalanobis metric is scale-free
-        want = KNNClassifier(k=3, metric="mahalanobis").fit(X, y).predict(X[:6])
-        got = KNNClassifier(k=3, metric="mahalanobis").fit(X * scale, y).predict(X[:6] * scale)
+        want = KNNClassifier(n_neighbors=3, metric="mahalanobis").fit(X, y).predict(X[:6])
+        got = KNNClassifier(n_neighbors=3, metric="mahalanobis").fit(X * scale, y).predict(X[:6] * scale)
         np.testing.assert_array_equal(got, want)
-    want = KNNClassifier(k=3, metric=metric).fit(X, y).predict(X[:6])
-    got = KNNClassifier(k=3, metric=metric).fit(X * 1e140, y).predict(X[:6] * 1e140)
+    want = KNNClassifier(n_neighbors=3, metric=metric).fit(X, y).predict(X[:6])
+    got = KNNClassifier(n_neighbors=3, metric=metric).fit(X * 1e140, y).predict(X[:6] * 1e140)
     np.testing.assert_array_equal(got, want)
 
 
@@ -801,7 +802,7 @@ def test_far_queries_beyond_the_gemm_range_are_scanned_exactly(rng, dtype):
     # regression: a query far from small training data overflowed the float32 gemm tile
     X = rng.normal(size=(30, 3)).astype(dtype)
     y = np.arange(30, dtype=float)
-    est = KNNRegressor(k=2).fit(X, y)
+    est = KNNRegressor(n_neighbors=2).fit(X, y)
     Q = np.array([[3e37, -3e37, 3e37], [-2e37, 1e37, 2e37]], dtype=dtype)
     d, i = est.kneighbors(Q)
     D = ((Q[:, None, :].astype(np.float64) - X[None].astype(np.float64)) ** 2).sum(-1)
@@ -823,26 +824,26 @@ def test_kernel_never_reads_an_unfilled_heap():
 def test_numpy_integer_k_and_parameters_changed_after_fit(rng):
     X = rng.normal(size=(20, 3))
     y = np.arange(20) % 2
-    want = KNNClassifier(k=3).fit(X, y).predict(X)
+    want = KNNClassifier(n_neighbors=3).fit(X, y).predict(X)
     for k in (np.int64(3), np.int32(3), np.uint8(3)):       # regression: uint8 overflowed
-        np.testing.assert_array_equal(KNNClassifier(k=k).fit(X, y).predict(X), want)
-    est = KNNClassifier(k=3).fit(X, y)
-    for bad, msg in ((50, "larger than the number"), (0, "parameter k"), (-2, "parameter k")):
-        est.set_params(k=bad)                  # regression: the kernel's "bad k/cap" message
+        np.testing.assert_array_equal(KNNClassifier(n_neighbors=k).fit(X, y).predict(X), want)
+    est = KNNClassifier(n_neighbors=3).fit(X, y)
+    for bad, msg in ((50, "larger than the number"), (0, "parameter n_neighbors"), (-2, "parameter n_neighbors")):
+        est.set_params(n_neighbors=bad)                  # regression: the kernel's "bad k/cap" message
         with pytest.raises(ValueError, match=msg):
             est.predict(X)
         with pytest.raises(ValueError, match=msg):
             est.kneighbors(X)
-    est.set_params(k=3, weights="bogus")       # regression: silently used as "distance"
+    est.set_params(n_neighbors=3, weights="bogus")       # regression: silently used as "distance"
     with pytest.raises(ValueError, match="weights"):
         est.predict(X)
     # the metric is the fitted one until the next fit (as scikit-learn's effective_metric_)
-    est = KNNRegressor(k=3).fit(X, y.astype(float))
+    est = KNNRegressor(n_neighbors=3).fit(X, y.astype(float))
     p = est.predict(X)
     est.set_params(metric="hamming")
     np.testing.assert_array_equal(est.predict(X), p)
     np.testing.assert_array_equal(est.fit(X, y.astype(float)).predict(X),
-                                  KNNRegressor(k=3, metric="hamming").fit(X, y.astype(float)).predict(X))
+                                  KNNRegressor(n_neighbors=3, metric="hamming").fit(X, y.astype(float)).predict(X))
     with pytest.raises(ValueError, match="real"):
         KNNClassifier(metric="mahalanobis", metric_params={"VI": np.eye(3) * 1j}).fit(X, y)
 
@@ -895,8 +896,8 @@ EXPECTED_FAILED = {"check_sample_weight_equivalence_on_dense_data":
                    "point would take k places among the k nearest instead"}
 
 
-@parametrize_with_checks([KNNClassifier(), KNNRegressor(), KNNClassifier(k=3, weights="distance"),
-                          KNNClassifier(algorithm="brute"), KNNRegressor(k=2, algorithm="tree")],
+@parametrize_with_checks([KNNClassifier(), KNNRegressor(), KNNClassifier(n_neighbors=3, weights="distance"),
+                          KNNClassifier(algorithm="brute"), KNNRegressor(n_neighbors=2, algorithm="tree")],
                          expected_failed_checks=lambda est: EXPECTED_FAILED)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
@@ -931,7 +932,7 @@ def test_one_nn_risk_is_within_the_bound_on_a_lipschitz_problem(rng):
         y = (rng.uniform(size=m) < X[:, 0]).astype(int)
         T = rng.uniform(size=(20_000, 1))
         eta = T[:, 0]
-        pred = KNNClassifier(k=1).fit(X, y).predict(T)
+        pred = KNNClassifier(n_neighbors=1).fit(X, y).predict(T)
         risks.append(np.mean(np.where(pred == 1, 1 - eta, eta)))    # exact conditional risk
     assert abs(np.mean(risks) - 1 / 3) < 0.03
     assert np.mean(risks) <= one_nn_risk_bound(0.25, 1.0, 1, m)
@@ -943,7 +944,7 @@ def test_extra_memory_is_bounded_by_chunks_not_queries_times_train(rng, algorith
     X = rng.normal(size=(20_000, 4))
     y = rng.integers(0, 2, size=20_000)
     Q = rng.normal(size=(5_000, 4))      # 10^8 pairs: 800 MB as a float64 distance matrix
-    est = KNNClassifier(k=5, algorithm=algorithm).fit(X, y)
+    est = KNNClassifier(n_neighbors=5, algorithm=algorithm).fit(X, y)
     tracemalloc.start()
     try:
         est.predict(Q)
@@ -996,7 +997,7 @@ def test_mahalanobis_lattice_ties_equal_the_reference(rng, vi, dtype, algorithm,
             rr = ref.KNNRegressor(k=k, metric="mahalanobis", VI=VI, weights=weights).fit(X, yr)
             Dr, Ir = r.kneighbors(Q, k=k)
             for n_jobs in (1, 2):
-                kw = dict(k=k, metric="mahalanobis", metric_params={"VI": VI}, weights=weights,
+                kw = dict(n_neighbors=k, metric="mahalanobis", metric_params={"VI": VI}, weights=weights,
                           algorithm=algorithm, n_jobs=n_jobs)
                 est = KNNClassifier(**kw).fit(X, y)
                 if loose:
@@ -1020,7 +1021,7 @@ def test_mahalanobis_issue_example_takes_both_tied_points():
     y = np.array([1, 2, 0, 0, 0])
     for algorithm in ("brute", "tree"):
         for order in (np.arange(5), np.array([4, 1, 2, 0, 3])):
-            est = KNNClassifier(k=1, metric="mahalanobis", metric_params={"VI": VI},
+            est = KNNClassifier(n_neighbors=1, metric="mahalanobis", metric_params={"VI": VI},
                                 algorithm=algorithm).fit(X[order], y[order])
             assert est.default_label_ == 0
             assert est.predict([[0.0, 0.0]])[0] == 0          # vote tie 1 : 1 -> default label
@@ -1038,7 +1039,7 @@ def test_mahalanobis_given_covariance_and_radius_match_the_definition(rng, dtype
     X, Q = X.astype(dtype), Q.astype(dtype)
     y = rng.integers(0, 2, size=len(X))
     for algorithm in ("brute", "tree"):
-        est = KNNClassifier(k=2, metric="mahalanobis", metric_params={"V": V},
+        est = KNNClassifier(n_neighbors=2, metric="mahalanobis", metric_params={"V": V},
                             algorithm=algorithm).fit(X, y)
         r = ref.KNNClassifier(k=2, metric="mahalanobis", VI=est.VI_).fit(X, y)
         np.testing.assert_array_equal(est.predict(Q), r.predict(Q))
@@ -1066,7 +1067,7 @@ def test_lattice_ties_do_not_depend_on_training_row_order(rng, metric, algorithm
         r = ref.KNNClassifier(k=k, metric=metric, VI=VI).fit(X, y)
         perm = rng.permutation(len(X))
         for order in (np.arange(len(X)), perm):
-            est = KNNClassifier(k=k, metric=metric, metric_params=params,
+            est = KNNClassifier(n_neighbors=k, metric=metric, metric_params=params,
                                 algorithm=algorithm).fit(X[order], y[order])
             np.testing.assert_array_equal(est.predict(Q), r.predict(Q))
             np.testing.assert_array_equal(est.predict_proba(Q), r.predict_proba(Q))
@@ -1140,19 +1141,19 @@ def test_mahalanobis_rank_kernel_and_per_query_radius(rng):
 def test_slide_weights_are_the_printed_formula():
     # 002, 'Weighted nearest neighbors': h(x) = sum_i delta_i / (sum_j delta_j) y_i
     X = np.array([[0.0], [1.0], [3.0], [10.0]])
-    reg = KNNRegressor(k=2, weights="slide").fit(X, [5.0, 10.0, 50.0, 7.0])
+    reg = KNNRegressor(n_neighbors=2, weights="slide").fit(X, [5.0, 10.0, 50.0, 7.0])
     # from x = 0: delta = 0 (y 5) and 1 (y 10): 0/1 * 5 + 1/1 * 10
     # from x = 2: delta = 1 (y 10) and 1 (y 50); the next is at 2: k' = 2
     np.testing.assert_array_equal(reg.predict([[0.0], [2.0]]), [10.0, 30.0])
     # k = 3 from x = 2: delta = 1, 1, 2 (y 10, 50, 5)
-    reg3 = KNNRegressor(k=3, weights="slide").fit(X, [5.0, 10.0, 50.0, 7.0])
+    reg3 = KNNRegressor(n_neighbors=3, weights="slide").fit(X, [5.0, 10.0, 50.0, 7.0])
     np.testing.assert_array_equal(reg3.predict([[2.0]]), [(1 * 10.0 + 1 * 50.0 + 2 * 5.0) / 4])
-    clf = KNNClassifier(k=3, weights="slide").fit(X, [0, 0, 1, 1])
+    clf = KNNClassifier(n_neighbors=3, weights="slide").fit(X, [0, 0, 1, 1])
     # from x = 0.5: 0.5 (class 0), 0.5 (class 0), 2.5 (class 1): class 1 has 2.5 / 3.5
     np.testing.assert_allclose(clf.predict_proba([[0.5]]), [[1 / 3.5, 2.5 / 3.5]])
     assert clf.predict([[0.5]])[0] == 1          # the farthest point outweighs the two nearest
     # every taken point at distance 0: they count equally
-    dup = KNNRegressor(k=2, weights="slide").fit([[1.0], [1.0], [4.0]], [2.0, 4.0, 9.0])
+    dup = KNNRegressor(n_neighbors=2, weights="slide").fit([[1.0], [1.0], [4.0]], [2.0, 4.0, 9.0])
     np.testing.assert_array_equal(dup.predict([[1.0]]), [3.0])
     with pytest.raises(ValueError):
         KNNRegressor(weights="inverse").fit(X, [0.0, 1.0, 2.0, 3.0])
@@ -1193,10 +1194,10 @@ def test_heavy_duplicates_and_empty_leaves_equal_reference(rng, algorithm, n_job
     y = rng.integers(0, 3, size=X.shape[0])
     Q = np.vstack([base, [[0.5, 0.0], [25.0, 25.0], [0.0, 1.0]]])
     for k in (1, 3, 150, 401):
-        est = KNNClassifier(k=k, algorithm=algorithm, n_jobs=n_jobs).fit(X, y)
+        est = KNNClassifier(n_neighbors=k, algorithm=algorithm, n_jobs=n_jobs).fit(X, y)
         r = ref.KNNClassifier(k=k).fit(X, y)
         np.testing.assert_array_equal(est.predict_proba(Q), r.predict_proba(Q))
-        D, I = est.kneighbors(Q, k=min(k, 5))
+        D, I = est.kneighbors(Q, n_neighbors=min(k, 5))
         Dr, Ir = r.kneighbors(Q, k=min(k, 5))
         np.testing.assert_array_equal(I, Ir)
         np.testing.assert_array_equal(D, Dr)
@@ -1210,7 +1211,7 @@ def test_gemm_filter_bound_ignores_far_outliers(rng, dtype):
     X[0] = 1e6
     y = rng.integers(0, 2, size=3000)
     Q = rng.standard_t(1.2, size=(300, 6)).astype(dtype)
-    est = KNNClassifier(k=5, algorithm="brute").fit(X, y)
+    est = KNNClassifier(n_neighbors=5, algorithm="brute").fit(X, y)
     Q0, _ = est._queries(Q)
     Qc, q_norm = nb._centre(Q0, est._mu, est._gemm_dtype, "half")
     eps = nb._euclidean_error_bound(q_norm, est._radius, 6, est._gemm_dtype)
@@ -1238,7 +1239,7 @@ def test_both_structures_probe_then_take_either_with_the_same_results(rng, monke
     X = rng.integers(0, 3, size=(2000, 8)).astype(float)     # ties: retries on both paths
     y = rng.integers(0, 3, size=2000)
     Q = np.vstack([rng.integers(0, 3, size=(700, 8)).astype(float), rng.normal(size=(300, 8))])
-    est = KNNClassifier(k=4, algorithm="auto", n_jobs=2).fit(X, y)
+    est = KNNClassifier(n_neighbors=4, algorithm="auto", n_jobs=2).fit(X, y)
     assert est.algorithm_ == "both"
     ticks = iter([0.0, 1.0, 3.0] if tree_faster else [0.0, 2.0, 3.0])
     monkeypatch.setattr(nb.time, "perf_counter", lambda: next(ticks))
@@ -1265,9 +1266,9 @@ def test_both_structures_probe_then_take_either_with_the_same_results(rng, monke
     assert used == [(pick, 100)]
     assert sorted(got) == list(range(1000))
     # the tree alone and brute force alone (each checked against the reference elsewhere)
-    want = [KNNClassifier(k=4, algorithm=a).fit(X, y) for a in ("tree", "brute")]
-    ind = want[0].kneighbors(Q, k=4, return_distance=False)
-    np.testing.assert_array_equal(ind, want[1].kneighbors(Q, k=4, return_distance=False))
+    want = [KNNClassifier(n_neighbors=4, algorithm=a).fit(X, y) for a in ("tree", "brute")]
+    ind = want[0].kneighbors(Q, n_neighbors=4, return_distance=False)
+    np.testing.assert_array_equal(ind, want[1].kneighbors(Q, n_neighbors=4, return_distance=False))
     for i in range(1000):
         np.testing.assert_array_equal(got[i][0][:4], ind[i])
     monkeypatch.undo()
@@ -1286,10 +1287,10 @@ def test_sample_weight_weights_the_votes_and_means(rng, weights, algorithm):
     sw = rng.integers(1, 5, size=120).astype(float)
     sw[:5] = 0.0
     Q = rng.normal(size=(30, 3))
-    clf = KNNClassifier(k=5, weights=weights, algorithm=algorithm).fit(X, y, sample_weight=sw)
-    reg = KNNRegressor(k=5, weights=weights, algorithm=algorithm).fit(X, yr, sample_weight=sw)
+    clf = KNNClassifier(n_neighbors=5, weights=weights, algorithm=algorithm).fit(X, y, sample_weight=sw)
+    reg = KNNRegressor(n_neighbors=5, weights=weights, algorithm=algorithm).fit(X, yr, sample_weight=sw)
     keep = sw > 0
-    ref_c = KNNClassifier(k=5, weights=weights, algorithm=algorithm).fit(X[keep], y[keep])
+    ref_c = KNNClassifier(n_neighbors=5, weights=weights, algorithm=algorithm).fit(X[keep], y[keep])
     ind = ref_c.kneighbors(Q, return_distance=False)         # no ties on continuous data: k' = k
     dist = ref_c.kneighbors(Q)[0]
     w = sw[keep][ind] * (1.0 / dist if weights == "distance" else 1.0)
@@ -1302,12 +1303,12 @@ def test_sample_weight_weights_the_votes_and_means(rng, weights, algorithm):
     assert clf.default_label_ == np.argmax(np.bincount(y[keep], weights=sw[keep]))
     np.testing.assert_allclose(reg.predict(Q), np.sum(w * yr[keep][ind], 1) / np.sum(w, 1), rtol=1e-12)
     # zero weights are dropped points; unit weights are no weights, bit for bit
-    np.testing.assert_array_equal(KNNClassifier(k=5).fit(X, y, sample_weight=np.ones(120)).predict_proba(Q),
-                                  KNNClassifier(k=5).fit(X, y).predict_proba(Q))
+    np.testing.assert_array_equal(KNNClassifier(n_neighbors=5).fit(X, y, sample_weight=np.ones(120)).predict_proba(Q),
+                                  KNNClassifier(n_neighbors=5).fit(X, y).predict_proba(Q))
     # the order of the training rows does not change a weighted result
     p = rng.permutation(120)
     np.testing.assert_array_equal(
-        KNNRegressor(k=5, weights=weights, algorithm=algorithm).fit(X[p], yr[p], sample_weight=sw[p]).predict(Q),
+        KNNRegressor(n_neighbors=5, weights=weights, algorithm=algorithm).fit(X[p], yr[p], sample_weight=sw[p]).predict(Q),
         reg.predict(Q))
 
 
@@ -1323,7 +1324,7 @@ def test_shards_merged_equal_one_search_on_ties(metric, pad):
     y = rng.integers(0, 3, size=300)
     cuts = [0, 2, 120, 121, 300]
     for k in (1, 5, 40):
-        params = dict(k=k, metric=metric, weights="uniform", metric_params=None, algorithm="auto",
+        params = dict(n_neighbors=k, metric=metric, weights="uniform", metric_params=None, algorithm="auto",
                       n_jobs=None)
         classes = np.unique(y)
         whole = nb.Shard(X, y, params, k, 0, classes).search(Q, k)
@@ -1350,3 +1351,30 @@ def test_shards_merged_equal_one_search_on_ties(metric, pad):
             reg = nb.shard_decider(params, classifier=False)
             np.testing.assert_array_equal(nb.decide_candidates(reg, "regress", r, lab, kk, len(Q)),
                                           KNNRegressor(**params).fit(X, yr).predict(Q))
+
+
+# ---- float32 input: searched as float32, the label arithmetic in float64 --------------------------
+
+@pytest.mark.parametrize("algorithm", ["brute", "tree"])
+def test_float32_input_takes_the_same_points_and_returns_float64(algorithm):
+    # the search reads float32 data as it is (exact keys in float64); the votes and label means
+    # are float64 sums of float64 labels (y is float64): those outputs stay float64, as the
+    # distances of kneighbors do. No transform, so no preserves_dtype tag to honour.
+    rng = np.random.default_rng(3)
+    X = rng.integers(0, 5, size=(200, 3)).astype(np.float32)      # ties everywhere
+    Q = rng.integers(-1, 6, size=(30, 3)).astype(np.float32)
+    y = rng.integers(0, 3, size=200)
+    for Est, yy in ((KNNClassifier, y), (KNNRegressor, y * 0.5)):
+        a = Est(n_neighbors=5, weights="distance", algorithm=algorithm).fit(X, yy)
+        b = Est(n_neighbors=5, weights="distance", algorithm=algorithm).fit(X.astype(np.float64), yy)
+        np.testing.assert_array_equal(a.predict(Q), b.predict(Q.astype(np.float64)))
+        D32, I32 = a.kneighbors(Q)
+        D64, I64 = b.kneighbors(Q.astype(np.float64))
+        np.testing.assert_array_equal(I32, I64)
+        np.testing.assert_array_equal(D32, D64)
+        assert D32.dtype == np.float64
+        if Est is KNNClassifier:
+            assert a.predict_proba(Q).dtype == np.float64
+        else:
+            assert a.predict(Q).dtype == np.float64
+        assert a.__sklearn_tags__().transformer_tags is None

@@ -265,7 +265,7 @@ def test_save_refuses_what_is_not_a_model(tmp_path):
 
 def test_pipeline_of_allowlisted_steps(tmp_path):
     X, y, _, _ = _data()
-    pipe = make_pipeline(StandardScaler(), KNNClassifier(k=3)).fit(X, y)
+    pipe = make_pipeline(StandardScaler(), KNNClassifier(n_neighbors=3)).fit(X, y)
     f = tmp_path / "pipe.smml"
     smml.save(pipe, f)
     _assert_bit_identical(pipe, smml.load(f))
@@ -520,17 +520,17 @@ def test_saved_files_get_the_mode_open_would_give_them(tmp_path, umask, mode):
 
 def test_a_failed_write_leaves_the_old_file_and_no_temporary_file(tmp_path, monkeypatch):
     f = tmp_path / "m.smml"
-    smml.save(KNNClassifier(k=3), f)
+    smml.save(KNNClassifier(n_neighbors=3), f)
     before = f.read_bytes()
 
     def broken_replace(src, dst):
         raise OSError("disk full")
     monkeypatch.setattr(os, "replace", broken_replace)
     with pytest.raises(OSError, match="disk full"):
-        smml.save(KNNClassifier(k=5), f)
+        smml.save(KNNClassifier(n_neighbors=5), f)
     monkeypatch.undo()
     assert os.listdir(tmp_path) == ["m.smml"] and f.read_bytes() == before
-    assert smml.load(f).k == 3
+    assert smml.load(f).n_neighbors == 3
 
 
 # ---- pipelines of smml estimators and scikit-learn preprocessing ---------------------
@@ -556,7 +556,7 @@ def _mixed_pipelines():
         return ColumnTransformer([("num", StandardScaler(), [0, 1, 2]),
                                   ("cat", OneHotEncoder(handle_unknown="ignore", sparse_output=sparse), [3])],
                                  sparse_threshold=0)
-    return {"ct-minmax-knn": (make_pipeline(columns(True), MinMaxScaler(), KNNClassifier(k=3)), "clf"),
+    return {"ct-minmax-knn": (make_pipeline(columns(True), MinMaxScaler(), KNNClassifier(n_neighbors=3)), "clf"),
             "minmax-poly-logistic": (make_pipeline(MinMaxScaler(), PolynomialFeatures(2), LogisticRegression()),
                                      "clf"),
             "ct-tree": (make_pipeline(columns(False), TreeClassifier(random_state=0)), "clf"),
@@ -590,7 +590,7 @@ def test_a_pipeline_step_outside_the_allowlist_is_refused_by_save(tmp_path):
     # remainder="passthrough" makes scikit-learn hold a FunctionTransformer, which is not trusted
     ct = ColumnTransformer([("cat", OneHotEncoder(handle_unknown="ignore", sparse_output=False), [3])],
                            remainder="passthrough")
-    pipe = make_pipeline(ct, KNNClassifier(k=3)).fit(X, y)
+    pipe = make_pipeline(ct, KNNClassifier(n_neighbors=3)).fit(X, y)
     f = tmp_path / "p.smml"
     with pytest.raises(TypeError, match=r"does not trust: .*FunctionTransformer"):
         smml.save(pipe, f)

@@ -123,11 +123,11 @@ def _pipeline():
 
     ct = ColumnTransformer([("num", StandardScaler(), [0, 1, 2]),
                             ("cat", OneHotEncoder(handle_unknown="ignore", sparse_output=False), [3])])
-    return make_pipeline(ct, MinMaxScaler(), KNNClassifier(k=3))
+    return make_pipeline(ct, MinMaxScaler(), KNNClassifier(n_neighbors=3))
 
 
 def _odd_knn():
-    est = KNNClassifier(k=3)
+    est = KNNClassifier(n_neighbors=3)
     est.note_ = {1: (np.float32(2.5), -0.0, float("nan"), b"ab", {3, 4}), "g": np.random.default_rng(1),
                  "rs": np.random.RandomState(2), "sl": slice(1, 5, 2),
                  "dt": np.dtype([("a", "<f8"), ("b", "<i4", (2,))]), "obj": np.array([1, "a", None], dtype=object)}
@@ -141,7 +141,7 @@ SEED_NAMES = [f"{m}-{b}" for m in ("knn", "pipeline", "tree", "forest") for b in
 def seeds():
     """{name: (file bytes, type names of the loaded model's graph)} of valid model files."""
     X, y = _data()
-    models = {"knn": KNNClassifier(k=3).fit(X, y), "pipeline": _pipeline().fit(X, y),
+    models = {"knn": KNNClassifier(n_neighbors=3).fit(X, y), "pipeline": _pipeline().fit(X, y),
               "tree": TreeClassifier(max_depth=3, random_state=0).fit(X, y),
               "forest": RandomForestClassifier(n_estimators=2, max_depth=2, random_state=0).fit(X, y)}
     out = {}

@@ -73,7 +73,7 @@ def test_knn_table_on_ties_follows_smml_rules():
     y = np.array([0, 1, 1, 0, 1])
     t = plot.knn_error_table(X, y, X, y, ks=[1, 3])
     for i, k in enumerate([1, 3]):
-        p = KNNClassifier(k=k).fit(X, y).predict(X)
+        p = KNNClassifier(n_neighbors=k).fit(X, y).predict(X)
         assert t["train_error"][i] == np.mean(p != y)
     with pytest.raises(ValueError, match="ks must lie"):
         plot.knn_error_table(X, y, X, y, ks=[0])
@@ -150,11 +150,11 @@ def test_pegasos_table_brackets_the_optimum(cancer):
 
 def test_learning_curve_and_compare_figures(cancer):
     Xtr, _, ytr, _ = cancer
-    res = learning_curve(KNNClassifier(k=3), Xtr, ytr, train_sizes=[0.2, 0.6, 1.0], random_state=0)
+    res = learning_curve(KNNClassifier(n_neighbors=3), Xtr, ytr, train_sizes=[0.2, 0.6, 1.0], random_state=0)
     fig, ax = plt.subplots()
     assert plot.plot_learning_curve(res, ax=ax) is ax
     np.testing.assert_array_equal(ax.lines[1].get_ydata(), res.test_errors)
-    cmp = compare(KNNClassifier(k=1), KNNClassifier(k=9), Xtr, ytr, K=5, random_state=0)
+    cmp = compare(KNNClassifier(n_neighbors=1), KNNClassifier(n_neighbors=9), Xtr, ytr, K=5, random_state=0)
     ax = plot.plot_compare(cmp, names=("1-NN", "9-NN"))
     np.testing.assert_array_equal([p.get_height() for p in ax.patches], cmp.differences)
     assert "p = " in ax.get_title()

@@ -99,13 +99,13 @@ def test_forest_rejects_a_bad_verbose():
 
 def test_model_selection_bars(capsys):
     X, y = _data()
-    assert cv_estimate(KNNClassifier(k=3), X, y, K=4) == cv_estimate(KNNClassifier(k=3), X, y, K=4, verbose=1)
+    assert cv_estimate(KNNClassifier(n_neighbors=3), X, y, K=4) == cv_estimate(KNNClassifier(n_neighbors=3), X, y, K=4, verbose=1)
     assert capsys.readouterr().err.count("4/4") >= 1
-    tune(KNNClassifier(), {"k": [1, 3, 5]}, X, y, random_state=0, verbose=1)
+    tune(KNNClassifier(), {"n_neighbors": [1, 3, 5]}, X, y, random_state=0, verbose=1)
     assert "3/3" in capsys.readouterr().err
-    nested_cv_estimate(KNNClassifier(), {"k": [1, 3]}, X, y, K_outer=3, K_inner=2, verbose=1)
+    nested_cv_estimate(KNNClassifier(), {"n_neighbors": [1, 3]}, X, y, K_outer=3, K_inner=2, verbose=1)
     assert "outer folds" in capsys.readouterr().err
-    cv_estimate(KNNClassifier(k=3), X, y, K=4)
+    cv_estimate(KNNClassifier(n_neighbors=3), X, y, K=4)
     assert capsys.readouterr().err == ""           # silent by default
     with pytest.raises(ValueError, match="verbose"):
-        cv_estimate(KNNClassifier(k=3), X, y, K=4, verbose="x")
+        cv_estimate(KNNClassifier(n_neighbors=3), X, y, K=4, verbose="x")

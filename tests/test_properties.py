@@ -682,7 +682,7 @@ def test_n_jobs_medium_size(path, cls):
 # test_row_permutation_ties checks k-NN's tie rule on integer data (duplicated rows, equal
 # distances): exact for the classifier, equal to rounding for the regressor.
 
-KNN_PARAMS = st.fixed_dictionaries({"k": st.integers(1, 5), "weights": st.sampled_from(["uniform", "distance"]),
+KNN_PARAMS = st.fixed_dictionaries({"n_neighbors": st.integers(1, 5), "weights": st.sampled_from(["uniform", "distance"]),
                                     "algorithm": st.sampled_from(["auto", "brute", "tree"]),
                                     "metric": st.sampled_from(["euclidean", "manhattan"])})
 PERMUTED = [(p, c) for p, c in ESTIMATORS if p.startswith(("smml.neighbors.", "smml.cluster."))]
@@ -710,7 +710,7 @@ def test_row_permutation(path, cls, data):
         params, y = dict(n_clusters=k, init=X[rng.choice(n, k, replace=False)], n_init=1), None
     else:
         params = data.draw(KNN_PARAMS, label="params")
-        params["k"] = min(params["k"], n)
+        params["n_neighbors"] = min(params["n_neighbors"], n)
         y = rng.integers(0, 3, size=n) if is_classifier(cls()) else rng.normal(size=n)
     with counted("row_permutation", short(path)):
         a, b, oa, ob = _permuted_fits(cls, params, X, y, perm, Q)
@@ -734,7 +734,7 @@ def test_row_permutation_ties(path, cls, data):
     Q = np.concatenate([X, rng.integers(-2, 3, size=(5, d)).astype(float)])
     perm = rng.permutation(n)
     params = data.draw(KNN_PARAMS, label="params")
-    params["k"] = min(params["k"], n)
+    params["n_neighbors"] = min(params["n_neighbors"], n)
     classifier = is_classifier(cls())
     y = rng.integers(0, 3, size=n) if classifier else rng.normal(size=n)
     with counted("row_permutation_ties", short(path)):

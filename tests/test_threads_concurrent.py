@@ -41,7 +41,7 @@ def _jobs():
         return run
 
     return [
-        ("knn", job(lambda: KNNClassifier(k=5, n_jobs=2), 1)),
+        ("knn", job(lambda: KNNClassifier(n_neighbors=5, n_jobs=2), 1)),
         ("tree", job(lambda: TreeClassifier(max_depth=6, random_state=0, n_jobs=2), 2)),
         ("forest", job(lambda: RandomForestClassifier(n_estimators=10, random_state=0, n_jobs=2), 3,
                        "predict_proba")),

@@ -619,10 +619,18 @@ _REP_HOLDOUT = ("reduced-error pruning holds out a random validation_fraction of
                 "and k copies of it are split differently, so a weight is not the same as copies")
 
 
+_CLASS_WEIGHT_CHECK = ("the check lets scikit-learn's trees stop at min_weight_fraction_leaf=0.01, which smml's "
+                      "trees do not have: a fully grown tree fits the check's noisy blobs exactly, so no class "
+                      "weight moves its leaves' labels (class_weight is tested against sample_weight below)")
+
+
 def _expected_failed(est):
+    failed = dict(EXPECTED_FAILED)
     if est.pruning in ("reduced_error", "reduced_error_no_worse"):
-        return {"check_sample_weight_equivalence_on_dense_data": _REP_HOLDOUT}
-    return EXPECTED_FAILED
+        failed["check_sample_weight_equivalence_on_dense_data"] = _REP_HOLDOUT
+    if isinstance(est, TreeClassifier) and est.pruning in (None, "reduced_error"):
+        failed["check_class_weight_classifiers"] = _CLASS_WEIGHT_CHECK
+    return failed
 
 
 @parametrize_with_checks([TreeClassifier(random_state=0), TreeRegressor(random_state=0),
@@ -1108,3 +1116,61 @@ def test_split_score_002_in_bagging(rng):
     assert all(e.split_score == "002" and e.splitter_ == "exact" for e in b.estimators_)
     with pytest.raises(ValueError, match='split_score="002"'):
         BaggingClassifier(TreeClassifier(split_score="002", splitter="hist"), n_estimators=2).fit(X, y)
+
+
+# ---- class_weight (scikit-learn's semantics: it multiplies sample_weight) ------------------------
+
+def _imbalanced(seed=0, n=120):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    y = np.where(X[:, 0] + 0.7 * rng.normal(size=n) > 0.9, "b", np.where(X[:, 1] > 1.2, "c", "a"))
+    return X, y
+
+
+def test_class_weight_balanced_is_its_formula():
+    # "balanced": class c weighs n / (n_classes * n_c), n_c its number of examples (unweighted)
+    from sklearn.utils.class_weight import compute_sample_weight
+    X, y = _imbalanced()
+    n_c = {c: int(np.sum(y == c)) for c in np.unique(y)}
+    assert min(n_c.values()) < max(n_c.values())          # imbalanced indeed
+    sw = np.array([len(y) / (len(n_c) * n_c[c]) for c in y])
+    np.testing.assert_allclose(sw, compute_sample_weight("balanced", y), rtol=1e-15)
+    for kw in (dict(max_depth=3), dict(splitter="hist"), dict(pruning="reduced_error", random_state=1)):
+        a = TreeClassifier(class_weight="balanced", **kw).fit(X, y)
+        b = TreeClassifier(**kw).fit(X, y, sample_weight=sw)
+        np.testing.assert_array_equal(a.tree_.value, b.tree_.value)
+        np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+
+
+def test_class_weight_dict_equals_sample_weight_and_multiplies_it():
+    X, y = _imbalanced(1)
+    cw = {"b": 4.0, "c": 0.5}                              # "a" missing: weight 1
+    w_cls = np.array([cw.get(c, 1.0) for c in y])
+    sw = np.random.default_rng(2).integers(1, 4, size=len(y)).astype(float)
+    a = TreeClassifier(class_weight=cw, max_depth=4).fit(X, y)
+    b = TreeClassifier(max_depth=4).fit(X, y, sample_weight=w_cls)
+    np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+    a = TreeClassifier(class_weight=cw, max_depth=4).fit(X, y, sample_weight=sw)
+    b = TreeClassifier(max_depth=4).fit(X, y, sample_weight=sw * w_cls)
+    np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+    # the leaf proportions are the class-weighted ones: the root's value is sum of weights per class
+    root = TreeClassifier(class_weight=cw, max_depth=0).fit(X, y).tree_.value[0]
+    np.testing.assert_allclose(root, [np.sum(w_cls[y == c]) for c in ("a", "b", "c")])
+    # scikit-learn's tree with the same class_weight picks the same root split
+    from sklearn.tree import DecisionTreeClassifier
+    sk = DecisionTreeClassifier(class_weight=cw, max_depth=1, random_state=0).fit(X, y)
+    ours = TreeClassifier(class_weight=cw, max_depth=1).fit(X, y)
+    assert ours.tree_.feature[0] == sk.tree_.feature[0]
+
+
+def test_class_weight_rejects_bad_values():
+    X, y = _imbalanced(2)
+    for bad in ("balanced_subsample", "auto", 3.0, [1, 2]):
+        with pytest.raises(ValueError, match="class_weight"):
+            TreeClassifier(class_weight=bad).fit(X, y)
+    for bad in ({"a": -1.0}, {"a": np.nan}):
+        with pytest.raises(ValueError, match="non-negative finite"):
+            TreeClassifier(class_weight=bad).fit(X, y)
+    with pytest.raises(ValueError, match="zero for every example"):
+        TreeClassifier(class_weight={"a": 0.0, "b": 0.0, "c": 0.0}).fit(X, y)
+    assert "class_weight" not in TreeRegressor().get_params()

@@ -510,12 +510,12 @@ def test_misaligned_inputs_are_copied_before_the_kernels():
     y = (X[:, 0] > 0).astype(np.int64)
     sw = rng.uniform(0.5, 1.5, 60)
     Xm, swm = _misaligned(X), _misaligned(sw)
-    est = KNNClassifier(k=3).fit(X, y)
+    est = KNNClassifier(n_neighbors=3).fit(X, y)
     assert validate_X(est, Xm).flags.aligned
     Xv, yv = validate_X_y(TreeClassifier(), Xm, _misaligned(y.astype(np.float64)), y_numeric=True)
     assert Xv.flags.aligned and yv.flags.aligned
     assert validate_sample_weight(swm, 60).flags.aligned
-    for make in (lambda: KNNClassifier(k=3), lambda: TreeClassifier(random_state=0),
+    for make in (lambda: KNNClassifier(n_neighbors=3), lambda: TreeClassifier(random_state=0),
                  lambda: GradientBoostingClassifier(n_estimators=3, random_state=0)):
         a, b = make().fit(X, y), make().fit(Xm, y)
         assert np.array_equal(a.predict(X), b.predict(Xm))

@@ -15,8 +15,8 @@ from smml.neighbors import KNNClassifier
 from smml.plot import plot_compare
 
 X, y = load_breast_cancer(return_X_y=True)
-result = compare(make_pipeline(StandardScaler(), KNNClassifier(k=1)),
-                 make_pipeline(StandardScaler(), KNNClassifier(k=5)), X, y, K=10, random_state=0)
+result = compare(make_pipeline(StandardScaler(), KNNClassifier(n_neighbors=1)),
+                 make_pipeline(StandardScaler(), KNNClassifier(n_neighbors=5)), X, y, K=10, random_state=0)
 print(f"mean errors {result.mean_a:.4f} vs {result.mean_b:.4f}, p = {result.pvalue:.4f}, "
       f"better: {result.better}")
 plot_compare(result, names=("1-NN", "5-NN"))

@@ -31,7 +31,7 @@ print("iterations:", local.n_iter_, dist.n_iter_)
 
 # %%
 # Any fitted smml estimator predicts a dask array block by block of rows, lazily:
-knn = KNNClassifier(k=5).fit(X[:2000], y[:2000])
+knn = KNNClassifier(n_neighbors=5).fit(X[:2000], y[:2000])
 labels = smml.dask.predict(knn, Xd)          # a dask array, nothing computed yet
 print(labels)
 print("equal to the in-memory prediction:", np.array_equal(labels.compute(), knn.predict(X)))
@@ -40,8 +40,8 @@ print("equal to the in-memory prediction:", np.array_equal(labels.compute(), knn
 # k-NN whose training set stays sharded (one shard per row block here): each shard
 # answers with its own k' closest points (000's tie rule) and the candidates are
 # merged with the same rule, so the predictions are those of the in-memory k-NN.
-sharded = smml.dask.KNNClassifier(k=5).fit(Xd[:8000], y[:8000])
+sharded = smml.dask.KNNClassifier(n_neighbors=5).fit(Xd[:8000], y[:8000])
 Q = X[-500:]
 print("sharded k-NN equals k-NN:",
       np.array_equal(np.asarray(sharded.predict(da.from_array(Q, chunks=250))),
-                     KNNClassifier(k=5).fit(X[:8000], y[:8000]).predict(Q)))
+                     KNNClassifier(n_neighbors=5).fit(X[:8000], y[:8000]).predict(Q)))

@@ -17,6 +17,6 @@ from smml.neighbors import KNNClassifier
 from smml.plot import plot_learning_curve
 
 X, y = load_breast_cancer(return_X_y=True)
-result = learning_curve(make_pipeline(StandardScaler(), KNNClassifier(k=5)), X, y,
+result = learning_curve(make_pipeline(StandardScaler(), KNNClassifier(n_neighbors=5)), X, y,
                         train_sizes=np.linspace(0.05, 1.0, 12), random_state=0)
 plot_learning_curve(result)

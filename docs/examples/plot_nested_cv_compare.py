@@ -24,18 +24,18 @@ from smml.tree import TreeClassifier
 
 X, y = load_breast_cancer(return_X_y=True)
 knn = make_pipeline(StandardScaler(), KNNClassifier())
-grid = {"knnclassifier__k": [1, 5, 9, 15, 25]}
+grid = {"knnclassifier__n_neighbors": [1, 5, 9, 15, 25]}
 
 nested = nested_cv_estimate(knn, grid, X, y, K_outer=5, K_inner=4, shuffle=True, random_state=0)
 print(f"nested CV estimate: {nested.estimate:.4f}")
-print("k chosen per outer fold:", [p["knnclassifier__k"] for p in nested.chosen_params])
+print("k chosen per outer fold:", [p["knnclassifier__n_neighbors"] for p in nested.chosen_params])
 print(f"best CV estimate (biased low): {nested.best_cv_estimate:.4f}")
 
 # %%
 # The internal CV errors of each outer fold: the curves differ, and so does the k
 # each fold chooses. The nested estimate averages the outer folds' test errors of
 # those choices.
-ks = [p["knnclassifier__k"] for p in nested.params]
+ks = [p["knnclassifier__n_neighbors"] for p in nested.params]
 fig, ax = plt.subplots(figsize=(6, 3.5))
 for i, errors in enumerate(nested.inner_cv_errors):
     ax.plot(ks, errors, marker="o", label=f"outer fold {i + 1}")
@@ -48,7 +48,7 @@ fig.tight_layout()
 # Now the comparison: 10-fold CV repeated twice, the same folds for both learners,
 # and the Wilcoxon signed-rank test on the 20 paired differences (two-sided,
 # ``alpha=0.05``).
-result = compare(make_pipeline(StandardScaler(), KNNClassifier(k=9)), TreeClassifier(max_depth=4),
+result = compare(make_pipeline(StandardScaler(), KNNClassifier(n_neighbors=9)), TreeClassifier(max_depth=4),
                  X, y, K=10, n_repeats=2, random_state=0)
 print(f"CV error: k-NN {result.mean_a:.4f}, tree {result.mean_b:.4f}")
 print(f"p-value {result.pvalue:.4g}, significant: {result.significant}, better: {result.better}")

@@ -283,7 +283,7 @@ def _neighbors(c):
             peers["faiss IndexFlatL2*"] = flat
         out.append(_case(
             "neighbors", f"KNNClassifier k={k}", f"{n}x{d}, {q} queries", "fit+predict",
-            lambda X=X, y=y, Q=Q: KNNClassifier(k=k, n_jobs=T).fit(X, y).predict(Q),
+            lambda X=X, y=y, Q=Q: KNNClassifier(n_neighbors=k, n_jobs=T).fit(X, y).predict(Q),
             (lambda X=X, y=y, Q=Q: RefKNN(k=k).fit(X, y).predict(Q)) if ref else None, peers,
             "*: search only (no vote); faiss in float32; kd-tree peers for d <= 16 only"
             if len(peers) > 1 else ""))

@@ -6,7 +6,12 @@ ensembles in ``smml.ensemble``).
 - :func:`bin_edges`: quantile bin edges per column;
 - :func:`bin_features` / :func:`apply_bins`: the uint8 codes the histogram kernels read.
 """
+from __future__ import annotations
+
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from numpy.typing import ArrayLike, NDArray
 
 import numpy as np
 
@@ -33,7 +38,8 @@ def _for_column_blocks(work, d, n_threads):
         list(pool.map(work, cuts[:-1], cuts[1:]))
 
 
-def sort_columns(X, n_threads=1, stable=False, skip=None):
+def sort_columns(X: ArrayLike, n_threads: int = 1, stable: bool = False, skip: ArrayLike | None = None
+                 ) -> tuple[NDArray[np.float64], NDArray[np.int32]]:
     """Each column of X sorted once: ``(values, order)``, both (d, n), float64 and int32.
 
     ``order[j]`` lists the rows by increasing ``X[:, j]`` (ties: numpy's default sort, or by
@@ -135,7 +141,8 @@ def sort_columns_ranked(X, n_threads=1):
     return Si, Rs
 
 
-def bin_edges(X, max_bins, seed, n_threads=1, skip=None, reserve=None):
+def bin_edges(X: NDArray[np.floating[Any]], max_bins: int, seed: int | None, n_threads: int = 1,
+              skip: ArrayLike | None = None, reserve: ArrayLike | None = None) -> list[NDArray[np.float64]]:
     """Quantile bin edges per column (at most max_bins bins): a list of d ascending arrays.
 
     NaN values are left out (boosting's missing values); a column with ``reserve[j]`` gets at
@@ -214,7 +221,8 @@ def bin_edges(X, max_bins, seed, n_threads=1, skip=None, reserve=None):
     return edges
 
 
-def bin_features(X, max_bins, seed, n_threads, is_cat, n_cats, missing=False):
+def bin_features(X: NDArray[np.floating[Any]], max_bins: int | None, seed: int | None, n_threads: int,
+                 is_cat: ArrayLike, n_cats: ArrayLike, missing: bool = False) -> tuple[NDArray[Any], ...]:
     """``(codes, edges)``: the (n, d) uint8 codes of X and the (d, n_bins_max) threshold of each
     code, ``code <= b  <=>  x <= edges[j, b]`` (padded with +inf), from :func:`bin_edges`.
 

@@ -286,11 +286,20 @@ class InProcess:
         return self.labels, inertia
 
 
-def run_in_process(loop, group):
-    """Answer a loop's requests (:func:`lloyd_loop`) with ``group``'s methods; the loop's result."""
+def run_in_process(loop, group, on_lloyd=None):
+    """Answer a loop's requests (:func:`lloyd_loop`) with ``group``'s methods; the loop's result.
+    ``on_lloyd(iteration, J)``, if given, is called after each Lloyd iteration (a progress bar)."""
     try:
         name, args = next(loop)
+        if on_lloyd is None:
+            while True:
+                name, args = loop.send(getattr(group, name)(*args))
+        it = 0
         while True:
-            name, args = loop.send(getattr(group, name)(*args))
+            out = getattr(group, name)(*args)
+            if name == "lloyd":
+                it += 1
+                on_lloyd(it, out[1])
+            name, args = loop.send(out)
     except StopIteration as stop:
         return stop.value

@@ -673,7 +673,7 @@ def save(model: Any, path: str | os.PathLike[str] | BinaryIO, *, backend: Litera
     >>> import smml
     >>> from smml.neighbors import KNNClassifier
     >>> X, y = np.array([[0.], [1.], [2.], [3.]]), np.array([0, 0, 1, 1])
-    >>> model = KNNClassifier(k=1).fit(X, y)
+    >>> model = KNNClassifier(n_neighbors=1).fit(X, y)
     >>> with tempfile.TemporaryDirectory() as d:
     ...     path = os.path.join(d, "model.smml")
     ...     backend = smml.save(model, path, backend="npz")
@@ -810,7 +810,7 @@ def load(path: str | os.PathLike[str] | BinaryIO, *, trusted: Sequence[type | st
     >>> from smml.neighbors import KNNClassifier
     >>> X, y = np.array([[0.], [1.], [2.], [3.]]), np.array([0, 0, 1, 1])
     >>> buf = io.BytesIO()                        # a file object works as well as a path
-    >>> smml.save(KNNClassifier(k=1).fit(X, y), buf, backend="npz")
+    >>> smml.save(KNNClassifier(n_neighbors=1).fit(X, y), buf, backend="npz")
     'npz'
     >>> _ = buf.seek(0)
     >>> model = smml.load(buf)

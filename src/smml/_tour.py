@@ -93,11 +93,11 @@ def _notes(params):
 
 ENTRIES = [
     # k-NN (000 "The Nearest Neighbour algorithm")
-    TourEntry("KNNClassifier(k=1)", est("smml.neighbors", "KNNClassifier", k=1), _CLF,
+    TourEntry("KNNClassifier(n_neighbors=1)", est("smml.neighbors", "KNNClassifier", n_neighbors=1), _CLF,
               reference=est("smml.reference.neighbors", "KNNClassifier", k=1)),
-    TourEntry("KNNClassifier(k=5)", est("smml.neighbors", "KNNClassifier", k=5), _CLF,
+    TourEntry("KNNClassifier(n_neighbors=5)", est("smml.neighbors", "KNNClassifier", n_neighbors=5), _CLF,
               reference=est("smml.reference.neighbors", "KNNClassifier", k=5)),
-    TourEntry("KNNRegressor(k=5)", est("smml.neighbors", "KNNRegressor", k=5), ("diabetes",),
+    TourEntry("KNNRegressor(n_neighbors=5)", est("smml.neighbors", "KNNRegressor", n_neighbors=5), ("diabetes",),
               reference=est("smml.reference.neighbors", "KNNRegressor", k=5)),
     # tree predictors (000 "Tree Predictors"; 002)
     TourEntry("TreeClassifier(max_depth=3)", est("smml.tree", "TreeClassifier", max_depth=3, random_state=0),
@@ -325,15 +325,15 @@ def _draw(name, ax, quick):
         from sklearn.pipeline import make_pipeline
         from sklearn.preprocessing import StandardScaler
 
-        res = learning_curve(make_pipeline(StandardScaler(), KNNClassifier(k=5)), X, y,
+        res = learning_curve(make_pipeline(StandardScaler(), KNNClassifier(n_neighbors=5)), X, y,
                              train_sizes=np.linspace(0.05, 1.0, 6 if quick else 20), random_state=0)
         return plot.plot_learning_curve(res, ax=ax)
     if name == "compare":   # 001's example: k-NN with k = 1 against k = 5
         from sklearn.pipeline import make_pipeline
         from sklearn.preprocessing import StandardScaler
 
-        res = compare(make_pipeline(StandardScaler(), KNNClassifier(k=1)),
-                      make_pipeline(StandardScaler(), KNNClassifier(k=5)), X, y, K=6 if quick else 10,
+        res = compare(make_pipeline(StandardScaler(), KNNClassifier(n_neighbors=1)),
+                      make_pipeline(StandardScaler(), KNNClassifier(n_neighbors=5)), X, y, K=6 if quick else 10,
                       random_state=0)
         return plot.plot_compare(res, names=("1-NN", "5-NN"), ax=ax)
     raise ValueError(f"unknown figure {name!r}; the figures are {PLOTS}")

@@ -15,6 +15,14 @@ falls to ``tol`` or below, or after ``max_iter`` iterations. The compiled Lloyd 
 near-tie on exact distances, so its labels are those of the plain-Python reference
 (``smml.reference.cluster``), whatever the thread count.
 """
+from __future__ import annotations
+
+from typing import Any, Literal, TypeVar
+
+from numpy.typing import ArrayLike, NDArray
+
+import time
+
 import numpy as np
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
@@ -22,6 +30,7 @@ from smml import _kmeans_loop as _loop
 from smml._kmeans_loop import Operands as _Operands
 from smml._core import _kmeans, _knn
 from smml._core._utils import row_norms_sq
+from smml._progress import VERBOSE, check_verbose, progress
 from smml._threads import blas_single_thread, threads_for
 from smml._validation import (
     N_JOBS, RANDOM_STATE, InstanceOf, Interval, Options, check_is_fitted, check_random_state,
@@ -31,6 +40,8 @@ from smml.base import ClusterMixin, SmmlEstimator, store_params
 from smml._gemm_bounds import euclidean_error_coef as _euclidean_error_coef
 
 __all__ = ["KMeans", "adjusted_rand_index"]
+
+_Self = TypeVar("_Self")
 
 # Kernel layout (module-level so that tests can check that results do not depend on it).
 _CHUNK_ROWS = _loop.CHUNK_ROWS      # rows per gemm tile
@@ -53,6 +64,20 @@ def _draw(rng, weights):
     c = np.cumsum(weights)
     i = int(np.searchsorted(c, rng.random_sample() * c[-1], side="right"))
     return min(i, len(c) - 1)
+
+
+def _iteration_reporter(bar):
+    """A callback (iteration, J) showing the current run's Lloyd iteration and J on the tqdm
+    ``bar`` of the runs, redrawn at most every ``bar.mininterval`` seconds."""
+    last = [0.0]
+
+    def report(it, J):
+        bar.set_postfix_str(f"Lloyd iteration {it}, J={J:.6g}", refresh=False)
+        now = time.monotonic()
+        if now - last[0] >= bar.mininterval:
+            last[0] = now
+            bar.refresh()
+    return report
 
 
 def check_kmeans_params(params):
@@ -142,6 +167,10 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Sm
         Seeds the initial centroids.
     n_jobs : None or int, default=None
         OpenMP threads. Results do not depend on it, bit for bit.
+    verbose : bool, int or "auto", default=0
+        A progress bar on stderr over the ``n_init`` runs, showing the current run's Lloyd
+        iteration and its J (1), none (0), or one only when stderr is a terminal ("auto").
+        Results do not depend on it.
 
     Attributes
     ----------
@@ -185,10 +214,13 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Sm
         "tol": Interval(float, 0, None),
         "random_state": RANDOM_STATE,
         "n_jobs": N_JOBS,
+        "verbose": VERBOSE,
     }
 
-    def __init__(self, n_clusters=8, *, init="random", n_init="auto", max_iter=300, tol=1e-4,
-                 random_state=None, n_jobs=None):
+    def __init__(self, n_clusters: int = 8, *, init: Literal["random", "k-means++"] | ArrayLike = "random",
+                 n_init: Literal["auto"] | int = "auto", max_iter: int = 300, tol: float = 1e-4,
+                 random_state: int | np.random.RandomState | np.random.Generator | None = None,
+                 n_jobs: int | None = None, verbose: bool | int | Literal["auto"] = 0) -> None:
         store_params(self, locals())
 
     def __sklearn_tags__(self):
@@ -251,16 +283,18 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Sm
         round32 = self._round32 if round32 is None else round32
         return _loop.gemm_centroids(C, self._shift, dtype, round32)
 
-    def _run(self, ops, w, C0, nt):
+    def _run(self, ops, w, C0, nt, on_lloyd=None):
         """One run of the notes' loop from centroids C0 (:func:`smml._kmeans_loop.lloyd_loop`,
-        in process): (C, labels, inertia, path, n_iter, converged, n_empty)."""
+        in process): (C, labels, inertia, path, n_iter, converged, n_empty). ``on_lloyd``: called
+        with (iteration, J) after each iteration (the progress bar), or None."""
         n, d = ops.X.shape
         k = self.n_clusters
         group = _loop.InProcess(ops, w, self._shift, self._round32, k, _block_rows(n, k, d), _CHUNK_ROWS,
                                 _FAST_TILE, _euclidean_error_coef(d, self._dtype), nt)
-        return _loop.run_in_process(_loop.lloyd_loop(self._gemm_centroids(C0), self.max_iter, self.tol), group)
+        return _loop.run_in_process(_loop.lloyd_loop(self._gemm_centroids(C0), self.max_iter, self.tol), group,
+                                    on_lloyd)
 
-    def fit(self, X, y=None, sample_weight=None):
+    def fit(self: _Self, X: ArrayLike, y: None = None, sample_weight: ArrayLike | None = None) -> _Self:
         """Run k-means on X (``n_init`` runs, the best kept).
 
         Parameters
@@ -293,10 +327,13 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Sm
         rng = check_random_state(self.random_state)
         ops = self._prepare(X)
         best = None
+        n_runs = self._n_runs()
+        runs = progress(range(n_runs), total=n_runs, desc="KMeans runs", verbose=self.verbose, unit="run")
+        on_lloyd = _iteration_reporter(runs) if check_verbose(self.verbose) else None
         with blas_single_thread(work=2.0 * n * k * d):
-            for _ in range(self._n_runs()):
+            for _ in runs:
                 C0 = self._initial_centroids(X, w, rng, self._nt)
-                run = self._run(ops, w, C0, self._nt)
+                run = self._run(ops, w, C0, self._nt, on_lloyd)
                 if best is None or run[2] < best[2]:
                     best = run
         C, labels, inertia, path, n_iter, converged, n_empty = best
@@ -342,7 +379,7 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Sm
                                   _FAST_TILE, nt)
         return labels, J
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> NDArray[np.int32]:
         """The index of the nearest centroid of each row (exact distances; lowest index on ties).
 
         Parameters
@@ -357,11 +394,11 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Sm
         """
         return self._labels_inertia(X)[0]
 
-    def score(self, X, y=None, sample_weight=None):
+    def score(self, X: ArrayLike, y: None = None, sample_weight: ArrayLike | None = None) -> float:
         """-J(X): minus the (weighted) sum of squared distances to the nearest centroids."""
         return -self._labels_inertia(X, sample_weight, want_J=True)[1]
 
-    def transform(self, X):
+    def transform(self, X: ArrayLike) -> NDArray[np.floating[Any]]:
         """Euclidean distances from each row to every centroid, computed exactly.
 
         The square roots of the exact squared distances.
@@ -383,7 +420,7 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Sm
         return np.sqrt(out).astype(in_dtype, copy=False)
 
 
-def adjusted_rand_index(labels_a, labels_b):
+def adjusted_rand_index(labels_a: ArrayLike, labels_b: ArrayLike) -> float:
     """The adjusted Rand index of two partitions of the same points (Hubert and Arabie, 1985).
 
     The Rand index counts the pairs of points that both partitions put together or both

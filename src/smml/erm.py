@@ -15,6 +15,11 @@ The estimators here run ERM over a class you give - a list of predictors, each a
 ``h(X) -> predictions`` (a fitted model's ``predict`` method, a threshold rule, a lookup
 table) - and report the training error of every member and both bounds beside the choice.
 """
+from __future__ import annotations
+
+from typing import Any, Callable, Literal, Sequence, TypeVar
+
+from numpy.typing import ArrayLike, NDArray
 
 import numpy as np
 
@@ -24,6 +29,8 @@ from smml.bounds import erm_finite_class_bound, finite_class_uniform_bound
 from smml.losses import get_loss
 
 __all__ = ["ERMClassifier", "ERMRegressor"]
+
+_Self = TypeVar("_Self")
 
 
 class _Constant:
@@ -92,7 +99,7 @@ class _FiniteClassERM(SmmlEstimator):
             self.estimation_error_bound_ = self.uniform_deviation_bound_ = self.risk_bound_ = None
         return self
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> NDArray[Any]:
         """The chosen predictor f_hat on X.
 
         Parameters
@@ -175,12 +182,13 @@ class ERMClassifier(ClassifierMixin, _FiniteClassERM):
 
     _parameter_spec = {"delta": Interval(float, 0, 1, "neither")}
 
-    def __init__(self, hypotheses="constant", loss="zero_one", delta=0.05):
+    def __init__(self, hypotheses: Literal["constant"] | Sequence[Callable[..., Any]] = "constant",
+                 loss: str | Callable[..., Any] = "zero_one", delta: float = 0.05) -> None:
         self.hypotheses = hypotheses
         self.loss = loss
         self.delta = delta
 
-    def fit(self, X, y):
+    def fit(self: _Self, X: ArrayLike, y: ArrayLike) -> _Self:
         """Run ERM on the training set: choose the h of H with the least training error.
 
         Parameters
@@ -267,12 +275,13 @@ class ERMRegressor(RegressorMixin, _FiniteClassERM):
 
     _parameter_spec = {"delta": Interval(float, 0, 1, "neither")}
 
-    def __init__(self, hypotheses="constant", loss="square", delta=0.05):
+    def __init__(self, hypotheses: Literal["constant"] | Sequence[Callable[..., Any]] = "constant",
+                 loss: str | Callable[..., Any] = "square", delta: float = 0.05) -> None:
         self.hypotheses = hypotheses
         self.loss = loss
         self.delta = delta
 
-    def fit(self, X, y):
+    def fit(self: _Self, X: ArrayLike, y: ArrayLike) -> _Self:
         """Run ERM on the training set: choose the h of H with the least training error.
 
         Parameters

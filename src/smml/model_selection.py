@@ -221,7 +221,7 @@ def empirical_risk(estimator: Estimator, X: ArrayLike, y: ArrayLike, loss: LossL
     >>> from smml.datasets import make_bayes_classification
     >>> from smml.neighbors import KNNClassifier
     >>> X, y, _ = make_bayes_classification(n_samples=60, random_state=0)
-    >>> h = KNNClassifier(k=3).fit(X[:40], y[:40])
+    >>> h = KNNClassifier(n_neighbors=3).fit(X[:40], y[:40])
     >>> risk, (low, high) = empirical_risk(h, X[40:], y[40:], return_interval=True)
     >>> print(f"{risk:.3f} in [{low:.3f}, {high:.3f}]")
     0.250 in [0.000, 0.554]
@@ -323,7 +323,7 @@ def cv_estimate(estimator: Estimator, X: ArrayLike, y: ArrayLike, K: int = 5, lo
     >>> from smml.datasets import make_bayes_classification
     >>> from smml.neighbors import KNNClassifier
     >>> X, y, _ = make_bayes_classification(n_samples=60, random_state=0)
-    >>> print(f"{cv_estimate(KNNClassifier(k=3), X, y, K=3):.3f}")
+    >>> print(f"{cv_estimate(KNNClassifier(n_neighbors=3), X, y, K=3):.3f}")
     0.200
     """
     loss_fn = get_loss(loss)
@@ -375,9 +375,9 @@ class TuneResult:
     >>> from smml.model_selection import TuneResult, tune
     >>> from smml.neighbors import KNNClassifier
     >>> X, y, _ = make_bayes_classification(n_samples=60, random_state=0)
-    >>> res = tune(KNNClassifier(), {"k": [1, 3, 5]}, X, y, cv=3, random_state=0)
+    >>> res = tune(KNNClassifier(), {"n_neighbors": [1, 3, 5]}, X, y, cv=3, random_state=0)
     >>> isinstance(res, TuneResult), res.best_params_, res.best_dev_error_
-    (True, {'k': 3}, None)
+    (True, {'n_neighbors': 3}, None)
     >>> print(f"{res.best_cv_estimate_:.3f}")
     0.183
     """
@@ -461,10 +461,10 @@ def tune(estimator: Estimator, param_grid: ParamGrid, X: ArrayLike, y: ArrayLike
     >>> from smml.datasets import make_bayes_classification
     >>> from smml.neighbors import KNNClassifier
     >>> X, y, _ = make_bayes_classification(n_samples=60, random_state=0)
-    >>> res = tune(KNNClassifier(), {"k": [1, 3, 5]}, X, y, dev_size=0.25, random_state=0)
+    >>> res = tune(KNNClassifier(), {"n_neighbors": [1, 3, 5]}, X, y, dev_size=0.25, random_state=0)
     >>> res.best_params_, type(res.best_estimator_).__name__
-    ({'k': 3}, 'KNNClassifier')
-    >>> print([(p["k"], f"{e:.3f}") for p, e in res.dev_errors_])
+    ({'n_neighbors': 3}, 'KNNClassifier')
+    >>> print([(p["n_neighbors"], f"{e:.3f}") for p, e in res.dev_errors_])
     [(1, '0.200'), (3, '0.133'), (5, '0.200')]
     """
     loss_fn = get_loss(loss)
@@ -556,7 +556,7 @@ class NestedCVResult:
     >>> from smml.model_selection import NestedCVResult, nested_cv_estimate
     >>> from smml.neighbors import KNNClassifier
     >>> X, y, _ = make_bayes_classification(n_samples=60, random_state=0)
-    >>> res = nested_cv_estimate(KNNClassifier(), {"k": [1, 5]}, X, y, K_outer=3, K_inner=3)
+    >>> res = nested_cv_estimate(KNNClassifier(), {"n_neighbors": [1, 5]}, X, y, K_outer=3, K_inner=3)
     >>> isinstance(res, NestedCVResult), len(res.fold_errors), res.inner_cv_errors.shape
     (True, 3, (3, 2))
     """
@@ -659,9 +659,9 @@ def nested_cv_estimate(estimator: Estimator, param_grid: ParamGrid, X: ArrayLike
     >>> from smml.datasets import make_bayes_classification
     >>> from smml.neighbors import KNNClassifier
     >>> X, y, _ = make_bayes_classification(n_samples=60, random_state=0)
-    >>> res = nested_cv_estimate(KNNClassifier(), {"k": [1, 5]}, X, y, K_outer=3, K_inner=3)
+    >>> res = nested_cv_estimate(KNNClassifier(), {"n_neighbors": [1, 5]}, X, y, K_outer=3, K_inner=3)
     >>> print(f"{res.estimate:.3f}", res.chosen_params)
-    0.200 [{'k': 5}, {'k': 5}, {'k': 1}]
+    0.200 [{'n_neighbors': 5}, {'n_neighbors': 5}, {'n_neighbors': 1}]
     >>> print(f"{res.best_cv_estimate:.3f}")
     0.200
     """
@@ -747,7 +747,7 @@ class CompareResult:
     >>> from smml.model_selection import CompareResult, compare
     >>> from smml.neighbors import KNNClassifier
     >>> X, y, _ = make_bayes_classification(n_samples=60, random_state=0)
-    >>> res = compare(KNNClassifier(k=1), KNNClassifier(k=5), X, y, K=5, random_state=0)
+    >>> res = compare(KNNClassifier(n_neighbors=1), KNNClassifier(n_neighbors=5), X, y, K=5, random_state=0)
     >>> isinstance(res, CompareResult), res.errors_a.shape, res.zero_method
     (True, (5,), 'pratt')
     """
@@ -869,7 +869,7 @@ def compare(estimator_a: Estimator, estimator_b: Estimator, X: ArrayLike, y: Arr
     >>> from smml.neighbors import KNNClassifier
     >>> from smml.tree import TreeClassifier
     >>> X, y, _ = make_bayes_classification(n_samples=60, random_state=0)
-    >>> res = compare(KNNClassifier(k=1), TreeClassifier(max_depth=2), X, y, K=5, random_state=0)
+    >>> res = compare(KNNClassifier(n_neighbors=1), TreeClassifier(max_depth=2), X, y, K=5, random_state=0)
     >>> print(f"{res.mean_a:.3f} {res.mean_b:.3f} p={res.pvalue:.3f}")
     0.300 0.250 p=0.750
     >>> res.significant, res.better
@@ -948,7 +948,7 @@ class LearningCurveResult:
     >>> from smml.model_selection import LearningCurveResult, learning_curve
     >>> from smml.neighbors import KNNClassifier
     >>> X, y, _ = make_bayes_classification(n_samples=60, random_state=0)
-    >>> res = learning_curve(KNNClassifier(k=3), X, y, train_sizes=[10, 20, 42], random_state=0)
+    >>> res = learning_curve(KNNClassifier(n_neighbors=3), X, y, train_sizes=[10, 20, 42], random_state=0)
     >>> isinstance(res, LearningCurveResult), res.n_test, res.intervals.shape
     (True, 18, (3, 2))
     """
@@ -1048,7 +1048,7 @@ def learning_curve(estimator: Estimator, X: ArrayLike, y: ArrayLike,
     >>> from smml.datasets import make_bayes_classification
     >>> from smml.neighbors import KNNClassifier
     >>> X, y, _ = make_bayes_classification(n_samples=60, random_state=0)
-    >>> res = learning_curve(KNNClassifier(k=3), X, y, train_sizes=[10, 20, 42], random_state=0)
+    >>> res = learning_curve(KNNClassifier(n_neighbors=3), X, y, train_sizes=[10, 20, 42], random_state=0)
     >>> res.train_sizes.tolist(), res.n_test
     ([10, 20, 42], 18)
     >>> print([f"{e:.3f}" for e in res.test_errors])

@@ -37,6 +37,12 @@ bit (``algorithm``):
   of the exact keys in floating point and which keeps every point tied with the
   k-th.
 """
+from __future__ import annotations
+
+from collections.abc import Callable as _Callable
+from typing import Any, Literal, TypeVar
+
+from numpy.typing import ArrayLike, NDArray
 
 import time
 
@@ -53,6 +59,8 @@ from smml._gemm_bounds import (centre as _centre, euclidean_error_bound as _eucl
                                euclidean_error_coef as _euclidean_error_coef, relative_slack as _relative_slack)
 
 __all__ = ["KNNClassifier", "KNNRegressor"]
+
+_Self = TypeVar("_Self")
 
 # Kernel chunking (module-level so that tests can check that results do not depend on it).
 _Q_CHUNK = 1024                 # queries per gemm tile (at most)
@@ -305,7 +313,7 @@ def _sqrt_threshold(r):
 class _KNNBase(SmmlEstimator):
     _tree_labels = False        # the kd-tree search also returns the points' class codes
     _parameter_spec = {
-        "k": Interval(int, 1, None),
+        "n_neighbors": Interval(int, 1, None),
         "metric": Options("euclidean", "manhattan", "mahalanobis", "hamming"),
         "weights": (Options("uniform", "distance", "slide"), Callable()),
         "metric_params": (Options(None), InstanceOf(dict)),
@@ -313,8 +321,11 @@ class _KNNBase(SmmlEstimator):
         "n_jobs": N_JOBS,
     }
 
-    def __init__(self, k=1, metric="euclidean", weights="uniform", metric_params=None,
-                 algorithm="auto", n_jobs=None):
+    def __init__(self, n_neighbors: int = 1,
+                 metric: Literal["euclidean", "manhattan", "mahalanobis", "hamming"] = "euclidean",
+                 weights: Literal["uniform", "distance", "slide"] | _Callable[..., Any] = "uniform",
+                 metric_params: dict[str, Any] | None = None,
+                 algorithm: Literal["auto", "brute", "tree"] = "auto", n_jobs: int | None = None) -> None:
         store_params(self, locals())
 
     # ---- fit -------------------------------------------------------------
@@ -368,20 +379,21 @@ class _KNNBase(SmmlEstimator):
         return Qm * np.sqrt(np.clip(w, 0.0, None)), scale
 
     def _checked_k(self, m, k=None):
-        """k (default ``self.k``, validated with the other parameters) as an int in [1, m]
-        (no upper limit when m is None)."""
+        """k (default ``self.n_neighbors``, validated with the other parameters) as an int in
+        [1, m] (no upper limit when m is None)."""
         if k is None:
-            k = self.k
+            k = self.n_neighbors
         elif not Interval(int, 1, None).is_satisfied_by(k):
-            raise ValueError(f"k must be a positive integer, got {k!r}")
+            raise ValueError(f"n_neighbors must be a positive integer, got {k!r}")
         if m is not None and k > m:
-            raise ValueError(f"k={k} is larger than the number of training points, n_samples={m} "
-                             "(000: k cannot be taken larger than the size of the training set)")
+            raise ValueError(f"n_neighbors={k} is larger than the number of training points, "
+                             f"n_samples={m} (000: k cannot be taken larger than the size of the "
+                             "training set)")
         return int(k)
 
     def _fitted_queries(self, X):
         """(queries, k) for a predict-time call. The parameters are validated again:
-        ``set_params`` after fit may have changed ``k`` or ``weights``."""
+        ``set_params`` after fit may have changed ``n_neighbors`` or ``weights``."""
         check_is_fitted(self, "n_samples_fit_")
         self._validate_params()
         return self._queries(X) + (self._checked_k(self.n_samples_fit_),)
@@ -797,31 +809,32 @@ class _KNNBase(SmmlEstimator):
             inv = 1.0 / dist
         return np.where(has_zero[rows], zero.astype(np.float64), inv)
 
-    def kneighbors(self, X=None, k=None, return_distance=True):
-        """The k nearest training points of each query, sorted by (distance, index).
+    def kneighbors(self, X: ArrayLike | None = None, n_neighbors: int | None = None, return_distance: bool = True
+                  ) -> tuple[NDArray[np.float64], NDArray[np.intp]] | NDArray[np.intp]:
+        """The n_neighbors nearest training points of each query, sorted by (distance, index).
 
         Parameters
         ----------
         X : array-like of shape (n_queries, n_features), or None
             None queries the training points, each excluding itself (as in scikit-learn).
-        k : int, default ``self.k``
-            Exactly k neighbours are returned: ties beyond the k-th are cut by training index
-            (prediction takes them all; this method mirrors scikit-learn's).
+        n_neighbors : int, default ``self.n_neighbors``
+            Exactly n_neighbors (k) neighbours are returned: ties beyond the k-th are cut by
+            training index (prediction takes them all; this method mirrors scikit-learn's).
         return_distance : bool
 
         Returns
         -------
-        distances : ndarray (n_queries, k), float64 (only if return_distance)
-        indices : ndarray (n_queries, k), intp
+        distances : ndarray (n_queries, n_neighbors), float64 (only if return_distance)
+        indices : ndarray (n_queries, n_neighbors), intp
         """
         check_is_fitted(self, "n_samples_fit_")
         self._validate_params()
         m = self.n_samples_fit_
-        k = self._checked_k(m) if k is None else self._checked_k(None, k)
+        k = self._checked_k(m) if n_neighbors is None else self._checked_k(None, n_neighbors)
         self_query = X is None
         kk = k + 1 if self_query else k
         if kk > m:
-            raise ValueError(f"k={k} neighbours requested but only m={m} training points"
+            raise ValueError(f"n_neighbors={k} neighbours requested but only m={m} training points"
                              + (" (excluding the query point itself)" if self_query else ""))
         Q0, Qm = (self._T0, self._self_scaled()) if self_query else self._queries(X)
         n = Q0.shape[0]
@@ -857,7 +870,8 @@ class _KNNBase(SmmlEstimator):
         r = float(r)
         return _sqrt_threshold(r) if self._metric in ("euclidean", "mahalanobis") else r
 
-    def radius_neighbors(self, X=None, r=None, return_distance=True):
+    def radius_neighbors(self, X: ArrayLike | None = None, r: float | None = None, return_distance: bool = True
+                        ) -> tuple[NDArray[np.object_], NDArray[np.object_]] | NDArray[np.object_]:
         """Every training point within distance r of each query, sorted by (distance, index).
 
         Both algorithms compare the same exact keys (``smml._core._distances.exact_key``)
@@ -932,8 +946,10 @@ class _KNNBase(SmmlEstimator):
 _DOC_PARAMS = """
     Parameters
     ----------
-    k : int, default=1
-        Number of neighbours (000: k <= m, the training set size; checked in fit).
+    n_neighbors : int, default=1
+        n_neighbors, the notes' k: the number of neighbours (000: k <= m, the training set
+        size; checked in fit). The notes' k' rule (000, 'The Nearest Neighbour algorithm')
+        takes k' >= k points: every point tied with the k-th.
     metric : {"euclidean", "manhattan", "mahalanobis", "hamming"}, default="euclidean"
         002, 'Nearest neighbors': Euclidean ||x - y|| (the fast gemm path); Manhattan
         sum |x_i - y_i|; Mahalanobis sqrt((x - y)^T S^-1 (x - y)) with S^-1 from
@@ -1014,14 +1030,14 @@ class KNNClassifier(ClassifierMixin, _KNNBase):
     >>> from smml.neighbors import KNNClassifier
     >>> X = np.array([[0.0], [1.0], [2.0], [10.0], [11.0], [12.0]])
     >>> y = np.array([0, 0, 0, 1, 1, 1])
-    >>> clf = KNNClassifier(k=3).fit(X, y)
+    >>> clf = KNNClassifier(n_neighbors=3).fit(X, y)
     >>> clf.predict([[1.5], [9.0]]).tolist()
     [0, 1]
     >>> clf.predict_proba([[5.0]]).round(3).tolist()   # 0.0 and 10.0 tie for 3rd: k' = 4
     [[0.75, 0.25]]
     """
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self: _Self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> _Self:
         """Store the training set (and build the search structures).
 
         Parameters
@@ -1085,7 +1101,7 @@ class KNNClassifier(ClassifierMixin, _KNNBase):
         pred[tied] = self._default
         return pred
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> NDArray[Any]:
         """The notes' k-NN prediction for each row of X.
 
         Parameters
@@ -1121,7 +1137,7 @@ class KNNClassifier(ClassifierMixin, _KNNBase):
                 pred[rows] = self._decide(self._votes(taken, nb))
         return self.classes_[pred]
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         """(Weighted) fraction of the taken points in each class.
 
         Parameters
@@ -1170,12 +1186,12 @@ class KNNRegressor(RegressorMixin, _KNNBase):
     >>> from smml.neighbors import KNNRegressor
     >>> X = np.array([[0.0], [1.0], [2.0], [3.0]])
     >>> y = np.array([0.0, 1.0, 4.0, 9.0])
-    >>> reg = KNNRegressor(k=2).fit(X, y)
+    >>> reg = KNNRegressor(n_neighbors=2).fit(X, y)
     >>> reg.predict([[0.4], [2.6]]).round(3).tolist()
     [0.5, 6.5]
     """
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self: _Self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> _Self:
         """Store the training set (and build the search structures).
 
         Parameters
@@ -1200,7 +1216,7 @@ class KNNRegressor(RegressorMixin, _KNNBase):
         self._y = np.ascontiguousarray(y, dtype=np.float64)
         return self._fit(X, y)
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> NDArray[Any]:
         """The (weighted) mean label of the taken points, for each row of X.
 
         Parameters
@@ -1269,7 +1285,7 @@ class Shard:
     """
 
     def __init__(self, X, y, params, k, offset, classes=None):
-        est = KNNRegressor(**dict(params, k=min(k, X.shape[0])))
+        est = KNNRegressor(**dict(params, n_neighbors=min(k, X.shape[0])))
         if classes is not None:
             codes = np.searchsorted(classes, y)
             est.fit(X, np.zeros(X.shape[0]))

@@ -131,7 +131,7 @@ def knn_error_table(X_train: ArrayLike, y_train: ArrayLike, X_test: ArrayLike, y
     ks = _int_grid(range(1, min(m, 99) + 1, 2) if ks is None else ks, "ks", 1, m)
     train, test = [], []
     for k in ks:
-        clf = KNNClassifier(k=int(k), **params).fit(X_train, y_train)
+        clf = KNNClassifier(n_neighbors=int(k), **params).fit(X_train, y_train)
         train.append(_zero_one(y_train, clf.predict(X_train)))
         test.append(_zero_one(y_test, clf.predict(X_test)))
     return {"k": ks, "train_error": np.array(train), "test_error": np.array(test)}
@@ -682,7 +682,7 @@ def plot_learning_curve(result: LearningCurveResult, ax: Axes | None = None) -> 
     >>> from smml.plot import plot_learning_curve
     >>> from smml.datasets import make_bayes_classification
     >>> X, y, _ = make_bayes_classification(n_samples=80, random_state=0)
-    >>> res = learning_curve(KNNClassifier(k=3), X, y, train_sizes=[10, 20, 40], random_state=0)
+    >>> res = learning_curve(KNNClassifier(n_neighbors=3), X, y, train_sizes=[10, 20, 40], random_state=0)
     >>> ax = plot_learning_curve(res)
     >>> print(type(ax).__name__, len(ax.lines), len(ax.collections))
     Axes 2 1
@@ -731,7 +731,7 @@ def plot_compare(result: CompareResult, names: tuple[str, str] = ("A", "B"), ax:
     >>> from smml.plot import plot_compare
     >>> from smml.datasets import make_bayes_classification
     >>> X, y, _ = make_bayes_classification(n_samples=80, random_state=0)
-    >>> res = compare(KNNClassifier(k=1), KNNClassifier(k=5), X, y, K=5, random_state=0)
+    >>> res = compare(KNNClassifier(n_neighbors=1), KNNClassifier(n_neighbors=5), X, y, K=5, random_state=0)
     >>> ax = plot_compare(res, names=("1-NN", "5-NN"))
     >>> print(type(ax).__name__, len(ax.patches), ax.get_ylabel())
     Axes 5 error(1-NN) - error(5-NN)

@@ -57,7 +57,7 @@ def predict(estimator: Estimator, X: da.Array) -> da.Array:
     >>> import dask.array as da
     >>> from smml.neighbors import KNNClassifier
     >>> from smml.dask import predict
-    >>> clf = KNNClassifier(k=1).fit([[0.0], [1.0], [10.0], [11.0]], [0, 0, 1, 1])
+    >>> clf = KNNClassifier(n_neighbors=1).fit([[0.0], [1.0], [10.0], [11.0]], [0, 0, 1, 1])
     >>> Xd = da.from_array(np.array([[0.5], [9.0], [12.0]]), chunks=2)
     >>> predict(clf, Xd).compute().tolist()
     [0, 1, 1]
@@ -91,7 +91,7 @@ def predict_proba(estimator: Estimator, X: da.Array) -> da.Array:
     >>> import dask.array as da
     >>> from smml.neighbors import KNNClassifier
     >>> from smml.dask import predict_proba
-    >>> clf = KNNClassifier(k=1).fit([[0.0], [1.0], [10.0], [11.0]], [0, 0, 1, 1])
+    >>> clf = KNNClassifier(n_neighbors=1).fit([[0.0], [1.0], [10.0], [11.0]], [0, 0, 1, 1])
     >>> Xd = da.from_array(np.array([[0.5], [9.0], [12.0]]), chunks=2)
     >>> predict_proba(clf, Xd).compute().tolist()
     [[1.0, 0.0], [0.0, 1.0], [0.0, 1.0]]

@@ -19,6 +19,8 @@ from sklearn.utils.multiclass import check_classification_targets
 from smml import neighbors as _neighbors
 from smml._typing import ArrayLike, NDArray
 from smml.base import store_params
+
+_Self = TypeVar("_Self")
 from smml.dask._validation import _as_dask, _check_dask_X, _check_dask_y, _distributed_client, _split_rows, _stacked
 
 
@@ -82,14 +84,15 @@ class _DaskKNNBase(BaseEstimator):
 
     _classifier = False
 
-    def __init__(self, k: int = 1, metric: Literal["euclidean", "manhattan", "mahalanobis", "hamming"] = "euclidean",
-                 weights: Literal["uniform", "distance"] | Callable[..., Any] = "uniform",
-                 metric_params: dict[str, Any] | None = None, algorithm: Literal["auto", "brute", "tree"] = "auto",
-                 n_jobs: int | None = None) -> None:
+    def __init__(self, n_neighbors: int = 1,
+                 metric: Literal["euclidean", "manhattan", "mahalanobis", "hamming"] = "euclidean",
+                 weights: Literal["uniform", "distance", "slide"] | Callable[..., Any] = "uniform",
+                 metric_params: dict[str, Any] | None = None,
+                 algorithm: Literal["auto", "brute", "tree"] = "auto", n_jobs: int | None = None) -> None:
         store_params(self, locals())
 
     def __repr__(self):
-        return f"smml.dask.{type(self).__name__}(k={self.k!r}, metric={self.metric!r})"
+        return f"smml.dask.{type(self).__name__}(n_neighbors={self.n_neighbors!r}, metric={self.metric!r})"
 
     def fit(self: _Self, X: da.Array, y: da.Array | ArrayLike) -> _Self:
         """Shard the training set: one in-memory searcher per worker on a distributed
@@ -116,9 +119,10 @@ class _DaskKNNBase(BaseEstimator):
                              "estimated")
         X = _check_dask_X(X)
         n, d = X.shape
-        if self.k > n:
-            raise ValueError(f"k={self.k} is larger than the number of training points, n_samples={n} "
-                             "(000: k cannot be taken larger than the size of the training set)")
+        if self.n_neighbors > n:
+            raise ValueError(f"n_neighbors={self.n_neighbors} is larger than the number of training "
+                             f"points, n_samples={n} (000: k cannot be taken larger than the size of "
+                             "the training set)")
         y = _check_dask_y(y, n, X.chunks[0])
         classes = None
         if self._classifier:
@@ -140,7 +144,7 @@ class _DaskKNNBase(BaseEstimator):
             bounds = _split_rows(sizes, len(workers))
         else:                       # dask's local schedulers (or no worker known yet)
             bounds = list(range(len(sizes) + 1))
-        shards = [dask.delayed(_fit_shard)(xs[lo:hi], ys[lo:hi], params, self.k, int(offsets[lo]), classes)
+        shards = [dask.delayed(_fit_shard)(xs[lo:hi], ys[lo:hi], params, self.n_neighbors, int(offsets[lo]), classes)
                   for lo, hi in zip(bounds[:-1], bounds[1:])]
         if not workers:
             self.shards_ = list(dask.persist(*shards))
@@ -159,9 +163,10 @@ class _DaskKNNBase(BaseEstimator):
         if not hasattr(self, "shards_"):
             raise ValueError(f"this smml.dask.{type(self).__name__} is not fitted yet: call fit first")
         Xd, lazy = _as_dask(X, self.n_features_in_, f"smml.dask.{type(self).__name__}")
-        k = int(self.k)
-        if not (isinstance(self.k, numbers.Integral) and 1 <= k <= self.n_samples_fit_):
-            raise ValueError(f"k must be an integer in [1, n_samples_fit_={self.n_samples_fit_}], got {self.k!r}")
+        k = int(self.n_neighbors)
+        if not (isinstance(self.n_neighbors, numbers.Integral) and 1 <= k <= self.n_samples_fit_):
+            raise ValueError(f"n_neighbors must be an integer in [1, n_samples_fit_={self.n_samples_fit_}], "
+                             f"got {self.n_neighbors!r}")
         dec = dask.delayed(self._decider, pure=True)
         blocks = []
         for qb, nb in zip(Xd.to_delayed().ravel(), Xd.chunks[0]):
@@ -188,8 +193,9 @@ class KNNClassifier(_DaskKNNBase):
 
     Parameters
     ----------
-    k : int, default=1
-        Number of neighbours (k' >= k takes every point tied with the k-th).
+    n_neighbors : int, default=1
+        n_neighbors, the notes' k: the number of neighbours (k' >= k takes every point tied
+        with the k-th).
     metric : {"euclidean", "manhattan", "mahalanobis", "hamming"}, default="euclidean"
         As :class:`smml.neighbors.KNNClassifier` (Mahalanobis needs ``metric_params``).
     weights : {"uniform", "distance"} or callable, default="uniform"
@@ -229,7 +235,7 @@ class KNNClassifier(_DaskKNNBase):
     >>> from smml.dask import KNNClassifier
     >>> Xd = da.from_array(np.array([[0.0], [1.0], [10.0], [11.0]]), chunks=2)
     >>> yd = da.from_array(np.array([0, 0, 1, 1]), chunks=2)
-    >>> clf = KNNClassifier(k=1).fit(Xd, yd)
+    >>> clf = KNNClassifier(n_neighbors=1).fit(Xd, yd)
     >>> clf.shard_sizes_
     (2, 2)
     >>> clf.predict(np.array([[0.5], [9.0]])).tolist()
@@ -278,8 +284,9 @@ class KNNRegressor(_DaskKNNBase):
 
     Parameters
     ----------
-    k : int, default=1
-        Number of neighbours (k' >= k takes every point tied with the k-th).
+    n_neighbors : int, default=1
+        n_neighbors, the notes' k: the number of neighbours (k' >= k takes every point tied
+        with the k-th).
     metric : {"euclidean", "manhattan", "mahalanobis", "hamming"}, default="euclidean"
         As :class:`smml.neighbors.KNNRegressor` (Mahalanobis needs ``metric_params``).
     weights : {"uniform", "distance"} or callable, default="uniform"
@@ -314,7 +321,7 @@ class KNNRegressor(_DaskKNNBase):
     >>> from smml.dask import KNNRegressor
     >>> Xd = da.from_array(np.array([[0.0], [1.0], [10.0], [11.0]]), chunks=2)
     >>> yd = da.from_array(np.array([0.0, 1.0, 10.0, 11.0]), chunks=2)
-    >>> reg = KNNRegressor(k=2).fit(Xd, yd)
+    >>> reg = KNNRegressor(n_neighbors=2).fit(Xd, yd)
     >>> reg.predict(np.array([[0.4], [10.6]])).round(3).tolist()
     [0.5, 10.5]
     """

@@ -1,4 +1,10 @@
 """AdaBoost (002 "Adaboost"; 003 section 16) and its default weak learner, the decision stump."""
+from __future__ import annotations
+
+from typing import Any, Iterator, Literal, TypeVar
+
+from numpy.typing import ArrayLike, NDArray
+
 import math
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -13,6 +19,8 @@ from smml._validation import (N_JOBS, RANDOM_STATE, InstanceOf, Interval, Option
                               validate_X, validate_X_y)
 from smml.base import ClassifierMixin, SmmlEstimator, store_params
 from smml._binning import sort_columns
+
+_Self = TypeVar("_Self")
 
 
 #: an error within this distance of 1/2 counts as 1/2 (003 Algorithm 5: "stuck")
@@ -159,10 +167,10 @@ class DecisionStump(ClassifierMixin, SmmlEstimator):
 
     _parameter_spec = {"n_jobs": N_JOBS}
 
-    def __init__(self, n_jobs=None):
+    def __init__(self, n_jobs: int | None = None) -> None:
         self.n_jobs = n_jobs
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self: _Self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> _Self:
         """Find the stump of smallest weighted training error.
 
         Parameters
@@ -205,7 +213,7 @@ class DecisionStump(ClassifierMixin, SmmlEstimator):
         return np.where(X[:, self.feature_] > self.threshold_, self.right_class_, self.left_class_)
 
     @property
-    def feature_importances_(self):
+    def feature_importances_(self) -> NDArray[np.float64]:
         """1 for the tested feature, 0 elsewhere (all zeros for the constant stump, whose two
         sides predict the same class): a stump's whole decrease of the error is its one test."""
         check_is_fitted(self)
@@ -214,7 +222,7 @@ class DecisionStump(ClassifierMixin, SmmlEstimator):
             imp[self.feature_] = 1.0
         return imp
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> NDArray[Any]:
         """The stump's label for each row of X.
 
         Parameters
@@ -341,11 +349,13 @@ class AdaBoostClassifier(ClassifierMixin, SmmlEstimator):
                        "n_estimators": Interval(int, 1, None),
                        "n_jobs": N_JOBS, "random_state": RANDOM_STATE, "verbose": VERBOSE}
 
-    def __init__(self, estimator=None, n_estimators=50, n_jobs=None, random_state=None, verbose=0):
+    def __init__(self, estimator: Any = None, n_estimators: int = 50, n_jobs: int | None = None,
+                 random_state: int | np.random.RandomState | np.random.Generator | None = None,
+                 verbose: bool | int | Literal["auto"] = 0) -> None:
         store_params(self, locals())
 
     # -- fitting -----------------------------------------------------------
-    def fit(self, X, y, sample_weight=None):
+    def fit(self: _Self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> _Self:
         """Run the boosting rounds on the training set.
 
         Parameters
@@ -558,7 +568,7 @@ class AdaBoostClassifier(ClassifierMixin, SmmlEstimator):
             else:
                 yield wt, np.asarray(est.predict(X)).astype(np.intp)
 
-    def decision_function(self, X):
+    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
         """F(x) = sum_i w_i h_i(x) (two classes; > 0 favours ``classes_[1]``), or the SAMME scores.
 
         Parameters
@@ -606,7 +616,7 @@ class AdaBoostClassifier(ClassifierMixin, SmmlEstimator):
             return self.classes_[(S > 0).astype(np.intp)]       # sgn(0) = -1 (000): classes_[0]
         return self.classes_[np.argmax(S, axis=1)]
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> NDArray[Any]:
         """f(x) = sgn(sum_i w_i h_i(x)), sgn(0) = -1 (``classes_[0]``, 000); SAMME: argmax of the scores.
 
         Parameters
@@ -621,7 +631,7 @@ class AdaBoostClassifier(ClassifierMixin, SmmlEstimator):
         """
         return self._to_labels(self.decision_function(X))
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         """Class probabilities in scikit-learn's SAMME convention (``AdaBoostClassifier``):
         with A = sum_i w_i, two classes P(classes_[1] | x) = sigmoid(2 F(x) / A), F the
         ``decision_function``; K classes the softmax of (K S_k(x) - A) / ((K - 1)^2 A), S_k the
@@ -658,7 +668,7 @@ class AdaBoostClassifier(ClassifierMixin, SmmlEstimator):
         P /= P.sum(axis=1, keepdims=True)
         return P
 
-    def predict_log_proba(self, X):
+    def predict_log_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         """The log of :meth:`predict_proba`.
 
         Parameters
@@ -675,7 +685,7 @@ class AdaBoostClassifier(ClassifierMixin, SmmlEstimator):
             return np.log(self.predict_proba(X))
 
     @property
-    def feature_importances_(self):
+    def feature_importances_(self) -> NDArray[np.float64]:
         """The rounds' weak learners' ``feature_importances_`` averaged with the weights w_i
         (scikit-learn's AdaBoost convention); for stumps, each feature's share of the total
         weight of the rounds that test it."""
@@ -693,7 +703,7 @@ class AdaBoostClassifier(ClassifierMixin, SmmlEstimator):
             imp += w * np.asarray(fi, dtype=np.float64)
         return imp / A
 
-    def staged_decision_function(self, X):
+    def staged_decision_function(self, X: ArrayLike) -> Iterator[NDArray[np.float64]]:
         """The :meth:`decision_function` of the combined classifier after each round 1..T.
 
         Parameters
@@ -710,7 +720,7 @@ class AdaBoostClassifier(ClassifierMixin, SmmlEstimator):
         X = validate_X(self, X, dtype="floating")
         yield from self._staged_scores(X)
 
-    def staged_predict(self, X):
+    def staged_predict(self, X: ArrayLike) -> Iterator[NDArray[Any]]:
         """Predictions of the combined classifier after each round 1..T.
 
         Parameters
@@ -726,7 +736,8 @@ class AdaBoostClassifier(ClassifierMixin, SmmlEstimator):
         for S in self.staged_decision_function(X):
             yield self._to_labels(S)
 
-    def staged_score(self, X, y, sample_weight=None):
+    def staged_score(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
+                    ) -> Iterator[float]:
         """Accuracy of the combined classifier after each round 1..T.
 
         Parameters

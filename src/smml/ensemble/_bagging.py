@@ -1,4 +1,10 @@
 """Bagging (002 "Random forests" / "Bagging"; 003 section 16)."""
+from __future__ import annotations
+
+from typing import Any, Literal, TypeVar
+
+from numpy.typing import ArrayLike, NDArray
+
 import copy
 import numbers
 import operator
@@ -11,6 +17,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import has_fit_parameter
 
+from smml._class_weight import CLASS_WEIGHT_SUBSAMPLE, class_weights, weighted_by_class
 from smml._core import _tree_predict, _tree
 from smml._progress import VERBOSE, progress
 from smml._random import seeded_clone
@@ -20,6 +27,8 @@ from smml._validation import (N_JOBS, RANDOM_STATE, InstanceOf, Interval, Option
                               validate_X_y)
 from smml.base import ClassifierMixin, RegressorMixin, SmmlEstimator
 from smml.tree import TreeClassifier, TreeRegressor
+
+_Self = TypeVar("_Self")
 
 
 def _bootstrap_size(max_samples, m):
@@ -211,7 +220,7 @@ def _rebase_categories(trees, nodes, bits):
 
 def _fit_member_task(ensemble, est, X, y, idx, sw):
     """One member's fit as a joblib task (a module-level function: picklable)."""
-    return ensemble._fit_member(est, X, y, idx, sw)
+    return ensemble._fit_member(est, X, y, idx, ensemble._member_weights(y, idx, sw))
 
 
 class _BaseBagging(SmmlEstimator):
@@ -239,7 +248,7 @@ class _BaseBagging(SmmlEstimator):
     def _n_draw(self, m):
         return _bootstrap_size(self.max_samples, m)
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self: _Self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> _Self:
         """Draw the T bootstrap samples and fit one predictor on each.
 
         Parameters
@@ -270,6 +279,9 @@ class _BaseBagging(SmmlEstimator):
             yt = y
         m = X.shape[0]
         sw = None if sample_weight is None else validate_sample_weight(sample_weight, m)
+        cw = getattr(self, "class_weight", None) if self._classifier else None
+        if cw is not None and not (isinstance(cw, str) and cw == "balanced_subsample"):
+            sw = weighted_by_class(sw, cw, self.classes_, yt)
         rng = check_random_state(self.random_state)
         T, k = self.n_estimators, self._n_draw(m)
         if T * k > MAX_BOOTSTRAP_DRAWS:
@@ -308,8 +320,9 @@ class _BaseBagging(SmmlEstimator):
         self.estimators_samples_ = samples        # the new members' (all of them after the fits)
         proto = [self._make_estimator(s) for s in seeds]
         T = len(proto)
-        if sw is not None and not has_fit_parameter(proto[0], "sample_weight"):
-            raise ValueError(f"{type(proto[0]).__name__} does not accept sample_weight")
+        if (sw is not None or cw is not None) and not has_fit_parameter(proto[0], "sample_weight"):
+            raise ValueError(f"{type(proto[0]).__name__} does not accept sample_weight"
+                             + (" (class_weight needs it)" if cw is not None else ""))
 
         desc = f"{type(self).__name__} fits"
         n_threads = min(self._n_threads(), T)
@@ -328,7 +341,8 @@ class _BaseBagging(SmmlEstimator):
             shared = self._shared(X, proto[0])
 
             def fit_one(t):
-                return self._fit_member(proto[t], X, yt, self.estimators_samples_[t], sw, shared)
+                idx = self.estimators_samples_[t]
+                return self._fit_member(proto[t], X, yt, idx, self._member_weights(yt, idx, sw), shared)
 
             if n_threads > 1:
                 with ThreadPoolExecutor(max_workers=n_threads) as pool:
@@ -344,6 +358,17 @@ class _BaseBagging(SmmlEstimator):
         if self.oob_score:
             self._set_oob(X, yt, m)
         return self
+
+    def _member_weights(self, yt, idx, sw):
+        """A member's sample weights: ``sw`` (None: no weights), times, for
+        ``class_weight="balanced_subsample"``, the "balanced" weights of the classes computed on
+        the member's bootstrap sample ``idx`` (repeats counted; a class absent from it weighs 0),
+        as scikit-learn's forests."""
+        cw = getattr(self, "class_weight", None) if self._classifier else None
+        if not (isinstance(cw, str) and cw == "balanced_subsample"):
+            return sw
+        w = class_weights(cw, self.classes_, yt[idx])[yt]
+        return w if sw is None else w * sw
 
     def _shared(self, X, est):
         """What the members' fits in this process share, computed once for all of them (None:
@@ -462,7 +487,7 @@ class _BaggingClassifierMixin:
             votes[rows, p] += 1.0
         return votes
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         """Fraction of the T predictors voting for each class (the vote shares).
 
         Parameters
@@ -477,7 +502,7 @@ class _BaggingClassifierMixin:
         """
         return self._votes(X) / len(self.estimators_)
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> NDArray[Any]:
         """Majority vote of the T predictors; a tied vote goes to the smallest class in ``classes_``.
 
         Parameters
@@ -497,7 +522,7 @@ class _BaggingClassifierMixin:
 class _BaggingRegressorMixin:
     _classifier = False
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> NDArray[Any]:
         """Mean of the T predictors' outputs (002 "Random forests": regression returns the mean).
 
         Parameters
@@ -576,6 +601,12 @@ class BaggingClassifier(_BaggingClassifierMixin, ClassifierMixin, _BaseBagging):
     verbose : bool, int or "auto", default=0
         A progress bar of the T fits on stderr (1), none (0), or one only when stderr is a
         terminal ("auto").
+    class_weight : dict, "balanced", "balanced_subsample" or None, default=None
+        Weights of the classes, multiplying the sample weights (scikit-learn's semantics;
+        the members must accept ``sample_weight``): a dict ``{label: weight}`` (missing labels
+        weigh 1), or "balanced": class c weighs ``n_samples / (n_classes * n_c)``, n_c its
+        number of training examples; "balanced_subsample": the same computed on each
+        bootstrap sample (repeats counted) for its member. None: every class weighs 1.
 
     Attributes
     ----------
@@ -611,10 +642,14 @@ class BaggingClassifier(_BaggingClassifierMixin, ClassifierMixin, _BaseBagging):
     [0, 1]
     """
 
-    _parameter_spec = _BAGGING_SPEC
+    _parameter_spec = dict(_BAGGING_SPEC, class_weight=CLASS_WEIGHT_SUBSAMPLE)
 
-    def __init__(self, estimator=None, n_estimators=10, max_samples=1.0, oob_score=False,
-                 warm_start=False, n_jobs=None, random_state=None, verbose=0):
+    def __init__(self, estimator: Any = None, n_estimators: int = 10, max_samples: int | float = 1.0,
+                 oob_score: bool = False, warm_start: bool = False, n_jobs: int | None = None,
+                 random_state: int | np.random.RandomState | np.random.Generator | None = None,
+                 verbose: bool | int | Literal["auto"] = 0,
+                 class_weight: dict[Any, float] | Literal["balanced", "balanced_subsample"] | None = None
+                ) -> None:
         self.estimator = estimator
         self.n_estimators = n_estimators
         self.max_samples = max_samples
@@ -623,6 +658,7 @@ class BaggingClassifier(_BaggingClassifierMixin, ClassifierMixin, _BaseBagging):
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
+        self.class_weight = class_weight
 
 
 class BaggingRegressor(_BaggingRegressorMixin, RegressorMixin, _BaseBagging):
@@ -684,8 +720,10 @@ class BaggingRegressor(_BaggingRegressorMixin, RegressorMixin, _BaseBagging):
 
     _parameter_spec = _BAGGING_SPEC
 
-    def __init__(self, estimator=None, n_estimators=10, max_samples=1.0, oob_score=False,
-                 warm_start=False, n_jobs=None, random_state=None, verbose=0):
+    def __init__(self, estimator: Any = None, n_estimators: int = 10, max_samples: int | float = 1.0,
+                 oob_score: bool = False, warm_start: bool = False, n_jobs: int | None = None,
+                 random_state: int | np.random.RandomState | np.random.Generator | None = None,
+                 verbose: bool | int | Literal["auto"] = 0) -> None:
         self.estimator = estimator
         self.n_estimators = n_estimators
         self.max_samples = max_samples

@@ -1,8 +1,14 @@
 """Random forests: bagging of smml's CART trees (002 "Random forests")."""
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from numpy.typing import NDArray
 
 import numpy as np
 
 from smml._binning import sort_columns_ranked
+from smml._class_weight import CLASS_WEIGHT_SUBSAMPLE
 from smml._core import _tree
 from smml._progress import VERBOSE
 from smml._validation import (N_JOBS, RANDOM_STATE, Interval, Options, check_is_fitted)
@@ -87,7 +93,7 @@ class _BaseForest(_BaseBagging):
                              splitter=splitter, random_state=seed, n_jobs=1)
 
     @property
-    def feature_importances_(self):
+    def feature_importances_(self) -> NDArray[np.float64]:
         """Mean over the trees of each tree's normalised total decrease of the training
         objective (sum_leaves N psi) made by the splits on each feature (scikit-learn's MDI)."""
         check_is_fitted(self)
@@ -145,6 +151,12 @@ class RandomForestClassifier(_BaggingClassifierMixin, ClassifierMixin, _BaseFore
     verbose : bool, int or "auto", default=0
         A progress bar of the tree fits on stderr (1), none (0), or one only
         when stderr is a terminal ("auto").
+    class_weight : dict, "balanced", "balanced_subsample" or None, default=None
+        Weights of the classes, multiplying the sample weights (scikit-learn's semantics):
+        a dict ``{label: weight}`` (missing labels weigh 1), or "balanced": class c weighs
+        ``n_samples / (n_classes * n_c)``, n_c its number of training examples;
+        "balanced_subsample": the same computed on each tree's bootstrap sample (repeats
+        counted; a class absent from it weighs 0). None: every class weighs 1.
 
     Attributes
     ----------
@@ -180,11 +192,18 @@ class RandomForestClassifier(_BaggingClassifierMixin, ClassifierMixin, _BaseFore
     (3,)
     """
 
-    _parameter_spec = dict(_FOREST_SPEC, criterion=Options("gini", "entropy", "error", "sqrt"))
+    _parameter_spec = dict(_FOREST_SPEC, criterion=Options("gini", "entropy", "error", "sqrt"),
+                           class_weight=CLASS_WEIGHT_SUBSAMPLE)
 
-    def __init__(self, n_estimators=100, criterion="gini", max_depth=None, min_samples_split=2,
-                 min_samples_leaf=1, max_features="sqrt", max_samples=None, splitter="auto",
-                 oob_score=False, warm_start=False, n_jobs=None, random_state=None, verbose=0):
+    def __init__(self, n_estimators: int = 100, criterion: str = "gini", max_depth: int | None = None,
+                 min_samples_split: int = 2, min_samples_leaf: int = 1,
+                 max_features: int | float | Literal["sqrt", "log2"] | None = "sqrt",
+                 max_samples: int | float | None = None, splitter: Literal["auto", "exact", "hist"] = "auto",
+                 oob_score: bool = False, warm_start: bool = False, n_jobs: int | None = None,
+                 random_state: int | np.random.RandomState | np.random.Generator | None = None,
+                 verbose: bool | int | Literal["auto"] = 0,
+                 class_weight: dict[Any, float] | Literal["balanced", "balanced_subsample"] | None = None
+                ) -> None:
         store_params(self, locals())
 
 
@@ -259,9 +278,13 @@ class RandomForestRegressor(_BaggingRegressorMixin, RegressorMixin, _BaseForest)
 
     _parameter_spec = dict(_FOREST_SPEC, criterion=Options("squared_error"))
 
-    def __init__(self, n_estimators=100, criterion="squared_error", max_depth=None, min_samples_split=2,
-                 min_samples_leaf=1, max_features=1.0, max_samples=None, splitter="auto",
-                 oob_score=False, warm_start=False, n_jobs=None, random_state=None, verbose=0):
+    def __init__(self, n_estimators: int = 100, criterion: str = "squared_error",
+                 max_depth: int | None = None, min_samples_split: int = 2, min_samples_leaf: int = 1,
+                 max_features: int | float | Literal["sqrt", "log2"] | None = 1.0,
+                 max_samples: int | float | None = None, splitter: Literal["auto", "exact", "hist"] = "auto",
+                 oob_score: bool = False, warm_start: bool = False, n_jobs: int | None = None,
+                 random_state: int | np.random.RandomState | np.random.Generator | None = None,
+                 verbose: bool | int | Literal["auto"] = 0) -> None:
         self.n_estimators = n_estimators
         self.criterion = criterion
         self.max_depth = max_depth

@@ -49,6 +49,11 @@ Choices where the notes are silent (a scikit-learn / xgboost user's expectations
 - Ties: the lowest feature, then the lowest threshold / shortest prefix of the category
   ordering (categories ordered by G/H, the tree module's rule for regression).
 """
+from __future__ import annotations
+
+from typing import Any, Callable, Iterator, Literal, TypeVar
+
+from numpy.typing import ArrayLike, NDArray
 
 import warnings
 
@@ -67,6 +72,8 @@ from smml.base import ClassifierMixin, RegressorMixin, SmmlEstimator, store_para
 from smml.tree import Tree
 
 __all__ = ["GradientBoostingRegressor", "GradientBoostingClassifier"]
+
+_Self = TypeVar("_Self")
 
 #: work of one split's pass worth a thread of its own (threads_for): rows x features of the
 #: histogram plus features x bins of each scan.  The best of 8192 ... 2^19 in sweeps with smml's
@@ -420,7 +427,7 @@ class _BaseGradientBoosting(CategoricalMixin, SmmlEstimator):   # categorical co
             yield F
 
     @property
-    def feature_importances_(self):
+    def feature_importances_(self) -> NDArray[np.float64]:
         """Each feature's importance, normalised to sum 1, as ``importance_type`` says:
         "gain" (default), the total gain of the splits on it (002 "XGBoost" gain; xgboost's
         "total_gain", LightGBM's "gain"); "split", how many splits test it (xgboost's
@@ -546,14 +553,20 @@ class GradientBoostingRegressor(RegressorMixin, _BaseGradientBoosting):
 
     _loss_options = ("squared_error", "half_squared_error")
 
-    def __init__(self, loss="squared_error", *, n_estimators=100, learning_rate=0.3, max_depth=6,
-                 max_leaf_nodes=None, reg_lambda=1.0, gamma=0.0, min_child_weight=1.0, subsample=1.0,
-                 colsample_bytree=1.0, max_bins=256, categorical_features="from_dtype", early_stopping=False,
-                 validation_fraction=0.1, n_iter_no_change=10, tol=1e-7, warm_start=False,
-                 importance_type="gain", random_state=None, n_jobs=None, verbose=0):
+    def __init__(self, loss: str | Callable[..., Any] = "squared_error", *, n_estimators: int = 100,
+                 learning_rate: float = 0.3, max_depth: int | None = 6, max_leaf_nodes: int | None = None,
+                 reg_lambda: float = 1.0, gamma: float = 0.0, min_child_weight: float = 1.0,
+                 subsample: float = 1.0, colsample_bytree: float = 1.0, max_bins: int = 256,
+                 categorical_features: Literal["from_dtype"] | ArrayLike | None = "from_dtype",
+                 early_stopping: bool = False, validation_fraction: float = 0.1, n_iter_no_change: int = 10,
+                 tol: float = 1e-7, warm_start: bool = False,
+                 importance_type: Literal["gain", "split"] = "gain",
+                 random_state: int | np.random.RandomState | np.random.Generator | None = None,
+                 n_jobs: int | None = None, verbose: bool | int | Literal["auto"] = 0) -> None:
         store_params(self, locals())
 
-    def fit(self, X, y, sample_weight=None, eval_set=None):
+    def fit(self: _Self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None,
+            eval_set: list[tuple[Any, ...]] | None = None) -> _Self:
         """Fit the boosting rounds.
 
         Parameters
@@ -577,7 +590,7 @@ class GradientBoostingRegressor(RegressorMixin, _BaseGradientBoosting):
         """
         return self._fit(X, y, sample_weight, classifier=False, eval_set=eval_set)
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> NDArray[Any]:
         """The scores F(x) of the kept rounds.
 
         Parameters
@@ -593,7 +606,7 @@ class GradientBoostingRegressor(RegressorMixin, _BaseGradientBoosting):
         X = self._validate_predict(X)
         return self._raw(X)[:, 0]
 
-    def staged_predict(self, X):
+    def staged_predict(self, X: ArrayLike) -> Iterator[NDArray[Any]]:
         """Predictions after each round.
 
         Parameters
@@ -720,14 +733,20 @@ class GradientBoostingClassifier(ClassifierMixin, _BaseGradientBoosting):
 
     _loss_options = ("log_loss",)
 
-    def __init__(self, loss="log_loss", *, n_estimators=100, learning_rate=0.3, max_depth=6,
-                 max_leaf_nodes=None, reg_lambda=1.0, gamma=0.0, min_child_weight=1.0, subsample=1.0,
-                 colsample_bytree=1.0, max_bins=256, categorical_features="from_dtype", early_stopping=False,
-                 validation_fraction=0.1, n_iter_no_change=10, tol=1e-7, warm_start=False,
-                 importance_type="gain", random_state=None, n_jobs=None, verbose=0):
+    def __init__(self, loss: str | Callable[..., Any] = "log_loss", *, n_estimators: int = 100,
+                 learning_rate: float = 0.3, max_depth: int | None = 6, max_leaf_nodes: int | None = None,
+                 reg_lambda: float = 1.0, gamma: float = 0.0, min_child_weight: float = 1.0,
+                 subsample: float = 1.0, colsample_bytree: float = 1.0, max_bins: int = 256,
+                 categorical_features: Literal["from_dtype"] | ArrayLike | None = "from_dtype",
+                 early_stopping: bool = False, validation_fraction: float = 0.1, n_iter_no_change: int = 10,
+                 tol: float = 1e-7, warm_start: bool = False,
+                 importance_type: Literal["gain", "split"] = "gain",
+                 random_state: int | np.random.RandomState | np.random.Generator | None = None,
+                 n_jobs: int | None = None, verbose: bool | int | Literal["auto"] = 0) -> None:
         store_params(self, locals())
 
-    def fit(self, X, y, sample_weight=None, eval_set=None):
+    def fit(self: _Self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None,
+            eval_set: list[tuple[Any, ...]] | None = None) -> _Self:
         """Fit the boosting rounds.
 
         Parameters
@@ -751,7 +770,7 @@ class GradientBoostingClassifier(ClassifierMixin, _BaseGradientBoosting):
         """
         return self._fit(X, y, sample_weight, classifier=True, eval_set=eval_set)
 
-    def decision_function(self, X):
+    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
         """Raw scores F(x): log-odds of ``classes_[1]`` for two classes, class scores for more.
 
         Parameters
@@ -780,7 +799,7 @@ class GradientBoostingClassifier(ClassifierMixin, _BaseGradientBoosting):
             return self.classes_[(F[:, 0] > 0.0).astype(np.intp)]
         return self.classes_[np.argmax(F, axis=1)]
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         """Class probabilities: the sigmoid (two classes) or softmax of the scores F(x).
 
         Parameters
@@ -796,7 +815,7 @@ class GradientBoostingClassifier(ClassifierMixin, _BaseGradientBoosting):
         X = self._validate_predict(X)
         return self._proba(self._raw(X))
 
-    def predict_log_proba(self, X):
+    def predict_log_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         """The log of :meth:`predict_proba`.
 
         Parameters
@@ -812,7 +831,7 @@ class GradientBoostingClassifier(ClassifierMixin, _BaseGradientBoosting):
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> NDArray[Any]:
         """The most probable class (F > 0 for two classes; ties: the first class).
 
         Parameters
@@ -828,7 +847,7 @@ class GradientBoostingClassifier(ClassifierMixin, _BaseGradientBoosting):
         X = self._validate_predict(X)
         return self._label(self._raw(X))
 
-    def staged_predict(self, X):
+    def staged_predict(self, X: ArrayLike) -> Iterator[NDArray[Any]]:
         """Predicted labels after each round.
 
         Parameters
@@ -844,7 +863,7 @@ class GradientBoostingClassifier(ClassifierMixin, _BaseGradientBoosting):
         for F in self._staged_raw(X):
             yield self._label(F)
 
-    def staged_predict_proba(self, X):
+    def staged_predict_proba(self, X: ArrayLike) -> Iterator[NDArray[np.float64]]:
         """Class probabilities after each round.
 
         Parameters

@@ -1,4 +1,10 @@
 """The tree estimators of :mod:`smml.tree`: parameters, fit (the growth kernels), predict."""
+from __future__ import annotations
+
+from typing import Any, Literal, TypeVar
+
+from numpy.typing import ArrayLike, NDArray
+
 import math
 import numbers
 
@@ -7,6 +13,7 @@ import numpy as np
 import smml.tree as _package   # the growth's tunables, read at fit time (see smml/tree/__init__.py)
 from smml._binning import bin_features, sort_columns
 from smml._categorical import CategoricalMixin
+from smml._class_weight import CLASS_WEIGHT, weighted_by_class
 from smml._core import _tree_predict, _tree
 from smml._random import seed64
 from smml._threads import threads_for
@@ -19,6 +26,8 @@ from smml.tree._pruning import _REP_PRUNING, _OccamPruningMixin, _ReducedErrorPr
 from smml.tree._tree_record import Tree
 
 __all__ = ["TreeClassifier", "TreeRegressor"]
+
+_Self = TypeVar("_Self")
 
 _MAX_SAMPLES = 2**30 - 1        # node ids (< 2n) are int32 in the node records
 _SPLIT_SCORES = ("weighted", "002")     # split_score: 000's weighted decrease, 002's slide formulas
@@ -83,7 +92,7 @@ class _BaseTree(CategoricalMixin, _ReducedErrorPruningMixin, _TextExportMixin, S
         return self._spec()
 
     @property
-    def feature_importances_(self):
+    def feature_importances_(self) -> NDArray[np.float64]:
         """Each feature's share of the decrease of the training objective (sum over the
         leaves of N psi, 000 'Tree Predictors') made by the splits that test it, summed over
         those nodes and normalised to sum 1 (scikit-learn's mean decrease in impurity, MDI;
@@ -125,6 +134,8 @@ class _BaseTree(CategoricalMixin, _ReducedErrorPruningMixin, _TextExportMixin, S
         self.categories_ = {}
         self.n_features_in_ = X.shape[1] if presorted is None else presorted[1].shape[0]
         ycls, yreg, n_classes = self._encoded_targets(y, classes)
+        if getattr(self, "class_weight", None) is not None:
+            sample_weight = weighted_by_class(sample_weight, self.class_weight, self.classes_, ycls)
         self.tree_ = self._fit_arrays(X, ycls, yreg, n_classes,
                                       np.ascontiguousarray(sample_weight, dtype=np.float64), self._seed(),
                                       presorted)
@@ -240,7 +251,7 @@ class _BaseTree(CategoricalMixin, _ReducedErrorPruningMixin, _TextExportMixin, S
         Xe = self._encode_categorical(X, fit=False)
         return validate_X(self, Xe, reset=False, dtype="floating")
 
-    def apply(self, X):
+    def apply(self, X: ArrayLike) -> NDArray[np.intp]:
         """Index (in ``tree_``) of the leaf each row is routed to (000: "x is routed to l").
 
         Parameters
@@ -263,7 +274,7 @@ class _BaseTree(CategoricalMixin, _ReducedErrorPruningMixin, _TextExportMixin, S
                             threads_for(self._n_threads, X.shape[0], _PREDICT_GRAIN))
         return out
 
-    def get_depth(self):
+    def get_depth(self) -> int:
         """The depth of the fitted tree (0 for a single leaf).
 
         Returns
@@ -274,7 +285,7 @@ class _BaseTree(CategoricalMixin, _ReducedErrorPruningMixin, _TextExportMixin, S
         check_is_fitted(self, "tree_")
         return self.tree_.max_depth
 
-    def get_n_leaves(self):
+    def get_n_leaves(self) -> int:
         """The number of leaves of the fitted tree.
 
         Returns
@@ -349,6 +360,11 @@ class TreeClassifier(ClassifierMixin, _OccamPruningMixin, _RulesExportMixin, _Ba
         "gini"); a split is then made when its score is positive (above 1e-12) and at least
         ``min_impurity_decrease``.  "002" needs the exact splitter ("auto" resolves to it) and
         numerical features only (ValueError otherwise).
+    class_weight : dict, "balanced" or None, default=None
+        Weights of the classes, with scikit-learn's semantics: each example's sample weight
+        is multiplied by the weight of its class; a dict ``{label: weight}`` (missing labels
+        weigh 1), or "balanced": class c weighs ``n_samples / (n_classes * n_c)``, n_c its
+        number of examples (unweighted). None: every class weighs 1.
 
     Attributes
     ----------
@@ -390,11 +406,16 @@ class TreeClassifier(ClassifierMixin, _OccamPruningMixin, _RulesExportMixin, _Ba
     _criteria = ("gini", "entropy", "error", "sqrt")
     _prunings = (None, "reduced_error", "reduced_error_no_worse", "occam")
 
-    def __init__(self, criterion="gini", *, splitter="auto", growth="best", max_depth=None,
-                 min_samples_split=2, min_samples_leaf=1, min_impurity_decrease=0.0,
-                 max_leaf_nodes=None, max_features=None, max_bins=255, categorical_features=None,
-                 pruning=None, validation_fraction=0.2, delta=0.05, random_state=None, n_jobs=None,
-                 split_score="weighted"):
+    def __init__(self, criterion: str = "gini", *, splitter: Literal["auto", "exact", "hist"] = "auto",
+                 growth: Literal["best", "depth"] = "best", max_depth: int | None = None,
+                 min_samples_split: int = 2, min_samples_leaf: int = 1, min_impurity_decrease: float = 0.0,
+                 max_leaf_nodes: int | None = None,
+                 max_features: int | float | Literal["sqrt", "log2"] | None = None, max_bins: int = 255,
+                 categorical_features: Literal["from_dtype"] | ArrayLike | None = None,
+                 pruning: str | None = None, validation_fraction: float = 0.2, delta: float = 0.05,
+                 random_state: int | np.random.RandomState | np.random.Generator | None = None,
+                 n_jobs: int | None = None, split_score: Literal["weighted", "002"] = "weighted",
+                 class_weight: dict[Any, float] | Literal["balanced"] | None = None) -> None:
         self.criterion = criterion
         self.splitter = splitter
         self.growth = growth
@@ -412,8 +433,12 @@ class TreeClassifier(ClassifierMixin, _OccamPruningMixin, _RulesExportMixin, _Ba
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.split_score = split_score
+        self.class_weight = class_weight
 
-    def fit(self, X, y, sample_weight=None):
+    def _spec(self):
+        return dict(super()._spec(), class_weight=CLASS_WEIGHT)
+
+    def fit(self: _Self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> _Self:
         """Grow the tree on (X, y).
 
         Parameters
@@ -423,7 +448,7 @@ class TreeClassifier(ClassifierMixin, _OccamPruningMixin, _RulesExportMixin, _Ba
         y : array-like of shape (n_samples,)
             Training labels.
         sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative example weights; None: all 1.
+            Non-negative example weights; None: all 1 (times ``class_weight``).
 
         Returns
         -------
@@ -435,6 +460,7 @@ class TreeClassifier(ClassifierMixin, _OccamPruningMixin, _RulesExportMixin, _Ba
         sw = validate_sample_weight(sample_weight, X.shape[0])
         self.classes_, yenc = encode_classes(y)
         self.n_classes_ = len(self.classes_)
+        sw = weighted_by_class(sw, self.class_weight, self.classes_, yenc)
         seed = self._seed()
         if self.pruning in _REP_PRUNING:
             tr, va = self._holdout(X.shape[0], seed)
@@ -460,7 +486,7 @@ class TreeClassifier(ClassifierMixin, _OccamPruningMixin, _RulesExportMixin, _Ba
         w = v.sum(axis=1, keepdims=True)
         self._node_proba = np.divide(v, w, out=np.full_like(v, 1.0 / v.shape[1]), where=w > 0)
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> NDArray[Any]:
         """The label of the leaf each row is routed to (its most frequent training label).
 
         Parameters
@@ -476,7 +502,7 @@ class TreeClassifier(ClassifierMixin, _OccamPruningMixin, _RulesExportMixin, _Ba
         X = self._validate_predict(X)
         return self.classes_[self._node_label[self._apply(X)]]
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         """Weighted class proportions of the leaf each row is routed to.
 
         Parameters
@@ -492,7 +518,7 @@ class TreeClassifier(ClassifierMixin, _OccamPruningMixin, _RulesExportMixin, _Ba
         X = self._validate_predict(X)
         return self._node_proba[self._apply(X)]
 
-    def predict_log_proba(self, X):
+    def predict_log_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         """The log of :meth:`predict_proba`.
 
         Parameters
@@ -619,11 +645,16 @@ class TreeRegressor(RegressorMixin, _BaseTree):
     _criteria = ("squared_error",)
     _prunings = (None, "reduced_error", "reduced_error_no_worse")
 
-    def __init__(self, criterion="squared_error", *, splitter="auto", growth="best", max_depth=None,
-                 min_samples_split=2, min_samples_leaf=1, min_impurity_decrease=0.0,
-                 max_leaf_nodes=None, max_features=None, max_bins=255, categorical_features=None,
-                 pruning=None, validation_fraction=0.2, delta=0.05, random_state=None, n_jobs=None,
-                 split_score="weighted"):
+    def __init__(self, criterion: str = "squared_error", *,
+                 splitter: Literal["auto", "exact", "hist"] = "auto",
+                 growth: Literal["best", "depth"] = "best", max_depth: int | None = None,
+                 min_samples_split: int = 2, min_samples_leaf: int = 1, min_impurity_decrease: float = 0.0,
+                 max_leaf_nodes: int | None = None,
+                 max_features: int | float | Literal["sqrt", "log2"] | None = None, max_bins: int = 255,
+                 categorical_features: Literal["from_dtype"] | ArrayLike | None = None,
+                 pruning: str | None = None, validation_fraction: float = 0.2, delta: float = 0.05,
+                 random_state: int | np.random.RandomState | np.random.Generator | None = None,
+                 n_jobs: int | None = None, split_score: Literal["weighted", "002"] = "weighted") -> None:
         self.criterion = criterion
         self.splitter = splitter
         self.growth = growth
@@ -642,7 +673,7 @@ class TreeRegressor(RegressorMixin, _BaseTree):
         self.n_jobs = n_jobs
         self.split_score = split_score
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self: _Self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> _Self:
         """Grow the tree on (X, y).
 
         Parameters
@@ -675,7 +706,7 @@ class TreeRegressor(RegressorMixin, _BaseTree):
     def _encoded_targets(self, y, classes):
         return np.zeros(1, np.intp), np.ascontiguousarray(y, dtype=np.float64), 0
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> NDArray[Any]:
         """The weighted mean target of the leaf each row is routed to.
 
         Parameters

@@ -1,5 +1,10 @@
 """The fitted trees of :mod:`smml.tree` as text: ``export_text`` (both trees) and the
 classifier's DNF formula ``export_rules`` (000 "Tree Predictors"), as mixins."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+
 import numbers
 
 import numpy as np
@@ -11,7 +16,7 @@ class _TextExportMixin:
     """export_text and the test / feature-name formatting it shares with export_rules; the
     estimator supplies ``_leaf_text(v, decimals)``."""
 
-    def export_text(self, feature_names=None, decimals=4):
+    def export_text(self, feature_names: Sequence[str] | None = None, decimals: int = 4) -> str:
         """The tree as indented text, one test or leaf per line, with feature names.
 
         Parameters
@@ -77,7 +82,8 @@ class _TextExportMixin:
 class _RulesExportMixin:
     """export_rules (the classifier's)."""
 
-    def export_rules(self, class_label=None, feature_names=None, decimals=4):
+    def export_rules(self, class_label: Any = None, feature_names: Sequence[str] | None = None,
+                     decimals: int = 4) -> str:
         """The classifier as a DNF formula for one class (000 "Tree Predictors").
 
         The disjunction, over the leaves labelled ``class_label``, of the conjunction of the

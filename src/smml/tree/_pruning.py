@@ -1,12 +1,20 @@
 """Pruning of the fitted trees of :mod:`smml.tree`: reduced-error pruning on held-out rows
 (002 "When to stop?") and the Occam-bound selection among the pruned subtrees (000 "A more
 refined bound"), as mixins of the tree estimators."""
+from __future__ import annotations
+
+from typing import Literal, TypeVar
+
+from numpy.typing import ArrayLike
+
 import numbers
 
 import numpy as np
 
 from smml._core import _tree_predict
 from smml._validation import check_is_fitted
+
+_Self = TypeVar("_Self")
 
 _OCCAM_MAX_CELLS = 50_000_000   # prune_occam's tables: at most 400 MB of float64
 _REP_RULES = ("unchanged", "no_worse")   # prune_reduced_error's rules (002's words, Quinlan's)
@@ -16,7 +24,8 @@ _REP_PRUNING = {"reduced_error": "unchanged", "reduced_error_no_worse": "no_wors
 class _ReducedErrorPruningMixin:
     """prune_reduced_error and the fit-time reduced-error pruning (``pruning=``) of both trees."""
 
-    def prune_reduced_error(self, X_val, y_val, rule="unchanged"):
+    def prune_reduced_error(self: _Self, X_val: ArrayLike, y_val: ArrayLike,
+                            rule: Literal["unchanged", "no_worse"] = "unchanged") -> _Self:
         """Reduced-error pruning on a validation set (002 "When to stop?").
 
         002: "starting at the leaves, each node replaced by its most common class; if
@@ -95,7 +104,7 @@ class _ReducedErrorPruningMixin:
 class _OccamPruningMixin:
     """prune_occam (the classifier's)."""
 
-    def prune_occam(self, delta=0.05, n_attributes=None):
+    def prune_occam(self: _Self, delta: float = 0.05, n_attributes: int | None = None) -> _Self:
         """Occam-bound selection among the pruned subtrees (000 "A more refined bound").
 
         Among all subtrees obtained by turning internal nodes into leaves, keep the one

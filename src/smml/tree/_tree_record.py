@@ -1,5 +1,11 @@
 """The fitted tree record of :mod:`smml.tree` (:class:`Tree`): the node records the growth
 kernels write and the prediction kernels read."""
+from __future__ import annotations
+
+from typing import Any
+
+from numpy.typing import NDArray
+
 import numpy as np
 
 from smml._core import _tree
@@ -53,7 +59,7 @@ class Tree:
     NODE_DTYPE = _tree.NODE_DTYPE
     _FIELDS = NODE_DTYPE.names + ("children_right", "value", "category_bits")
 
-    def __init__(self, nodes, value, category_bits):
+    def __init__(self, nodes: NDArray[Any], value: NDArray[np.float64], category_bits: NDArray[np.uint64]) -> None:
         self.nodes, self.value, self.category_bits = self._checked(nodes, value, category_bits)
         self._derive()
 
@@ -116,7 +122,7 @@ class Tree:
         self._derive()
 
     @property
-    def children_right(self):
+    def children_right(self) -> NDArray[np.intp]:
         """Second child of each node (-1 at leaves): children_left + 1 (read-only)."""
         if self._right is None:
             left = self.nodes["children_left"]
@@ -126,17 +132,17 @@ class Tree:
         return self._right
 
     @property
-    def node_count(self):
+    def node_count(self) -> int:
         """Number of nodes (internal nodes and leaves)."""
         return int(self.nodes.shape[0])
 
     @property
-    def n_leaves(self):
+    def n_leaves(self) -> int:
         """Number of leaves."""
         return int(np.sum(self.children_left < 0))
 
     @property
-    def max_depth(self):
+    def max_depth(self) -> int:
         """Depth of the deepest node (0 for a single leaf)."""
         return int(self.depth.max()) if self.node_count else 0
 
@@ -160,7 +166,7 @@ class Tree:
 
 
 def _node_field(name):
-    def field(self):
+    def field(self) -> NDArray[Any]:
         return self.nodes[name]
 
     return property(field, doc=f"``nodes[{name!r}]``")
