@@ -154,6 +154,7 @@ def _source_size(ext):
 
 
 _CORE = os.path.join("src", "smml", "_core")
+_INCLUDE = os.path.join(_CORE, "include")       # the C headers, one per concern
 # a C header named by `cdef extern from "x.h"`, by verbatim C in `cdef extern from *`, or by a header
 _HEADER = re.compile(r'(?:\bcdef\s+extern\s+from\s+|#\s*include\s+)"([^"]+)"')
 # a .pxd of smml._core, cimported (its headers are compiled into the cimporting extension)
@@ -162,8 +163,8 @@ _CIMPORT = re.compile(r'^\s*(?:from\s+smml\._core\.(\w+)\s+cimport\b|cimport\s+s
 
 def _headers(pyx):
     """The _core headers that the C of ``pyx`` includes: named by the .pyx, by the .pxd files
-    it cimports (and its own .pxd), and by those headers themselves (_neural.h includes
-    _neural_step.h), transitively. cythonize re-translates a .pyx when a .pxd changes; these
+    it cimports (and its own .pxd), and by those headers themselves (smml_neural.h includes
+    smml_neural_step.h), transitively. cythonize re-translates a .pyx when a .pxd changes; these
     make build_ext recompile the extensions a changed header is part of, and only those."""
     own_pxd = os.path.splitext(pyx)[0] + ".pxd"
     todo = [pyx] + ([own_pxd] if os.path.isfile(own_pxd) else [])
@@ -171,7 +172,7 @@ def _headers(pyx):
     while todo:
         with open(todo.pop(), encoding="utf-8") as f:
             text = f.read()
-        found = [os.path.join(_CORE, h) for h in _HEADER.findall(text)]
+        found = [os.path.join(_INCLUDE, h) for h in _HEADER.findall(text)]
         headers.update(h for h in found if os.path.isfile(h))
         found += [os.path.join(_CORE, (a or b) + ".pxd") for a, b in _CIMPORT.findall(text)]
         for dep in found:
@@ -186,9 +187,9 @@ def _extensions():
 
     try:
         import numpy
-        include_dirs = [numpy.get_include()]
+        include_dirs = [_INCLUDE, numpy.get_include()]
     except ImportError:  # the kernels use typed memoryviews only
-        include_dirs = []
+        include_dirs = [_INCLUDE]
     only = {m.strip() for m in os.environ.get("SMML_BUILD_ONLY", "").split(",") if m.strip()}
     exts = []
     for pyx in sorted(glob.glob(os.path.join(_CORE, "*.pyx"))):

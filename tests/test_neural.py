@@ -218,7 +218,7 @@ def test_epochs_match_reference(rng, act, kind, batch):
 @pytest.mark.parametrize("mu,lam", [(0.0, 0.0), (0.9, 0.0), (0.0, 0.01), (0.5, 0.02)])
 @pytest.mark.parametrize("T", [1, 2])
 def test_fused_float32_step_matches_reference(isa, sizes, n, batch, mu, lam, T):
-    """_neural.h's float32 steps (minibatches: the hidden layers' update in one pass, the
+    """smml_neural.h's float32 steps (minibatches: the hidden layers' update in one pass, the
     first layer's with the next batch's forward; batch 1: the rows' step and forward), AVX2
     (isa 1) and AVX-512 (isa 2), against the float64 reference and the float32 gemm path and
     loops (isa 0), over 3 epochs. A third of the inputs are 0 (rows skipped at batch 1)."""
@@ -383,7 +383,7 @@ def test_batch1_sparse_inputs_match_reference(mu, lam, T):
 @pytest.mark.parametrize("sizes", [[7, 9, 4, 2], [40, 70, 33, 3]])
 def test_forward_few_rows_and_last_blocks(n, dtype, sizes):
     """Blocks of fewer than 4 rows go through gemv row by row, larger ones through gemm, or
-    in float32 through _neural.h's forward (isa 1: AVX2, 2: AVX-512, where the CPU has them;
+    in float32 through smml_neural.h's forward (isa 1: AVX2, 2: AVX-512, where the CPU has them;
     1100 rows: three blocks of CHUNK, the last of 76; 70 and 33 units: masked columns): the
     same scores every way."""
     rng = np.random.default_rng(n)

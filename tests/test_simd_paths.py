@@ -1,7 +1,8 @@
 """Every vector path of the compiled core, tested on every machine (issue 32, item 2).
 
-The C loops of ``smml/_core/_simd_*.h``, ``_exp.h`` and ``_neural.h`` are compiled portable
-and, where ``_platform.h``'s rule allows, for AVX2 and AVX-512F; ``smml_isa()`` picks the
+The C loops of ``smml/_core/include/smml_*.h`` (distances, SVM, boosting, tree, math, neural) are
+compiled portable
+and, where ``smml_platform.h``'s rule allows, for AVX2 and AVX-512F; ``smml_isa()`` picks the
 widest the CPU runs, lowered by the environment variable ``SMML_SIMD``. Here the same fits
 run in one subprocess per path the CPU has (``SMML_SIMD=scalar``, ``avx2``, ``avx512``), and
 their results are compared with the portable path's:

@@ -48,7 +48,7 @@ _load_openmp_runtime()
 
 
 def _check_simd_switch():
-    """SMML_SIMD (smml/_core/_platform.h) lowers the kernels' vector path; a value the C does
+    """SMML_SIMD (smml/_core/include/smml_platform.h) lowers the kernels' vector path; a value the C does
     not know leaves the CPU's choice, which the user should hear about."""
     import os
     import warnings

@@ -3,29 +3,13 @@
 # A plain store from several threads at once is a data race, undefined behaviour in C
 # even when every thread stores the same value; this is an atomic store instead (relaxed:
 # the region's closing barrier orders it before the read that follows). Reads inside the
-# region go through flag_get. Platforms are guarded as in _platform.h.
+# region go through flag_get. Platforms are guarded as in smml_platform.h.
 #
 #   cdef int failed = 0
 #   with nogil, parallel(...):
 #       ...
 #       flag_set(&failed)          # not `failed = 1`: Cython would make it thread-private
 #   if failed: ...
-cdef extern from *:
-    """
-    #ifndef SMML_ATOMIC_FLAG
-    #define SMML_ATOMIC_FLAG
-    #if defined(__GNUC__) || defined(__clang__)
-    static inline void smml_flag_set(int *flag) { __atomic_store_n(flag, 1, __ATOMIC_RELAXED); }
-    static inline int smml_flag_get(int *flag) { return __atomic_load_n(flag, __ATOMIC_RELAXED); }
-    #elif defined(_MSC_VER)
-    #include <intrin.h>
-    static __inline void smml_flag_set(int *flag) { _InterlockedExchange((volatile long *)flag, 1); }
-    static __inline int smml_flag_get(int *flag) { return *(volatile int *)flag; }
-    #else
-    static inline void smml_flag_set(int *flag) { *(volatile int *)flag = 1; }
-    static inline int smml_flag_get(int *flag) { return *(volatile int *)flag; }
-    #endif
-    #endif
-    """
+cdef extern from "smml_platform.h":
     void flag_set "smml_flag_set"(int *flag) noexcept nogil
     int flag_get "smml_flag_get"(int *flag) noexcept nogil

@@ -62,7 +62,7 @@ cdef enum:
     LOSS_BLOCK = 4096       # rows per partial sum of the loss (fixed: the sum is the same on any thread count)
 
 
-cdef extern from "_simd_gbm.h" nogil:
+cdef extern from "smml_gbm.h" nogil:
     enum: SMML_GBM_CHUNK
     double smml_gbm_logistic_block(const double* F, const double* y, const double* sw, double* G,
                                    double* H, intp_t n, int want_loss)
@@ -139,7 +139,7 @@ def gradients(int loss,
     ``want_loss``: also return sum_i w_i l(y_i, F_i), the value :func:`loss_sum` returns
     (bit for bit: the same terms, the same blocks), from the exponentials the gradients
     compute anyway (a boosting round's training loss is the next round's gradients' F).
-    The exponential and logarithm of the logistic and softmax losses are ``_simd_gbm.h``'s
+    The exponential and logarithm of the logistic and softmax losses are ``smml_gbm.h``'s
     vectorised ones (within about 1 ulp of libm's); each row's e^-|F| or e^(F_k - max F)
     is computed once."""
     cdef intp_t n = F.shape[0], K = F.shape[1]

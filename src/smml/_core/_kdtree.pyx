@@ -63,7 +63,7 @@ from smml._core._openmp cimport threads_for
 from smml._core._distances cimport (SQEUCLIDEAN, MANHATTAN, HAMMING, Pair, cmp_pair,
                                     heap_push, heap_sort)
 
-cdef extern from "_simd_dist.h" nogil:
+cdef extern from "smml_distances.h" nogil:
     void smml_block_keys_d(const double *q, const double *B, intp_t stride, intp_t n,
                            intp_t d, int metric, double *out)
     void smml_block_keys_f(const float *q, const float *B, intp_t stride, intp_t n,

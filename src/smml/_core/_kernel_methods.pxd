@@ -21,10 +21,10 @@ from smml._core._distances cimport sqdist_tile, scaled_dot_tile
 # against libm on 4M arguments). Arguments outside [-708, 709] (results that
 # are subnormal, zero or huge) are recomputed by libm's exp. float32 tiles (and
 # float64 tiles stored as float32) use the float32 twin below. GCC compiles the
-# block loop twice (AVX2 and portable, chosen at run time by _platform.h's
+# block loop twice (AVX2 and portable, chosen at run time by smml_platform.h's
 # smml_isa(), which SMML_SIMD can lower); other compilers get the portable loop.
-# The C is in _exp.h.
-cdef extern from "_exp.h" nogil:
+# The C is in smml_math.h.
+cdef extern from "smml_math.h" nogil:
     void smml_exp_neg_scaled_d(double *v, Py_ssize_t n, double s) noexcept nogil
     void smml_expf_neg_scaled(const double *vd, const float *vf, float *out, Py_ssize_t n,
                               double s) noexcept nogil

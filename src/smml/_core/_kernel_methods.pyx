@@ -208,37 +208,7 @@ def decision(const floating[:, ::1] Xq,     # IN  (nq, d)
 # ---------------------------------------------------------------------------
 # The row cache of the sequential learners
 # ---------------------------------------------------------------------------
-cdef extern from *:
-    """
-    #if defined(__linux__)
-    #include <sys/mman.h>
-    #include <stdint.h>
-    #include <unistd.h>
-    #define SMML_LINUX 1
-    #else
-    #define SMML_LINUX 0
-    #endif
-    /* madvise(MADV_NOHUGEPAGE) on the whole pages inside [p, p + n); 0 on success or where
-     * the call does not exist. */
-    static int smml_no_hugepages(void *p, size_t n)
-    {
-    #if defined(__linux__) && defined(MADV_NOHUGEPAGE)
-        long ps = sysconf(_SC_PAGESIZE);
-        uintptr_t a, b;
-        if (ps <= 0)
-            return 0;
-        a = ((uintptr_t) p + (uintptr_t) ps - 1) & ~((uintptr_t) ps - 1);
-        b = ((uintptr_t) p + n) & ~((uintptr_t) ps - 1);
-        if (b <= a)
-            return 0;
-        return madvise((void *) a, (size_t) (b - a), MADV_NOHUGEPAGE);
-    #else
-        (void) p;
-        (void) n;
-        return 0;
-    #endif
-    }
-    """
+cdef extern from "smml_platform.h":
     int smml_no_hugepages(void *p, size_t n) noexcept nogil
     bint SMML_LINUX
 

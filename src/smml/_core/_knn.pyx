@@ -63,73 +63,12 @@ ctypedef fused data_t:
     double
 
 
-cdef extern from *:
-    """
-    #include <string.h>
-    /* Is any r[j] + t[j] < top (j < n)?  A branch-free test that compilers vectorise:
-       GCC / clang vector extensions where available (the same IEEE additions and
-       comparisons as the scalar loop, no FMA), a plain loop elsewhere. */
-    #if defined(__GNUC__) && ((__GNUC__ >= 9) || defined(__clang__))
-    typedef double smml_v2d __attribute__((vector_size(16)));
-    typedef float smml_v2f __attribute__((vector_size(8)));
-    typedef long long smml_v2l __attribute__((vector_size(16)));
-    static inline int smml_any_below_d(const double *r, const double *t, Py_ssize_t n, double top) {
-        smml_v2l acc0 = {0, 0}, acc1 = {0, 0};
-        smml_v2d vt = {top, top};
-        Py_ssize_t j = 0;
-        long long any;
-        for (; j + 4 <= n; j += 4) {
-            smml_v2d a0, a1, b0, b1;
-            memcpy(&a0, r + j, sizeof a0);
-            memcpy(&a1, r + j + 2, sizeof a1);
-            memcpy(&b0, t + j, sizeof b0);
-            memcpy(&b1, t + j + 2, sizeof b1);
-            acc0 |= (smml_v2l)((a0 + b0) < vt);
-            acc1 |= (smml_v2l)((a1 + b1) < vt);
-        }
-        acc0 |= acc1;
-        any = acc0[0] | acc0[1];
-        for (; j < n; j++) any |= (r[j] + t[j]) < top;
-        return any != 0;
-    }
-    static inline int smml_any_below_f(const float *r, const double *t, Py_ssize_t n, double top) {
-        smml_v2l acc0 = {0, 0}, acc1 = {0, 0};
-        smml_v2d vt = {top, top};
-        Py_ssize_t j = 0;
-        long long any;
-        for (; j + 4 <= n; j += 4) {
-            smml_v2f f0, f1;
-            smml_v2d b0, b1;
-            memcpy(&f0, r + j, sizeof f0);
-            memcpy(&f1, r + j + 2, sizeof f1);
-            memcpy(&b0, t + j, sizeof b0);
-            memcpy(&b1, t + j + 2, sizeof b1);
-            acc0 |= (smml_v2l)((__builtin_convertvector(f0, smml_v2d) + b0) < vt);
-            acc1 |= (smml_v2l)((__builtin_convertvector(f1, smml_v2d) + b1) < vt);
-        }
-        acc0 |= acc1;
-        any = acc0[0] | acc0[1];
-        for (; j < n; j++) any |= ((double) r[j] + t[j]) < top;
-        return any != 0;
-    }
-    #else
-    static inline int smml_any_below_d(const double *r, const double *t, Py_ssize_t n, double top) {
-        int any = 0; Py_ssize_t j;
-        for (j = 0; j < n; j++) any |= (r[j] + t[j]) < top;
-        return any;
-    }
-    static inline int smml_any_below_f(const float *r, const double *t, Py_ssize_t n, double top) {
-        int any = 0; Py_ssize_t j;
-        for (j = 0; j < n; j++) any |= ((double) r[j] + t[j]) < top;
-        return any;
-    }
-    #endif
-    """
+cdef extern from "smml_distances.h":
     int smml_any_below_d(const double *r, const double *t, intp_t n, double top) noexcept nogil
     int smml_any_below_f(const float *r, const double *t, intp_t n, double top) noexcept nogil
 
 
-cdef extern from "_simd_dist.h" nogil:
+cdef extern from "smml_distances.h" nogil:
     intp_t smml_first_below_d(const double *r, intp_t n, double top)
     intp_t smml_first_below_f(const float *r, intp_t n, float top)
 

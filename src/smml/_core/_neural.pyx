@@ -28,59 +28,7 @@ from smml._core._typedefs cimport floating, float64_t, intp_t
 from smml._core._blas cimport _gemm, _gemv
 from smml._core._openmp cimport omp_get_thread_num, omp_get_num_threads
 
-cdef extern from *:
-    """
-    /* The barrier between the phases of an SGD step (thousands per epoch). A
-       sense-reversing counter barrier that spins briefly and then sleeps: on a
-       quiet machine a step's threads meet within the spin; on a loaded one (more
-       runnable threads than cores) a waiting thread sleeps instead of spinning away
-       the time slice its partner needs (libgomp's default `omp barrier` spins
-       ~300,000 times first, which made 2-thread epochs far slower than 1-thread
-       ones under load: bench/neural.md). Linux: futex; elsewhere: sched_yield. */
-    #include <sched.h>
-    #ifdef __linux__
-    #include <linux/futex.h>
-    #include <sys/syscall.h>
-    #include <unistd.h>
-    #endif
-    /* The spin is ~65,000 atomic loads and has no PAUSE: on the VMs it was measured
-       on, a PAUSE loop was slow at times (probably pause-loop exiting to the
-       hypervisor; the timings: bench/neural.md). A partner later than the spin is
-       waited for asleep. */
-    #define SMML_BARRIER_SPINS 65536
-
-    typedef struct { int count; int sense; int waiters; } smml_bar_t;
-
-    static void smml_bar_wait(smml_bar_t *b, int n, int *local_sense) {
-        int s = 1 - *local_sense, spins = 0;
-        *local_sense = s;
-        if (n <= 1)
-            return;
-        if (__atomic_add_fetch(&b->count, 1, __ATOMIC_SEQ_CST) == n) {
-            __atomic_store_n(&b->count, 0, __ATOMIC_RELAXED);
-            __atomic_store_n(&b->sense, s, __ATOMIC_SEQ_CST);
-    #ifdef __linux__
-            if (__atomic_load_n(&b->waiters, __ATOMIC_SEQ_CST) > 0)
-                syscall(SYS_futex, &b->sense, FUTEX_WAKE_PRIVATE, 0x7fffffff, NULL, NULL, 0);
-    #endif
-            return;
-        }
-        while (__atomic_load_n(&b->sense, __ATOMIC_ACQUIRE) != s) {
-            if (spins < SMML_BARRIER_SPINS) {
-                spins++;
-                continue;
-            }
-    #ifdef __linux__
-            __atomic_add_fetch(&b->waiters, 1, __ATOMIC_SEQ_CST);
-            if (__atomic_load_n(&b->sense, __ATOMIC_SEQ_CST) != s)
-                syscall(SYS_futex, &b->sense, FUTEX_WAIT_PRIVATE, 1 - s, NULL, NULL, 0);
-            __atomic_sub_fetch(&b->waiters, 1, __ATOMIC_SEQ_CST);
-    #else
-            sched_yield();
-    #endif
-        }
-    }
-    """
+cdef extern from "smml_neural.h":
     ctypedef struct smml_bar_t:
         int count
         int sense
@@ -270,7 +218,7 @@ cdef inline void _part(intp_t n, int tid, int T, intp_t *lo, intp_t *hi) noexcep
     hi[0] = z * ALIGN if z * ALIGN < n else n
 
 
-cdef extern from "_neural.h" nogil:
+cdef extern from "smml_neural.h" nogil:
     void smml_nn_step_f(int isa, float *W, float *V, intp_t nin, intp_t ld, intp_t c0, intp_t c1,
                         const float *A, intp_t lda, const intp_t *arows, intp_t nb,
                         const float *D, intp_t ldd, float eta, float etalam, float beta, float mu_next,
@@ -283,7 +231,7 @@ cdef extern from "_neural.h" nogil:
 
 
 def step_isa():
-    """The instruction set of _neural.h's float32 steps on this CPU: 2 AVX-512F, 1 AVX2 +
+    """The instruction set of smml_neural.h's float32 steps on this CPU: 2 AVX-512F, 1 AVX2 +
     FMA, 0 none (minibatch steps then take the gemm path, batch-1 steps the loops below)."""
     return smml_nn_step_isa()
 
@@ -302,7 +250,7 @@ cdef int _isa_for(int isa, bint f32, str who) except -1:
 cdef void _dense_forward(const floating *a, intp_t nin, const floating *W, intp_t nout,
                          intp_t c0, intp_t c1, floating *z, int isa) noexcept nogil:
     """z[c0:c1] = sum_i a[i] W[i, c0:c1] (one example; rows with a[i] == 0 are skipped:
-    exact, and a win on sparse inputs and relu units). float32 with isa > 0: _neural.h's
+    exact, and a win on sparse inputs and relu units). float32 with isa > 0: smml_neural.h's
     smml_nn_step1_f (the same sums in the same order, as vectors)."""
     cdef intp_t i, j
     cdef floating ai
@@ -334,7 +282,7 @@ cdef void _step_rows(floating *dst, const floating *src, floating *V, intp_t nro
     while the row is in cache (the same sums, in the same order, as _dense_forward:
     one pass over the weights instead of two).
 
-    float32 with isa > 0: _neural.h's smml_nn_step1_f, the same step as vectors (its
+    float32 with isa > 0: smml_neural.h's smml_nn_step1_f, the same step as vectors (its
     fused multiply-adds round once where these loops round twice)."""
     cdef intp_t i, j
     cdef floating ai, v, bi
@@ -382,7 +330,7 @@ cdef void _step_rows(floating *dst, const floating *src, floating *V, intp_t nro
                     zn[j] = zn[j] + bi * w[j]
 
 
-cdef extern from "_neural.h" nogil:
+cdef extern from "smml_neural.h" nogil:
     void smml_momentum_d(double *dst, const double *src, double *V, intp_t nrows, intp_t ld,
                          intp_t c0, intp_t c1, double etalam, double mu_next)
     void smml_momentum_f(float *dst, const float *src, float *V, intp_t nrows, intp_t ld,
@@ -395,7 +343,7 @@ cdef inline void _momentum_block(floating *dst, const floating *src, floating *V
     mu_next != 0: V <- mu_next V instead, the next step's gemm's beta applied here (that gemm
     then has beta = 1), so that the velocity is read and written once a step instead of twice
     (the gemm's own beta pass is a separate pass over C): the same products, the same values.
-    The loop is _neural.h's smml_momentum (an AVX2 copy where the compiler makes one)."""
+    The loop is smml_neural.h's smml_momentum (an AVX2 copy where the compiler makes one)."""
     if floating is double:
         smml_momentum_d(dst, src, V, nrows, ld, c0, c1, etalam, mu_next)
     else:
@@ -420,7 +368,7 @@ cdef void _bias_step(floating *dst, const floating *src, floating *vb, const flo
 
 cdef inline void _forward_k(int isa, floating *W, intp_t nin, intp_t nout, intp_t c0, intp_t c1,
                             const floating *A, intp_t nr, floating *Z, floating *scratch) noexcept nogil:
-    """Z[:nr, c0:c1] = A W[:, c0:c1] (A: nr x nin, Z: ld nout): _neural.h's forward, without a
+    """Z[:nr, c0:c1] = A W[:, c0:c1] (A: nr x nin, Z: ld nout): smml_neural.h's forward, without a
     step (float32, isa > 0; scratch: nr x 32)."""
     if floating is float:
         smml_nn_step_f(isa, W, NULL, nin, nout, c0, c1, NULL, 0, NULL, 0, NULL, 0, 0, 0, 0, 0,
@@ -441,7 +389,7 @@ cdef struct Ctx:
     intp_t t0                # SGD steps taken before this epoch
     const double *sw         # NULL, or the rows' weights (indexed like X's rows)
     double sw_scale          # 1 / (the mean weight of the epoch's rows)
-    int isa                  # > 0: float32 steps run _neural.h's code for this instruction set
+    int isa                  # > 0: float32 steps run smml_neural.h's code for this instruction set
                              # (minibatches: smml_nn_step_f updates the hidden layers, the first
                              # layer's with the next forward; batch 1: smml_nn_step1_f runs
                              # _step_rows and _dense_forward); 0: gemm and the loops
@@ -474,7 +422,7 @@ cdef void _epoch(Ctx *c, floating **W, floating **b, floating **VW, floating **V
                (L >= 3: a barrier after the last, as W_l is then updated in place)
       U        W_l[:, own] <- (1 - eta lam) W_l[:, own] - eta A_{l-1}^T D_l[:, own]
                (one gemm, or its momentum form), b_l[own] likewise (hidden layers).
-               float32 with c.isa > 0: one pass of _neural.h's smml_nn_step_f instead,
+               float32 with c.isa > 0: one pass of smml_neural.h's smml_nn_step_f instead,
                which for l = 0 (rows of X read in place) also computes the next batch's
                F_0 of own units with the new weights: the next step skips F_0 and the
                gather of its rows.
@@ -674,7 +622,7 @@ cdef void _epoch(Ctx *c, floating **W, floating **b, floating **VW, floating **V
                                mu_f, etalam, NULL, NULL, c.isa)
                     _bias_step(b[l], b[l], Vb[l] if mom else NULL, D[l], nout, 1, i0, i1, 1, mu_f)
             elif use_k:
-                # one pass over W_l and V_l (_neural.h); the first layer reads its rows of X in
+                # one pass over W_l and V_l (smml_neural.h); the first layer reads its rows of X in
                 # place and computes the next batch's F_0 with the new weights (own units: no
                 # barrier), as the batch-1 path does
                 Zn = NULL
@@ -746,7 +694,7 @@ def train_epoch(const floating[:, ::1] X,        # IN  (n, d)
     weights before their step, the number of steps, and status 1 when a loss or a weight
     became non-finite (the epoch stops at the first non-finite loss).
 
-    ``isa``: the instruction set of the float32 steps' code in _neural.h (the minibatch
+    ``isa``: the instruction set of the float32 steps' code in smml_neural.h (the minibatch
     steps' fused update, the batch-1 steps' rows): -1 the widest this CPU runs (step_isa()),
     0 none (gemm; the loops of _step_rows and _dense_forward), 1 AVX2, 2 AVX-512 (for tests;
     more than step_isa() is a ValueError).
@@ -905,7 +853,7 @@ def forward(const floating[:, ::1] X,            # IN  (n, d)
 
     Blocks of CHUNK rows, one gemm per layer and block (hidden activations in the
     gemm epilogue), OpenMP over the blocks: each row's result is independent of the
-    thread count. float32 with ``isa`` > 0 (-1: step_isa(); 0: gemm): _neural.h's
+    thread count. float32 with ``isa`` > 0 (-1: step_isa(); 0: gemm): smml_neural.h's
     smml_nn_step_f without a step (its forward through W held in registers) instead of gemm.
     """
     cdef intp_t L = len(coefs), n = X.shape[0], d = X.shape[1]

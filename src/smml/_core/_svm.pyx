@@ -64,7 +64,7 @@ from smml._core._distances cimport heap_push, pair_less
 from smml._core._kernel_methods cimport (KernelSpec, KERNEL_CALLABLE, kernel_tile, kernel_tile_f32, RowCache,
                                   kernel_spec, row_cache, cache_find, cache_claim)
 
-cdef extern from "_simd_svm.h" nogil:
+cdef extern from "smml_svm.h" nogil:
     void smml_svm_update_up(double *F, const float *Ki, double ci, const float *Kj, double cj,
                             const char *flags, const intp_t *act, const intp_t *ract, intp_t n,
                             double *best, intp_t *idx)
@@ -307,7 +307,7 @@ cdef intp_t _candidates(State *st, intp_t first) noexcept nogil:
     cdef intp_t q, k0 = 0, w
     while k0 < st.na:
         w = min(<intp_t> PASS_BLOCK, st.na - k0)
-        # skip a block none of whose values can enter a heap (_simd_svm.h, branch-free)
+        # skip a block none of whose values can enter a heap (smml_svm.h, branch-free)
         if consecutive and not smml_svm_may_enter(
                 F + k0, fl + k0, w, hv_up[0] if hs_up == half else INFINITY,
                 hv_low[0] if hs_low == half else INFINITY):
@@ -579,7 +579,7 @@ cdef void _update_up(State *st, const float *Ki, double ci, const float *Kj, dou
     """With the bias: F += ci K_i + cj K_j on the active set (none when Ki is NULL), then
     i = argmax_{I_up} -F (the last on ties, as libsvm's >=) into st.s_best, st.s_idx.
 
-    _simd_svm.h's smml_svm_update_up on contiguous chunks of the active set, one per thread
+    smml_svm.h's smml_svm_update_up on contiguous chunks of the active set, one per thread
     (PASS_GRAIN positions or more each), the chunks' results merged in chunk order: the
     serial result, for any thread count. Each thread keeps its chunk, so its part of F
     stays in its core's cache from one iteration to the next. On a shrunk active set the
@@ -624,7 +624,7 @@ cdef void _update_up(State *st, const float *Ki, double ci, const float *Kj, dou
 
 cdef void _low(State *st, const float *Ki, intp_t i, double Gmax, double *gmax2, double *objmin,
                intp_t *j) noexcept nogil:
-    """The second half of WSS 2 for i: _simd_svm.h's smml_svm_low, split as _update_up."""
+    """The second half of WSS 2 for i: smml_svm.h's smml_svm_low, split as _update_up."""
     cdef intp_t na = st.na, c, k0, w, roff
     cdef int nt = threads_for(st.n_threads, na, _pass_grain)
     cdef const double *F = st.Fc if st.compact else st.F

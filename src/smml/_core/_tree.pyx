@@ -37,7 +37,7 @@ from smml._core._split cimport (MAXCAT, NWORDS, CRIT_ERROR, CRIT_GINI, CRIT_ENTR
                                 hist_build, scan_numeric, scan_categorical, Pending, frontier_push,
                                 frontier_pop)
 
-cdef extern from "_simd_tree.h" nogil:
+cdef extern from "smml_tree.h" nogil:
     intp_t smml_partition_pairs(int32_t* si, int32_t* rs, int32_t* ti, int32_t* tr, const uint8_t* gl,
                                 intp_t n, int simd)
     intp_t smml_split_sums(int kind, const int32_t* si, const int32_t* rs, intp_t p, intp_t pend,
@@ -706,7 +706,7 @@ cdef void _sorted_pending(const Params* P, Scratch* S) noexcept nogil:
 
 
 def partition_pairs(int32_t[::1] si, int32_t[::1] rs, const uint8_t[::1] goes_left, bint simd):
-    """Test access to _simd_tree.h's smml_partition_pairs (both code paths): si, rs rearranged in
+    """Test access to smml_tree.h's smml_partition_pairs (both code paths): si, rs rearranged in
     place, the pairs of samples with goes_left first, each side in order; returns how many."""
     cdef intp_t n = si.shape[0], q, p
     if rs.shape[0] != n or goes_left.shape[0] < 1:
@@ -730,7 +730,7 @@ def partition_pairs(int32_t[::1] si, int32_t[::1] rs, const uint8_t[::1] goes_le
 cdef void _partition_sorted(const Params* P, Scratch* S, intp_t f, intp_t start, intp_t end,
                             int tid) noexcept nogil:
     """Feature f's sorted samples of the node and their ranks, each child's in order
-    (_simd_tree.h's smml_partition_pairs; goes_left has _alloc's slack for its gathers)."""
+    (smml_tree.h's smml_partition_pairs; goes_left has _alloc's slack for its gathers)."""
     cdef intp_t n = P.n, r = end - start
     cdef int32_t* si = P.Si + f * n + start
     cdef int32_t* rs = P.Rs + f * n + start

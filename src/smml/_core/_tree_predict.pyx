@@ -135,17 +135,7 @@ cdef inline void _sum_block(const floating* X, intp_t ld, intp_t nr, const Node*
 # amount added (a class vote: 1.0; a regression tree: its value).
 
 # A C helper, always_inline: GCC drops the prefetches of a Cython `cdef inline` helper (_linear.pyx)
-cdef extern from *:
-    """
-    #if defined(__GNUC__) || defined(__clang__)
-    static __inline__ __attribute__((always_inline)) void smml_prefetch_node(const char *p) {
-        __builtin_prefetch(p, 0, 3);        /* the test fields: the record's first 18 bytes, */
-        __builtin_prefetch(p + 17, 0, 3);   /* which may straddle two cache lines */
-    }
-    #else
-    static CYTHON_INLINE void smml_prefetch_node(const char *p) { (void)p; }
-    #endif
-    """
+cdef extern from "smml_platform.h":
     void smml_prefetch_node(const char *p) noexcept nogil
 
 cdef enum:

@@ -1,24 +1,58 @@
 /* Elementary functions as plain arithmetic (no call, no branch per value), so that loops over
  * them vectorise: the exponential's range reduction and polynomial, log(1 + e) on [0, 1], and
- * the selects on integer bits they need. Used by the boosting losses (_simd_gbm.h) and the
+ * the branch-free selects on integer bits they need (also used by the tree splitter's costs). Used by the boosting losses (smml_gbm.h) and the
  * Gaussian kernel's matrices (smml._core._kernel_methods: smml_exp_neg_scaled_d,
  * smml_expf_neg_scaled).
  *
  * smml_exp_block / smml_expf_block and their range tests are compiled portable and, where
- * _platform.h's rule allows, for AVX2: the same operations in the same order (no fused
+ * smml_platform.h's rule allows, for AVX2: the same operations in the same order (no fused
  * multiply-add, -ffp-contract=off, no trapping-math assumptions changed), the same bits;
  * tests/test_simd_paths.py forces each copy (SMML_SIMD). */
 #ifndef SMML_CLONE_PASS
-#ifndef SMML_EXP_H
-#define SMML_EXP_H
+#ifndef SMML_MATH_H
+#define SMML_MATH_H
 
 #include <math.h>
 #include <string.h>
-#include "_platform.h"
-#include "_bits.h"
+#include <stdint.h>
+#include "smml_platform.h"
 
+/* Branch-free selects on the bits of doubles, which gcc vectorises (integer compares and
+ * masks instead of branches): used by the elementary functions (_exp.h), the boosting losses
+ * (_simd_gbm.h) and the tree splitter's costs (_simd_tree.h). */
+static inline uint64_t smml_bits(double x)
+{
+    uint64_t b;
+    memcpy(&b, &x, sizeof b);
+    return b;
+}
 
+static inline double smml_from_bits(uint64_t b)
+{
+    double x;
+    memcpy(&x, &b, sizeof x);
+    return x;
+}
 
+/* mask ? a : b, mask all ones or zero: the selects in integer bits, which gcc vectorises
+ * where a floating-point select feeding arithmetic stays a branch. */
+static inline double smml_select(uint64_t mask, double a, double b)
+{
+    return smml_from_bits((smml_bits(a) & mask) | (smml_bits(b) & ~mask));
+}
+
+/* all ones when f's sign bit is set (f < 0 or -0) */
+static inline uint64_t smml_sign_mask(double f)
+{
+    return (uint64_t) ((int64_t) smml_bits(f) >> 63);
+}
+
+/* all ones when w > 0, tested on the bits (positive doubles order as integers; a NaN with its
+   sign bit clear counts as positive, as in the scalar code's `if W <= 0: 0`) */
+static inline uint64_t smml_positive_mask(double w)
+{
+    return -(uint64_t) ((int64_t) smml_bits(w) > 0);
+}
 
 /* OUT = e^A for -708 <= A <= 709 (the caller clamps; A a variable): A = k ln 2 + r, |r| <=
  * ln 2 / 2 (Cody-Waite), e^r by its Taylor polynomial of degree 13 (truncation < 1e-17
@@ -100,13 +134,13 @@ static inline double smml_log1p_unit(double e)
 #define SMML_CLONE_PASS 1
 #define SMML_SFX(n) n##_base
 #define SMML_CLONED static SMML_MAYBE_UNUSED SMML_EXP_OPT
-#include "_exp.h"
+#include "smml_math.h"
 #undef SMML_SFX
 #undef SMML_CLONED
 #if SMML_X86_DISPATCH
 #define SMML_SFX(n) n##_avx2
 #define SMML_CLONED static SMML_MAYBE_UNUSED SMML_EXP_OPT SMML_TARGET_AVX2
-#include "_exp.h"
+#include "smml_math.h"
 #undef SMML_SFX
 #undef SMML_CLONED
 #endif
@@ -148,7 +182,7 @@ static SMML_MAYBE_UNUSED void smml_expf_neg_scaled(const double *vd, const float
 }
 
 
-#endif  /* SMML_EXP_H */
+#endif  /* SMML_MATH_H */
 
 #else   /* SMML_CLONE_PASS: the multi-versioned functions */
 

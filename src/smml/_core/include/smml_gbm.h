@@ -3,14 +3,14 @@
  * The functions marked SMML_CLONED are compiled twice, portable and for AVX2, with the
  * same operations in the same order (the modules are compiled with -ffp-contract=off:
  * no fused multiply-add): both copies give the same bits, which tests/test_simd_paths.py
- * checks by forcing each one (SMML_SIMD, _platform.h). */
+ * checks by forcing each one (SMML_SIMD, smml_platform.h). */
 #ifndef SMML_CLONE_PASS
 #ifndef SMML_SIMD_GBM_H
 #define SMML_SIMD_GBM_H
 
 #include <math.h>
-#include "_platform.h"
-#include "_bits.h"
+#include "smml_platform.h"
+#include "smml_math.h"     /* smml_bits, smml_select, ... */
 
 /* ---- boosting losses (smml._core._gbm) ------------------------------------------------------
  * The gradients, hessians and loss terms of a block of rows for the logistic and softmax
@@ -25,7 +25,6 @@
 
 #define SMML_GBM_CHUNK 256
 
-#include "_exp.h"     /* smml_bits, smml_select, SMML_EXP_REDUCED, smml_exp_nonpos, smml_log1p_unit */
 
 static inline void smml_gbm_lanes(double *SMML_RESTRICT lane, const double *SMML_RESTRICT v,
                                   ptrdiff_t m)
@@ -52,17 +51,17 @@ static inline double smml_gbm_logistic_term(double f, double e, double y)
 }
 
 /* the functions below, compiled portable (_base) and, with SMML_X86_DISPATCH, for
- * AVX2 (_avx2); the name without a suffix calls the copy of smml_isa() (_platform.h) */
+ * AVX2 (_avx2); the name without a suffix calls the copy of smml_isa() (smml_platform.h) */
 #define SMML_CLONE_PASS 1
 #define SMML_SFX(n) n##_base
 #define SMML_CLONED static SMML_MAYBE_UNUSED
-#include "_simd_gbm.h"
+#include "smml_gbm.h"
 #undef SMML_SFX
 #undef SMML_CLONED
 #if SMML_X86_DISPATCH
 #define SMML_SFX(n) n##_avx2
 #define SMML_CLONED static SMML_MAYBE_UNUSED SMML_TARGET_AVX2
-#include "_simd_gbm.h"
+#include "smml_gbm.h"
 #undef SMML_SFX
 #undef SMML_CLONED
 #endif

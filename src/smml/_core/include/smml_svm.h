@@ -3,13 +3,13 @@
  * The functions marked SMML_CLONED are compiled twice, portable and for AVX2, with the
  * same operations in the same order (the modules are compiled with -ffp-contract=off:
  * no fused multiply-add): both copies give the same bits, which tests/test_simd_paths.py
- * checks by forcing each one (SMML_SIMD, _platform.h). */
+ * checks by forcing each one (SMML_SIMD, smml_platform.h). */
 #ifndef SMML_CLONE_PASS
 #ifndef SMML_SIMD_SVM_H
 #define SMML_SIMD_SVM_H
 
 #include <math.h>
-#include "_platform.h"
+#include "smml_platform.h"
 
 /* smml_svm_*: the passes of an SMO iteration over the active set (smml._core._svm, whose
  * _update_up and _low document the rules). Position k of the pass is the variable
@@ -27,17 +27,17 @@
 #define SMML_SVM_RPOS(k) (ract != NULL ? ract[k] : (k))
 
 /* the functions below, compiled portable (_base) and, with SMML_X86_DISPATCH, for
- * AVX2 (_avx2); the name without a suffix calls the copy of smml_isa() (_platform.h) */
+ * AVX2 (_avx2); the name without a suffix calls the copy of smml_isa() (smml_platform.h) */
 #define SMML_CLONE_PASS 1
 #define SMML_SFX(n) n##_base
 #define SMML_CLONED static SMML_MAYBE_UNUSED
-#include "_simd_svm.h"
+#include "smml_svm.h"
 #undef SMML_SFX
 #undef SMML_CLONED
 #if SMML_X86_DISPATCH
 #define SMML_SFX(n) n##_avx2
 #define SMML_CLONED static SMML_MAYBE_UNUSED SMML_TARGET_AVX2
-#include "_simd_svm.h"
+#include "smml_svm.h"
 #undef SMML_SFX
 #undef SMML_CLONED
 #endif

@@ -18,8 +18,8 @@
  * (_simd_*.h: no fused multiply-add, -ffp-contract=off) are compared with them by
  * tests/test_simd_paths.py.
  *
- * Multi-versioned functions (_simd_dist.h, _simd_svm.h, _simd_gbm.h, _simd_tree.h,
- * _neural.h): a header defines them in its #else branch of #ifndef SMML_CLONE_PASS, each
+ * Multi-versioned functions (smml_distances.h, smml_svm.h, smml_gbm.h, smml_tree.h,
+ * smml_neural.h): a header defines them in its #else branch of #ifndef SMML_CLONE_PASS, each
  * named SMML_SFX(name) and declared SMML_CLONED, and includes itself with SMML_CLONE_PASS
  * defined: once portable (SMML_SFX adds _base) and, where SMML_X86_DISPATCH, once for
  * AVX2 (_avx2); then it defines name(...) as SMML_PICK(name, ...), the copy of smml_isa().
@@ -107,6 +107,73 @@ static inline SMML_MAYBE_UNUSED int smml_isa(void)
     (smml_isa() >= SMML_ISA_AVX2 ? name##_avx2(__VA_ARGS__) : name##_base(__VA_ARGS__))
 #else
 #define SMML_PICK(name, ...) name##_base(__VA_ARGS__)
+#endif
+
+/* ---- OpenMP shims that compile with and without OpenMP (smml._core._openmp) ---- */
+#ifdef _OPENMP
+#include <omp.h>
+#define SMML_OPENMP_ENABLED 1
+#else
+#define SMML_OPENMP_ENABLED 0
+static inline int omp_get_max_threads(void) { return 1; }
+static inline int omp_get_thread_num(void) { return 0; }
+static inline int omp_get_num_threads(void) { return 1; }
+#endif
+
+/* ---- a flag set from several threads, read after the region (smml._core._atomic) ---- */
+#ifndef SMML_ATOMIC_FLAG
+#define SMML_ATOMIC_FLAG
+#if defined(__GNUC__) || defined(__clang__)
+static inline void smml_flag_set(int *flag) { __atomic_store_n(flag, 1, __ATOMIC_RELAXED); }
+static inline int smml_flag_get(int *flag) { return __atomic_load_n(flag, __ATOMIC_RELAXED); }
+#elif defined(_MSC_VER)
+#include <intrin.h>
+static __inline void smml_flag_set(int *flag) { _InterlockedExchange((volatile long *)flag, 1); }
+static __inline int smml_flag_get(int *flag) { return *(volatile int *)flag; }
+#else
+static inline void smml_flag_set(int *flag) { *(volatile int *)flag = 1; }
+static inline int smml_flag_get(int *flag) { return *(volatile int *)flag; }
+#endif
+#endif
+
+/* ---- no huge pages under the kernel methods' row cache (smml._core._kernel_methods) ---- */
+#if defined(__linux__)
+#include <sys/mman.h>
+#include <stdint.h>
+#include <unistd.h>
+#define SMML_LINUX 1
+#else
+#define SMML_LINUX 0
+#endif
+/* madvise(MADV_NOHUGEPAGE) on the whole pages inside [p, p + n); 0 on success or where
+ * the call does not exist. */
+static SMML_MAYBE_UNUSED int smml_no_hugepages(void *p, size_t n)
+{
+#if defined(__linux__) && defined(MADV_NOHUGEPAGE)
+    long ps = sysconf(_SC_PAGESIZE);
+    uintptr_t a, b;
+    if (ps <= 0)
+        return 0;
+    a = ((uintptr_t) p + (uintptr_t) ps - 1) & ~((uintptr_t) ps - 1);
+    b = ((uintptr_t) p + n) & ~((uintptr_t) ps - 1);
+    if (b <= a)
+        return 0;
+    return madvise((void *) a, (size_t) (b - a), MADV_NOHUGEPAGE);
+#else
+    (void) p;
+    (void) n;
+    return 0;
+#endif
+}
+
+/* ---- prefetch a tree node's test fields (smml._core._tree_predict) ---- */
+#if defined(__GNUC__) || defined(__clang__)
+static __inline__ __attribute__((always_inline)) void smml_prefetch_node(const char *p) {
+    __builtin_prefetch(p, 0, 3);        /* the test fields: the record's first 18 bytes, */
+    __builtin_prefetch(p + 17, 0, 3);   /* which may straddle two cache lines */
+}
+#else
+static CYTHON_INLINE void smml_prefetch_node(const char *p) { (void)p; }
 #endif
 
 #endif

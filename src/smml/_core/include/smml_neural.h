@@ -1,4 +1,4 @@
-/* _neural.h: the weight steps of SGD (smml._core._neural), float32.
+/* smml_neural.h: the weight steps of SGD (smml._core._neural), float32.
  *
  * smml_nn_step_f updates the columns [c0, c1) of one weight layer W (nin x ld, row-major)
  * from the step's gradient G = A^T D (A: the layer's nb input rows, D: the deltas of its
@@ -23,9 +23,9 @@
  * scratch: (nb + nbn) x 32 floats of the caller's (D's and Zn's columns of a block, packed).
  *
  * smml_nn_step1_f is the batch-1 step (003's update, one example), row by row: _neural.pyx's
- * _step_rows and _dense_forward as vectors (see _neural_step.h).
+ * _step_rows and _dense_forward as vectors (see smml_neural_step.h).
  *
- * Two copies of the bodies (_neural_step.h), chosen at run time: AVX-512F (blocks of 8 rows
+ * Two copies of the bodies (smml_neural_step.h), chosen at run time: AVX-512F (blocks of 8 rows
  * by 32 columns) and AVX2 + FMA (4 rows by 16 columns). smml_nn_step_isa() says which this
  * CPU runs (2, 1; 0: neither, and the caller keeps the gemm path and the loops, as it does
  * for float64).
@@ -37,9 +37,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The vector copies exist where _platform.h's rule says (SMML_X86_DISPATCH); elsewhere the
+/* The vector copies exist where smml_platform.h's rule says (SMML_X86_DISPATCH); elsewhere the
  * gemm path and the loops. */
-#include "_platform.h"
+#include "smml_platform.h"
 #if SMML_X86_DISPATCH
 #define SMML_NN_X86 1
 #endif
@@ -68,7 +68,7 @@
 #define SMML_NN_RALL(M) M(0) M(1) M(2) M(3) M(4) M(5) M(6) M(7)
 #define SMML_NN_RLO(M) M(0) M(1) M(2) M(3)
 #define SMML_NN_RHI(M) M(4) M(5) M(6) M(7)
-#include "_neural_step.h"
+#include "smml_neural_step.h"
 
 /* AVX2 + FMA (16 vector registers): blocks of 4 rows by 16 columns; whole vectors but in
  * the last block of columns (masked loads and stores there: slow on some CPUs, but one
@@ -93,7 +93,7 @@
 #define SMML_NN_RALL(M) M(0) M(1) M(2) M(3)
 #define SMML_NN_RLO(M) M(0) M(1)
 #define SMML_NN_RHI(M) M(2) M(3)
-#include "_neural_step.h"
+#include "smml_neural_step.h"
 
 /* The widest of the two that this CPU runs: 2 AVX-512F, 1 AVX2 + FMA, 0 neither. */
 static int smml_nn_step_isa(void)
@@ -118,19 +118,71 @@ static int smml_nn_step_isa(void)
 
 #endif
 
+/* ---- the barrier between the phases of an SGD step (smml._core._neural) ---- */
+/* The barrier between the phases of an SGD step (thousands per epoch). A
+   sense-reversing counter barrier that spins briefly and then sleeps: on a
+   quiet machine a step's threads meet within the spin; on a loaded one (more
+   runnable threads than cores) a waiting thread sleeps instead of spinning away
+   the time slice its partner needs (libgomp's default `omp barrier` spins
+   ~300,000 times first, which made 2-thread epochs far slower than 1-thread
+   ones under load: bench/neural.md). Linux: futex; elsewhere: sched_yield. */
+#include <sched.h>
+#ifdef __linux__
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+/* The spin is ~65,000 atomic loads and has no PAUSE: on the VMs it was measured
+   on, a PAUSE loop was slow at times (probably pause-loop exiting to the
+   hypervisor; the timings: bench/neural.md). A partner later than the spin is
+   waited for asleep. */
+#define SMML_BARRIER_SPINS 65536
+
+typedef struct { int count; int sense; int waiters; } smml_bar_t;
+
+static void smml_bar_wait(smml_bar_t *b, int n, int *local_sense) {
+    int s = 1 - *local_sense, spins = 0;
+    *local_sense = s;
+    if (n <= 1)
+        return;
+    if (__atomic_add_fetch(&b->count, 1, __ATOMIC_SEQ_CST) == n) {
+        __atomic_store_n(&b->count, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&b->sense, s, __ATOMIC_SEQ_CST);
+#ifdef __linux__
+        if (__atomic_load_n(&b->waiters, __ATOMIC_SEQ_CST) > 0)
+            syscall(SYS_futex, &b->sense, FUTEX_WAKE_PRIVATE, 0x7fffffff, NULL, NULL, 0);
+#endif
+        return;
+    }
+    while (__atomic_load_n(&b->sense, __ATOMIC_ACQUIRE) != s) {
+        if (spins < SMML_BARRIER_SPINS) {
+            spins++;
+            continue;
+        }
+#ifdef __linux__
+        __atomic_add_fetch(&b->waiters, 1, __ATOMIC_SEQ_CST);
+        if (__atomic_load_n(&b->sense, __ATOMIC_SEQ_CST) != s)
+            syscall(SYS_futex, &b->sense, FUTEX_WAIT_PRIVATE, 1 - s, NULL, NULL, 0);
+        __atomic_sub_fetch(&b->waiters, 1, __ATOMIC_SEQ_CST);
+#else
+        sched_yield();
+#endif
+    }
+}
+
 /* smml_momentum_d/_f: compiled portable (_base) and, with SMML_X86_DISPATCH, for AVX2
  * (_avx2), the same bits (no fused multiply-add); the name without a suffix calls the copy of
- * smml_isa() (_platform.h) */
+ * smml_isa() (smml_platform.h) */
 #define SMML_CLONE_PASS 1
 #define SMML_SFX(n) n##_base
 #define SMML_CLONED static SMML_MAYBE_UNUSED
-#include "_neural.h"
+#include "smml_neural.h"
 #undef SMML_SFX
 #undef SMML_CLONED
 #if SMML_X86_DISPATCH
 #define SMML_SFX(n) n##_avx2
 #define SMML_CLONED static SMML_MAYBE_UNUSED SMML_TARGET_AVX2
-#include "_neural.h"
+#include "smml_neural.h"
 #undef SMML_SFX
 #undef SMML_CLONED
 #endif

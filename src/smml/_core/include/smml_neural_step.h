@@ -1,4 +1,4 @@
-/* _neural_step.h: the bodies of _neural.h's steps (smml_nn_step_f, minibatches;
+/* smml_neural_step.h: the bodies of smml_neural.h's steps (smml_nn_step_f, minibatches;
  * smml_nn_step1_f, batch 1), included once per instruction set.
  *
  * The includer defines:

@@ -19,27 +19,174 @@
  * The functions marked SMML_CLONED are compiled twice, portable and for AVX2, with the
  * same operations in the same order (the modules are compiled with -ffp-contract=off:
  * no fused multiply-add): both copies give the same bits, which tests/test_simd_paths.py
- * checks by forcing each one (SMML_SIMD, _platform.h). */
+ * checks by forcing each one (SMML_SIMD, smml_platform.h). */
 #ifndef SMML_CLONE_PASS
 #ifndef SMML_SIMD_DIST_H
 #define SMML_SIMD_DIST_H
 
 #include <math.h>
-#include "_platform.h"
+#include "smml_platform.h"
 
+
+/* ---- the brute-force scan's candidate test (smml._core._knn) ---- */
+#include <string.h>
+/* Is any r[j] + t[j] < top (j < n)?  A branch-free test that compilers vectorise:
+   GCC / clang vector extensions where available (the same IEEE additions and
+   comparisons as the scalar loop, no FMA), a plain loop elsewhere. */
+#if defined(__GNUC__) && ((__GNUC__ >= 9) || defined(__clang__))
+typedef double smml_v2d __attribute__((vector_size(16)));
+typedef float smml_v2f __attribute__((vector_size(8)));
+typedef long long smml_v2l __attribute__((vector_size(16)));
+static inline int smml_any_below_d(const double *r, const double *t, Py_ssize_t n, double top) {
+    smml_v2l acc0 = {0, 0}, acc1 = {0, 0};
+    smml_v2d vt = {top, top};
+    Py_ssize_t j = 0;
+    long long any;
+    for (; j + 4 <= n; j += 4) {
+        smml_v2d a0, a1, b0, b1;
+        memcpy(&a0, r + j, sizeof a0);
+        memcpy(&a1, r + j + 2, sizeof a1);
+        memcpy(&b0, t + j, sizeof b0);
+        memcpy(&b1, t + j + 2, sizeof b1);
+        acc0 |= (smml_v2l)((a0 + b0) < vt);
+        acc1 |= (smml_v2l)((a1 + b1) < vt);
+    }
+    acc0 |= acc1;
+    any = acc0[0] | acc0[1];
+    for (; j < n; j++) any |= (r[j] + t[j]) < top;
+    return any != 0;
+}
+static inline int smml_any_below_f(const float *r, const double *t, Py_ssize_t n, double top) {
+    smml_v2l acc0 = {0, 0}, acc1 = {0, 0};
+    smml_v2d vt = {top, top};
+    Py_ssize_t j = 0;
+    long long any;
+    for (; j + 4 <= n; j += 4) {
+        smml_v2f f0, f1;
+        smml_v2d b0, b1;
+        memcpy(&f0, r + j, sizeof f0);
+        memcpy(&f1, r + j + 2, sizeof f1);
+        memcpy(&b0, t + j, sizeof b0);
+        memcpy(&b1, t + j + 2, sizeof b1);
+        acc0 |= (smml_v2l)((__builtin_convertvector(f0, smml_v2d) + b0) < vt);
+        acc1 |= (smml_v2l)((__builtin_convertvector(f1, smml_v2d) + b1) < vt);
+    }
+    acc0 |= acc1;
+    any = acc0[0] | acc0[1];
+    for (; j < n; j++) any |= ((double) r[j] + t[j]) < top;
+    return any != 0;
+}
+#else
+static inline int smml_any_below_d(const double *r, const double *t, Py_ssize_t n, double top) {
+    int any = 0; Py_ssize_t j;
+    for (j = 0; j < n; j++) any |= (r[j] + t[j]) < top;
+    return any;
+}
+static inline int smml_any_below_f(const float *r, const double *t, Py_ssize_t n, double top) {
+    int any = 0; Py_ssize_t j;
+    for (j = 0; j < n; j++) any |= ((double) r[j] + t[j]) < top;
+    return any;
+}
+#endif
+
+/* ---- packed panels and the AVX2 + FMA tile (smml._core._distances) ---- */
+#include "smml_platform.h"
+#define SMML_PANEL_D 8
+#define SMML_PANEL_F 16
+/* panel layout: P[(p * d + f) * PW + c] = -2 C[p * PW + c, f], 0 for p * PW + c >= k
+   (the factor -2 is exact, so the tile needs no multiply) */
+#define SMML_PACK(NAME, T, PW) \
+SMML_MAYBE_UNUSED static void NAME(const T *C, Py_ssize_t k, Py_ssize_t d, Py_ssize_t kp, T *P) { \
+    Py_ssize_t p, f, c, j; \
+    for (p = 0; p < kp / PW; p++) \
+        for (f = 0; f < d; f++) \
+            for (c = 0; c < PW; c++) { \
+                j = p * PW + c; \
+                P[(p * d + f) * PW + c] = j < k ? (T) -2 * C[j * d + f] : (T) 0; \
+            } \
+}
+SMML_PACK(smml_pack_panels_d, double, SMML_PANEL_D)
+SMML_PACK(smml_pack_panels_f, float, SMML_PANEL_F)
+
+#if SMML_X86_DISPATCH
+SMML_MAYBE_UNUSED static int smml_fast_tile_available(void) {
+    return smml_isa() >= SMML_ISA_AVX2;      /* AVX2 and FMA, unless SMML_SIMD lowers it */
+}
+/* out[0:R, 0:2W] = X[0:R, :] @ panel (d x 2W, holding -2 C), R = 4 or 1 rows; W = vector width */
+#define SMML_TILE_KERNELS(SUF, T, VEC, W, ZERO, LOAD, BCAST, FMA, STORE) \
+SMML_TARGET_AVX2_FMA SMML_MAYBE_UNUSED \
+static void smml_tile4_##SUF(Py_ssize_t d, const T *X, Py_ssize_t ldx, const T *P, T *out, Py_ssize_t ldt) { \
+    VEC a00 = ZERO(), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00, a30 = a00, a31 = a00; \
+    const T *x0 = X, *x1 = X + ldx, *x2 = X + 2 * ldx, *x3 = X + 3 * ldx; \
+    Py_ssize_t f; \
+    for (f = 0; f < d; f++) { \
+        VEC c0 = LOAD(P + f * 2 * W), c1 = LOAD(P + f * 2 * W + W), xb; \
+        xb = BCAST(x0 + f); a00 = FMA(xb, c0, a00); a01 = FMA(xb, c1, a01); \
+        xb = BCAST(x1 + f); a10 = FMA(xb, c0, a10); a11 = FMA(xb, c1, a11); \
+        xb = BCAST(x2 + f); a20 = FMA(xb, c0, a20); a21 = FMA(xb, c1, a21); \
+        xb = BCAST(x3 + f); a30 = FMA(xb, c0, a30); a31 = FMA(xb, c1, a31); \
+    } \
+    STORE(out, a00); STORE(out + W, a01); out += ldt; \
+    STORE(out, a10); STORE(out + W, a11); out += ldt; \
+    STORE(out, a20); STORE(out + W, a21); out += ldt; \
+    STORE(out, a30); STORE(out + W, a31); \
+} \
+SMML_TARGET_AVX2_FMA SMML_MAYBE_UNUSED \
+static void smml_tile1_##SUF(Py_ssize_t d, const T *X, const T *P, T *out) { \
+    VEC a0 = ZERO(), a1 = a0; \
+    Py_ssize_t f; \
+    for (f = 0; f < d; f++) { \
+        VEC xb = BCAST(X + f); \
+        a0 = FMA(xb, LOAD(P + f * 2 * W), a0); a1 = FMA(xb, LOAD(P + f * 2 * W + W), a1); \
+    } \
+    STORE(out, a0); STORE(out + W, a1); \
+} \
+SMML_MAYBE_UNUSED static void smml_tile_panels_##SUF(Py_ssize_t nr, Py_ssize_t kp, Py_ssize_t d, \
+                                                     const T *X, const T *P, T *out) { \
+    Py_ssize_t p, r; \
+    for (p = 0; p < kp / (2 * W); p++) { \
+        const T *Pp = P + p * d * 2 * W; \
+        for (r = 0; r + 4 <= nr; r += 4) \
+            smml_tile4_##SUF(d, X + r * d, d, Pp, out + r * kp + p * 2 * W, kp); \
+        for (; r < nr; r++) \
+            smml_tile1_##SUF(d, X + r * d, Pp, out + r * kp + p * 2 * W); \
+    } \
+}
+SMML_TILE_KERNELS(d, double, __m256d, 4, _mm256_setzero_pd, _mm256_loadu_pd, _mm256_broadcast_sd,
+                  _mm256_fmadd_pd, _mm256_storeu_pd)
+SMML_TILE_KERNELS(f, float, __m256, 8, _mm256_setzero_ps, _mm256_loadu_ps, _mm256_broadcast_ss,
+                  _mm256_fmadd_ps, _mm256_storeu_ps)
+#else
+SMML_MAYBE_UNUSED static int smml_fast_tile_available(void) { return 0; }
+/* portable loops (not used by the kernels, which check smml_fast_tile_available) */
+#define SMML_TILE_PLAIN(SUF, T, PW) \
+SMML_MAYBE_UNUSED static void smml_tile_panels_##SUF(Py_ssize_t nr, Py_ssize_t kp, Py_ssize_t d, \
+                                                     const T *X, const T *P, T *out) { \
+    Py_ssize_t p, r, f, c; \
+    for (r = 0; r < nr; r++) \
+        for (p = 0; p < kp / PW; p++) \
+            for (c = 0; c < PW; c++) { \
+                T s = 0; \
+                for (f = 0; f < d; f++) s += X[r * d + f] * P[(p * d + f) * PW + c]; \
+                out[r * kp + p * PW + c] = s; \
+            } \
+}
+SMML_TILE_PLAIN(d, double, SMML_PANEL_D)
+SMML_TILE_PLAIN(f, float, SMML_PANEL_F)
+#endif
 
 /* the functions below, compiled portable (_base) and, with SMML_X86_DISPATCH, for
- * AVX2 (_avx2); the name without a suffix calls the copy of smml_isa() (_platform.h) */
+ * AVX2 (_avx2); the name without a suffix calls the copy of smml_isa() (smml_platform.h) */
 #define SMML_CLONE_PASS 1
 #define SMML_SFX(n) n##_base
 #define SMML_CLONED static SMML_MAYBE_UNUSED
-#include "_simd_dist.h"
+#include "smml_distances.h"
 #undef SMML_SFX
 #undef SMML_CLONED
 #if SMML_X86_DISPATCH
 #define SMML_SFX(n) n##_avx2
 #define SMML_CLONED static SMML_MAYBE_UNUSED SMML_TARGET_AVX2
-#include "_simd_dist.h"
+#include "smml_distances.h"
 #undef SMML_SFX
 #undef SMML_CLONED
 #endif

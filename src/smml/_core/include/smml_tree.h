@@ -3,14 +3,14 @@
  * The functions marked SMML_CLONED are compiled twice, portable and for AVX2, with the
  * same operations in the same order (the modules are compiled with -ffp-contract=off:
  * no fused multiply-add): both copies give the same bits, which tests/test_simd_paths.py
- * checks by forcing each one (SMML_SIMD, _platform.h). */
+ * checks by forcing each one (SMML_SIMD, smml_platform.h). */
 #ifndef SMML_CLONE_PASS
 #ifndef SMML_SIMD_TREE_H
 #define SMML_SIMD_TREE_H
 
 #include <math.h>
-#include "_platform.h"
-#include "_bits.h"
+#include "smml_platform.h"
+#include "smml_math.h"     /* smml_bits, smml_select, ... */
 
 /* smml_partition_pairs: the exact tree splitter's partition of one feature's sorted segment
  * (smml._core._tree._partition_sorted). n pairs (si[p], rs[p]); the pairs whose sample
@@ -223,17 +223,17 @@ static inline ptrdiff_t smml_split_sums_k(ptrdiff_t K, const int32_t *SMML_RESTR
 }
 
 /* the functions below, compiled portable (_base) and, with SMML_X86_DISPATCH, for
- * AVX2 (_avx2); the name without a suffix calls the copy of smml_isa() (_platform.h) */
+ * AVX2 (_avx2); the name without a suffix calls the copy of smml_isa() (smml_platform.h) */
 #define SMML_CLONE_PASS 1
 #define SMML_SFX(n) n##_base
 #define SMML_CLONED static SMML_MAYBE_UNUSED
-#include "_simd_tree.h"
+#include "smml_tree.h"
 #undef SMML_SFX
 #undef SMML_CLONED
 #if SMML_X86_DISPATCH
 #define SMML_SFX(n) n##_avx2
 #define SMML_CLONED static SMML_MAYBE_UNUSED SMML_TARGET_AVX2
-#include "_simd_tree.h"
+#include "smml_tree.h"
 #undef SMML_SFX
 #undef SMML_CLONED
 #endif

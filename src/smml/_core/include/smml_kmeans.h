@@ -1,0 +1,190 @@
+/* The Lloyd pass's chunk-level helpers (smml._core._kmeans). */
+#ifndef SMML_KMEANS_H
+#define SMML_KMEANS_H
+
+#include "smml_platform.h"
+#include "smml_distances.h"
+
+/* ---- the Lloyd pass's helpers (smml._core._kmeans) ---- */
+#include <math.h>
+#include <stdint.h>
+/* Chunk-level helpers of the Lloyd pass, AVX2 (no FMA: the same roundings as the plain
+   loops) where the CPU has it; the kernel uses them only when fast_tile_available().
+
+   smml_best_rows: for each row i of a tile (nr x kp, kp a multiple of 4, columns past k
+   with cn = +inf), v_j = tile[i, j] + cn[j] in float64; out[i] = the index of the single
+   v_j <= min_j v_j + eps2_i, or -1 when there are several (a tie or a near-tie), with
+   eps2_i = coef4 (xn[i] + R2). Branch-free for kp <= 64. A row whose previous label p
+   is the only column within eps2 of v_p is decided in one pass (then v_p is the
+   minimum and the full test would say the same); most rows, once the labels settle.
+   Used for SMML_PREV_MIN_KP <= kp <= 64 (elsewhere the code is compiled without it)
+   and a previous label in [0, kp) (any other value, e.g. -1 before the first
+   assignment, takes the full test).
+
+   smml_add_rows: for each row i, S[label_i] += w_i x_i (float64), W[label_i] += w_i,
+   Q[label_i] += w_i xn_i, rows in order; w == NULL means w_i = 1. */
+#include "smml_platform.h"
+#if SMML_X86_DISPATCH
+/* the previous-label pass from this many tile columns: below, the pass it saves costs
+   less than its data-dependent branch (the interleaved A/B: bench/cluster.md) */
+#define SMML_PREV_MIN_KP 32
+/* one row's candidate mask over kp <= 64 columns: bit j set when v_j <= thr */
+#define SMML_MASK_LOOP(W, CMPMASK) \
+    mask = 0; \
+    for (j = 0; j < kp; j += W) mask |= (uint64_t) (CMPMASK) << j;
+__attribute__((target("avx2"), always_inline))
+static inline void smml_best_rows_d_body(const double *tile, Py_ssize_t nr, Py_ssize_t kp, const double *cn,
+                                         const int32_t *prev, const double *xn, double coef4, double R2,
+                                         int32_t *out, const int use_prev) {
+    Py_ssize_t i, j, first;
+    uint64_t mask;
+    for (i = 0; i < nr; i++) {
+        const double *t = tile + i * kp;
+        double eps2 = coef4 * (xn[i] + R2);
+        __m256d vmin = _mm256_set1_pd(INFINITY), thr;
+        __m128d lo;
+        int count, m, p = use_prev ? prev[i] : -1;
+        if (use_prev && p >= 0 && p < kp) {
+            /* the previous label first: alone within eps2 of its own v, it is the minimum */
+            thr = _mm256_set1_pd((t[p] + cn[p]) + eps2);
+            SMML_MASK_LOOP(4, _mm256_movemask_pd(_mm256_cmp_pd(
+                _mm256_add_pd(_mm256_loadu_pd(t + j), _mm256_loadu_pd(cn + j)), thr, _CMP_LE_OQ)))
+            if (mask == ((uint64_t) 1 << p)) { out[i] = p; continue; }
+        }
+        for (j = 0; j < kp; j += 4)
+            vmin = _mm256_min_pd(vmin, _mm256_add_pd(_mm256_loadu_pd(t + j), _mm256_loadu_pd(cn + j)));
+        lo = _mm_min_pd(_mm256_castpd256_pd128(vmin), _mm256_extractf128_pd(vmin, 1));
+        lo = _mm_min_sd(lo, _mm_unpackhi_pd(lo, lo));
+        thr = _mm256_set1_pd(_mm_cvtsd_f64(lo) + eps2);
+        if (kp <= 64) {
+            SMML_MASK_LOOP(4, _mm256_movemask_pd(_mm256_cmp_pd(
+                _mm256_add_pd(_mm256_loadu_pd(t + j), _mm256_loadu_pd(cn + j)), thr, _CMP_LE_OQ)))
+            out[i] = (mask & (mask - 1)) == 0 ? (int32_t) __builtin_ctzll(mask) : -1;
+        } else {
+            count = 0;
+            first = -1;
+            for (j = 0; j < kp; j += 4) {
+                m = _mm256_movemask_pd(_mm256_cmp_pd(
+                    _mm256_add_pd(_mm256_loadu_pd(t + j), _mm256_loadu_pd(cn + j)), thr, _CMP_LE_OQ));
+                if (m) {
+                    count += __builtin_popcount(m);
+                    if (first < 0) first = j + __builtin_ctz(m);
+                }
+            }
+            out[i] = count == 1 ? (int32_t) first : -1;
+        }
+    }
+}
+/* the previous-label pass compiled in only where it pays (a constant use_prev) */
+__attribute__((target("avx2")))
+static void smml_best_rows_d(const double *tile, Py_ssize_t nr, Py_ssize_t kp, const double *cn,
+                             const int32_t *prev, const double *xn, double coef4, double R2,
+                             int32_t *out) {
+    if (prev != NULL && kp >= SMML_PREV_MIN_KP && kp <= 64)
+        smml_best_rows_d_body(tile, nr, kp, cn, prev, xn, coef4, R2, out, 1);
+    else
+        smml_best_rows_d_body(tile, nr, kp, cn, prev, xn, coef4, R2, out, 0);
+}
+#define SMML_ADD_ROWS(SUF, T, LOAD4) \
+__attribute__((target("avx2"))) \
+static void smml_add_rows_##SUF(const T *X, Py_ssize_t nr, Py_ssize_t d, const int32_t *labels, \
+                                const double *xn, const double *w, Py_ssize_t k, double *S) { \
+    double *W = S + k * d, *Q = S + k * d + k; \
+    Py_ssize_t i, f; \
+    for (i = 0; i < nr; i++) { \
+        const T *x = X + i * d; \
+        double *s = S + (Py_ssize_t) labels[i] * d; \
+        if (w) { \
+            __m256d wi = _mm256_set1_pd(w[i]); \
+            for (f = 0; f + 4 <= d; f += 4) \
+                _mm256_storeu_pd(s + f, _mm256_add_pd(_mm256_loadu_pd(s + f), _mm256_mul_pd(wi, LOAD4(x + f)))); \
+            for (; f < d; f++) s[f] += w[i] * (double) x[f]; \
+            W[labels[i]] += w[i]; \
+            Q[labels[i]] += w[i] * xn[i]; \
+        } else { \
+            for (f = 0; f + 4 <= d; f += 4) \
+                _mm256_storeu_pd(s + f, _mm256_add_pd(_mm256_loadu_pd(s + f), LOAD4(x + f))); \
+            for (; f < d; f++) s[f] += (double) x[f]; \
+            W[labels[i]] += 1.0; \
+            Q[labels[i]] += xn[i]; \
+        } \
+    } \
+}
+#define SMML_LOAD4_D(p) _mm256_loadu_pd(p)
+#define SMML_LOAD4_F(p) _mm256_cvtps_pd(_mm_loadu_ps(p))
+SMML_ADD_ROWS(d, double, SMML_LOAD4_D)
+SMML_ADD_ROWS(f, float, SMML_LOAD4_F)
+/* smml_best_rows_f32: the same test on a float32 tile entirely in float32, 8 lanes
+   (kp a multiple of 8; cn32 = cn rounded to float32, +inf past k). The two float32
+   additions and the rounding of the threshold add at most 2 u32 (s + R)^2 and
+   u32 (|min v| + eps2) to the error; the bound's coefficient (2d + 8)(u32 + u64) 1.1
+   exceeds the float64 test's needs by more than that (see smml.neighbors), so a
+   single candidate still proves the argmin. */
+__attribute__((target("avx2"), always_inline))
+static inline void smml_best_rows_f32_body(const float *tile, Py_ssize_t nr, Py_ssize_t kp, const float *cn32,
+                                           const int32_t *prev, const double *xn, double coef4, double R2,
+                                           int32_t *out, const int use_prev) {
+    Py_ssize_t i, j, first;
+    uint64_t mask;
+    for (i = 0; i < nr; i++) {
+        const float *t = tile + i * kp;
+        float eps2 = (float) (coef4 * (xn[i] + R2));
+        __m256 vmin = _mm256_set1_ps(INFINITY), thr;
+        __m128 lo;
+        int count, m, p = use_prev ? prev[i] : -1;
+        if (use_prev && p >= 0 && p < kp) {
+            thr = _mm256_set1_ps((t[p] + cn32[p]) + eps2);
+            SMML_MASK_LOOP(8, _mm256_movemask_ps(_mm256_cmp_ps(
+                _mm256_add_ps(_mm256_loadu_ps(t + j), _mm256_loadu_ps(cn32 + j)), thr, _CMP_LE_OQ)))
+            if (mask == ((uint64_t) 1 << p)) { out[i] = p; continue; }
+        }
+        for (j = 0; j < kp; j += 8)
+            vmin = _mm256_min_ps(vmin, _mm256_add_ps(_mm256_loadu_ps(t + j), _mm256_loadu_ps(cn32 + j)));
+        lo = _mm_min_ps(_mm256_castps256_ps128(vmin), _mm256_extractf128_ps(vmin, 1));
+        lo = _mm_min_ps(lo, _mm_movehl_ps(lo, lo));
+        lo = _mm_min_ss(lo, _mm_shuffle_ps(lo, lo, 1));
+        thr = _mm256_set1_ps(_mm_cvtss_f32(lo) + eps2);
+        if (kp <= 64) {
+            SMML_MASK_LOOP(8, _mm256_movemask_ps(_mm256_cmp_ps(
+                _mm256_add_ps(_mm256_loadu_ps(t + j), _mm256_loadu_ps(cn32 + j)), thr, _CMP_LE_OQ)))
+            out[i] = (mask & (mask - 1)) == 0 ? (int32_t) __builtin_ctzll(mask) : -1;
+        } else {
+            count = 0;
+            first = -1;
+            for (j = 0; j < kp; j += 8) {
+                m = _mm256_movemask_ps(_mm256_cmp_ps(
+                    _mm256_add_ps(_mm256_loadu_ps(t + j), _mm256_loadu_ps(cn32 + j)), thr, _CMP_LE_OQ));
+                if (m) {
+                    count += __builtin_popcount(m);
+                    if (first < 0) first = j + __builtin_ctz(m);
+                }
+            }
+            out[i] = count == 1 ? (int32_t) first : -1;
+        }
+    }
+}
+/* the previous-label pass compiled in only where it pays (a constant use_prev) */
+__attribute__((target("avx2")))
+static void smml_best_rows_f32(const float *tile, Py_ssize_t nr, Py_ssize_t kp, const float *cn32,
+                             const int32_t *prev, const double *xn, double coef4, double R2,
+                             int32_t *out) {
+    if (prev != NULL && kp >= SMML_PREV_MIN_KP && kp <= 64)
+        smml_best_rows_f32_body(tile, nr, kp, cn32, prev, xn, coef4, R2, out, 1);
+    else
+        smml_best_rows_f32_body(tile, nr, kp, cn32, prev, xn, coef4, R2, out, 0);
+}
+#else
+/* never called: fast_tile_available() is false here */
+static void smml_best_rows_d(const double *tile, Py_ssize_t nr, Py_ssize_t kp, const double *cn,
+                             const int32_t *prev, const double *xn, double coef4, double R2,
+                             int32_t *out) {}
+static void smml_add_rows_d(const double *X, Py_ssize_t nr, Py_ssize_t d, const int32_t *labels,
+                            const double *xn, const double *w, Py_ssize_t k, double *S) {}
+static void smml_add_rows_f(const float *X, Py_ssize_t nr, Py_ssize_t d, const int32_t *labels,
+                            const double *xn, const double *w, Py_ssize_t k, double *S) {}
+static void smml_best_rows_f32(const float *tile, Py_ssize_t nr, Py_ssize_t kp, const float *cn32,
+                               const int32_t *prev, const double *xn, double coef4, double R2,
+                               int32_t *out) {}
+#endif
+
+#endif
