@@ -95,7 +95,8 @@ def resolve_kernel(est, X, sample_weight=None):
             gamma = 1.0 / d
         if not np.isfinite(gamma) or gamma <= 0:
             raise ValueError(f"{type(est).__name__}: gamma={est.gamma!r} gives an unusable value {gamma!r} "
-                             "(the variance of X is too large or too small); pass gamma explicitly")
+                             "(the variance of X is too large or too small); rescale the features (a "
+                             "StandardScaler in a Pipeline) or pass gamma explicitly")
     else:
         gamma = float(est.gamma)
     est.gamma_ = gamma
