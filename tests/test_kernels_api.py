@@ -238,6 +238,31 @@ def test_svc_verbose_reports_once_per_problem(rng, capsys):
     assert est.kkt_gap_.shape == (3,) and np.all(est.kkt_gap_ < 1e-3)
 
 
+def test_svc_verbose_bar_counts_the_solver_steps_and_changes_nothing(rng, capsys, monkeypatch):
+    # the solver calls back every _REPORT_EVERY steps (with the GIL); the solution is the same
+    from smml.kernels import _svc
+    X, y = xor_data(rng, 120, 3)
+    quiet = K.KernelSVC(tol=1e-6).fit(X, y)
+    capsys.readouterr()
+    calls = []
+    monkeypatch.setattr(_svc, "_REPORT_EVERY", 7)
+    real = _svc._svm.smo
+
+    def spy(*args, report=None, report_every=1000, **kw):
+        def rec(steps, n_active):
+            calls.append((steps, n_active))
+            report(steps, n_active)
+        return real(*args, report=rec, report_every=report_every, **kw)
+    monkeypatch.setattr(_svc._svm, "smo", spy)
+    loud = K.KernelSVC(tol=1e-6, verbose=1).fit(X, y)
+    err = capsys.readouterr().err
+    assert "SMO 1/1" in err and "step" in err
+    assert [s for s, _ in calls] == list(range(7, loud.n_iter_ + 1, 7))
+    assert all(1 <= a <= 120 for _, a in calls)
+    assert np.array_equal(loud.dual_coef_, quiet.dual_coef_) and loud.intercept_ == quiet.intercept_
+    assert loud.n_iter_ == quiet.n_iter_ >= 7
+
+
 def test_svc_kkt_gap_without_bias(rng):
     X, y = xor_data(rng, 80, 3)
     est = K.KernelSVC(fit_intercept=False, tol=1e-6).fit(X, y)

@@ -642,6 +642,35 @@ def test_ogd_partial_fit_continues_the_stream(rng):
     assert r.n_steps_ == 80
 
 
+def test_mistake_and_regret_bounds_hold_on_the_stream_so_far(rng):
+    # partial_fit on chunks: after each chunk the counters describe the prefix seen so far,
+    # and 003's bounds (section 10) evaluated on that prefix hold
+    from smml.losses import get_loss
+    X, y = noisy(rng, 300, 4, flip=0.2)
+    Xn = X / np.max(np.linalg.norm(X, axis=1))         # ||x|| <= 1 = G for the hinge
+    U, G = 2.0, 1.0
+    eta = U / (G * math.sqrt(2))
+    best = L.OnlineGradientDescent(loss="hinge", learning_rate=eta, radius=U, fit_intercept=False,
+                                   max_iter=30).fit(Xn, y)
+    us = [np.zeros(4), best.coef_[0], rng.standard_normal(4)]
+    per = L.Perceptron(fit_intercept=False)
+    ogd = L.OnlineGradientDescent(loss="hinge", learning_rate=eta, radius=U, fit_intercept=False)
+    classes = np.unique(y)
+    start = 0
+    for end in (1, 50, 120, 300):
+        per.partial_fit(X[start:end], y[start:end], classes=classes)
+        ogd.partial_fit(Xn[start:end], y[start:end], classes=classes)
+        start = end
+        for u in us:
+            assert per.n_updates_ <= B.perceptron_mistake_bound(X[:end], y[:end], u)
+        assert ogd.n_steps_ == end
+        u_loss = np.mean(get_loss("hinge")(y[:end].astype(float), Xn[:end] @ best.coef_[0]))
+        assert ogd.average_loss_ - u_loss <= B.ogd_regret_bound(U, G, end)
+    # the stream's counters equal one pass over the concatenation
+    one = L.Perceptron(fit_intercept=False, max_iter=1).fit(X, y)
+    assert per.n_updates_ == one.n_updates_
+
+
 def test_ogd_regret_bounds_hold(rng):
     # average loss of OGD minus the average loss of any fixed u in the ball <= the bound (003, section 10)
     X, y = noisy(rng, 400, 3, flip=0.1)

@@ -937,6 +937,14 @@ cdef void _pair_step(State *st, intp_t i, intp_t j, const float *Ki) noexcept no
 # ---------------------------------------------------------------------------
 # The solver
 # ---------------------------------------------------------------------------
+cdef void _report(object report, int64_t it, intp_t na) noexcept:
+    """report(it, na), its exceptions ignored (a progress bar must not stop the solver)."""
+    try:
+        report(it, na)
+    except Exception:
+        pass
+
+
 def smo(const floating[:, ::1] X,          # IN  (m, d) training rows (unused for a callable)
         const double[::1] xn,              # IN  (m,) ||x_t||^2
         int kind, int degree, double scale,
@@ -950,8 +958,12 @@ def smo(const floating[:, ::1] X,          # IN  (m, d) training rows (unused fo
         double[::1] F,                     # OUT (m,) f(x_t) - y_t (no bias)
         int64_t[::1] stats,                # OUT (5,) rows computed, block fills, shrinks, reconstructs, re-laid rows
         bint bias, double eps, bint shrinking, int64_t max_iter, int n_threads,
-        int block=16, intp_t shrink_every=1000):
-    """Solve the SVM dual. Returns (n_iter, rho, reached_max_iter); the bias is b = -rho."""
+        int block=16, intp_t shrink_every=1000, object report=None, int64_t report_every=1000):
+    """Solve the SVM dual. Returns (n_iter, rho, reached_max_iter); the bias is b = -rho.
+
+    ``report``: None, or a callable ``report(steps, n_active)`` called with the GIL every
+    ``report_every`` SMO steps (a progress bar; its exceptions are ignored). None: the loop
+    never takes the GIL."""
     cdef intp_t m = y.shape[0], d = X.shape[1], t, i = -1, j = -1
     cdef State st
     cdef int64_t it = 0, counter
@@ -966,6 +978,9 @@ def smo(const floating[:, ::1] X,          # IN  (m, d) training rows (unused fo
     cdef const floating *X0 = &X[0, 0]
     cdef intp_t n_slots = owner.shape[0]
     cdef bint row_mode = kind != KERNEL_CALLABLE and n_slots < m
+    cdef bint reporting = report is not None
+    if report_every < 1:
+        raise ValueError("smo: report_every must be >= 1")
 
     st.m = m
     st.d = d
@@ -1060,6 +1075,9 @@ def smo(const floating[:, ::1] X,          # IN  (m, d) training rows (unused fo
                     break
                 counter = 1              # shrink at the next iteration
             it += 1
+            if reporting and it % report_every == 0:
+                with gil:
+                    _report(report, it, st.na)
             if bias:
                 Kj = _get_row(&st, X0, Xact, XR, j)
                 if Kj == NULL:           # out of memory (st.oom)

@@ -18,6 +18,10 @@ from smml.kernels._base import (CACHE_SIZE, KERNEL_SPEC, KernelClassifierBase, R
 from smml.base import store_params
 
 
+#: SMO steps between two calls of the verbose bar (the solver takes the GIL for each)
+_REPORT_EVERY = 1000
+
+
 def kkt_gap(alpha, F, y, Cv, bias):
     """The violation of the optimality conditions at the solver's end (what it stops on).
 
@@ -83,11 +87,11 @@ class KernelSVC(KernelClassifierBase):
     More than two classes: one-vs-rest (one SVM per class, the largest score
     wins), sharing the kernel cache.
 
-    ``verbose``: the solver runs compiled, without the GIL and without stopping, so
-    nothing is reported during one solve (a call back into Python every few
-    iterations would cost the kernel its speed); with ``verbose > 0`` a progress bar
-    (``smml._progress``) runs over the one-vs-rest problems and each problem reports
-    once at its end, on stderr: its SMO steps, its final KKT gap (the quantity the
+    ``verbose``: with ``verbose > 0`` a progress bar (``smml._progress``, tqdm on
+    stderr) runs over the one-vs-rest problems and, during each solve, a bar counts its
+    SMO steps and shows the size of the active set (shrinking); the compiled solver takes
+    the GIL for it once every 1,000 steps, and never when ``verbose=0``. Each problem then
+    reports once at its end, on stderr: its SMO steps, its final KKT gap (the quantity the
     stopping rule compares with ``tol``) and its number of support vectors.
 
     Parameters
@@ -252,9 +256,21 @@ class KernelSVC(KernelClassifierBase):
                 alpha = np.empty(m)
                 F = np.empty(m)
                 stats = np.zeros(_svm.SOLVER_STATS, dtype=np.int64)
-                n_it, rho, hit = _svm.smo(Xp, norms, kern.code, kern.degree, kern.scale, y_pm, Cv, QD,
-                                          *cache.args(), alpha, F, stats, bool(self.fit_intercept),
-                                          float(self.tol), bool(self.shrinking), int(max_iter), nt)
+                bar = progress(None, desc=f"{type(self).__name__} SMO {c + 1}/{len(problems)}",
+                               verbose=self.verbose, unit="step", leave=False)
+                report = None
+                if bar is not None:
+                    def report(steps, n_active, bar=bar):
+                        bar.update(steps - bar.n)
+                        bar.set_postfix(active=n_active, refresh=False)
+                try:
+                    n_it, rho, hit = _svm.smo(Xp, norms, kern.code, kern.degree, kern.scale, y_pm, Cv,
+                                              QD, *cache.args(), alpha, F, stats, bool(self.fit_intercept),
+                                              float(self.tol), bool(self.shrinking), int(max_iter), nt,
+                                              report=report, report_every=_REPORT_EVERY)
+                finally:
+                    if bar is not None:
+                        bar.close()
                 solver_stats.append(stats)
                 if hit:
                     warnings.warn(f"{type(self).__name__}: the solver stopped after max_iter={max_iter} "
