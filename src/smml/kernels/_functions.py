@@ -2,6 +2,7 @@
 import numbers
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.utils import check_array
 
 from smml._threads import effective_n_threads
@@ -32,7 +33,7 @@ def _kernel_matrix(kern, X, Y, n_jobs, name):
     return gram(kern, Xp, Yp, fill=2, n_threads=nt, name=name)
 
 
-def linear_kernel(X, Y=None, n_jobs: int | None = None) -> np.ndarray:
+def linear_kernel(X: ArrayLike, Y: ArrayLike | None = None, n_jobs: int | None = None) -> np.ndarray:
     """K(x, x') = x.x' for every row of X against every row of Y (default: X).
 
     float32 when X (and Y) are float32, else float64; blocked gemm, OpenMP.
@@ -67,7 +68,7 @@ def linear_kernel(X, Y=None, n_jobs: int | None = None) -> np.ndarray:
     return _kernel_matrix(Kernel("linear"), X, Y, n_jobs, "linear_kernel")
 
 
-def polynomial_kernel(X, Y=None, degree: int = 3, n_jobs: int | None = None) -> np.ndarray:
+def polynomial_kernel(X: ArrayLike, Y: ArrayLike | None = None, degree: int = 3, n_jobs: int | None = None) -> np.ndarray:
     """K_n(x, x') = (1 + x.x')^n, 003 section 11 (n = ``degree``, a positive integer).
 
     scikit-learn's ``polynomial_kernel(X, Y, degree=n, gamma=1, coef0=1)`` is the same kernel.
@@ -107,7 +108,7 @@ def polynomial_kernel(X, Y=None, degree: int = 3, n_jobs: int | None = None) -> 
     return _kernel_matrix(Kernel("polynomial", degree=degree), X, Y, n_jobs, "polynomial_kernel")
 
 
-def gaussian_kernel(X, Y=None, gamma: float = 0.5, n_jobs: int | None = None) -> np.ndarray:
+def gaussian_kernel(X: ArrayLike, Y: ArrayLike | None = None, gamma: float = 0.5, n_jobs: int | None = None) -> np.ndarray:
     """K(x, x') = exp(-gamma ||x - x'||^2), the Gaussian kernel of 003 section 11 (gamma > 0).
 
     ``gamma`` is scikit-learn's (``sklearn.metrics.pairwise.rbf_kernel(X, Y, gamma=gamma)`` is

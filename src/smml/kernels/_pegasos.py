@@ -1,7 +1,9 @@
 """Kernel Pegasos (003 section 12, in the kernel form of Shalev-Shwartz et al. 2011)."""
-from typing import Self
+from typing import TypeVar
 
 import numpy as np
+
+from smml._typing import RandomStateLike
 from numpy.typing import ArrayLike
 
 from smml._core import _kernel_methods as _k
@@ -13,6 +15,8 @@ from smml.kernels._base import (CACHE_SIZE, KERNEL_SPEC, KernelClassifierBase, R
 from smml.kernels._perceptron import run_rows
 from smml.base import store_params
 
+
+_Self = TypeVar("_Self")
 
 class KernelPegasos(KernelClassifierBase):
     """Pegasos for the SVM objective F(g) = lam/2 ||g||_K^2 + (1/m) sum_t [1 - y_t g(x_t)]_+.
@@ -115,8 +119,8 @@ class KernelPegasos(KernelClassifierBase):
                        "cache_size": CACHE_SIZE, "n_jobs": N_JOBS}
 
     def __init__(self, alpha: float = 1e-3, max_iter: int = 10000, average: bool = False, kernel: str = "rbf",
-                 degree: int = 3, gamma: float | str = "scale", random_state=None, cache_size: float = 256.0,
-                 n_jobs: int | None = None):
+                 degree: int = 3, gamma: float | str = "scale", random_state: RandomStateLike = None, cache_size: float = 256.0,
+                 n_jobs: int | None = None) -> None:
         store_params(self, locals())
 
     def _run(self, kern, Xp, norms, y_pm, rng, cache):
@@ -153,7 +157,7 @@ class KernelPegasos(KernelClassifierBase):
             coef = counts / (lam * T)
         return coef
 
-    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
+    def fit(self: _Self, X: ArrayLike, y: ArrayLike) -> _Self:
         """Run kernel Pegasos (one per class for more than two classes).
 
         Parameters
@@ -191,7 +195,7 @@ class KernelPegasos(KernelClassifierBase):
         st.tstate = [ts.copy() for _, _, ts in state]
         st.hsum = [h.copy() for _, h, _ in state]
 
-    def partial_fit(self, X: ArrayLike, y: ArrayLike, classes: ArrayLike | None = None) -> Self:
+    def partial_fit(self: _Self, X: ArrayLike, y: ArrayLike, classes: ArrayLike | None = None) -> _Self:
         """Take one Pegasos step per row of the chunk, in order (t continues across calls).
 
         Parameters

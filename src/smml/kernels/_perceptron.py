@@ -1,7 +1,9 @@
 """The kernel Perceptron (003 section 11, Algorithm 4)."""
-from typing import Self
+from typing import TypeVar
 
 import numpy as np
+
+from smml._typing import RandomStateLike
 from numpy.typing import ArrayLike
 
 from smml._core import _kernel_methods as _k
@@ -24,6 +26,8 @@ def run_rows(est, kern, Xp, cache, step):
             return out
         cache.put(need, user_kernel(kern, Xp[need:need + 1], Xp, type(est).__name__)[0])
 
+
+_Self = TypeVar("_Self")
 
 class KernelPerceptron(KernelClassifierBase):
     """The kernel Perceptron, 003 section 11, Algorithm 4, exactly.
@@ -143,8 +147,8 @@ class KernelPerceptron(KernelClassifierBase):
                        "cache_size": CACHE_SIZE, "n_jobs": N_JOBS}
 
     def __init__(self, kernel: str = "rbf", degree: int = 3, gamma: float | str = "scale",
-                 max_iter: int = 1000, shuffle: bool = False, random_state=None, budget: int | None = None,
-                 cache_size: float = 256.0, n_jobs: int | None = None):
+                 max_iter: int = 1000, shuffle: bool = False, random_state: RandomStateLike = None, budget: int | None = None,
+                 cache_size: float = 256.0, n_jobs: int | None = None) -> None:
         store_params(self, locals())
 
     def _run(self, kern, Xp, norms, y_pm, rng, cache):
@@ -176,7 +180,7 @@ class KernelPerceptron(KernelClassifierBase):
                 break
         return counts, mistakes, epochs, converged
 
-    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
+    def fit(self: _Self, X: ArrayLike, y: ArrayLike) -> _Self:
         """Run Algorithm 4 (one kernel Perceptron per class for more than two classes).
 
         Parameters
@@ -216,7 +220,7 @@ class KernelPerceptron(KernelClassifierBase):
         st.seed(self.support_vectors_, self.support_, self._n_fit_rows, self.dual_coef_)
         st.mistakes = np.atleast_1d(np.asarray(self.n_mistakes_, dtype=np.int64)).copy()
 
-    def partial_fit(self, X: ArrayLike, y: ArrayLike, classes: ArrayLike | None = None) -> Self:
+    def partial_fit(self: _Self, X: ArrayLike, y: ArrayLike, classes: ArrayLike | None = None) -> _Self:
         """Run Algorithm 4 on one more chunk of the stream (each row once, in order).
 
         Parameters

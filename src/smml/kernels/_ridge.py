@@ -1,6 +1,6 @@
 """Kernel ridge regression (003 section 11)."""
 import warnings
-from typing import Self
+from typing import TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -16,6 +16,8 @@ from smml.kernels._base import KERNEL_SPEC, decision_values, gram, resolve_kerne
 
 _LAPACK_PARALLEL_MIN = 2048     # systems smaller than this are factorised on one thread
 
+
+_Self = TypeVar("_Self")
 
 class KernelRidge(RegressorMixin, SmmlEstimator):
     """Kernel ridge regression, the closed form of 003 section 11.
@@ -110,7 +112,7 @@ class KernelRidge(RegressorMixin, SmmlEstimator):
                        "n_jobs": N_JOBS}
 
     def __init__(self, alpha: float = 1.0, kernel: str = "rbf", degree: int = 3,
-                 gamma: float | str = "scale", fit_intercept: bool = False, n_jobs: int | None = None):
+                 gamma: float | str = "scale", fit_intercept: bool = False, n_jobs: int | None = None) -> None:
         store_params(self, locals())
 
     def _system(self, kern, Xp, norms, fill, nt, p=None, s=None):
@@ -130,7 +132,7 @@ class KernelRidge(RegressorMixin, SmmlEstimator):
         K.flat[::K.shape[0] + 1] += self.alpha
         return K, r
 
-    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
+    def fit(self: _Self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> _Self:
         """Solve (alpha I + K) dual_coef_ = y (weighted, centred with ``fit_intercept``).
 
         Parameters

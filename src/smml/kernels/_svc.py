@@ -1,7 +1,7 @@
 """The exact kernel SVM (003 section 12), solved in the dual by SMO."""
 import sys
 import warnings
-from typing import Self
+from typing import TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -38,6 +38,8 @@ def kkt_gap(alpha, F, y, Cv, bias):
     viol = np.where(lower, np.minimum(G, 0.0), np.where(upper, np.maximum(G, 0.0), G))
     return float(np.max(np.abs(viol))) if viol.size else 0.0
 
+
+_Self = TypeVar("_Self")
 
 class KernelSVC(KernelClassifierBase):
     """The SVM of 003 section 12 with a kernel, solved exactly (to ``tol``) in the dual.
@@ -179,7 +181,7 @@ class KernelSVC(KernelClassifierBase):
     def __init__(self, C: float = 1.0, kernel: str = "rbf", degree: int = 3, gamma: float | str = "scale",
                  class_weight: dict | str | None = None, fit_intercept: bool = True, tol: float = 1e-3,
                  shrinking: bool = True, cache_size: float = 1024.0, max_iter: int | None = None,
-                 n_jobs: int | None = None, verbose: bool | int | str = 0):
+                 n_jobs: int | None = None, verbose: bool | int | str = 0) -> None:
         store_params(self, locals())
 
     def _kernel_cache(self, kern, Xp, norms, nt):
@@ -210,7 +212,7 @@ class KernelSVC(KernelClassifierBase):
             cache.state[1] = m
         return cache, QD
 
-    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
+    def fit(self: _Self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> _Self:
         """Solve the SVM dual (one per class for more than two classes).
 
         Parameters
