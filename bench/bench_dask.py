@@ -28,7 +28,18 @@ The overhead target: the distributed path adds less than 20% on 2 local workers 
 of at least 10 s in memory, with identical results. ``--quick`` runs small sizes (a smoke
 test: the 10 s condition does not hold there).
 
-    OMP_NUM_THREADS=2 python bench/bench_dask.py [--quick] [--repeat 2] [--only cv|knn|kmeans]
+- **logistic regression** (issue 35): ``smml.dask.LogisticRegression`` against dask-ml's
+  ``LogisticRegression(solver="lbfgs")`` (dask-glm) at the same objective (no intercept:
+  dask-ml penalises its intercept, smml does not; dask-ml's C = 1 / (lambda m) and its
+  tolerance m times smml's, its objective being m times smml's) on 5,000,000 x 50 standard
+  normal rows of a logistic model, generated in chunks of 262,144 rows on the workers
+  (``da.random``, seeded) and persisted there; both objectives are evaluated with smml's
+  formula and printed. Then the distributed / in-memory ratio on 1,000,000 x 50 (fits in
+  memory; the in-memory fit on 2 OpenMP threads of the gathered data). Targets: >= 2x
+  faster than dask-ml; distributed / in-memory <= 1.3x. ``--quick``: 200,000 x 50 and
+  100,000 x 50.
+
+    OMP_NUM_THREADS=2 python bench/bench_dask.py [--quick] [--repeat 2] [--only cv|knn|kmeans|logistic]
                                                   [--no-malloc-trim] [--similar]
 
 ``--similar`` runs the three on other shapes like the target's: CV of 300 trees on 40,000 x 16
@@ -52,6 +63,7 @@ import numpy as np
 from _common import environment_line, interleaved_best, print_table
 
 N_THREADS = 2
+LOGISTIC_CHUNK = 262_144  # rows per chunk of the logistic benchmarks (512 x 512: whole kernel chunks)
 DASKML_ITERS = 10          # dask-ml's KMeans: at most this many iterations (its ratio is per iteration)
 
 
@@ -179,6 +191,82 @@ def bench_kmeans(client, m, d, k, iters, chunks, repeat):
                  it=it_m, per=t_m / it_dml, inertia=None)]
 
 
+def _strength_name():
+    """The in-memory LogisticRegression's regularisation parameter (the notes' lambda)."""
+    from smml.linear import LogisticRegression
+    return next(p for p in ("alpha", "lam") if p in LogisticRegression().get_params())
+
+
+def _logistic_data(client, m, d, chunk, seed):
+    """X (m x d standard normal) and labels y in {0, 1} of a logistic model, generated block by
+    block on the workers (dask's random generator, seeded) and persisted there."""
+    import dask.array as da
+
+    X = da.random.default_rng(seed).standard_normal((m, d), chunks=(chunk, d))
+    beta = np.random.default_rng(seed + 1).normal(size=d) * (2.0 / np.sqrt(d))
+    noise = da.random.default_rng(seed + 2).logistic(size=m, chunks=chunk)
+    y = ((X @ beta + noise) > 0).astype(np.float64)
+    X, y = client.persist([X, y])
+    _wait(X, y)
+    return X, y
+
+
+def _objective(X, y, w, b, lam):
+    """smml's objective (1/m) sum ln(1 + e^{-y_t (w.x_t + b)}) + lam/2 ||w||^2 on the dask data."""
+    import dask.array as da
+
+    z = (X @ w + b) * (2.0 * y - 1.0)
+    return float(da.logaddexp(0.0, -z).mean().compute()) + 0.5 * lam * float(w @ w)
+
+
+def bench_logistic_vs_daskml(client, m, d, chunk, repeat):
+    """smml.dask.LogisticRegression against dask-ml's (dask-glm L-BFGS, the same objective:
+    no intercept, dask-ml's C = 1 / (lam m), its tolerance on the summed gradient m times
+    smml's on the mean), both on X, y persisted on the workers."""
+    from dask_ml.linear_model import LogisticRegression as DaskMLLogistic
+
+    import smml.dask as sd
+    from smml.linear import LogisticRegression
+
+    t0 = time.perf_counter()
+    X, y = _logistic_data(client, m, d, chunk, seed=0)
+    print(f"# logistic {m} x {d}: data generated on the workers in {-(-m // chunk)} chunks of {chunk} rows "
+          f"and persisted there in {time.perf_counter() - t0:.2f} s")
+    name = _strength_name()
+    lam = float(LogisticRegression().get_params()[name])
+    tol = LogisticRegression().tol
+    ours = lambda: sd.LogisticRegression(fit_intercept=False).fit(X, y)  # noqa: E731
+    theirs = lambda: DaskMLLogistic(penalty="l2", C=1.0 / (lam * m), fit_intercept=False,  # noqa: E731
+                                    solver="lbfgs", max_iter=1000, tol=tol * m).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        (t_s, t_m), (a, c) = interleaved_best([ours, theirs], repeat)
+    f_s = _objective(X, y, a.coef_[0], 0.0, lam)
+    f_m = _objective(X, y, np.asarray(c.coef_), 0.0, lam)
+    return [dict(impl=f"smml.dask.LogisticRegression (L-BFGS, {name}={lam:g})", t=t_s, ratio=1.0,
+                 obj=f_s, it=a.n_iter_, dw="-"),
+            dict(impl=f"dask-ml LogisticRegression(solver='lbfgs', C=1/({name} m))", t=t_m, ratio=t_m / t_s,
+                 obj=f_m, it=None, dw=f"{np.abs(a.coef_[0] - np.asarray(c.coef_)).max():.1e}")]
+
+
+def bench_logistic_in_memory(client, m, d, chunk, repeat):
+    """smml.dask.LogisticRegression on X, y persisted on the 2 workers against the in-memory
+    fit on N_THREADS threads of the same data (gathered here)."""
+    import smml.dask as sd
+    from smml.linear import LogisticRegression
+
+    X, y = _logistic_data(client, m, d, chunk, seed=10)
+    Xl, yl = X.compute(), y.compute()
+    mem = lambda: LogisticRegression(n_jobs=N_THREADS).fit(Xl, yl)  # noqa: E731
+    dist = lambda: sd.LogisticRegression().fit(X, y)  # noqa: E731
+    (t_l, t_r), (a, b) = interleaved_best([mem, dist], repeat)
+    same = np.array_equal(a.coef_, b.coef_) and np.array_equal(a.intercept_, b.intercept_)
+    return [dict(impl=f"in-memory smml LogisticRegression ({N_THREADS} threads)", t=t_l, ratio=1.0, same="-",
+                 it=a.n_iter_),
+            dict(impl=f"smml.dask.LogisticRegression ({-(-m // chunk)} chunks of {chunk})", t=t_r,
+                 ratio=t_r / t_l, same=str(same), it=b.n_iter_)]
+
+
 def main(quick=False, repeat=2, only=None, malloc_trim=True, similar=False):
     q = quick
     warnings.filterwarnings("ignore", message="Sending large graph")
@@ -214,6 +302,17 @@ def main(quick=False, repeat=2, only=None, malloc_trim=True, similar=False):
                             f"iterations from the same centroids, tol=0", bench_kmeans(client, m, d, k, it, ch, rep),
                             cols + [("it", "iterations", "{}"), ("per", "s / iteration", "{:.3f}"),
                                     ("inertia", "inertia", "{:.9e}")])
+        if only in (None, "logistic"):
+            for m, d in ([(200_000, 50)] if q else [(5_000_000, 50)]):
+                print_table(f"logistic regression, {m} x {d}, no intercept, vs dask-ml (the same objective)",
+                            bench_logistic_vs_daskml(client, m, d, 32_768 if q else LOGISTIC_CHUNK, rep),
+                            [("impl", "implementation", "{}"), ("t", "fit time (s)", "{:.2f}"),
+                             ("ratio", "/ smml.dask", "{:.2f}"), ("obj", "objective (smml's)", "{:.12f}"),
+                             ("it", "iterations", "{}"), ("dw", "max |w - w_smml|", "{}")])
+            for m, d in ([(100_000, 50)] if q else [(1_000_000, 50)]):
+                print_table(f"logistic regression, {m} x {d}: distributed / in-memory",
+                            bench_logistic_in_memory(client, m, d, 32_768 if q else LOGISTIC_CHUNK, rep),
+                            cols + [("it", "iterations", "{}")])
     finally:
         client.close()
         cluster.close()
@@ -224,7 +323,7 @@ if __name__ == "__main__":
     p = argparse.ArgumentParser()
     p.add_argument("--quick", action="store_true")
     p.add_argument("--repeat", type=int, default=2)
-    p.add_argument("--only", choices=("cv", "knn", "kmeans"), help="run one of the three benchmarks")
+    p.add_argument("--only", choices=("cv", "knn", "kmeans", "logistic"), help="run one of the benchmarks")
     p.add_argument("--no-malloc-trim", action="store_true",
                    help="start the workers without dask's default MALLOC_TRIM_THRESHOLD_=65536")
     p.add_argument("--similar", action="store_true",

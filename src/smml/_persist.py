@@ -93,6 +93,19 @@ _SKLEARN_PLUMBING = ("sklearn.pipeline.Pipeline", "sklearn.compose.ColumnTransfo
                      "sklearn.preprocessing.PolynomialFeatures", "sklearn.preprocessing.OneHotEncoder")
 
 
+def _saved_form(model):
+    """The object ``save`` writes: ``model`` itself, or, for a class naming an in-memory twin
+    in ``_saved_as`` (smml.dask's linear models, fitted on a cluster but holding only the
+    in-memory model's state), a copy of it as that class: the file loads as the in-memory
+    model, without dask."""
+    cls = getattr(type(model), "_saved_as", None)
+    if cls is None or type(model) is cls:
+        return model
+    twin = cls.__new__(cls)
+    twin.__dict__.update(model.__dict__)
+    return twin
+
+
 def _type_name(t):
     return f"{t.__module__}.{t.__qualname__}"
 
@@ -686,6 +699,7 @@ def save(model: Any, path: str | os.PathLike[str] | BinaryIO, *, backend: Litera
         raise ValueError(f"backend must be 'auto', 'skops' or 'npz', got {backend!r}")
     trusted_map = _trusted_map(trusted)
     user = _user_names(trusted)
+    model = _saved_form(model)
     cls_name = _type_name(type(model))
     if not (_is_model_type(cls_name) or cls_name in user):
         raise TypeError(f"smml.save writes smml models; {cls_name} is not an smml class (nor one of "

@@ -350,6 +350,43 @@ cdef void _logistic_chunk(const float64_t[:, ::1] X, const float64_t[::1] y,
             slab[d] += g
 
 
+cdef int _logistic_fold(const float64_t[:, ::1] X, const float64_t[::1] y, const float64_t[::1] w,
+                        float64_t[::1] grad, float64_t[:, ::1] slabs, bint fit_intercept, int n_threads,
+                        const float64_t *swp, int[::1] chunk_bad, double *total) noexcept nogil:
+    # the chunks' sums (OpenMP over chunks) added in chunk order into grad and total;
+    # returns 1 when a chunk met a non-finite score
+    cdef intp_t n = X.shape[0], d = X.shape[1], n_chunks = slabs.shape[0], c, j, stop
+    cdef intp_t p = w.shape[0]
+    cdef int bad = 0
+    for c in prange(n_chunks, schedule="static", num_threads=n_threads):
+        stop = (c + 1) * CHUNK
+        if stop > n:
+            stop = n
+        _logistic_chunk(X, y, w, c * CHUNK, stop, fit_intercept, &slabs[c, 0], &chunk_bad[c], swp)
+    for j in range(p):
+        grad[j] = 0.0
+    total[0] = 0.0
+    for c in range(n_chunks):
+        if chunk_bad[c]:
+            bad = 1
+        for j in range(d):
+            grad[j] += slabs[c, j]
+        if fit_intercept:
+            grad[d] += slabs[c, d]
+        total[0] += slabs[c, d + 1]
+    return bad
+
+
+cdef double _weight_sum(const float64_t[::1] sw, intp_t n) except? -1:
+    cdef double wsum = 0.0
+    cdef intp_t j
+    if sw.shape[0] != n:
+        raise ValueError("logistic_loss_grad: sw must have one weight per row")
+    for j in range(n):
+        wsum += sw[j]
+    return wsum
+
+
 def logistic_loss_grad(const float64_t[:, ::1] X,   # IN  (n, d)
                        const float64_t[::1] y,      # IN  labels in {-1, +1}
                        const float64_t[::1] w,      # IN  (d + fit_intercept,)
@@ -363,49 +400,67 @@ def logistic_loss_grad(const float64_t[:, ::1] X,   # IN  (n, d)
 
     Returns (value, status). Rows are cut into fixed chunks of CHUNK rows; each
     chunk's sums go to its own slab and the slabs are added in chunk order, so
-    the result does not depend on the thread count.
+    the result does not depend on the thread count. The sums are those of
+    ``logistic_loss_sums``, then scaled by 1/n (or 1/sum s) and penalised by
+    ``logistic_finish``.
     """
-    cdef intp_t n = X.shape[0], d = X.shape[1], n_chunks = slabs.shape[0], c, j, stop
-    cdef intp_t p = w.shape[0]
+    cdef intp_t n = X.shape[0]
     cdef int bad = 0
-    cdef double total = 0.0, inv_n = 1.0 / <double>n, reg = 0.0
-    cdef int[::1] chunk_bad
+    cdef double total = 0.0, wsum = <double>n
     cdef const float64_t *swp = NULL
-    cdef double wsum = 0.0
     import numpy as np
     if sw is not None:
-        if sw.shape[0] != n:
-            raise ValueError("logistic_loss_grad: sw must have one weight per row")
-        swp = &sw[0] if n else NULL
-        for j in range(n):
-            wsum += sw[j]
+        wsum = _weight_sum(sw, n)
         if not wsum > 0.0:
             raise ValueError("logistic_loss_grad: the weights must have a positive sum")
-        inv_n = 1.0 / wsum
-    chunk_bad = np.zeros(n_chunks, dtype=np.intc)
+        swp = &sw[0] if n else NULL
+    cdef int[::1] chunk_bad = np.zeros(slabs.shape[0], dtype=np.intc)
     with nogil:
-        for c in prange(n_chunks, schedule="static", num_threads=n_threads):
-            stop = (c + 1) * CHUNK
-            if stop > n:
-                stop = n
-            _logistic_chunk(X, y, w, c * CHUNK, stop, fit_intercept, &slabs[c, 0], &chunk_bad[c], swp)
-        for j in range(p):
-            grad[j] = 0.0
-        for c in range(n_chunks):
-            if chunk_bad[c]:
-                bad = 1
-            for j in range(d):
-                grad[j] += slabs[c, j]
-            if fit_intercept:
-                grad[d] += slabs[c, d]
-            total += slabs[c, d + 1]
-        for j in range(p):
-            grad[j] *= inv_n
-        for j in range(d):
-            grad[j] += lam * w[j]
-            reg += w[j] * w[j]
-        total = total * inv_n + 0.5 * lam * reg
-    return total, bad
+        bad = _logistic_fold(X, y, w, grad, slabs, fit_intercept, n_threads, swp, chunk_bad, &total)
+    return logistic_finish(total, wsum, w, grad, lam, X.shape[1]), bad
+
+
+def logistic_loss_sums(const float64_t[:, ::1] X,   # IN  (n, d)
+                       const float64_t[::1] y,      # IN  labels in {-1, +1}
+                       const float64_t[::1] w,      # IN  (d + fit_intercept,)
+                       float64_t[::1] grad,         # OUT (d + fit_intercept,) sum_i s_i dl_i/dw
+                       float64_t[:, ::1] slabs,     # scratch (n_chunks, d + 2)
+                       bint fit_intercept, int n_threads,
+                       const float64_t[::1] sw=None):  # IN  (n,) row weights, or None
+    """The unscaled sums of ``logistic_loss_grad``: sum_i s_i l_i (returned) and its gradient
+    (in ``grad``), no penalty, with the same chunks added in the same order; and sum_i s_i
+    (n without weights, summed in row order). smml.dask adds these sums of consecutive row
+    blocks in block order and finishes with ``logistic_finish``: on one block, the in-memory
+    value and gradient bit for bit.
+
+    Returns (loss_sum, weight_sum, status).
+    """
+    cdef intp_t n = X.shape[0]
+    cdef int bad = 0
+    cdef double total = 0.0, wsum = <double>n
+    cdef const float64_t *swp = NULL
+    import numpy as np
+    if sw is not None:
+        wsum = _weight_sum(sw, n)
+        swp = &sw[0] if n else NULL
+    cdef int[::1] chunk_bad = np.zeros(slabs.shape[0], dtype=np.intc)
+    with nogil:
+        bad = _logistic_fold(X, y, w, grad, slabs, fit_intercept, n_threads, swp, chunk_bad, &total)
+    return total, wsum, bad
+
+
+def logistic_finish(double total, double wsum, const float64_t[::1] w, float64_t[::1] grad,
+                    double lam, intp_t d):
+    """The objective from the sums: total / wsum + lam/2 ||w[:d]||^2, and ``grad`` scaled by
+    1/wsum plus lam w[:d] in place (the intercept w[d], if any, is not penalised)."""
+    cdef intp_t p = w.shape[0], j
+    cdef double inv_n = 1.0 / wsum, reg = 0.0
+    for j in range(p):
+        grad[j] *= inv_n
+    for j in range(d):
+        grad[j] += lam * w[j]
+        reg += w[j] * w[j]
+    return total * inv_n + 0.5 * lam * reg
 
 
 def n_chunks_for(intp_t n):

@@ -1,11 +1,12 @@
-"""smml on a Dask cluster: blockwise prediction, sharded k-NN and k-means on dask arrays.
+"""smml on a Dask cluster: blockwise prediction, sharded k-NN, k-means and linear models on dask arrays.
 
 Needs the optional ``[dask]`` extra (``pip install "smml[dask]"``: dask and
 distributed); the rest of smml never imports dask. Every function and estimator
 here runs on the active Dask scheduler: the ``distributed.Client`` of an existing
 cluster when one was created (``Client("tcp://scheduler:8786")``), else dask's
 local threads. Nothing else changes: the same estimators, the same parameters,
-the same results, bit for bit, as the in-memory run.
+the same results, bit for bit, as the in-memory run (the linear models: to rounding, or
+to the solver's tolerance, unless their sums are added in the same order; see below).
 
 - :func:`predict`, :func:`predict_proba`, :func:`transform`: any FITTED smml
   estimator on a dask array, block by block of rows (each block is predicted by
@@ -24,6 +25,18 @@ the same results, bit for bit, as the in-memory run.
   every worker computes the per-block partial sums of its blocks with smml's
   compiled kernel and the driver reduces them, in block order, into the new
   centroids.
+- :class:`LinearRegression`, :class:`RidgeRegression`, :class:`LogisticRegression`:
+  the in-memory estimators of :mod:`smml.linear` (subclasses: parameters, predict,
+  ``smml.save`` / ``smml.load`` as in memory) fitted on dask arrays. Each row block's
+  sums (X^T X, X^T y and column sums for least squares and ridge; the loss and gradient
+  sums of the in-memory fit's compiled routine for logistic regression, per L-BFGS
+  evaluation, the blocks kept on the workers) are added on the client in block order, and
+  the client solves the normal equations or runs scipy's L-BFGS-B as the in-memory fit
+  does. On one block the fit is the in-memory one bit for bit (binary and one-vs-rest
+  logistic regression also on blocks of whole 512-row chunks); otherwise to rounding, or
+  to the solver's tolerance. The single-stream learners (Perceptron, Pegasos, LMS, online
+  gradient descent, ``LogisticRegression(solver="sgd")``) update after every example in
+  turn and are not distributed.
 
 Meta-parallelism (``cv_estimate``, ``tune``, ``nested_cv_estimate``,
 ``compare``, ``learning_curve``, bagging and forests) needs nothing from this
@@ -39,7 +52,8 @@ except ImportError as exc:        # pragma: no cover - exercised without the ext
                       "pip install 'smml[dask]'") from exc
 
 # The package's modules: _validation (inputs, the cluster's workers and the split of the rows),
-# _blockwise (predict / predict_proba / transform), _knn (sharded k-NN), _kmeans (k-means).
+# _blockwise (predict / predict_proba / transform), _knn (sharded k-NN), _kmeans (k-means),
+# _linear (least squares, ridge, logistic regression).
 
 #: on a distributed client: one k-NN shard per worker (else one per row block); read at each fit
 _SHARD_PER_WORKER = True
@@ -49,10 +63,12 @@ _MERGE_PAD = 4
 
 from smml.dask._blockwise import predict, predict_proba, transform  # noqa: E402
 from smml.dask._kmeans import KMeans  # noqa: E402
+from smml.dask._linear import LinearRegression, LogisticRegression, RidgeRegression  # noqa: E402
 from smml.dask._knn import KNNClassifier, KNNRegressor, _merge_taken  # noqa: E402,F401
 from smml.dask._validation import _distributed_client, _split_rows  # noqa: E402,F401
 
-__all__ = ["predict", "predict_proba", "transform", "KNNClassifier", "KNNRegressor", "KMeans"]
+__all__ = ["predict", "predict_proba", "transform", "KNNClassifier", "KNNRegressor", "KMeans",
+           "LinearRegression", "RidgeRegression", "LogisticRegression"]
 
 for _name in __all__:                 # documented (and shown) as smml.dask's own names
     globals()[_name].__module__ = __name__

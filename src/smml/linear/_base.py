@@ -16,20 +16,16 @@ from smml._validation import (BOOL, InstanceOf, Options, check_is_fitted, drop_z
                                validate_X_y, validate_sample_weight)
 from smml._validation import problem_labels as _problem_labels  # noqa: F401  (the linear learners import it from here)
 from smml.base import ClassifierMixin, RegressorMixin, SmmlEstimator
-from smml.exceptions import DivergenceError
+from smml.exceptions import DivergenceError  # noqa: F401  (the linear learners import it from here)
 
 _BOOL = BOOL
 #: class_weight: None, "balanced" or a dict {label: weight}
 _CLASS_WEIGHT = (Options(None, "balanced"), InstanceOf(dict))
-_GRAIN = 2 * _k.CHUNK_ROWS   # rows worth one thread of the parallel kernels (threads_for)
+from smml._linear_sums import GRAIN as _GRAIN  # noqa: E402  rows worth one thread of the parallel kernels
+from smml._linear_sums import raise_divergence as _raise_divergence  # noqa: E402,F401
 
 
 # ---- helpers ------------------------------------------------------------------------
-
-def _raise_divergence(est, where, hint):
-    raise DivergenceError(f"{type(est).__name__}: the weights became non-finite (overflow or NaN) "
-                          f"{where}; {hint}")
-
 
 def _first_chunk(est, X, y, classes, dtype):
     """The first ``partial_fit`` call of a classifier: (X, y) validated (``n_features_in_``

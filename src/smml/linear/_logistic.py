@@ -15,6 +15,7 @@ from smml._validation import N_JOBS, RANDOM_STATE, Interval, Options, encode_cla
 from smml.linear._base import (_BOOL, _CLASS_WEIGHT, _GRAIN, _check_rng, _problem_labels, _raise_divergence,
                                _row_weights, _small_change, _warm_weights, _LinearClassifier)
 from smml.base import store_params
+from smml._linear_sums import softmax_finish as _softmax_finish, softmax_sums as _softmax_sums
 
 
 #: from this many n * d * n_classes on, the softmax loss's matrix products may use BLAS threads
@@ -254,25 +255,10 @@ class LogisticRegression(_LinearClassifier):
         rw = None if sw is None else sw / sw.sum()
         fi = bool(self.fit_intercept)
         lam = float(self.alpha)
-        onehot = np.zeros((n, K))
-        onehot[np.arange(n), yk] = 1.0
-        rows = np.arange(n)
 
         def fun(theta):
-            W = theta[:K * d].reshape(K, d)
-            with np.errstate(over="ignore", invalid="ignore"):
-                Z = X @ W.T
-                if fi:
-                    Z += theta[K * d:]
-                lse = logsumexp(Z, axis=1)
-                val = (float(np.mean(lse - Z[rows, yk])) if sw is None
-                       else float(rw @ (lse - Z[rows, yk]))) + 0.5 * lam * float(np.sum(W * W))
-                G = np.exp(Z - lse[:, None]) - onehot
-                G = G / n if sw is None else G * rw[:, None]
-                grad = np.concatenate([(G.T @ X + lam * W).ravel(), G.sum(axis=0) if fi else []])
-            if not (np.isfinite(val) and np.all(np.isfinite(grad))):
-                _raise_divergence(self, "while evaluating the softmax loss", "rescale the features")
-            return val, grad
+            return _softmax_finish(self, *_softmax_sums(X, yk, theta, K, fi, n, rw), theta, K, d, n,
+                                   rw is None, lam)
 
         # small problems: BLAS threads only cost (a thread team per tiny product)
         limit = blas_single_thread() if n * d * K < _SOFTMAX_THREADED_WORK else contextlib.nullcontext()
