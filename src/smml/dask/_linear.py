@@ -571,18 +571,8 @@ class RidgeRegression(_LeastSquaresFit, _lin.RidgeRegression):
 # ---- logistic regression -------------------------------------------------------------------------
 
 def _strength(est):
-    """The regularisation strength of the in-memory LogisticRegression, whatever its name
-    (the notes' lambda)."""
-    params = est.get_params()
-    spec = type(est)._parameter_spec
-    names = [k for k in params if k in spec and k not in _NOT_STRENGTH]
-    if len(names) != 1:                       # pragma: no cover - a new parameter of the in-memory class
-        raise RuntimeError(f"cannot tell LogisticRegression's regularisation parameter among {names}")
-    return float(params[names[0]])
-
-
-_NOT_STRENGTH = {"fit_intercept", "solver", "multi_class", "max_iter", "tol", "learning_rate",
-                 "random_state", "n_jobs"}
+    """The regularisation strength of LogisticRegression (``alpha``, the notes' lambda)."""
+    return float(est.alpha)
 
 
 class LogisticRegression(_lin.LogisticRegression):
