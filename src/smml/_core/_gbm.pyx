@@ -28,10 +28,10 @@
 # fixed blocks: results do not depend on the thread count.
 from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memcpy, memmove, memset
-from libc.math cimport fabs, INFINITY
+from libc.math cimport fabs, INFINITY, nearbyint
 from cython.parallel cimport parallel, prange
 
-from smml._core._typedefs cimport intp_t, int32_t, uint8_t, uint64_t
+from smml._core._typedefs cimport intp_t, int32_t, int64_t, uint8_t, uint64_t
 from smml._core._openmp cimport threads_for
 from smml._core._atomic cimport flag_set
 from smml._core._split cimport (MAXCAT, NWORDS, Targets, SplitRecord, ScanState, init_record,
@@ -786,3 +786,212 @@ def add_tree_codes(const uint8_t[:, ::1] Xb,       # IN (n, d) codes (training o
                     left = b <= split_bin[node]
                 node = nd[node].children_left + (0 if left else 1)
             F[i, k] += value[node, 0]
+
+
+# ---------------------------------------------------------------------------
+# exact (fixed-point) gradients, and the kernel's split choice over given histograms
+# (smml.dask's distributed boosting: the workers' histograms are summed, the splits chosen here)
+
+NWORDS_ = NWORDS
+
+
+def abs_max(const double[::1] v):
+    """max_i |v_i| (0 for an empty v): order-independent, so a cluster's workers' maxima
+    combine to the in-memory one."""
+    cdef intp_t i, n = v.shape[0]
+    cdef double m = 0.0, a
+    with nogil:
+        for i in range(n):
+            a = fabs(v[i])
+            if a > m:
+                m = a
+    return m
+
+
+def quantize(double[::1] v, double scale):
+    """v_i <- rint(v_i * scale) / scale in place (scale a power of two: both products exact).
+    With scale <= 2^52 / (n max|v|), every sum of any subset of the n values, in any order
+    and grouping, is exact (an integer times 1/scale below 2^53 / scale): histograms summed
+    over any chunking, any thread count, or by sibling subtraction agree bit for bit."""
+    cdef intp_t i, n = v.shape[0]
+    cdef double inv = 1.0 / scale
+    with nogil:
+        for i in range(n):
+            v[i] = nearbyint(v[i] * scale) * inv
+
+
+def best_splits(const double[:, :, :, ::1] hist,   # IN (m, d, max_bins, 3) per node: (-, sum h, sum g)
+                const double[:, ::1] tot,          # IN (m, 2) per node: (sum h, sum g)
+                const intp_t[::1] nn,              # IN (m,) rows per node
+                const double[:, ::1] edges,        # IN (d, max_bins) threshold of "code <= b"
+                const uint8_t[::1] is_cat,         # IN (d,)
+                const intp_t[::1] nan_code,        # IN (d,)
+                const intp_t[::1] feats,           # IN (mf,) candidate features, ascending
+                double reg_lambda, double gamma, double min_child_weight):
+    """The best split of each node from its histogram: the growth kernel's own scans
+    (``_scan_one``) and choice (``_pick``), so a histogram equal to the one ``grow_tree``
+    builds gives the split ``grow_tree`` makes.  Returns (feature, bin, threshold,
+    missing_left, improvement) arrays of m entries (feature -1: no split).  The lowest and
+    highest bin scanned are the lowest and highest non-empty ones (the kernel's may extend
+    over empty bins, which every scan skips)."""
+    cdef Params P
+    cdef Scratch S
+    cdef HistBuf b
+    cdef SplitRecord rec
+    cdef intp_t m = hist.shape[0], d = hist.shape[1], mb = hist.shape[2], node, j, f, q
+    cdef const double* hb
+    cdef double t2[2]
+    if hist.shape[3] != STRIDE or edges.shape[0] != d or edges.shape[1] != mb or tot.shape[0] != m \
+            or nn.shape[0] != m or is_cat.shape[0] != d or nan_code.shape[0] != d:
+        raise ValueError("best_splits: shapes disagree")
+    out_f = np.full(m, -1, np.intp)
+    out_b = np.full(m, -1, np.intp)
+    out_t = np.zeros(m)
+    out_m = np.zeros(m, np.uint8)
+    out_i = np.zeros(m)
+    cdef intp_t[::1] of = out_f, ob = out_b
+    cdef double[::1] ot = out_t, oi = out_i
+    cdef uint8_t[::1] om = out_m
+    memset(&P, 0, sizeof(Params))
+    memset(&S, 0, sizeof(Scratch))
+    P.t.K = 0
+    P.t.min_samples_leaf = 1
+    P.t.no_counts = 1
+    P.t.reg_lambda = reg_lambda
+    P.t.min_child_weight = min_child_weight
+    P.d = d
+    P.max_bins = mb
+    P.edges = &edges[0, 0]
+    P.is_cat = &is_cat[0]
+    P.nan_code = &nan_code[0]
+    P.feats = &feats[0]
+    P.mf = feats.shape[0]
+    P.gamma = gamma
+    try:
+        S.feat_best = <SplitRecord*>malloc(P.mf * sizeof(SplitRecord))
+        S.dummy = <double*>calloc(16, sizeof(double))
+        S.catkey = <double*>malloc(P.mf * MAXCAT * sizeof(double))
+        S.catord = <intp_t*>malloc(P.mf * MAXCAT * sizeof(intp_t))
+        b.lo = <intp_t*>malloc(d * sizeof(intp_t))
+        b.hi = <intp_t*>malloc(d * sizeof(intp_t))
+        if S.feat_best == NULL or S.dummy == NULL or S.catkey == NULL or S.catord == NULL \
+                or b.lo == NULL or b.hi == NULL:
+            raise MemoryError("best_splits: out of memory")
+        with nogil:
+            for node in range(m):
+                b.h = <double*>&hist[node, 0, 0, 0]
+                for j in range(P.mf):
+                    f = P.feats[j]
+                    b.lo[f] = 0
+                    b.hi[f] = -1
+                    for q in range(mb):
+                        hb = b.h + (f * mb + q) * STRIDE
+                        if not (hb[1] == 0.0 and hb[2] == 0.0):
+                            if b.hi[f] < 0:
+                                b.lo[f] = q
+                            b.hi[f] = q
+                t2[0] = tot[node, 0]
+                t2[1] = tot[node, 1]
+                for j in range(P.mf):
+                    _scan_one(&P, &S, &b, t2, j, nn[node], &S.feat_best[j])
+                _pick(&P, S.feat_best, t2[1], t2[0], &rec)
+                if rec.feature >= 0:
+                    of[node] = rec.feature
+                    ob[node] = rec.bin
+                    ot[node] = rec.threshold
+                    om[node] = rec.missing_left
+                    oi[node] = rec.improvement
+    finally:
+        free(S.feat_best); free(S.dummy); free(S.catkey); free(S.catord); free(b.lo); free(b.hi)
+    return out_f, out_b, out_t, out_m, out_i
+
+
+def level_histograms(const uint8_t[:, ::1] Xb,       # IN (n, d) codes
+                     const int32_t[::1] slot,        # IN (n,) each row's histogram (-1: none)
+                     const double[::1] grad,         # IN (n,) w g_i (quantized)
+                     const double[::1] hess,         # IN (n,) w h_i (quantized)
+                     double[:, :, :, ::1] out,       # OUT (m, d, nb, 3): (-, sum h, sum g), zero before
+                     int64_t[::1] counts):           # OUT (m,) rows per histogram, zero before
+    """The histograms of all the nodes of a tree level asked for (smml.dask's workers): the
+    rows counted per histogram, ordered by histogram (a counting sort), then each histogram
+    built from its rows (one node's bins at a time in cache, as the growth kernel's).  With
+    quantized gradients the sums are exact: any row order gives the same values."""
+    cdef intp_t n = Xb.shape[0], d = Xb.shape[1], m = out.shape[0], i, f, s, p, a
+    cdef double g, h
+    cdef double* o
+    cdef const uint8_t* row
+    cdef intp_t* order
+    cdef intp_t* pos
+    if m == 0:
+        return
+    order = <intp_t*>malloc((n + 1) * sizeof(intp_t))
+    pos = <intp_t*>calloc(m + 1, sizeof(intp_t))
+    if order == NULL or pos == NULL:
+        free(order); free(pos)
+        raise MemoryError("level_histograms: out of memory")
+    with nogil:
+        for i in range(n):
+            s = slot[i]
+            if s >= 0:
+                counts[s] += 1
+        a = 0
+        for s in range(m):
+            pos[s] = a
+            a += counts[s]
+        for i in range(n):
+            s = slot[i]
+            if s >= 0:
+                order[pos[s]] = i
+                pos[s] += 1
+        a = 0
+        for s in range(m):
+            for p in range(a, a + counts[s]):
+                i = order[p]
+                row = &Xb[i, 0]
+                g = grad[i]
+                h = hess[i]
+                for f in range(d):
+                    o = &out[s, f, row[f], 0]
+                    o[1] += h
+                    o[2] += g
+            a += counts[s]
+    free(order)
+    free(pos)
+
+
+def route_level(const uint8_t[:, ::1] Xb,            # IN (n, d) codes
+                int32_t[::1] node,                   # IN/OUT (n,) each row's node (the driver's ids)
+                const intp_t[::1] feature,           # IN per node id: tested feature, -1: not split
+                const int32_t[::1] split_bin,        # IN per node id: "code <= bin"
+                const uint8_t[::1] missing_left,     # IN per node id
+                const intp_t[::1] nan_code,          # IN (d,)
+                const int32_t[::1] first_child,      # IN per node id: the id of its first child
+                const int32_t[::1] child_slot,       # IN per node id: its histogram slot, -1: none
+                int32_t[::1] slot):                  # OUT (n,) the slot of the row's new node, -1: none
+    """Move each row of a split node to its child (the kernel's _goes_first rule: a missing
+    value to the learned side, else "code <= bin"); rows of unsplit nodes stay (slot -1)."""
+    cdef intp_t n = Xb.shape[0], i, s, f, c, left
+    with nogil:
+        for i in range(n):
+            s = node[i]
+            f = feature[s]
+            if f < 0:
+                slot[i] = -1
+                continue
+            c = Xb[i, f]
+            if c == nan_code[f]:
+                left = missing_left[s]
+            else:
+                left = c <= split_bin[s]
+            s = first_child[s] + (0 if left else 1)
+            node[i] = <int32_t>s
+            slot[i] = child_slot[s]
+
+
+def add_leaf_values(int32_t[::1] leaf, const double[::1] value, double[:, ::1] F, intp_t k):
+    """F[i, k] += value[leaf[i]] for each row (leaf -1: unchanged)."""
+    cdef intp_t n = leaf.shape[0], i
+    with nogil:
+        for i in range(n):
+            if leaf[i] >= 0:
+                F[i, k] += value[leaf[i]]

@@ -1,4 +1,5 @@
-"""smml on a Dask cluster: blockwise prediction, sharded k-NN, k-means and linear models on dask arrays.
+"""smml on a Dask cluster: blockwise prediction, sharded k-NN, k-means, linear models and gradient
+boosting on dask arrays.
 
 Needs the optional ``[dask]`` extra (``pip install "smml[dask]"``: dask and
 distributed); the rest of smml never imports dask. Every function and estimator
@@ -37,6 +38,11 @@ to the solver's tolerance, unless their sums are added in the same order; see be
   to the solver's tolerance. The single-stream learners (Perceptron, Pegasos, LMS, online
   gradient descent, ``LogisticRegression(solver="sgd")``) update after every example in
   turn and are not distributed.
+- :class:`GradientBoostingClassifier`, :class:`GradientBoostingRegressor`: 002's
+  second-order boosting on a dask array; the rows stay on the workers (actors), each
+  tree grows a level at a time from the workers' histograms summed on the driver, the
+  splits chosen by the in-memory kernel's compiled scan; fixed-point gradients make the
+  sums exact, so the model is the in-memory one bit for bit (any chunking).
 
 Meta-parallelism (``cv_estimate``, ``tune``, ``nested_cv_estimate``,
 ``compare``, ``learning_curve``, bagging and forests) needs nothing from this
@@ -64,11 +70,13 @@ _MERGE_PAD = 4
 from smml.dask._blockwise import predict, predict_proba, transform  # noqa: E402
 from smml.dask._kmeans import KMeans  # noqa: E402
 from smml.dask._linear import LinearRegression, LogisticRegression, RidgeRegression  # noqa: E402
+from smml.dask._gbm import GradientBoostingClassifier, GradientBoostingRegressor  # noqa: E402
 from smml.dask._knn import KNNClassifier, KNNRegressor, _merge_taken  # noqa: E402,F401
 from smml.dask._validation import _distributed_client, _split_rows  # noqa: E402,F401
 
 __all__ = ["predict", "predict_proba", "transform", "KNNClassifier", "KNNRegressor", "KMeans",
-           "LinearRegression", "RidgeRegression", "LogisticRegression"]
+           "LinearRegression", "RidgeRegression", "LogisticRegression",
+           "GradientBoostingClassifier", "GradientBoostingRegressor"]
 
 for _name in __all__:                 # documented (and shown) as smml.dask's own names
     globals()[_name].__module__ = __name__

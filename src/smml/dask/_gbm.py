@@ -1,0 +1,658 @@
+"""Gradient boosting on a dask array: the rounds of :mod:`smml.ensemble._gradient_boosting`
+with the rows kept on the workers (one Dask actor per worker, as :mod:`smml.dask._kmeans`) and
+each tree grown level by level from histograms summed across the workers.
+
+Exactness. The in-memory fit rounds every round's gradients and hessians to a fixed point
+(``_fixed_scale``: multiples of 2^-k with n max|g| 2^k < 2^52), so every sum of them, in any
+order and grouping, is exact: a node's histogram summed from the workers' partial histograms
+is the one the in-memory kernel builds from the node's rows, bit for bit, whatever the chunks.
+The split of each node is chosen by the in-memory kernel's own scan and choice
+(``_gbm.best_splits``: ``_scan_one`` and ``_pick`` of ``_core/_gbm.pyx``), the leaf values by
+the same formula, F_0 from exactly rounded sums: the model is the in-memory one."""
+import numpy as np
+import dask
+
+from smml._binning import apply_bins, bin_edges, _BIN_SUBSAMPLE
+from smml._core import _gbm
+from smml._validation import _aligned
+from smml.ensemble import _gradient_boosting as _gb
+from smml.ensemble import GradientBoostingClassifier as _GBC, GradientBoostingRegressor as _GBR
+from smml.tree import Tree
+from smml._core._tree import NODE_DTYPE
+from smml.dask._kmeans import _LostWorker, _drive_actors, _drive_local, _gather
+from smml.dask._validation import _check_dask_X, _check_dask_y, _distributed_client, _split_rows, _stacked
+
+__all__ = ["GradientBoostingClassifier", "GradientBoostingRegressor"]
+
+
+class _Rows:
+    """Consecutive row blocks of X, y and the sample weights, for a whole fit: on a distributed
+    cluster one per worker (a Dask actor: the driver calls it directly, the data stay on the
+    worker), else one of this process. The raw X is kept until the bin edges are known, then
+    only its codes; per round the scores F, gradients G and hessians H; per tree the node of
+    each row."""
+
+    def __init__(self, classifier, n_threads, n_blocks, has_w, *blocks):
+        X = _stacked(blocks[:n_blocks])
+        y = _stacked(blocks[n_blocks:2 * n_blocks])
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        if np.isinf(X).any():
+            raise ValueError("X contains infinity (NaN is a missing value, infinity is not allowed)")
+        if has_w:
+            sw = np.ascontiguousarray(_stacked(blocks[2 * n_blocks:]), dtype=np.float64)
+            if not np.all(np.isfinite(sw)):
+                raise ValueError("sample_weight contains NaN or infinity")
+            if np.any(sw < 0):
+                raise ValueError("sample_weight must be non-negative")
+            keep = sw > 0
+            if not keep.all():                   # the in-memory fit drops the rows of weight 0
+                X, y, sw = X[keep], y[keep], sw[keep]
+        else:
+            sw = np.ones(X.shape[0])
+        if not classifier:
+            try:
+                y = np.ascontiguousarray(y, dtype=np.float64)
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"y must be numeric for a regressor: {exc}") from None
+            if not np.all(np.isfinite(y)):
+                raise ValueError("y contains NaN or infinity")
+        if n_threads is None:          # an actor: the worker's threads
+            from distributed import get_worker
+            n_threads = get_worker().state.nthreads
+        self.nt = max(1, int(n_threads))
+        self.X, self.y, self.sw = _aligned(X), y, _aligned(sw)
+        self.classifier = classifier
+
+    def stats(self):
+        """Rows kept, the columns with NaN, the labels present (classifier)."""
+        return (self.X.shape[0], np.isnan(self.X).any(axis=0),
+                np.unique(self.y) if self.classifier else None)
+
+    def setup(self, classes, K):
+        """The targets as the in-memory fit encodes them; exact sums for F_0."""
+        if classes is not None:
+            self.y = np.searchsorted(classes, self.y).astype(np.float64)
+        self.y = _aligned(np.ascontiguousarray(self.y, dtype=np.float64))
+        per_class = [_gb._exact_parts(self.sw[self.y == k]) for k in range(K)] if K > 1 else None
+        return _gb._exact_parts(self.sw), _gb._exact_parts(self.sw * self.y), per_class
+
+    def rows(self, idx):
+        """The rows ``idx`` (local) of X: the sample of the bin edges."""
+        return self.X[idx]
+
+    def bin(self, edges, n_edges, nan_code, F0):
+        """The codes of X for the fit's edges (the raw X is dropped); F = F_0."""
+        d = self.X.shape[1]
+        self.Xb = apply_bins(self.X, edges, n_edges, np.zeros(d, np.uint8), {}, self.nt, nan_code)
+        self.nan_code = nan_code
+        self.X = None
+        n, K = self.Xb.shape[0], len(F0)
+        self.F = np.tile(np.asarray(F0, np.float64), (n, 1))
+        self.G = np.empty((K, n))
+        self.H = np.empty((K, n))
+        self.node = np.zeros(n, np.int32)
+        self.slot = np.zeros(n, np.int32)
+        return n
+
+    def _apply(self, prev):
+        if prev is not None:          # the previous tree's leaf values, into its column of F
+            k, value = prev
+            _gbm.add_leaf_values(self.node, value, self.F, k)
+
+    def grads(self, prev, loss_code, want_loss):
+        """The previous tree's values into F; this round's gradients and hessians (and the
+        loss at F); each class's max |g| and max |h|."""
+        self._apply(prev)
+        loss = _gbm.gradients(loss_code, self.y, self.F, self.sw, self.G, self.H, self.nt, want_loss)
+        K = self.G.shape[0]
+        return loss, [(_gbm.abs_max(self.G[k]), _gbm.abs_max(self.H[k])) for k in range(K)]
+
+    def quantize(self, scales):
+        for k, (sg, sh) in enumerate(scales):
+            _gbm.quantize(self.G[k], sg)
+            _gbm.quantize(self.H[k], sh)
+
+    def root(self, prev, k, scales, nb):
+        """The previous tree's values into F; (first tree of the round) the fixed-point
+        gradients; the root's histogram of tree k."""
+        self._apply(prev)
+        if scales is not None:
+            self.quantize(scales)
+        self.k = k
+        self.node.fill(0)
+        self.slot.fill(0)
+        return self._hist(1, nb), None
+
+    def _hist(self, m, nb):
+        out = np.zeros((m, self.Xb.shape[1], nb, 3))
+        counts = np.zeros(m, np.int64)
+        if m:
+            _gbm.level_histograms(self.Xb, self.slot, self.G[self.k], self.H[self.k], out, counts)
+        return out
+
+    def level(self, feature, split_bin, missing_left, first_child, child_slot, m, nb):
+        """The rows of the split nodes to their children; the histograms of the m children
+        asked for (``child_slot``) and the rows of every node."""
+        _gbm.route_level(self.Xb, self.node, feature, split_bin, missing_left, self.nan_code, first_child,
+                         child_slot, self.slot)
+        return self._hist(m, nb), np.bincount(self.node, minlength=len(feature))
+
+    def finish(self, prev, loss_code):
+        """The last tree's values into F; the training loss."""
+        self._apply(prev)
+        return _gbm.loss_sum(loss_code, self.y, self.F, self.sw, self.nt)
+
+
+def _sum_hists(outs):
+    """The workers' histograms summed (exact: fixed-point values), (m, d, nb, 3)."""
+    h = np.array(outs[0][0], copy=True)
+    for o in outs[1:]:
+        h += o[0]
+    return h
+
+
+def _side_totals(hist, f, b, miss_left, nan_code):
+    """(H, G) of the first child of the split "code <= b" of feature f (missing values to the
+    first child when miss_left) from the node's histogram: exact sums."""
+    hf = hist[f]
+    nc = nan_code[f]
+    sel = np.zeros(hf.shape[0], bool)
+    sel[:b + 1] = True
+    if nc >= 0:
+        sel[nc] = bool(miss_left)
+    return float(hf[sel, 1].sum()), float(hf[sel, 2].sum())
+
+
+class _DaskGradientBoostingMixin:
+    """The fit on dask arrays; everything else (predict, save / load, plots, attributes) is the
+    in-memory estimator's."""
+
+    def to_local(self):
+        """The fitted model as an instance of the in-memory class (``smml.save`` / ``smml.load``
+        and code that must not import dask).
+
+        Returns
+        -------
+        model : smml.ensemble.GradientBoostingClassifier or GradientBoostingRegressor
+            The same parameters and fitted attributes (shared, not copied).
+        """
+        base = _GBC if isinstance(self, _GBC) else _GBR
+        out = base.__new__(base)
+        out.__dict__.update(self.__dict__)
+        return out
+
+    def _refuse(self):
+        name = f"smml.dask.{type(self).__name__}"
+        if self.max_leaf_nodes is not None:
+            raise ValueError(f"{name}: max_leaf_nodes is not offered on dask arrays (its best-first "
+                             "growth is one node at a time; the trees here grow a level at a time): "
+                             "use max_depth, or the in-memory estimator")
+        if self.subsample < 1.0:
+            raise ValueError(f"{name}: subsample < 1 is not offered on dask arrays")
+        if self.early_stopping:
+            raise ValueError(f"{name}: early_stopping is not offered on dask arrays")
+        if self.warm_start:
+            raise ValueError(f"{name}: warm_start is not offered on dask arrays")
+        cf = self.categorical_features
+        if not (cf is None or (isinstance(cf, str) and cf == "from_dtype")):
+            raise ValueError(f"{name}: categorical features are not offered on dask arrays "
+                             "(categorical_features must be None or 'from_dtype' with numeric columns)")
+
+    def _fit_dask(self, X, y, sample_weight, classifier):
+        self._validate_params()
+        self._refuse()
+        if hasattr(X, "to_dask_array") and not hasattr(X, "chunks"):    # a dask DataFrame
+            if any(str(t) == "category" for t in X.dtypes):
+                raise ValueError(f"smml.dask.{type(self).__name__}: categorical columns are not offered "
+                                 "on dask data")
+            X = X.to_dask_array(lengths=True)
+        if hasattr(y, "to_dask_array") and not hasattr(y, "chunks"):
+            y = y.to_dask_array(lengths=True)
+        X = _check_dask_X(X)
+        if X.dtype.kind not in "biuf":
+            raise ValueError(f"X must be numeric, got dtype {X.dtype}")
+        n, d = X.shape
+        y = _check_dask_y(y, n, X.chunks[0])
+        w = None if sample_weight is None else _check_dask_y(sample_weight, n, X.chunks[0])
+        if w is not None and w.ndim != 1:
+            raise ValueError("sample_weight must be 1-d")
+        self._encode_categorical(np.zeros((1, d)), fit=True)
+        for attempt in range(2):
+            groups = keep = None
+            try:
+                groups, keep = self._groups(X, y, w, classifier)
+                return self._run(groups, classifier, d)
+            except _LostWorker as exc:
+                # the groups hold state (F, the rows' nodes): a lost one cannot be rebuilt from a
+                # task graph; the fit starts again once on new groups (the same result)
+                if attempt:
+                    raise RuntimeError(f"smml.dask.{type(self).__name__}: a worker holding part of X "
+                                       "was lost during the fit, twice; nothing was fitted") from exc
+            finally:
+                groups = keep = None
+
+    def _groups(self, X, y, w, classifier):
+        client = _distributed_client()
+        xs = X.to_delayed().ravel()
+        ys = y.to_delayed().ravel()
+        ws = [] if w is None else list(w.to_delayed().ravel())
+        has_w = w is not None
+        if client is None:
+            nt = self._n_threads()
+            blocks = dask.compute(*xs, *ys, *ws)
+            nx = len(xs)
+            return [_Rows(classifier, nt, nx, has_w, *blocks)], None
+        workers = sorted(client.nthreads())
+        bounds = _split_rows([int(c) for c in X.chunks[0]], max(1, len(workers)))
+        keep = []
+        for g in range(len(bounds) - 1):
+            where = dict(workers=[workers[g]], allow_other_workers=True) if workers else {}
+            a, b = bounds[g], bounds[g + 1]
+            parts = client.compute(list(xs[a:b]) + list(ys[a:b]) + (list(ws[a:b]) if has_w else []), **where)
+            keep.append(client.submit(_Rows, classifier, None, b - a, has_w, *parts, actor=True, pure=False,
+                                      **where))
+        return _gather(keep), keep
+
+    def _run(self, groups, classifier, d):
+        steps = self._steps(len(groups), classifier, d)
+        client = _distributed_client()
+        if client is None:
+            return _drive_local(steps, groups)
+        return client.sync(_drive_actors, steps, groups)
+
+    def _steps(self, G, classifier, d):
+        """The fit as a generator of group requests (``_drive_local`` / ``_drive_actors``):
+        yields (method, [args of each group]) and receives the groups' results."""
+        name = f"smml.dask.{type(self).__name__}"
+        st = yield "stats", [()] * G
+        sizes = [s[0] for s in st]
+        n = int(sum(sizes))
+        if n == 0:
+            raise ValueError(f"{name}: every sample has weight 0")
+        nan_cols = np.logical_or.reduce([s[1] for s in st])
+        if classifier:
+            classes = np.unique(np.concatenate([s[2] for s in st]))
+            if len(classes) < 2:
+                raise ValueError(f"{name} needs samples of at least 2 classes, got only one class: "
+                                 f"{classes[0]!r}")
+            self.classes_ = classes
+            K = 1 if len(classes) == 2 else len(classes)
+            self.loss_ = "log_loss" if K == 1 else "softmax"
+        else:
+            classes = None
+            K = 1
+            self.loss_ = self.loss
+        half = self.loss_ == "half_squared_error"
+        scale = 2.0 if half else 1.0
+        parts = yield "setup", [(classes, K)] * G
+        wsum = _gb._exact_total([p[0] for p in parts])
+        F0 = _gb._baseline_scores(self.loss_, K, [p[1] for p in parts], [p[2] for p in parts] if K > 1 else None,
+                                  wsum)
+        # the random stream of the in-memory fit (no validation split): the bins' seed, then the
+        # columns of each tree
+        entropy = np.random.SeedSequence(self._seed_sequence()).entropy
+        rng = np.random.default_rng(np.random.SeedSequence(entropy))
+        seed = int(rng.integers(2**63))
+        # the bin edges from the rows bin_edges samples (all of them up to _BIN_SUBSAMPLE): the
+        # in-memory fit's edges
+        if n > _BIN_SUBSAMPLE:
+            sub = np.random.default_rng(seed).choice(n, _BIN_SUBSAMPLE, replace=False)
+            sub.sort()
+        else:
+            sub = np.arange(n)
+        starts = np.concatenate(([0], np.cumsum(sizes)))
+        per = [sub[(sub >= starts[g]) & (sub < starts[g + 1])] - starts[g] for g in range(G)]
+        got = yield "rows", [(p,) for p in per]
+        Xsub = np.concatenate([np.asarray(r).reshape(-1, d) for r in got])
+        is_cat = np.zeros(d, np.uint8)
+        n_threads = self._n_threads()
+        edges_list = bin_edges(Xsub, self.max_bins, seed, n_threads, skip=is_cat, reserve=nan_cols)
+        n_edges = np.array([len(e) for e in edges_list], np.intp)
+        n_bins = n_edges + 1 + nan_cols.astype(np.intp)
+        edges = np.full((d, max(int(n_bins.max()), 1)), np.inf)
+        for j in range(d):
+            edges[j, :n_edges[j]] = edges_list[j]
+        nan_code = np.where(nan_cols, n_edges + 1, -1).astype(np.intp)
+        nb = edges.shape[1]
+        yield "bin", [(edges, n_edges, nan_code, F0)] * G
+
+        self._baseline = F0
+        self.n_trees_per_iteration_ = K
+        loss_code = _gbm.LOSSES["squared_error" if half else self.loss_]
+        lam, gam, mcw = scale * float(self.reg_lambda), scale * float(self.gamma), scale * float(self.min_child_weight)
+        lr = float(self.learning_rate)
+        max_depth = -1 if self.max_depth is None else min(self.max_depth, 62)
+        mf = d if self.colsample_bytree >= 1.0 else max(1, int(round(self.colsample_bytree * d)))
+        all_feats = np.arange(d, dtype=np.intp)
+        trees, split_bins, train_score = [], [], []
+        prev = None
+        for t in range(self.n_estimators):
+            outs = yield "grads", [(prev, loss_code, t > 0)] * G
+            prev = None
+            if t > 0:
+                loss = 0.0
+                for o in outs:
+                    loss = loss + o[0]
+                train_score.append(loss / wsum / scale)
+            scales = [(_gb._fixed_scale(n, max(o[1][k][0] for o in outs)),
+                       _gb._fixed_scale(n, max(o[1][k][1] for o in outs))) for k in range(K)]
+            feats = all_feats if mf == d else np.sort(rng.choice(d, mf, replace=False)).astype(np.intp)
+            for k in range(K):
+                tree, sbin, leaf_values = yield from self._grow(G, prev, k, scales if k == 0 else None, nb, n, edges,
+                                                                nan_code, feats, lam, gam, mcw, lr, max_depth)
+                prev = (k, leaf_values)
+                trees.append(tree)
+                split_bins.append(sbin)
+        outs = yield "finish", [(prev, loss_code)] * G
+        loss = 0.0
+        for o in outs:
+            loss = loss + o
+        train_score.append(loss / wsum / scale)
+        self.estimators_ = trees
+        self._split_bins = split_bins
+        self._rng_entropy = entropy
+        if classifier:
+            self._warm_classes = self.classes_
+        self.n_estimators_ = len(trees) // K
+        self.train_score_ = np.array(train_score)
+        self.validation_score_ = np.array([])
+        self.evals_result_ = {}
+        self.best_iteration_ = self.n_estimators_ - 1
+        self.n_features_in_ = d
+        self._pack()
+        return self
+
+    def _grow(self, G, prev, k, scales, nb, n, edges, nan_code, feats, lam, gam, mcw, lr, max_depth):
+        """One tree, level by level: the kernel's splits (``_gbm.best_splits``) on the summed
+        histograms. Yields the groups' requests; returns the tree (the in-memory kernel's node
+        numbering), its split bins and the leaf values by the driver's node ids."""
+        is_cat = np.zeros(len(nan_code), np.uint8)
+        outs = yield "root", [(prev, k, scales, nb)] * G
+        hist = _sum_hists(outs)                          # (1, d, nb, 3)
+        # the driver's nodes, in creation order: depth, rows, H, G, split, children
+        Hs = float(hist[0, 0, :, 1].sum())
+        Gs = float(hist[0, 0, :, 2].sum())
+        depth, nrows, Htot, Gtot = [0], [n], [Hs], [Gs]
+        split = [None]
+        first = [-1]
+
+        def can_split(dep, nn, H):
+            if max_depth >= 0 and dep >= max_depth:
+                return False
+            return nn >= 2 and H >= 2.0 * mcw
+
+        level = [0] if can_split(0, n, Hs) else []
+        hists = {0: hist[0]} if level else {}
+        while level:
+            tot = np.array([[Htot[u], Gtot[u]] for u in level])
+            nn = np.array([nrows[u] for u in level], np.intp)
+            H4 = np.ascontiguousarray(np.stack([hists[u] for u in level]))
+            f, b, thr, ml, imp = _gbm.best_splits(H4, tot, nn, edges, is_cat, nan_code, feats, lam, gam, mcw)
+            new_level, build = [], []
+            for i, u in enumerate(level):
+                if f[i] < 0:
+                    continue
+                split[u] = (int(f[i]), int(b[i]), float(thr[i]), int(ml[i]), float(imp[i]))
+                hL, gL = _side_totals(hists[u], f[i], b[i], ml[i], nan_code)
+                kids = (len(depth), len(depth) + 1)
+                first[u] = kids[0]
+                for c, (h, g) in zip(kids, ((hL, gL), (Htot[u] - hL, Gtot[u] - gL))):
+                    depth.append(depth[u] + 1)
+                    nrows.append(0)
+                    Htot.append(h)
+                    Gtot.append(g)
+                    split.append(None)
+                    first.append(-1)
+                need = [can_split(depth[c], 2, Htot[c]) for c in kids]   # rows checked when known
+                if need[0] and need[1]:
+                    small = kids[0] if Htot[kids[0]] <= Htot[kids[1]] else kids[1]
+                    build.append(small)
+                    new_level.append((u, kids, small))
+                elif need[0] or need[1]:
+                    c = kids[0] if need[0] else kids[1]
+                    build.append(c)
+                    new_level.append((u, kids, None))
+                else:
+                    new_level.append((u, kids, None))
+            if not new_level:
+                break
+            m = len(depth)
+            feature = np.full(m, -1, np.intp)
+            sbin = np.full(m, -1, np.int32)
+            mleft = np.zeros(m, np.uint8)
+            fc = np.full(m, -1, np.int32)
+            cslot = np.full(m, -1, np.int32)
+            for u, kids, _ in new_level:
+                feature[u], sbin[u], _, mleft[u], _ = split[u]
+                fc[u] = kids[0]
+            for s, c in enumerate(build):
+                cslot[c] = s
+            outs = yield "level", [(feature, sbin, mleft, fc, cslot, len(build), nb)] * G
+            counts = np.zeros(m, np.int64)
+            for o in outs:
+                counts += o[1][:m]
+            for u, kids, _ in new_level:
+                for c in kids:
+                    nrows[c] = int(counts[c])
+            summed = _sum_hists(outs) if build else None
+            level, hists_new = [], {}
+            for u, kids, small in new_level:
+                for c in kids:
+                    if not can_split(depth[c], nrows[c], Htot[c]):
+                        continue
+                    if c in build:
+                        hists_new[c] = summed[build.index(c)]
+                    else:                   # the sibling subtraction (exact)
+                        hists_new[c] = hists[u] - summed[build.index(small)]
+                    level.append(c)
+            hists = hists_new
+        return self._tree(depth, nrows, Htot, Gtot, split, first, lam, lr)
+
+    def _tree(self, depth, nrows, Htot, Gtot, split, first, lam, lr):
+        """The tree as the in-memory kernel numbers it (depth-first, first child first, the
+        children of a split numbered after the nodes split before it)."""
+        m = len(depth)
+        new = np.full(m, -1, np.intp)
+        new[0] = 0
+        count = 1
+        stack = [0] if split[0] is not None else []
+        while stack:
+            u = stack.pop()
+            a = first[u]
+            new[a], new[a + 1] = count, count + 1
+            count += 2
+            for c in (a + 1, a):
+                if split[c] is not None:
+                    stack.append(c)
+        order = np.flatnonzero(new >= 0)
+        nodes = np.zeros(count, NODE_DTYPE)
+        value = np.zeros((count, 1))
+        sbin = np.full(count, -1, np.int32)
+        for u in order:
+            i = new[u]
+            nd = nodes[i]
+            den = Htot[u] + lam
+            value[i, 0] = lr * (-Gtot[u] / den) if den > 0.0 else 0.0
+            nd["weighted_n_node_samples"] = Htot[u]
+            nd["n_node_samples"] = nrows[u]
+            nd["depth"] = depth[u]
+            if split[u] is not None:
+                f, b, thr, ml, imp = split[u]
+                nd["feature"], nd["threshold"], nd["missing_left"], nd["improvement"] = f, thr, ml, imp
+                nd["children_left"] = new[first[u]]
+                sbin[i] = b
+            else:
+                nd["feature"] = -1
+                nd["children_left"] = -1
+            nodes[i] = nd
+        bits = np.zeros((count, _gbm.NWORDS_), np.uint64)
+        leaf_values = np.array([value[new[u], 0] if new[u] >= 0 else 0.0 for u in range(m)])
+        return Tree._grown(nodes, value, bits), sbin, leaf_values
+
+
+
+def _inherited_sections(base):
+    """The Parameters and Attributes sections of the in-memory class's docstring."""
+    doc = base.__doc__
+    return doc[doc.index("    Parameters\n"):doc.index("    See Also\n")]
+
+
+class GradientBoostingClassifier(_DaskGradientBoostingMixin, _GBC):
+    """Second-order gradient boosting for classification on a dask array (002 section 3.2
+    "XGBoost"): :class:`smml.ensemble.GradientBoostingClassifier` fitted on a Dask cluster.
+
+    The parameters, attributes and methods are those of the in-memory estimator, whose subclass
+    this is: the fitted model IS an in-memory model (``predict``, ``predict_proba``,
+    ``staged_predict``, save / load, plots work on numpy inputs; :func:`smml.dask.predict` runs
+    it block by block on a dask array).
+
+    How it is fitted. Each worker holds consecutive row blocks of X, y and the sample weights
+    for the whole fit (a Dask actor; on dask's local schedulers one group of this process holds
+    all). The bin edges are the in-memory fit's: :func:`smml.tree.bin_edges` on the same
+    sample of rows (the rows the in-memory fit samples, ``random_state``'s draw; all rows below
+    50,000), gathered from the workers; each worker then codes its rows. Each round the workers
+    compute their rows' gradients and hessians and report their maxima; every tree then grows
+    a LEVEL at a time: for all the nodes of a level the workers build the histograms of their
+    rows (one call, one round trip per level, not per node; of two siblings only the one of
+    smaller hessian sum, the other is its parent's minus it), the driver sums them (worker
+    order) and chooses every split with the in-memory kernel's own compiled scan
+    (``smml._core._gbm.best_splits``: ``_scan_one`` and ``_pick``), broadcasts the splits,
+    and the workers route their rows to the children.
+
+    Exactness. The gradients and hessians are rounded to a fixed point each round (multiples
+    of 2^-k with n max|g| 2^k < 2^52, in the in-memory fit too): every histogram sum is then
+    exact in any order and grouping, so the summed histograms, the splits, the leaf values and
+    F_0 (exactly rounded sums) are the in-memory fit's bit for bit, whatever the chunks and the
+    number of workers, given the same ``random_state`` (hence the same bin edges). Only
+    ``train_score_`` is summed per worker then across workers (equal to rounding).
+
+    Not offered on dask arrays (``ValueError``): ``max_leaf_nodes`` (best-first growth is one
+    node at a time; level-wise growth cannot reproduce its order), ``subsample < 1``,
+    ``early_stopping``, ``warm_start``, categorical features; ``fit`` takes no ``eval_set``.
+
+    A worker lost during the fit loses its rows' state (F, the rows' nodes): the fit starts
+    again once on new groups (the same model; dask recomputes the lost blocks from their
+    graph), and a second loss raises ``RuntimeError``; never a different model, never a hang.
+
+    {params}    See Also
+    --------
+    smml.ensemble.GradientBoostingClassifier : the in-memory estimator (the same model).
+    xgboost.dask.DaskXGBClassifier : xgboost's Dask classifier.
+    lightgbm.DaskLGBMClassifier : LightGBM's Dask classifier.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import dask.array as da
+    >>> from smml.dask import GradientBoostingClassifier
+    >>> from smml.ensemble import GradientBoostingClassifier as InMemory
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(400, 3))
+    >>> y = (X[:, 0] * X[:, 1] > 0).astype(int)
+    >>> Xd, yd = da.from_array(X, chunks=(150, 3)), da.from_array(y, chunks=150)
+    >>> gb = GradientBoostingClassifier(n_estimators=5, max_depth=3, random_state=0).fit(Xd, yd)
+    >>> mem = InMemory(n_estimators=5, max_depth=3, random_state=0).fit(X, y)
+    >>> bool(np.array_equal(gb.predict_proba(X), mem.predict_proba(X)))
+    True
+    """
+
+    __doc__ = __doc__.replace("    {params}", _inherited_sections(_GBC))
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit the boosting rounds on dask arrays.
+
+        Parameters
+        ----------
+        X : dask array or dask DataFrame of shape (n_samples, n_features)
+            Training samples (NaN: missing), numeric columns.
+        y : dask array, dask Series or array-like of shape (n_samples,)
+            Training labels.
+        sample_weight : dask array or array-like of shape (n_samples,), default=None
+            Example weights; None: all 1.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        return self._fit_dask(X, y, sample_weight, classifier=True)
+
+
+class GradientBoostingRegressor(_DaskGradientBoostingMixin, _GBR):
+    """Second-order gradient boosting for regression on a dask array (002 section 3.2
+    "XGBoost"): :class:`smml.ensemble.GradientBoostingRegressor` fitted on a Dask cluster.
+
+    The parameters, attributes and methods are those of the in-memory estimator, whose subclass
+    this is: the fitted model IS an in-memory model (``predict``, ``predict_proba``,
+    ``staged_predict``, save / load, plots work on numpy inputs; :func:`smml.dask.predict` runs
+    it block by block on a dask array).
+
+    How it is fitted. Each worker holds consecutive row blocks of X, y and the sample weights
+    for the whole fit (a Dask actor; on dask's local schedulers one group of this process holds
+    all). The bin edges are the in-memory fit's: :func:`smml.tree.bin_edges` on the same
+    sample of rows (the rows the in-memory fit samples, ``random_state``'s draw; all rows below
+    50,000), gathered from the workers; each worker then codes its rows. Each round the workers
+    compute their rows' gradients and hessians and report their maxima; every tree then grows
+    a LEVEL at a time: for all the nodes of a level the workers build the histograms of their
+    rows (one call, one round trip per level, not per node; of two siblings only the one of
+    smaller hessian sum, the other is its parent's minus it), the driver sums them (worker
+    order) and chooses every split with the in-memory kernel's own compiled scan
+    (``smml._core._gbm.best_splits``: ``_scan_one`` and ``_pick``), broadcasts the splits,
+    and the workers route their rows to the children.
+
+    Exactness. The gradients and hessians are rounded to a fixed point each round (multiples
+    of 2^-k with n max|g| 2^k < 2^52, in the in-memory fit too): every histogram sum is then
+    exact in any order and grouping, so the summed histograms, the splits, the leaf values and
+    F_0 (exactly rounded sums) are the in-memory fit's bit for bit, whatever the chunks and the
+    number of workers, given the same ``random_state`` (hence the same bin edges). Only
+    ``train_score_`` is summed per worker then across workers (equal to rounding).
+
+    Not offered on dask arrays (``ValueError``): ``max_leaf_nodes`` (best-first growth is one
+    node at a time; level-wise growth cannot reproduce its order), ``subsample < 1``,
+    ``early_stopping``, ``warm_start``, categorical features; ``fit`` takes no ``eval_set``.
+
+    A worker lost during the fit loses its rows' state (F, the rows' nodes): the fit starts
+    again once on new groups (the same model; dask recomputes the lost blocks from their
+    graph), and a second loss raises ``RuntimeError``; never a different model, never a hang.
+
+    {params}    See Also
+    --------
+    smml.ensemble.GradientBoostingRegressor : the in-memory estimator (the same model).
+    xgboost.dask.DaskXGBRegressor : xgboost's Dask regressor.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import dask.array as da
+    >>> from smml.dask import GradientBoostingRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, size=(300, 2))
+    >>> y = X[:, 0] ** 2 + X[:, 1]
+    >>> gb = GradientBoostingRegressor(n_estimators=10, max_depth=3, random_state=0)
+    >>> gb = gb.fit(da.from_array(X, chunks=(100, 2)), da.from_array(y, chunks=100))
+    >>> bool(gb.train_score_[-1] < gb.train_score_[0])
+    True
+    >>> gb.predict(X[:2]).shape
+    (2,)
+    """
+
+    __doc__ = __doc__.replace("    {params}", _inherited_sections(_GBR))
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit the boosting rounds on dask arrays.
+
+        Parameters
+        ----------
+        X : dask array or dask DataFrame of shape (n_samples, n_features)
+            Training samples (NaN: missing), numeric columns.
+        y : dask array, dask Series or array-like of shape (n_samples,)
+            Training targets.
+        sample_weight : dask array or array-like of shape (n_samples,), default=None
+            Example weights; None: all 1.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        return self._fit_dask(X, y, sample_weight, classifier=False)

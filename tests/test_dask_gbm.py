@@ -1,0 +1,272 @@
+"""smml.dask's gradient boosting: the distributed fit equals the in-memory one bit for bit
+(any chunking, on a LocalCluster and on dask's local threads), the fixed-point sums it rests
+on, the compiled split choice over given histograms, bad inputs and a worker killed mid-fit."""
+import os
+import pickle
+import threading
+import time
+
+import numpy as np
+import pytest
+
+dask = pytest.importorskip("dask")
+da = pytest.importorskip("dask.array")
+distributed = pytest.importorskip("distributed")
+
+import smml.dask as sd  # noqa: E402
+from smml._core import _gbm  # noqa: E402
+from smml.ensemble import GradientBoostingClassifier, GradientBoostingRegressor  # noqa: E402
+from smml.ensemble._gradient_boosting import _exact_parts, _exact_total, _fixed_scale  # noqa: E402
+
+import contextlib  # noqa: E402
+
+TIMEOUT = 60          # seconds: any single computation of this module
+
+
+@contextlib.contextmanager
+def _local_cluster():
+    """A LocalCluster of 2 worker processes x 1 thread on the loopback interface and its Client
+    (the default client while it lives), closed at the end (tests/test_dask.py's)."""
+    with dask.config.set({"distributed.scheduler.allowed-failures": 1,
+                          "distributed.comm.timeouts.connect": "20s"}):
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                           host="127.0.0.1", dashboard_address=":0",
+                                           silence_logs=50, env={"OMP_NUM_THREADS": "1"})
+        c = distributed.Client(cluster, timeout="30s")
+        c.wait_for_workers(2, timeout=TIMEOUT)
+        try:
+            yield c
+        finally:
+            c.close(timeout=TIMEOUT)
+            cluster.close(timeout=TIMEOUT)
+
+
+def _gone(client, address):
+    """Wait until the scheduler no longer lists the worker at ``address``; polled."""
+    deadline = time.monotonic() + 5 * TIMEOUT
+    while time.monotonic() < deadline:
+        if address not in client.scheduler_info()["workers"]:
+            return True
+        time.sleep(0.2)
+    return False
+
+
+@pytest.fixture(scope="module")
+def client():
+    with _local_cluster() as c:
+        yield c
+
+
+@pytest.fixture
+def fault_client():
+    with _local_cluster() as c:
+        yield c
+
+
+def _data(n=60000, d=5, seed=0, nan=0.05):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    X[rng.random((n, d)) < nan] = np.nan
+    z = np.nan_to_num(X[:, 0]) + np.nan_to_num(X[:, 1]) ** 2 - 0.5 * np.nan_to_num(X[:, 2])
+    return X, z + rng.normal(size=n)
+
+
+def _same_model(a, b):
+    assert a.n_estimators_ == b.n_estimators_ and len(a.estimators_) == len(b.estimators_)
+    for t1, t2 in zip(a.estimators_, b.estimators_):
+        assert t1.nodes.tobytes() == t2.nodes.tobytes()      # every field, bit for bit
+        assert t1.value.tobytes() == t2.value.tobytes()
+    for s1, s2 in zip(a._split_bins, b._split_bins):
+        np.testing.assert_array_equal(s1, s2)
+    np.testing.assert_array_equal(a._baseline, b._baseline)
+    # the training loss is summed per worker, then across workers: equal to rounding
+    np.testing.assert_allclose(a.train_score_, b.train_score_, rtol=1e-12)
+
+
+def _dask(X, y, rows, w=None):
+    Xd = da.from_array(X, chunks=(rows, -1))
+    yd = da.from_array(y, chunks=rows)
+    return (Xd, yd) if w is None else (Xd, yd, da.from_array(w, chunks=rows))
+
+
+# ---- the arithmetic the equality rests on -------------------------------------------------------
+
+def test_fixed_point_sums_are_exact_in_any_order():
+    rng = np.random.default_rng(1)
+    n = 50000
+    g = rng.normal(size=n) * rng.choice([1e-9, 1.0, 1e3], size=n)
+    s = _fixed_scale(n, _gbm.abs_max(g))
+    assert s == 2.0 ** (52 - np.frexp(n)[1] - np.frexp(np.abs(g).max())[1])
+    assert n * np.abs(g).max() * s < 2.0 ** 52
+    q = g.copy()
+    _gbm.quantize(q, s)
+    assert np.abs(q - g).max() <= 0.5 / s
+    assert np.all(q * s == np.rint(q * s))                   # integers times 1/s
+    sums = set()
+    for _ in range(5):
+        p = rng.permutation(n)
+        cuts = np.sort(rng.choice(n, 7, replace=False))
+        parts = [np.add.reduce(c) for c in np.split(q[p], cuts)]
+        sums.add(float(np.sum(parts[::-1])))
+    sums.add(float(np.add.reduce(q)))
+    assert len(sums) == 1
+    assert _fixed_scale(10, 0.0) == 1.0
+
+
+def test_exact_sum_is_correctly_rounded_and_order_free():
+    import math
+    rng = np.random.default_rng(2)
+    v = rng.normal(size=30000) * 10.0 ** rng.integers(-12, 12, size=30000)
+    ref = math.fsum(v)
+    assert _exact_total([_exact_parts(v)]) == ref
+    p = rng.permutation(len(v))
+    chunks = np.array_split(v[p], 9)
+    assert _exact_total([_exact_parts(c) for c in chunks[::-1]]) == ref
+
+
+def test_best_splits_is_the_growth_kernels_choice():
+    # the root split the kernel makes == best_splits on the root's histogram
+    rng = np.random.default_rng(3)
+    X, y = _data(3000, 4, seed=3)
+    from smml._binning import bin_features
+    Xb, edges, nan_code = bin_features(X, 32, 0, 1, np.zeros(4, np.uint8), {}, missing=True)
+    g = rng.normal(size=3000)
+    h = rng.uniform(0.5, 2.0, size=3000)
+    F = np.zeros((3000, 1))
+    nodes, value, bits, sbin = _gbm.grow_tree(Xb, edges, np.zeros(4, np.uint8), nan_code, g, h,
+                                              np.arange(3000, dtype=np.intp), np.arange(4, dtype=np.intp),
+                                              F, 0, 1.0, 0.0, 1.0, 1.0, 1, 0, 1, 8192)
+    hist = np.zeros((1, 4, edges.shape[1], 3))
+    for j in range(4):
+        np.add.at(hist[0, j, :, 1], Xb[:, j], h)
+        np.add.at(hist[0, j, :, 2], Xb[:, j], g)
+    f, b, thr, ml, imp = _gbm.best_splits(hist, np.array([[h.sum(), g.sum()]]), np.array([3000], np.intp),
+                                          edges, np.zeros(4, np.uint8), nan_code, np.arange(4, dtype=np.intp),
+                                          1.0, 0.0, 1.0)
+    assert (f[0], thr[0], ml[0]) == (nodes[0]["feature"], nodes[0]["threshold"], nodes[0]["missing_left"])
+    assert b[0] == sbin[0]
+    np.testing.assert_allclose(imp[0], nodes[0]["improvement"], rtol=1e-9)
+
+
+# ---- equality with the in-memory fit ------------------------------------------------------------
+
+@pytest.mark.parametrize("rows", [60000, 20000, 7001])
+def test_classifier_equals_in_memory_on_the_cluster(client, rows):
+    X, z = _data()
+    y = (z > 1).astype(int)
+    kw = dict(n_estimators=6, max_depth=4, learning_rate=0.3, random_state=0, colsample_bytree=0.8, max_bins=64)
+    a = GradientBoostingClassifier(**kw).fit(X, y)
+    b = sd.GradientBoostingClassifier(**kw).fit(*_dask(X, y, rows))
+    _same_model(a, b)
+    np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+    assert isinstance(b, GradientBoostingClassifier)
+    c = pickle.loads(pickle.dumps(b))                        # pickled and loaded
+    np.testing.assert_array_equal(c.predict_proba(X[:100]), a.predict_proba(X[:100]))
+    loc = b.to_local()                                       # the in-memory class
+    assert type(loc) is GradientBoostingClassifier
+    np.testing.assert_array_equal(loc.predict_proba(X[:100]), a.predict_proba(X[:100]))
+
+
+def test_regressor_with_weights_and_multiclass_equal_in_memory(client):
+    X, z = _data(40000, 4, seed=5)
+    rng = np.random.default_rng(5)
+    w = rng.uniform(0, 3, size=len(z))
+    w[rng.random(len(z)) < 0.02] = 0.0                       # dropped, as in memory
+    for loss in ("squared_error", "half_squared_error"):
+        kw = dict(loss=loss, n_estimators=5, max_depth=3, random_state=1, reg_lambda=2.0, min_child_weight=3.0)
+        a = GradientBoostingRegressor(**kw).fit(X, z, sample_weight=w)
+        b = sd.GradientBoostingRegressor(**kw).fit(*_dask(X, z, 9000, w)[:2], sample_weight=_dask(X, z, 9000, w)[2])
+        _same_model(a, b)
+    y3 = np.digitize(z, [-0.5, 1.0])
+    kw = dict(n_estimators=4, max_depth=3, random_state=2)
+    a = GradientBoostingClassifier(**kw).fit(X, y3)
+    b = sd.GradientBoostingClassifier(**kw).fit(*_dask(X, y3, 13000))
+    _same_model(a, b)
+    np.testing.assert_array_equal(a.classes_, b.classes_)
+
+
+def test_equal_on_local_threads_and_a_single_chunk():
+    # no distributed client: one group of this process, the same model
+    X, z = _data(20000, 3, seed=7, nan=0.0)
+    y = (z > 0.5).astype(int)
+    kw = dict(n_estimators=4, max_depth=None, min_child_weight=5.0, random_state=4)
+    a = GradientBoostingClassifier(**kw).fit(X, y)
+    with dask.config.set(scheduler="threads"):
+        for rows in (20000, 3333):
+            _same_model(a, sd.GradientBoostingClassifier(**kw).fit(*_dask(X, y, rows)))
+
+
+# ---- bad inputs -----------------------------------------------------------------------------------
+
+def test_bad_inputs(client):
+    X, z = _data(2000, 3)
+    y = (z > 0).astype(int)
+    Xd, yd = _dask(X, y, 500)
+    with pytest.raises(TypeError, match="dask array"):
+        sd.GradientBoostingClassifier().fit(X, y)
+    with pytest.raises(ValueError, match="max_leaf_nodes"):
+        sd.GradientBoostingClassifier(max_leaf_nodes=8).fit(Xd, yd)
+    for bad in (dict(subsample=0.5), dict(early_stopping=True), dict(warm_start=True),
+                dict(categorical_features=[0])):
+        with pytest.raises(ValueError, match="not offered"):
+            sd.GradientBoostingClassifier(**bad).fit(Xd, yd)
+    with pytest.raises(ValueError, match="learning_rate"):
+        sd.GradientBoostingClassifier(learning_rate=-1.0).fit(Xd, yd)
+    with pytest.raises(ValueError, match="inconsistent"):
+        sd.GradientBoostingClassifier().fit(Xd, y[:-1])
+    Xi = X.copy()
+    Xi[3, 1] = np.inf
+    with pytest.raises(ValueError, match="infinity"):
+        sd.GradientBoostingClassifier(n_estimators=1).fit(da.from_array(Xi, chunks=(500, -1)), yd)
+    with pytest.raises(ValueError, match="2 classes"):
+        sd.GradientBoostingClassifier(n_estimators=1).fit(Xd, da.zeros(2000, chunks=500))
+    with pytest.raises(ValueError, match="non-negative"):
+        sd.GradientBoostingRegressor(n_estimators=1).fit(Xd, da.from_array(z, chunks=500),
+                                                         sample_weight=-np.ones(2000))
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        zn = z.copy()
+        zn[0] = np.nan
+        sd.GradientBoostingRegressor(n_estimators=1).fit(Xd, da.from_array(zn, chunks=500))
+
+
+# ---- a worker killed mid-fit ----------------------------------------------------------------------
+
+def test_worker_killed_during_fit_gives_the_exact_model_or_a_clear_error(fault_client):
+    # a worker process killed (SIGKILL) while the trees grow: its rows' state (F, the rows'
+    # nodes) is lost; the fit starts again on new groups (the same model) or raises a clear
+    # error; never a different model, never a hang
+    import signal
+    client = fault_client
+    X, z = _data(100000, 5, seed=11)
+    y = (z > 1).astype(int)
+    kw = dict(n_estimators=40, max_depth=5, random_state=0)
+    a = GradientBoostingClassifier(**kw).fit(X, y)
+    address, pid = next(iter(client.run(os.getpid).items()))
+    out = {}
+    started = threading.Event()
+
+    def fit():
+        try:
+            Xd, yd = _dask(X, y, 25000)
+            Xd, yd = client.persist([Xd, yd])
+            distributed.wait([Xd, yd])
+            started.set()
+            out["model"] = sd.GradientBoostingClassifier(**kw).fit(Xd, yd)
+        except Exception as exc:            # noqa: BLE001 - the test checks which
+            out["error"] = exc
+        finally:
+            started.set()
+
+    th = threading.Thread(target=fit, daemon=True)
+    th.start()
+    assert started.wait(2 * TIMEOUT)
+    time.sleep(0.3)
+    os.kill(pid, signal.SIGKILL)
+    th.join(4 * TIMEOUT)
+    assert not th.is_alive()
+    if "error" in out:
+        assert isinstance(out["error"], (distributed.KilledWorker, RuntimeError,
+                                         distributed.client.FutureCancelledError)), out["error"]
+    else:
+        _same_model(a, out["model"])
+    assert _gone(client, address)
