@@ -30,19 +30,7 @@ _OPTION = re.compile(r"^[ \t]+:[\w-]+:")
 #   "skip":   the block is not run.
 #   NameError (or another exception type): the block is run and must raise it, as it does today
 #             (the test is reported as an expected failure); once the block is fixed, remove its entry.
-NOT_RUN = {
-    ("user_guide/dask.rst", 'Client("tcp://scheduler:8786")'):
-        ("skip", "connects to a running Dask scheduler (tcp://scheduler:8786), none here"),
-    ("user_guide/dask.rst", 'joblib.parallel_config(backend="dask")'):
-        ("skip", "needs the Client of the page's first block (a running cluster); X, y are not "
-                 "defined on the page"),
-    ("user_guide/dask.rst", "smml.dask.KNNClassifier(n_neighbors=5).fit(Xd, y)"):
-        ("skip", "needs the cluster of the page's first block; X (1,000,000 rows, per its comment), "
-                 "y and Qd are not defined on the page"),
-    ("user_guide/saving.rst", "BaggingClassifier(DecisionTreeClassifier()).fit(X, y)"):
-        ("skip", "shows the errors save and load raise (its comments say TypeError, ValueError): "
-                 "not meant to run as written"),
-}
+NOT_RUN = {}
 
 
 def _blocks(page):

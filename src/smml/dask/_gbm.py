@@ -3,19 +3,21 @@ with the rows kept on the workers (one Dask actor per worker, as :mod:`smml.dask
 each tree grown level by level from histograms summed across the workers.
 
 Exactness. The in-memory fit rounds every round's gradients and hessians to a fixed point
-(``_fixed_scale``: multiples of 2^-k with n max|g| 2^k < 2^52), so every sum of them, in any
+(``smml._exact_sums.fixed_scale``: multiples of 2^-k with n max|g| 2^k < 2^52), so every sum of them, in any
 order and grouping, is exact: a node's histogram summed from the workers' partial histograms
 is the one the in-memory kernel builds from the node's rows, bit for bit, whatever the chunks.
 The split of each node is chosen by the in-memory kernel's own scan and choice
 (``_gbm.best_splits``: ``_scan_one`` and ``_pick`` of ``_core/_gbm.pyx``), the leaf values by
 the same formula, F_0 from exactly rounded sums: the model is the in-memory one."""
+from typing import Any, TypeVar
+
 import numpy as np
 import dask
 
 from smml._binning import apply_bins, bin_edges, _BIN_SUBSAMPLE
 from smml._core import _gbm
 from smml._validation import _aligned
-from smml.ensemble import _gradient_boosting as _gb
+from smml import _exact_sums
 from smml.ensemble import GradientBoostingClassifier as _GBC, GradientBoostingRegressor as _GBR
 from smml.tree import Tree
 from smml._core._tree import NODE_DTYPE
@@ -24,6 +26,8 @@ from smml.dask._validation import _check_dask_X, _check_dask_y, _distributed_cli
 
 __all__ = ["GradientBoostingClassifier", "GradientBoostingRegressor"]
 
+
+_Self = TypeVar("_Self")
 
 class _Rows:
     """Consecutive row blocks of X, y and the sample weights, for a whole fit: on a distributed
@@ -73,8 +77,8 @@ class _Rows:
         if classes is not None:
             self.y = np.searchsorted(classes, self.y).astype(np.float64)
         self.y = _aligned(np.ascontiguousarray(self.y, dtype=np.float64))
-        per_class = [_gb._exact_parts(self.sw[self.y == k]) for k in range(K)] if K > 1 else None
-        return _gb._exact_parts(self.sw), _gb._exact_parts(self.sw * self.y), per_class
+        per_class = [_exact_sums.exact_parts(self.sw[self.y == k]) for k in range(K)] if K > 1 else None
+        return _exact_sums.exact_parts(self.sw), _exact_sums.exact_parts(self.sw * self.y), per_class
 
     def rows(self, idx):
         """The rows ``idx`` (local) of X: the sample of the bin edges."""
@@ -167,7 +171,7 @@ class _DaskGradientBoostingMixin:
     """The fit on dask arrays; everything else (predict, save / load, plots, attributes) is the
     in-memory estimator's."""
 
-    def to_local(self):
+    def to_local(self) -> Any:
         """The fitted model as an instance of the in-memory class (``smml.save`` / ``smml.load``
         and code that must not import dask).
 
@@ -285,8 +289,8 @@ class _DaskGradientBoostingMixin:
         half = self.loss_ == "half_squared_error"
         scale = 2.0 if half else 1.0
         parts = yield "setup", [(classes, K)] * G
-        wsum = _gb._exact_total([p[0] for p in parts])
-        F0 = _gb._baseline_scores(self.loss_, K, [p[1] for p in parts], [p[2] for p in parts] if K > 1 else None,
+        wsum = _exact_sums.exact_total([p[0] for p in parts])
+        F0 = _exact_sums.baseline_scores(self.loss_, K, [p[1] for p in parts], [p[2] for p in parts] if K > 1 else None,
                                   wsum)
         # the random stream of the in-memory fit (no validation split): the bins' seed, then the
         # columns of each tree
@@ -334,8 +338,8 @@ class _DaskGradientBoostingMixin:
                 for o in outs:
                     loss = loss + o[0]
                 train_score.append(loss / wsum / scale)
-            scales = [(_gb._fixed_scale(n, max(o[1][k][0] for o in outs)),
-                       _gb._fixed_scale(n, max(o[1][k][1] for o in outs))) for k in range(K)]
+            scales = [(_exact_sums.fixed_scale(n, max(o[1][k][0] for o in outs)),
+                       _exact_sums.fixed_scale(n, max(o[1][k][1] for o in outs))) for k in range(K)]
             feats = all_feats if mf == d else np.sort(rng.choice(d, mf, replace=False)).astype(np.intp)
             for k in range(K):
                 tree, sbin, leaf_values = yield from self._grow(G, prev, k, scales if k == 0 else None, nb, n, edges,
@@ -558,7 +562,7 @@ class GradientBoostingClassifier(_DaskGradientBoostingMixin, _GBC):
 
     __doc__ = __doc__.replace("    {params}", _inherited_sections(_GBC))
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self: _Self, X: Any, y: Any, sample_weight: Any = None) -> _Self:
         """Fit the boosting rounds on dask arrays.
 
         Parameters
@@ -638,7 +642,7 @@ class GradientBoostingRegressor(_DaskGradientBoostingMixin, _GBR):
 
     __doc__ = __doc__.replace("    {params}", _inherited_sections(_GBR))
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self: _Self, X: Any, y: Any, sample_weight: Any = None) -> _Self:
         """Fit the boosting rounds on dask arrays.
 
         Parameters

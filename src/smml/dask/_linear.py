@@ -20,6 +20,8 @@ the fit equals the in-memory one to rounding (least squares) or to the solver's 
 """
 import contextlib
 
+from typing import Any, TypeVar
+
 import numpy as np
 import scipy.linalg
 import scipy.optimize
@@ -58,6 +60,8 @@ def _worker_threads(n_jobs):
     except (ImportError, ValueError):
         return effective_n_threads(n_jobs)
 
+
+_Self = TypeVar("_Self")
 
 class _Block:
     """One row block of the training data, validated, kept (on a worker) for the whole fit:
@@ -346,7 +350,7 @@ def _fold(parts):
 class _LeastSquaresFit:
     """fit of :class:`LinearRegression` and :class:`RidgeRegression` on dask arrays."""
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self: _Self, X: Any, y: Any, sample_weight: Any = None) -> _Self:
         """Fit on dask arrays (or DataFrames); the sums over the rows are computed block by
         block on the workers and added in block order, the normal equations solved here.
 
@@ -635,7 +639,7 @@ class LogisticRegression(_lin.LogisticRegression):
 
     _saved_as = _lin.LogisticRegression
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self: _Self, X: Any, y: Any, sample_weight: Any = None) -> _Self:
         """Minimise the in-memory objective by L-BFGS, the sums over the rows computed on the
         workers (see the class docstring).
 

@@ -49,7 +49,7 @@ Choices where the notes are silent (a scikit-learn / xgboost user's expectations
 - Ties: the lowest feature, then the lowest threshold / shortest prefix of the category
   ordering (categories ordered by G/H, the tree module's rule for regression).
 - Fixed-point gradients: each round every g_i and h_i (times its weight) is rounded to a
-  multiple of 2^-k, k the largest with n max|g| 2^k < 2^52 (``_fixed_scale``; separately for
+  multiple of 2^-k, k the largest with n max|g| 2^k < 2^52 (``smml._exact_sums.fixed_scale``; separately for
   g and h and per class). Every sum of them (histogram bins, node totals, the sibling
   subtraction) is then exact, so a tree does not depend on the row order, the thread count or
   how the rows are split among machines: :mod:`smml.dask`'s distributed fit sums the workers'
@@ -63,11 +63,12 @@ from typing import Any, Callable, Iterator, Literal, TypeVar
 
 from numpy.typing import ArrayLike, NDArray
 
-import math
 import warnings
 
 import numpy as np
 
+from smml._exact_sums import (baseline_scores as _baseline_scores, exact_parts as _exact_parts,
+                              exact_total as _exact_total, fixed_scale as _fixed_scale)
 from smml._binning import apply_bins, bin_features
 from smml._categorical import CategoricalMixin
 from smml._core import _gbm, _tree_predict
@@ -94,72 +95,6 @@ _GRAIN = 8192
 _PREDICT_GRAIN = 256
 
 
-
-# ---- exact sums: what a distributed fit needs to equal the in-memory one ----------------------------
-
-def _fixed_scale(n, vmax):
-    """The power of two 2^(52 - e), n * vmax < 2^e (e the sum of the binary exponents of n and
-    vmax, so that nothing overflows): gradients rounded to multiples of its inverse
-    (``_gbm.quantize``) have exact sums over any subset of the n rows, in any order (integers
-    below 2^53 times a power of two): the histograms, node totals and sibling subtractions of a
-    tree do not depend on the row order, the thread count or how the rows are cut into chunks
-    (smml.dask's workers). The rounding is at most n * vmax * 2^-53 per value."""
-    if not vmax > 0.0:
-        return 1.0
-    e = math.frexp(float(n))[1] + math.frexp(float(vmax))[1]
-    return math.ldexp(1.0, max(min(52 - e, 1000), -1000))
-
-
-def _exact_parts(v):
-    """The exact sum of the float64 values v as ``{exponent: integer}`` (sum of integer *
-    2^(exponent - 53)): parts of several arrays add exactly (``_exact_total``)."""
-    v = np.ascontiguousarray(v, dtype=np.float64).ravel()
-    out = {}
-    step = 1 << 22
-    for a in range(0, len(v), step):
-        m, e = np.frexp(v[a:a + step])
-        M = (m * 2.0 ** 53).astype(np.int64)           # exact: m has 53 bits, |m| < 1
-        hi = M >> 26                                   # M = hi 2^26 + lo, 0 <= lo < 2^26
-        lo = M - (hi << 26)
-        e0 = int(e.min()) if len(e) else 0
-        # float64 bin sums of at most 2^22 values below 2^27 in magnitude: exact
-        sh = np.bincount(e - e0, weights=hi)
-        sl = np.bincount(e - e0, weights=lo)
-        for i in np.flatnonzero((sh != 0) | (sl != 0)):
-            key = int(i) + e0
-            out[key] = out.get(key, 0) + (int(sh[i]) << 26) + int(sl[i])
-    return out
-
-
-def _exact_total(parts):
-    """The correctly rounded sum of values whose ``_exact_parts`` are ``parts`` (a list):
-    the same float whatever the order or grouping of the values."""
-    from fractions import Fraction
-    merged = {}
-    for p in parts:
-        for e, m in p.items():
-            merged[e] = merged.get(e, 0) + m
-    tot = Fraction(0)
-    for e, m in merged.items():
-        tot += Fraction(m) * (Fraction(2) ** (e - 53))
-    return float(tot)
-
-
-def _baseline_scores(loss, K, wy_parts, class_parts, wsum):
-    """F_0, the best constant of the loss, from exact sums: the weighted mean (square loss),
-    the log-odds of the weighted positive rate (logistic), the log of the weighted class
-    frequencies (softmax; ``class_parts[g][k]``: the parts of the weights of class k)."""
-    if loss in ("squared_error", "half_squared_error"):
-        return np.array([_exact_total(wy_parts) / wsum])
-    if loss == "log_loss":
-        p = _exact_total(wy_parts) / wsum
-        with np.errstate(divide="ignore"):
-            return np.clip([np.log(p) - np.log1p(-p)], -30.0, 30.0)  # one class of positive weight: +-30
-    prior = np.array([_exact_total([c[k] for c in class_parts]) for k in range(K)]) / wsum
-    with np.errstate(divide="ignore"):
-        F0 = np.log(prior)
-    F0[~np.isfinite(F0)] = -30.0        # a class of zero weight, or absent after the validation split
-    return F0
 
 
 class _BaseGradientBoosting(CategoricalMixin, SmmlEstimator):   # categorical columns as smml.tree's
