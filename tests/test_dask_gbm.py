@@ -16,51 +16,32 @@ distributed = pytest.importorskip("distributed")
 import smml.dask as sd  # noqa: E402
 from smml._core import _gbm  # noqa: E402
 from smml.ensemble import GradientBoostingClassifier, GradientBoostingRegressor  # noqa: E402
-from smml.ensemble._gradient_boosting import _exact_parts, _exact_total, _fixed_scale  # noqa: E402
 
-import contextlib  # noqa: E402
-
-TIMEOUT = 60          # seconds: any single computation of this module
+from smml._exact_sums import exact_parts as _exact_parts, exact_total as _exact_total  # noqa: E402
+from smml._exact_sums import fixed_scale as _fixed_scale  # noqa: E402
 
 
-@contextlib.contextmanager
-def _local_cluster():
-    """A LocalCluster of 2 worker processes x 1 thread on the loopback interface and its Client
-    (the default client while it lives), closed at the end (tests/test_dask.py's)."""
-    with dask.config.set({"distributed.scheduler.allowed-failures": 1,
-                          "distributed.comm.timeouts.connect": "20s"}):
-        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                           host="127.0.0.1", dashboard_address=":0",
-                                           silence_logs=50, env={"OMP_NUM_THREADS": "1"})
-        c = distributed.Client(cluster, timeout="30s")
-        c.wait_for_workers(2, timeout=TIMEOUT)
-        try:
-            yield c
-        finally:
-            c.close(timeout=TIMEOUT)
-            cluster.close(timeout=TIMEOUT)
+def _test_dask():
+    """tests/test_dask.py, whose LocalCluster fixtures and helpers this module reuses (loaded by
+    path: the tests also run under --import-mode=importlib, where they are not importable by
+    name; the same module object as tests/test_dask_linear.py's)."""
+    import importlib.util
+    import sys
+    name = "_smml_tests_test_dask"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(
+            name, os.path.join(os.path.dirname(os.path.abspath(__file__)), "test_dask.py"))
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[name] = mod
+        spec.loader.exec_module(mod)
+    return sys.modules[name]
 
 
-def _gone(client, address):
-    """Wait until the scheduler no longer lists the worker at ``address``; polled."""
-    deadline = time.monotonic() + 5 * TIMEOUT
-    while time.monotonic() < deadline:
-        if address not in client.scheduler_info()["workers"]:
-            return True
-        time.sleep(0.2)
-    return False
-
-
-@pytest.fixture(scope="module")
-def client():
-    with _local_cluster() as c:
-        yield c
-
-
-@pytest.fixture
-def fault_client():
-    with _local_cluster() as c:
-        yield c
+_td = _test_dask()
+client = _td.client                  # a LocalCluster of 2 worker processes x 1 thread (the module's)
+fault_client = _td.fault_client      # a cluster of its own, for the test that kills a worker
+TIMEOUT = _td.TIMEOUT
+_gone = _td._gone
 
 
 def _data(n=60000, d=5, seed=0, nan=0.05):

@@ -501,16 +501,8 @@ def _inherited_sections(base):
     return doc[doc.index("    Parameters\n"):doc.index("    See Also\n")]
 
 
-class GradientBoostingClassifier(_DaskGradientBoostingMixin, _GBC):
-    """Second-order gradient boosting for classification on a dask array (002 section 3.2
-    "XGBoost"): :class:`smml.ensemble.GradientBoostingClassifier` fitted on a Dask cluster.
-
-    The parameters, attributes and methods are those of the in-memory estimator, whose subclass
-    this is: the fitted model IS an in-memory model (``predict``, ``predict_proba``,
-    ``staged_predict``, save / load, plots work on numpy inputs; :func:`smml.dask.predict` runs
-    it block by block on a dask array).
-
-    How it is fitted. Each worker holds consecutive row blocks of X, y and the sample weights
+#: how the Dask fit runs, and what it gives (both estimators' docstrings)
+_HOW_IT_RUNS = """    How it is fitted. Each worker holds consecutive row blocks of X, y and the sample weights
     for the whole fit (a Dask actor; on dask's local schedulers one group of this process holds
     all). The bin edges are the in-memory fit's: :func:`smml.tree.bin_edges` on the same
     sample of rows (the rows the in-memory fit samples, ``random_state``'s draw; all rows below
@@ -538,7 +530,19 @@ class GradientBoostingClassifier(_DaskGradientBoostingMixin, _GBC):
     again once on new groups (the same model; dask recomputes the lost blocks from their
     graph), and a second loss raises ``RuntimeError``; never a different model, never a hang.
 
-    {params}    See Also
+"""
+
+
+class GradientBoostingClassifier(_DaskGradientBoostingMixin, _GBC):
+    """Second-order gradient boosting for classification on a dask array (002 section 3.2
+    "XGBoost"): :class:`smml.ensemble.GradientBoostingClassifier` fitted on a Dask cluster.
+
+    The parameters, attributes and methods are those of the in-memory estimator, whose subclass
+    this is: the fitted model IS an in-memory model (``predict``, ``predict_proba``,
+    ``staged_predict``, save / load, plots work on numpy inputs; :func:`smml.dask.predict` runs
+    it block by block on a dask array).
+
+    {how}    {params}    See Also
     --------
     smml.ensemble.GradientBoostingClassifier : the in-memory estimator (the same model).
     xgboost.dask.DaskXGBClassifier : xgboost's Dask classifier.
@@ -560,7 +564,7 @@ class GradientBoostingClassifier(_DaskGradientBoostingMixin, _GBC):
     True
     """
 
-    __doc__ = __doc__.replace("    {params}", _inherited_sections(_GBC))
+    __doc__ = __doc__.replace("    {how}", _HOW_IT_RUNS).replace("    {params}", _inherited_sections(_GBC))
 
     def fit(self: _Self, X: Any, y: Any, sample_weight: Any = None) -> _Self:
         """Fit the boosting rounds on dask arrays.
@@ -591,35 +595,7 @@ class GradientBoostingRegressor(_DaskGradientBoostingMixin, _GBR):
     ``staged_predict``, save / load, plots work on numpy inputs; :func:`smml.dask.predict` runs
     it block by block on a dask array).
 
-    How it is fitted. Each worker holds consecutive row blocks of X, y and the sample weights
-    for the whole fit (a Dask actor; on dask's local schedulers one group of this process holds
-    all). The bin edges are the in-memory fit's: :func:`smml.tree.bin_edges` on the same
-    sample of rows (the rows the in-memory fit samples, ``random_state``'s draw; all rows below
-    50,000), gathered from the workers; each worker then codes its rows. Each round the workers
-    compute their rows' gradients and hessians and report their maxima; every tree then grows
-    a LEVEL at a time: for all the nodes of a level the workers build the histograms of their
-    rows (one call, one round trip per level, not per node; of two siblings only the one of
-    smaller hessian sum, the other is its parent's minus it), the driver sums them (worker
-    order) and chooses every split with the in-memory kernel's own compiled scan
-    (``smml._core._gbm.best_splits``: ``_scan_one`` and ``_pick``), broadcasts the splits,
-    and the workers route their rows to the children.
-
-    Exactness. The gradients and hessians are rounded to a fixed point each round (multiples
-    of 2^-k with n max|g| 2^k < 2^52, in the in-memory fit too): every histogram sum is then
-    exact in any order and grouping, so the summed histograms, the splits, the leaf values and
-    F_0 (exactly rounded sums) are the in-memory fit's bit for bit, whatever the chunks and the
-    number of workers, given the same ``random_state`` (hence the same bin edges). Only
-    ``train_score_`` is summed per worker then across workers (equal to rounding).
-
-    Not offered on dask arrays (``ValueError``): ``max_leaf_nodes`` (best-first growth is one
-    node at a time; level-wise growth cannot reproduce its order), ``subsample < 1``,
-    ``early_stopping``, ``warm_start``, categorical features; ``fit`` takes no ``eval_set``.
-
-    A worker lost during the fit loses its rows' state (F, the rows' nodes): the fit starts
-    again once on new groups (the same model; dask recomputes the lost blocks from their
-    graph), and a second loss raises ``RuntimeError``; never a different model, never a hang.
-
-    {params}    See Also
+    {how}    {params}    See Also
     --------
     smml.ensemble.GradientBoostingRegressor : the in-memory estimator (the same model).
     xgboost.dask.DaskXGBRegressor : xgboost's Dask regressor.
@@ -640,7 +616,7 @@ class GradientBoostingRegressor(_DaskGradientBoostingMixin, _GBR):
     (2,)
     """
 
-    __doc__ = __doc__.replace("    {params}", _inherited_sections(_GBR))
+    __doc__ = __doc__.replace("    {how}", _HOW_IT_RUNS).replace("    {params}", _inherited_sections(_GBR))
 
     def fit(self: _Self, X: Any, y: Any, sample_weight: Any = None) -> _Self:
         """Fit the boosting rounds on dask arrays.

@@ -177,20 +177,8 @@ SMML_TILE_PLAIN(f, float, SMML_PANEL_F)
 
 /* the functions below, compiled portable (_base) and, with SMML_X86_DISPATCH, for
  * AVX2 (_avx2); the name without a suffix calls the copy of smml_isa() (smml_platform.h) */
-#define SMML_CLONE_PASS 1
-#define SMML_SFX(n) n##_base
-#define SMML_CLONED static SMML_MAYBE_UNUSED
-#include "smml_distances.h"
-#undef SMML_SFX
-#undef SMML_CLONED
-#if SMML_X86_DISPATCH
-#define SMML_SFX(n) n##_avx2
-#define SMML_CLONED static SMML_MAYBE_UNUSED SMML_TARGET_AVX2
-#include "smml_distances.h"
-#undef SMML_SFX
-#undef SMML_CLONED
-#endif
-#undef SMML_CLONE_PASS
+#define SMML_CLONE_SELF "smml_distances.h"
+#include "smml_clones.h"
 #define smml_block_keys_d(...) SMML_PICK(smml_block_keys_d, __VA_ARGS__)
 #define smml_block_keys_f(...) SMML_PICK(smml_block_keys_f, __VA_ARGS__)
 #define smml_rank_sort(...) SMML_PICK(smml_rank_sort, __VA_ARGS__)

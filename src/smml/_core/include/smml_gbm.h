@@ -52,20 +52,8 @@ static inline double smml_gbm_logistic_term(double f, double e, double y)
 
 /* the functions below, compiled portable (_base) and, with SMML_X86_DISPATCH, for
  * AVX2 (_avx2); the name without a suffix calls the copy of smml_isa() (smml_platform.h) */
-#define SMML_CLONE_PASS 1
-#define SMML_SFX(n) n##_base
-#define SMML_CLONED static SMML_MAYBE_UNUSED
-#include "smml_gbm.h"
-#undef SMML_SFX
-#undef SMML_CLONED
-#if SMML_X86_DISPATCH
-#define SMML_SFX(n) n##_avx2
-#define SMML_CLONED static SMML_MAYBE_UNUSED SMML_TARGET_AVX2
-#include "smml_gbm.h"
-#undef SMML_SFX
-#undef SMML_CLONED
-#endif
-#undef SMML_CLONE_PASS
+#define SMML_CLONE_SELF "smml_gbm.h"
+#include "smml_clones.h"
 #define smml_gbm_logistic_block(...) SMML_PICK(smml_gbm_logistic_block, __VA_ARGS__)
 #define smml_gbm_softmax_block(...) SMML_PICK(smml_gbm_softmax_block, __VA_ARGS__)
 

@@ -131,20 +131,9 @@ static inline double smml_log1p_unit(double e)
 #endif
 #define SMML_EXP_BLOCK 256
 
-#define SMML_CLONE_PASS 1
-#define SMML_SFX(n) n##_base
-#define SMML_CLONED static SMML_MAYBE_UNUSED SMML_EXP_OPT
-#include "smml_math.h"
-#undef SMML_SFX
-#undef SMML_CLONED
-#if SMML_X86_DISPATCH
-#define SMML_SFX(n) n##_avx2
-#define SMML_CLONED static SMML_MAYBE_UNUSED SMML_EXP_OPT SMML_TARGET_AVX2
-#include "smml_math.h"
-#undef SMML_SFX
-#undef SMML_CLONED
-#endif
-#undef SMML_CLONE_PASS
+#define SMML_CLONE_ATTR SMML_EXP_OPT
+#define SMML_CLONE_SELF "smml_math.h"
+#include "smml_clones.h"
 #define smml_exp_block(...) SMML_PICK(smml_exp_block, __VA_ARGS__)
 #define smml_exp_out_of_range(...) SMML_PICK(smml_exp_out_of_range, __VA_ARGS__)
 #define smml_expf_block(...) SMML_PICK(smml_expf_block, __VA_ARGS__)

@@ -173,20 +173,8 @@ static void smml_bar_wait(smml_bar_t *b, int n, int *local_sense) {
 /* smml_momentum_d/_f: compiled portable (_base) and, with SMML_X86_DISPATCH, for AVX2
  * (_avx2), the same bits (no fused multiply-add); the name without a suffix calls the copy of
  * smml_isa() (smml_platform.h) */
-#define SMML_CLONE_PASS 1
-#define SMML_SFX(n) n##_base
-#define SMML_CLONED static SMML_MAYBE_UNUSED
-#include "smml_neural.h"
-#undef SMML_SFX
-#undef SMML_CLONED
-#if SMML_X86_DISPATCH
-#define SMML_SFX(n) n##_avx2
-#define SMML_CLONED static SMML_MAYBE_UNUSED SMML_TARGET_AVX2
-#include "smml_neural.h"
-#undef SMML_SFX
-#undef SMML_CLONED
-#endif
-#undef SMML_CLONE_PASS
+#define SMML_CLONE_SELF "smml_neural.h"
+#include "smml_clones.h"
 #define smml_momentum_d(...) SMML_PICK(smml_momentum_d, __VA_ARGS__)
 #define smml_momentum_f(...) SMML_PICK(smml_momentum_f, __VA_ARGS__)
 

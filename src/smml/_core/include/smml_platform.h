@@ -19,10 +19,10 @@
  * tests/test_simd_paths.py.
  *
  * Multi-versioned functions (smml_distances.h, smml_svm.h, smml_gbm.h, smml_tree.h,
- * smml_neural.h): a header defines them in its #else branch of #ifndef SMML_CLONE_PASS, each
- * named SMML_SFX(name) and declared SMML_CLONED, and includes itself with SMML_CLONE_PASS
- * defined: once portable (SMML_SFX adds _base) and, where SMML_X86_DISPATCH, once for
- * AVX2 (_avx2); then it defines name(...) as SMML_PICK(name, ...), the copy of smml_isa().
+ * smml_math.h, smml_neural.h): each header defines them in the #else branch of
+ * #ifndef SMML_CLONE_PASS, named SMML_SFX(name) and declared SMML_CLONED, and has
+ * smml_clones.h include it once portable (_base) and, where SMML_X86_DISPATCH, once for AVX2
+ * (_avx2); name(...) is then SMML_PICK(name, ...), the copy of smml_isa().
  */
 #ifndef SMML_PLATFORM_H
 #define SMML_PLATFORM_H

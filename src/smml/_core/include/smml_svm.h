@@ -28,20 +28,8 @@
 
 /* the functions below, compiled portable (_base) and, with SMML_X86_DISPATCH, for
  * AVX2 (_avx2); the name without a suffix calls the copy of smml_isa() (smml_platform.h) */
-#define SMML_CLONE_PASS 1
-#define SMML_SFX(n) n##_base
-#define SMML_CLONED static SMML_MAYBE_UNUSED
-#include "smml_svm.h"
-#undef SMML_SFX
-#undef SMML_CLONED
-#if SMML_X86_DISPATCH
-#define SMML_SFX(n) n##_avx2
-#define SMML_CLONED static SMML_MAYBE_UNUSED SMML_TARGET_AVX2
-#include "smml_svm.h"
-#undef SMML_SFX
-#undef SMML_CLONED
-#endif
-#undef SMML_CLONE_PASS
+#define SMML_CLONE_SELF "smml_svm.h"
+#include "smml_clones.h"
 #define smml_svm_update_up(...) SMML_PICK(smml_svm_update_up, __VA_ARGS__)
 #define smml_svm_low(...) SMML_PICK(smml_svm_low, __VA_ARGS__)
 #define smml_svm_may_enter(...) SMML_PICK(smml_svm_may_enter, __VA_ARGS__)

@@ -224,20 +224,8 @@ static inline ptrdiff_t smml_split_sums_k(ptrdiff_t K, const int32_t *SMML_RESTR
 
 /* the functions below, compiled portable (_base) and, with SMML_X86_DISPATCH, for
  * AVX2 (_avx2); the name without a suffix calls the copy of smml_isa() (smml_platform.h) */
-#define SMML_CLONE_PASS 1
-#define SMML_SFX(n) n##_base
-#define SMML_CLONED static SMML_MAYBE_UNUSED
-#include "smml_tree.h"
-#undef SMML_SFX
-#undef SMML_CLONED
-#if SMML_X86_DISPATCH
-#define SMML_SFX(n) n##_avx2
-#define SMML_CLONED static SMML_MAYBE_UNUSED SMML_TARGET_AVX2
-#include "smml_tree.h"
-#undef SMML_SFX
-#undef SMML_CLONED
-#endif
-#undef SMML_CLONE_PASS
+#define SMML_CLONE_SELF "smml_tree.h"
+#include "smml_clones.h"
 #define smml_split_costs_k(...) SMML_PICK(smml_split_costs_k, __VA_ARGS__)
 #define smml_split_costs(...) SMML_PICK(smml_split_costs, __VA_ARGS__)
 
