@@ -77,11 +77,20 @@ def test_fixed_point_sums_are_exact_in_any_order():
     n = 50000
     g = rng.normal(size=n) * rng.choice([1e-9, 1.0, 1e3], size=n)
     s = _fixed_scale(n, _gbm.abs_max(g))
-    assert s == 2.0 ** (52 - np.frexp(n)[1] - np.frexp(np.abs(g).max())[1])
-    assert n * np.abs(g).max() * s < 2.0 ** 52
+    assert s == 2.0 ** (51 - np.frexp(n)[1] - np.frexp(np.abs(g).max())[1])
+    assert n * np.abs(g).max() * s < 2.0 ** 51
     q = g.copy()
     _gbm.quantize(q, s)
     assert np.abs(q - g).max() <= 0.5 / s
+    assert np.array_equal(q, np.rint(g * s) / s)            # nearbyint's value, ties to even
+    ties = (np.arange(-6, 6) + 0.5) / 4.0                     # x.5 in units of 1/4
+    t = ties.copy()
+    _gbm.quantize(t, 4.0)
+    assert np.array_equal(t, np.rint(ties * 4.0) / 4.0)
+    big = np.array([2.0 ** 52 + 2.0, -3.0 * 2.0 ** 51, 0.75])  # beyond the fast rounding's range
+    b = big.copy()
+    _gbm.quantize(b, 1.0)
+    assert np.array_equal(b, np.rint(big))
     assert np.all(q * s == np.rint(q * s))                   # integers times 1/s
     sums = set()
     for _ in range(5):

@@ -14,16 +14,17 @@ import numpy as np
 __all__ = ["fixed_scale", "exact_parts", "exact_total", "baseline_scores"]
 
 def fixed_scale(n, vmax):
-    """The power of two 2^(52 - e), n * vmax < 2^e (e the sum of the binary exponents of n and
+    """The power of two 2^(51 - e), n * vmax < 2^e (e the sum of the binary exponents of n and
     vmax, so that nothing overflows): gradients rounded to multiples of its inverse
     (``_gbm.quantize``) have exact sums over any subset of the n rows, in any order (integers
     below 2^53 times a power of two): the histograms, node totals and sibling subtractions of a
     tree do not depend on the row order, the thread count or how the rows are cut into chunks
-    (smml.dask's workers). The rounding is at most n * vmax * 2^-53 per value."""
+    (smml.dask's workers). Every rounded value is below 2^51 in units of the scale (``_gbm.quantize``'s fast
+    rounding); the rounding is at most n * vmax * 2^-52 per value."""
     if not vmax > 0.0:
         return 1.0
     e = math.frexp(float(n))[1] + math.frexp(float(vmax))[1]
-    return math.ldexp(1.0, max(min(52 - e, 1000), -1000))
+    return math.ldexp(1.0, max(min(51 - e, 1000), -1000))
 
 
 def exact_parts(v):

@@ -3,7 +3,7 @@ with the rows kept on the workers (one Dask actor per worker, as :mod:`smml.dask
 each tree grown level by level from histograms summed across the workers.
 
 Exactness. The in-memory fit rounds every round's gradients and hessians to a fixed point
-(``smml._exact_sums.fixed_scale``: multiples of 2^-k with n max|g| 2^k < 2^52), so every sum of them, in any
+(``smml._exact_sums.fixed_scale``: multiples of 2^-k with n max|g| 2^k < 2^51), so every sum of them, in any
 order and grouping, is exact: a node's histogram summed from the workers' partial histograms
 is the one the in-memory kernel builds from the node's rows, bit for bit, whatever the chunks.
 The split of each node is chosen by the in-memory kernel's own scan and choice
@@ -516,7 +516,7 @@ _HOW_IT_RUNS = """    How it is fitted. Each worker holds consecutive row blocks
     and the workers route their rows to the children.
 
     Exactness. The gradients and hessians are rounded to a fixed point each round (multiples
-    of 2^-k with n max|g| 2^k < 2^52, in the in-memory fit too): every histogram sum is then
+    of 2^-k with n max|g| 2^k < 2^51, in the in-memory fit too): every histogram sum is then
     exact in any order and grouping, so the summed histograms, the splits, the leaf values and
     F_0 (exactly rounded sums) are the in-memory fit's bit for bit, whatever the chunks and the
     number of workers, given the same ``random_state`` (hence the same bin edges). Only

@@ -49,7 +49,7 @@ Choices where the notes are silent (a scikit-learn / xgboost user's expectations
 - Ties: the lowest feature, then the lowest threshold / shortest prefix of the category
   ordering (categories ordered by G/H, the tree module's rule for regression).
 - Fixed-point gradients: each round every g_i and h_i (times its weight) is rounded to a
-  multiple of 2^-k, k the largest with n max|g| 2^k < 2^52 (``smml._exact_sums.fixed_scale``; separately for
+  multiple of 2^-k, k the largest with n max|g| 2^k < 2^51 (``smml._exact_sums.fixed_scale``; separately for
   g and h and per class). Every sum of them (histogram bins, node totals, the sibling
   subtraction) is then exact, so a tree does not depend on the row order, the thread count or
   how the rows are split among machines: :mod:`smml.dask`'s distributed fit sums the workers'
