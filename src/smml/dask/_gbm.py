@@ -9,6 +9,7 @@ is the one the in-memory kernel builds from the node's rows, bit for bit, whatev
 The split of each node is chosen by the in-memory kernel's own scan and choice
 (``_gbm.best_splits``: ``_scan_one`` and ``_pick`` of ``_core/_gbm.pyx``), the leaf values by
 the same formula, F_0 from exactly rounded sums: the model is the in-memory one."""
+import inspect
 from typing import Any, TypeVar
 
 import numpy as np
@@ -496,9 +497,19 @@ class _DaskGradientBoostingMixin:
 
 
 def _inherited_sections(base):
-    """The Parameters and Attributes sections of the in-memory class's docstring."""
-    doc = base.__doc__
-    return doc[doc.index("    Parameters\n"):doc.index("    See Also\n")]
+    """The Parameters and Attributes sections of the in-memory class's docstring (cleaned:
+    Python 3.13 strips docstrings' indentation when it compiles them, earlier versions do
+    not)."""
+    doc = inspect.cleandoc(base.__doc__)
+    return doc[doc.index("Parameters\n----------\n"):doc.index("See Also\n--------\n")]
+
+
+def _filled(template, base):
+    """``template`` (a class docstring with the lines ``{how}`` and ``{params}``) with the
+    shared text and the in-memory class's sections, as a cleaned docstring."""
+    doc = inspect.cleandoc(template)
+    return (doc.replace("{how}", inspect.cleandoc(_HOW_IT_RUNS))
+            .replace("{params}", _inherited_sections(base).rstrip("\n")))
 
 
 #: how the Dask fit runs, and what it gives (both estimators' docstrings)
@@ -542,7 +553,11 @@ class GradientBoostingClassifier(_DaskGradientBoostingMixin, _GBC):
     ``staged_predict``, save / load, plots work on numpy inputs; :func:`smml.dask.predict` runs
     it block by block on a dask array).
 
-    {how}    {params}    See Also
+    {how}
+
+    {params}
+
+    See Also
     --------
     smml.ensemble.GradientBoostingClassifier : the in-memory estimator (the same model).
     xgboost.dask.DaskXGBClassifier : xgboost's Dask classifier.
@@ -564,7 +579,7 @@ class GradientBoostingClassifier(_DaskGradientBoostingMixin, _GBC):
     True
     """
 
-    __doc__ = __doc__.replace("    {how}", _HOW_IT_RUNS).replace("    {params}", _inherited_sections(_GBC))
+    __doc__ = _filled(__doc__, _GBC)
 
     def fit(self: _Self, X: Any, y: Any, sample_weight: Any = None) -> _Self:
         """Fit the boosting rounds on dask arrays.
@@ -595,7 +610,11 @@ class GradientBoostingRegressor(_DaskGradientBoostingMixin, _GBR):
     ``staged_predict``, save / load, plots work on numpy inputs; :func:`smml.dask.predict` runs
     it block by block on a dask array).
 
-    {how}    {params}    See Also
+    {how}
+
+    {params}
+
+    See Also
     --------
     smml.ensemble.GradientBoostingRegressor : the in-memory estimator (the same model).
     xgboost.dask.DaskXGBRegressor : xgboost's Dask regressor.
@@ -616,7 +635,7 @@ class GradientBoostingRegressor(_DaskGradientBoostingMixin, _GBR):
     (2,)
     """
 
-    __doc__ = __doc__.replace("    {how}", _HOW_IT_RUNS).replace("    {params}", _inherited_sections(_GBR))
+    __doc__ = _filled(__doc__, _GBR)
 
     def fit(self: _Self, X: Any, y: Any, sample_weight: Any = None) -> _Self:
         """Fit the boosting rounds on dask arrays.

@@ -20,6 +20,7 @@ the fit equals the in-memory one to rounding (least squares) or to the solver's 
 """
 import contextlib
 
+import inspect
 from typing import Any, TypeVar
 
 import numpy as np
@@ -738,15 +739,18 @@ class LogisticRegression(_lin.LogisticRegression):
 
 def _parameters_of(cls):
     """Put the Parameters section of the in-memory estimator's docstring into ``cls``'s (the
-    parameters are the in-memory estimator's, whatever their names)."""
+    parameters are the in-memory estimator's, whatever their names). Both docstrings are taken
+    through ``inspect.cleandoc`` (Python 3.13 strips their indentation when it compiles them,
+    earlier versions do not), so the result is the same on every version."""
     def section(doc):
-        start = doc.index("    Parameters\n    ----------\n")
-        return start, doc.index("    Attributes\n    ----------\n", start)
+        start = doc.index("Parameters\n----------\n")
+        return start, doc.index("Attributes\n----------\n", start)
 
-    base = cls._saved_as.__doc__
+    base = inspect.cleandoc(cls._saved_as.__doc__)
+    own = inspect.cleandoc(cls.__doc__)
     a, b = section(base)
-    c, e = section(cls.__doc__)
-    cls.__doc__ = cls.__doc__[:c] + base[a:b] + cls.__doc__[e:]
+    c, e = section(own)
+    cls.__doc__ = own[:c] + base[a:b] + own[e:]
     return cls
 
 
