@@ -95,6 +95,10 @@ def namespaces():
 def _exec(code, page, namespace):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
+        # a LocalCluster whose default dashboard port another process holds (a second cluster
+        # on the machine) warns and takes another port: the machine's state, not the block's
+        warnings.filterwarnings("ignore", message=r"(?s)Port \d+ is already in use",
+                                category=UserWarning)
         exec(compile(code, str(page), "exec"), namespace)
 
 

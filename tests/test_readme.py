@@ -36,6 +36,10 @@ def test_readme_block_runs_as_pasted(code, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
+        # a LocalCluster whose default dashboard port another process holds (a second cluster
+        # on the machine) warns and takes another port: the machine's state, not the block's
+        warnings.filterwarnings("ignore", message=r"(?s)Port \d+ is already in use",
+                                category=UserWarning)
         exec(compile(code, str(README), "exec"), {"__name__": "__readme__"})
     try:
         import matplotlib.pyplot as plt
