@@ -396,11 +396,9 @@ class _LeastSquaresFit:
 
     def _solve_gram(self, A, b, alpha, n, d):
         """The in-memory fits' solve of the (centred) normal equations."""
-        if alpha > 0:
-            self._check_gram(A, b)
-            A.flat[::A.shape[0] + 1] += alpha
+        if alpha > 0:                      # RidgeRegression (the in-memory class's solve)
             self.solver_ = "closed_form"
-            return scipy.linalg.solve(A, b, assume_a="pos", check_finite=False)
+            return self._ridge_solve(A, b, alpha)
         import warnings
         try:
             with warnings.catch_warnings():

@@ -236,10 +236,15 @@ class RidgeRegression(LinearRegression):
             w = Xc.T @ scipy.linalg.solve(K, yc, assume_a="pos", check_finite=False)
         else:
             A, b, X_mean, y_mean = _centered_gram(X, y, fit_intercept)
-            self._check_gram(A, b)
-            A.flat[::A.shape[0] + 1] += self.alpha
-            w = scipy.linalg.solve(A, b, assume_a="pos", check_finite=False)
+            w = self._ridge_solve(A, b, self.alpha)
         return w, X_mean, y_mean
+
+    def _ridge_solve(self, A, b, alpha):
+        """w = (A + alpha I)^-1 b for the (centred) Gram matrix A = S^T S and b = S^T y (A is
+        changed in place); also smml.dask's RidgeRegression's solve of the summed blocks."""
+        self._check_gram(A, b)
+        A.flat[::A.shape[0] + 1] += alpha
+        return scipy.linalg.solve(A, b, assume_a="pos", check_finite=False)
 
     def _check_gram(self, A, b):
         # an overflowing Gram matrix made the (unchecked) solve return garbage weights
