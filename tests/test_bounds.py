@@ -218,3 +218,33 @@ def test_svm_stability_knn_and_finite_class_bounds():
                 lambda: B.knn_consistent_k(10, "linear"), lambda: B.finite_class_uniform_bound(10, 0)):
         with pytest.raises(ValueError):
             bad()
+
+
+# ---- the package (issue 31: smml/bounds.py became smml/bounds/, one private module per concern) ------
+
+def test_the_package_keeps_every_name_and_the_path_files_record(tmp_path):
+    import pickle
+    import typing
+
+    import smml
+    from smml._discovery import model_types
+
+    for name in B.__all__:
+        obj = getattr(B, name)
+        assert obj.__module__.startswith("smml.bounds"), name
+        assert obj.__doc__ and (isinstance(obj, type)        # each bound cites its notes; the result class is not one
+                                or any(note in obj.__doc__ for note in ("000", "001", "002", "003"))), name
+    # what smml.save / pickle record is smml.bounds.StabilityEstimate, as before the split
+    assert model_types()["smml.bounds.StabilityEstimate"] is B.StabilityEstimate
+    assert not any(k.startswith("smml.bounds._") for k in model_types())
+    est = B.StabilityEstimate(epsilon=0.03, std_error=0.01, differences=np.array([0.02, 0.04]), m=3,
+                              train_indices=np.array([[0, 1, 2], [1, 2, 3]]), t=np.array([0, 2]),
+                              replacement=np.array([4, 0]))
+    blob = pickle.dumps(est)
+    assert b"smml.bounds" in blob and b"_stability" not in blob
+    smml.save(est, tmp_path / "est.smml")
+    for back in (pickle.loads(blob), smml.load(tmp_path / "est.smml")):
+        assert type(back) is B.StabilityEstimate and back.epsilon == 0.03 and back.m == 3
+        np.testing.assert_array_equal(back.train_indices, est.train_indices)
+    # the dataclass's annotations resolve under the module path it is recorded at
+    assert typing.get_type_hints(B.StabilityEstimate)["differences"] is np.ndarray

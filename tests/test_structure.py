@@ -131,3 +131,22 @@ def test_no_module_uses_a_private_name_of_another_family():
                             + "; ".join(f"{m} uses {t}{'.' + n if n else ''}" for m, t, n in unexpected))
     stale = sorted(ALLOWED - found)
     assert not stale, f"allow-list entries that match nothing any more (remove them): {stale}"
+
+
+def test_the_reference_package_lists_every_module_and_the_notes_it_mirrors():
+    """issue 31 part 4: smml.reference's docstring names each of its modules, with the notes' files."""
+    import re
+
+    import smml.reference
+
+    ref = SRC / "reference"
+    modules = {p.stem for p in ref.glob("*.py") if not p.stem.startswith("_")}
+    assert {"neighbors", "tree", "cluster", "neural", "adaboost", "gradient_boosting"} <= modules
+    entries = {}
+    for item in smml.reference.__doc__.split("\n- ")[1:]:          # the bullet list, one entry per module
+        name = re.match(r"``(?:smml\.reference)?\.(\w+)``", item)
+        assert name, item
+        entries[name.group(1)] = item.split("\n\n")[0]
+    assert set(entries) == modules
+    for name, item in entries.items():
+        assert re.search(r"\b00[0-4]\b", item), f"{name}: no notes file cited"
