@@ -6,12 +6,12 @@ Part 1, the index (issue 16): training sets 200,000 x 2 (20,000 queries), 1,000,
 float64, k = 5 and 50, 2 threads; build (fit) and query (predict = search + vote for the
 classifiers; search only for cKDTree, pykdtree and faiss) timed separately, every
 implementation interleaved round by round. smml runs with algorithm="auto" (the rule of
-``smml.neighbors._pick_rule``). Slow peers are timed on a subset of the queries and
+``smml.neighbors._search._pick_rule``). Slow peers are timed on a subset of the queries and
 extrapolated (labelled so).
 
 ``--rule`` prints the measurements behind algorithm="auto" (tree vs brute force by metric,
 dimension, training size and number of queries); ``--leaf`` those behind the kd-tree's leaf
-size (``smml.neighbors._leaf_size``); ``--index`` / ``--brute`` run one part; ``--index --similar``
+size (``smml.neighbors._structures._leaf_size``); ``--index`` / ``--brute`` run one part; ``--index --similar``
 runs the index part on other d <= 8 shapes (500,000 x 4, 300,000 x 6, 100,000 x 8, 400,000 x 7).
 
 Part 2, brute force (issue 3, 16): 50,000 x 64 training points, 5,000 queries, k = 5,
@@ -267,10 +267,11 @@ RULE_SIZES = ((100_000, 10_000), (100_000, 5), (10_000, 2_000))   # (m, queries)
 
 
 def main_rule(quick=False):
-    """The measurements behind algorithm="auto" (smml.neighbors._pick_rule): predict time
+    """The measurements behind algorithm="auto" (smml.neighbors._search._pick_rule): predict time
     of the tree and of brute force, interleaved, by metric, d, m and number of queries."""
     import os
-    from smml.neighbors import KNNClassifier, _pick_rule
+    from smml.neighbors import KNNClassifier
+    from smml.neighbors._search import _pick_rule
     print(environment_line(N_THREADS))
     rows = []
     rng = np.random.default_rng(0)
@@ -301,30 +302,29 @@ LEAF_SIZES = (32, 64, 128, 256)
 
 
 def main_leaf(quick=False):
-    """kd-tree predict time by leaf size (the measurements behind smml.neighbors._leaf_size),
+    """kd-tree predict time by leaf size (the measurements behind smml.neighbors._structures._leaf_size),
     the leaf sizes interleaved round by round, best of 3."""
     import os
-    import smml.neighbors as nb
-    from smml.neighbors import KNNClassifier
+    from smml.neighbors import KNNClassifier, _search, _structures   # _search reads _LEAF_SIZE at fit
     print(environment_line(N_THREADS))
     rows = []
     shapes = [(20_000, 2, 2_000), (20_000, 8, 2_000)] if quick else LEAF_SHAPES
-    saved = nb._LEAF_SIZE
+    saved = _search._LEAF_SIZE
     try:
         for m, d, nq in shapes:
             X, y, Q = _data(m, d, nq, np.float64)
             for k in LOWD_KS:
                 models = []
                 for leaf in LEAF_SIZES:
-                    nb._LEAF_SIZE = leaf
+                    _search._LEAF_SIZE = leaf
                     models.append(KNNClassifier(n_neighbors=k, algorithm="tree", n_jobs=N_THREADS).fit(X, y))
                 times, _ = interleaved_best([lambda mdl=mdl: mdl.predict(Q) for mdl in models], 3)
                 best = min(times)
-                row = dict(shape=f"{m} x {d}", k=k, rule=nb._leaf_size(d), load=os.getloadavg()[0])
+                row = dict(shape=f"{m} x {d}", k=k, rule=_structures._leaf_size(d), load=os.getloadavg()[0])
                 row.update({f"l{leaf}": t / best for leaf, t in zip(LEAF_SIZES, times)})
                 rows.append(row)
     finally:
-        nb._LEAF_SIZE = saved
+        _search._LEAF_SIZE = saved
     print_table(f"kd-tree predict time / best, by leaf size, {N_THREADS} threads", rows,
                 [("shape", "train", "{}"), ("k", "k", "{}")]
                 + [(f"l{leaf}", f"leaf {leaf}", "{:.2f}") for leaf in LEAF_SIZES]

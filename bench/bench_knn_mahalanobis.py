@@ -1,6 +1,7 @@
 """k-NN with metric="mahalanobis": smml (exact keys, issue 29) against scikit-learn and,
 with ``--ab REV``, against smml's k-NN module of git revision REV loaded in the same process
-(the same compiled kernels; REV's ``smml/neighbors.py`` only), calls interleaved.
+(the same compiled kernels; REV's ``smml/neighbors.py`` only: a revision from before
+``smml.neighbors`` became a package), calls interleaved.
 
 Shapes: correlated Gaussian data X = Z A (A a fixed random d x d matrix), the covariance
 estimated at fit (metric_params=None), k = 5, 2 threads, float64 and float32:

@@ -9,7 +9,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 import smml.cluster as cl
 from smml._core import _kmeans, _knn
 from smml.cluster import KMeans
-from smml.neighbors import _euclidean_error_coef
+from smml._gemm_bounds import euclidean_error_coef as _euclidean_error_coef
 from smml.reference import cluster as ref
 
 DTYPES = [np.float32, np.float64]

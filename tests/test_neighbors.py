@@ -5,7 +5,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import smml.neighbors as nb
 from smml._core import _kdtree, _knn
-from smml.neighbors import KNNClassifier, KNNRegressor
+from smml.neighbors import KNNClassifier, KNNRegressor, _search, _structures
 from smml.reference import neighbors as ref
 
 DTYPES = [np.float32, np.float64]
@@ -90,11 +90,11 @@ def test_results_do_not_depend_on_chunking_or_batching(rng, monkeypatch):
     for dtype in DTYPES:
         want = ref.KNNClassifier(k=5).fit(X.astype(dtype), y).predict(Q.astype(dtype))
         for qc, tc, out_budget in [(1, 1, 1), (3, 7, 50), (256, 4096, 1 << 21)]:
-            monkeypatch.setattr(nb, "_Q_CHUNK", qc)
-            monkeypatch.setattr(nb, "_T_CHUNK", {np.float32: tc, np.float64: tc})
-            monkeypatch.setattr(nb, "_OUT_BUDGET", out_budget)
-            monkeypatch.setattr(nb, "_FALLBACK_BUDGET", 500)
-            monkeypatch.setattr(nb, "_GRAIN", 1)
+            monkeypatch.setattr(_search, "_Q_CHUNK", qc)
+            monkeypatch.setattr(_search, "_T_CHUNK", {np.float32: tc, np.float64: tc})
+            monkeypatch.setattr(_search, "_OUT_BUDGET", out_budget)
+            monkeypatch.setattr(_search, "_FALLBACK_BUDGET", 500)
+            monkeypatch.setattr(_search, "_GRAIN", 1)
             for n_jobs in (1, 2):
                 got = KNNClassifier(n_neighbors=5, n_jobs=n_jobs, algorithm="brute").fit(X.astype(dtype), y).predict(Q.astype(dtype))
                 np.testing.assert_array_equal(got, want)
@@ -116,9 +116,9 @@ def _kernel_inputs(X, Q, dtype, k):
     # the plain tiles (float64 norms added in the scan; the estimator uses augmented rows)
     est = KNNClassifier(n_neighbors=k, algorithm="brute").fit(X.astype(dtype), np.arange(len(X)) % 2)
     Q0 = np.ascontiguousarray(Q, dtype=dtype)
-    Qc, q_norm = nb._centre(Q0, est._mu, est._dtype)
-    Tc, t_norm = nb._centre(est._T0, est._mu, est._dtype)
-    eps = nb._euclidean_error_bound(q_norm, est._radius, X.shape[1], est._dtype)
+    Qc, q_norm = _search._centre(Q0, est._mu, est._dtype)
+    Tc, t_norm = _search._centre(est._T0, est._mu, est._dtype)
+    eps = _search._euclidean_error_bound(q_norm, est._radius, X.shape[1], est._dtype)
     return (Qc, Tc, q_norm, t_norm, Q0, est._T0, eps)
 
 
@@ -163,14 +163,14 @@ def test_split_train_kernel_gives_the_serial_candidates(rng, dtype, kind):
 @pytest.mark.parametrize("kind", ["continuous", "grid", "dups"])
 def test_split_train_strategy_gives_identical_results(rng, monkeypatch, kind):
     X, y, Q = _data(kind, rng, m=400, nq=40, d=5)
-    monkeypatch.setattr(nb, "_GRAIN", 1)
-    monkeypatch.setattr(nb, "_T_CHUNK", {np.float32: 13, np.float64: 13})
+    monkeypatch.setattr(_search, "_GRAIN", 1)
+    monkeypatch.setattr(_search, "_T_CHUNK", {np.float32: 13, np.float64: 13})
     for dtype in DTYPES:
         want = ref.KNNClassifier(k=6).fit(X.astype(dtype), y).predict(Q.astype(dtype))
         results = []
         for below, q_chunk in ((0, 256), (1 << 30, 256), (1 << 30, 7)):  # never / always split
-            monkeypatch.setattr(nb, "_SPLIT_TRAIN_BELOW", below)
-            monkeypatch.setattr(nb, "_Q_CHUNK", q_chunk)
+            monkeypatch.setattr(_search, "_SPLIT_TRAIN_BELOW", below)
+            monkeypatch.setattr(_search, "_Q_CHUNK", q_chunk)
             for n_jobs in (1, 2):
                 clf = KNNClassifier(n_neighbors=6, n_jobs=n_jobs, algorithm="brute").fit(X.astype(dtype), y)
                 reg = KNNRegressor(n_neighbors=6, weights="distance", n_jobs=n_jobs,
@@ -192,7 +192,7 @@ def test_split_train_is_chosen_for_few_queries(rng, monkeypatch):
         # argument 14: n_threads (then the error bound's coefficient and slack)
         monkeypatch.setattr(_knn, name, lambda *a, _real=real, _name=name: (calls.append((_name, a[14])),
                                                                           _real(*a))[1])
-    monkeypatch.setattr(nb, "_GRAIN", 1)
+    monkeypatch.setattr(_search, "_GRAIN", 1)
     est = KNNClassifier(n_neighbors=3, n_jobs=2, algorithm="brute").fit(X, y)
     est.predict(Q[:5])
     est.predict(np.repeat(Q, 20, axis=0))
@@ -245,9 +245,9 @@ def test_tree_and_brute_take_identical_points(rng, monkeypatch, kind, metric, dt
     X, Q = X.astype(dtype), Q.astype(dtype)
     y = rng.integers(0, 3, size=len(X))
     for leaf, order_min, budget in ((2, 1, 1 << 16), (16, 1 << 30, 200), (None, 1, 300)):
-        monkeypatch.setattr(nb, "_LEAF_SIZE", leaf)
-        monkeypatch.setattr(nb, "_ORDER_MIN", order_min)
-        monkeypatch.setattr(nb, "_TREE_OUT_BUDGET", budget)     # blocks of queries
+        monkeypatch.setattr(_search, "_LEAF_SIZE", leaf)
+        monkeypatch.setattr(_search, "_ORDER_MIN", order_min)
+        monkeypatch.setattr(_search, "_TREE_OUT_BUDGET", budget)     # blocks of queries
         for k in (1, 5, 41, len(X)):
             for n_jobs in (1, 2):
                 kw = dict(n_neighbors=k, metric=metric, n_jobs=n_jobs)
@@ -293,7 +293,7 @@ def test_tree_against_reference_on_a_circle_of_ties(monkeypatch):
     inner = [(2, 0), (-2, 0), (0, 2), (0, -2), (2 ** 0.5 * 2 ** 0.5, 0)]
     X = np.array(circle + inner + [(6, 0), (0, 6), (7, 7)], dtype=float)
     y = np.arange(len(X)) % 2
-    monkeypatch.setattr(nb, "_LEAF_SIZE", 2)
+    monkeypatch.setattr(_search, "_LEAF_SIZE", 2)
     for k, want in ((6, 17), (5, 5), (1, 4), (17, 17), (18, 19)):
         est = KNNClassifier(n_neighbors=k, algorithm="tree").fit(X, y)
         counts, idx, keys = _taken_lists(est, [[0.0, 0.0]])
@@ -333,7 +333,7 @@ def test_tree_memory_and_selection_rule(rng):
     assert start[first_leaf] == 0 and end[-1] == 1000 and np.all(start[first_leaf + 1:] == end[first_leaf:-1])
     for s, e in zip(start[first_leaf:], end[first_leaf:]):       # each leaf's rows, feature-major
         np.testing.assert_array_equal(flat[3 * s:3 * e].reshape(3, e - s).T, X[perm[s:e]])
-    leaf = nb._leaf_size(3)
+    leaf = _structures._leaf_size(3)
     assert (end - start)[len(start) // 2:].max() <= leaf           # leaves
     assert len(start) < 4 * 1000 / leaf                            # O(m / leaf_size) nodes
     assert not hasattr(est, "_Tc")                                 # no brute-force copy
@@ -342,7 +342,7 @@ def test_tree_memory_and_selection_rule(rng):
                                ("manhattan", 2, 50, "tree"), ("manhattan", 30, 50, "tree"),
                                ("manhattan", 49, 50, "brute"), ("hamming", 2, 50, "brute"),
                                ("mahalanobis", 3, 50, "tree")):
-        assert nb._pick_rule(metric, d, m) == want
+        assert _search._pick_rule(metric, d, m) == want
         if m == 50:
             got = KNNClassifier(metric=metric).fit(rng.normal(size=(m, d)), np.arange(m) % 2).algorithm_
             assert got == want
@@ -355,8 +355,8 @@ def test_tree_order_and_blocks_keep_every_output_in_query_order(rng, monkeypatch
     X = rng.integers(0, 6, size=(500, 2)).astype(float)
     y = rng.integers(0, 3, size=500)
     Q = rng.integers(-1, 7, size=(300, 2)).astype(float)
-    monkeypatch.setattr(nb, "_ORDER_MIN", 1)
-    monkeypatch.setattr(nb, "_TREE_OUT_BUDGET", 500)
+    monkeypatch.setattr(_search, "_ORDER_MIN", 1)
+    monkeypatch.setattr(_search, "_TREE_OUT_BUDGET", 500)
     for k in (1, 7):
         kw = dict(n_neighbors=k, weights=weights, n_jobs=2)
         t = KNNClassifier(algorithm="tree", **kw).fit(X, y)
@@ -380,7 +380,7 @@ def test_both_structures_pick_per_call(rng, monkeypatch):
         real = getattr(mod, name)
         monkeypatch.setattr(mod, name, lambda *a, _r=real, _n=name: (calls.append(_n), _r(*a))[1])
     want = ref.KNNClassifier(k=4).fit(X, y).predict(Q)
-    np.testing.assert_array_equal(est.predict(Q[:nb._FEW_QUERIES]), want[:nb._FEW_QUERIES])
+    np.testing.assert_array_equal(est.predict(Q[:_search._FEW_QUERIES]), want[:_search._FEW_QUERIES])
     assert set(calls) == {"knn"}
     calls.clear()
     np.testing.assert_array_equal(est.predict(Q), want)
@@ -394,7 +394,7 @@ def test_float32_filter_of_float64_data_changes_nothing(rng, monkeypatch):
         X, y, Q = _data(kind, rng, m=500, nq=60, d=12)
         a = KNNClassifier(n_neighbors=7, algorithm="brute").fit(X, y)
         assert a._gemm_dtype == np.float32
-        monkeypatch.setattr(nb, "_F32_FILTER", None)
+        monkeypatch.setattr(_search, "_F32_FILTER", None)
         b = KNNClassifier(n_neighbors=7, algorithm="brute").fit(X, y)
         monkeypatch.undo()
         assert b._gemm_dtype == np.float64
@@ -462,9 +462,9 @@ def test_radius_threshold_is_the_reported_distance(rng):
             with pytest.raises(ValueError, match="non-negative real"):
                 est.radius_neighbors([[0.0, 0.0]], bad)
     for r in (0.0, 1e-300, 0.3, 1.0, 2.0, 1e10, 1e150):
-        K = nb._sqrt_threshold(r)
+        K = _structures._sqrt_threshold(r)
         assert np.sqrt(K) <= r < np.sqrt(np.nextafter(K, np.inf))
-    assert nb._sqrt_threshold(1e200) == np.inf
+    assert _structures._sqrt_threshold(1e200) == np.inf
 
 
 # ---- the notes' tie rules, by hand ------------------------------------------
@@ -565,7 +565,7 @@ def test_many_duplicates_beyond_the_candidate_heap(rng):
     # the exact (one-leaf tree) scan reports k' = 200 for both, beyond its cap
     cap = 2 + 16
     key = np.empty((2, cap)); idx = np.empty((2, cap), dtype=np.intp); cnt = np.empty(2, dtype=np.intp)
-    _kdtree.knn(Q, *nb._flat_tree(X), 0, 1, cap, key, idx, cnt, 1)
+    _kdtree.knn(Q, *_structures._flat_tree(X), 0, 1, cap, key, idx, cnt, 1)
     np.testing.assert_array_equal(cnt, [200, 200])
     np.testing.assert_array_equal(idx, np.tile(np.arange(cap), (2, 1)))
 
@@ -817,7 +817,7 @@ def test_kernel_never_reads_an_unfilled_heap():
     T = np.array([[1e300], [-1e300], [3e300]])
     Q = np.array([[-1.7e308]])
     key = np.empty((1, 3)); idx = np.empty((1, 3), dtype=np.intp); cnt = np.empty(1, dtype=np.intp)
-    _kdtree.knn(Q, *nb._flat_tree(T), 0, 2, 3, key, idx, cnt, 1)
+    _kdtree.knn(Q, *_structures._flat_tree(T), 0, 2, 3, key, idx, cnt, 1)
     assert cnt[0] == 3 and sorted(idx[0].tolist()) == [0, 1, 2]
 
 
@@ -858,7 +858,7 @@ def test_kernel_rejects_bad_arguments():
         _knn.knn_gemm_split_train(X[:1], X, n[:1], n, X[:1], X, n[:1], 3, 2, key, idx, cnt, 1, 1, 2)
     with pytest.raises(ValueError):
         _knn.knn_gemm_split_train(X[:1], X, n[:1], n, X[:1], X, n[:1], 1, 2, key, idx, cnt, 1, 0, 2)
-    tree = nb._build_tree(X, 2, 1)
+    tree = _structures._build_tree(X, 2, 1)
     with pytest.raises(ValueError):
         _kdtree.knn(X[:1], *tree, 0, 5, 2, key, idx, cnt, 1)                  # k > m
     with pytest.raises(ValueError):
@@ -869,7 +869,7 @@ def test_kernel_rejects_bad_arguments():
         _kdtree.knn(X[:1], *tree[:4], tree[4][:2], tree[5], 0, 1, 2, key, idx, cnt, 1)
     with pytest.raises(ValueError):
         _kdtree.radius(X[:1], *tree, 0, 1.0, np.zeros(5, dtype=np.intp), idx[0], key[0], False, 1)
-    dim, val = nb._split_planes(tree[4], tree[5])
+    dim, val = _structures._split_planes(tree[4], tree[5])
     with pytest.raises(ValueError):
         _kdtree.query_order(X, dim, val, np.empty(3, dtype=np.intp), 1)        # order length
     with pytest.raises(ValueError):
@@ -1125,7 +1125,7 @@ def test_mahalanobis_rank_kernel_and_per_query_radius(rng):
     with pytest.raises(ValueError, match="bad shapes"):
         _knn.mahalanobis_rank(Q, X, VI, cand[:5], cnt, 3, key, idx, kp, 1)
     # the radius kernel with one threshold per query equals one call per threshold
-    tree = nb._flat_tree(X)
+    tree = _structures._flat_tree(X)
     thr = np.array([0.0, 1.0, 2.0, 4.5, 8.0, 100.0])
     ip = np.zeros(7, dtype=np.intp)
     none_i, none_k = np.empty(0, dtype=np.intp), np.empty(0)
@@ -1168,7 +1168,7 @@ def test_tree_never_puts_one_value_in_both_children(rng, dtype):
     # split value lies in one child's box only; leaves may be uneven or empty
     X = rng.integers(0, 3, size=(3000, 4)).astype(dtype)
     X[:, 3] = np.where(rng.random(3000) < 0.9, 0, X[:, 3])
-    Tb, perm, start, end, lo, hi = nb._build_tree(X, 4, 2)
+    Tb, perm, start, end, lo, hi = _structures._build_tree(X, 4, 2)
     n_int = start.shape[0] // 2
     T = X[perm]
     for n in range(n_int):
@@ -1213,16 +1213,16 @@ def test_gemm_filter_bound_ignores_far_outliers(rng, dtype):
     Q = rng.standard_t(1.2, size=(300, 6)).astype(dtype)
     est = KNNClassifier(n_neighbors=5, algorithm="brute").fit(X, y)
     Q0, _ = est._queries(Q)
-    Qc, q_norm = nb._centre(Q0, est._mu, est._gemm_dtype, "half")
-    eps = nb._euclidean_error_bound(q_norm, est._radius, 6, est._gemm_dtype)
-    cap = 5 + 2 + nb._SLACK
+    Qc, q_norm = _search._centre(Q0, est._mu, est._gemm_dtype, "half")
+    eps = _search._euclidean_error_bound(q_norm, est._radius, 6, est._gemm_dtype)
+    cap = 5 + 2 + _search._SLACK
     flags = []
-    for coef in (0.0, nb._euclidean_error_coef(6, est._gemm_dtype)):
+    for coef in (0.0, _search._euclidean_error_coef(6, est._gemm_dtype)):
         key = np.empty((300, cap))
         idx = np.empty((300, cap), dtype=np.intp)
         cnt = np.empty(300, dtype=np.intp)
-        _knn.knn_gemm(Qc, est._Tc, q_norm, nb._NO_NORMS, Q0, est._T0, eps, 5, cap, key, idx,
-                      cnt, 64, 512, 1, coef, nb._relative_slack(6, est._gemm_dtype))
+        _knn.knn_gemm(Qc, est._Tc, q_norm, _search._NO_NORMS, Q0, est._T0, eps, 5, cap, key, idx,
+                      cnt, 64, 512, 1, coef, _search._relative_slack(6, est._gemm_dtype))
         flags.append(int(np.sum(cnt < 0)))
     assert flags[0] > 250 and flags[1] < 30, flags
     r = ref.KNNClassifier(k=5).fit(X, y)
@@ -1242,7 +1242,7 @@ def test_both_structures_probe_then_take_either_with_the_same_results(rng, monke
     est = KNNClassifier(n_neighbors=4, algorithm="auto", n_jobs=2).fit(X, y)
     assert est.algorithm_ == "both"
     ticks = iter([0.0, 1.0, 3.0] if tree_faster else [0.0, 2.0, 3.0])
-    monkeypatch.setattr(nb.time, "perf_counter", lambda: next(ticks))
+    monkeypatch.setattr(_search.time, "perf_counter", lambda: next(ticks))
     used = []
     real_tree, real_brute = est._tree_blocks, est._brute_blocks
     monkeypatch.setattr(est, "_tree_blocks", lambda Q0, *a: (used.append(("tree", len(Q0))),
