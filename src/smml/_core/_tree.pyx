@@ -30,7 +30,7 @@ from libc.string cimport memset, memcpy
 from libc.math cimport INFINITY
 from cython.parallel cimport prange, threadid
 
-from smml._core._typedefs cimport intp_t, int32_t, uint8_t, uint64_t
+from smml._core._typedefs cimport intp_t, int32_t, uint8_t, uint32_t, uint64_t
 from smml._core._openmp cimport threads_for
 from smml._core._split cimport (MAXCAT, NWORDS, CRIT_ERROR, CRIT_GINI, CRIT_ENTROPY, CRIT_SQRT, CRIT_MSE, Targets,
                                 SplitRecord, ScanState, cost, cost_lr, init_record,
@@ -475,24 +475,42 @@ cdef void _scan_exact_002(const Params* P, Scratch* S, intp_t f, intp_t start, i
     out.cost = best
 
 
-cdef double _exact_threshold(const Params* P, intp_t f, intp_t p) noexcept nogil:
-    """The threshold between sorted positions p and p + 1 of feature f's segment: the
-    midpoint of the two values (the lower one where the midpoint rounds onto the upper)."""
-    cdef const double* xs = P.Xs + f * P.xs_stride
+cdef inline double _rank_pair(const Params* P, intp_t f, intp_t p) noexcept nogil:
+    """The ranks of sorted positions p and p + 1 of feature f's segment, packed into the bits
+    of a double (rs[p] in the high word): a split's threshold until _resolve_thresholds. The
+    value lookups miss the cache (a forest's go through Sg into Xv): made for all nodes at
+    the end of the growth, independent of each other, their misses overlap."""
     cdef const int32_t* rs = P.Rs + f * P.n
-    cdef const int32_t* sg
+    cdef uint64_t u = ((<uint64_t><uint32_t>rs[p]) << 32) | <uint64_t><uint32_t>rs[p + 1]
+    cdef double x
+    memcpy(&x, &u, sizeof(double))
+    return x
+
+
+cdef void _resolve_thresholds(const Params* P, Node* nodes, intp_t m) noexcept nogil:
+    """Exact mode: each numerical split's threshold from its two ranks (_rank_pair): the
+    midpoint of the values at the two ranks (the lower one where the midpoint rounds onto
+    the upper)."""
+    cdef intp_t j, f, ra, rb
+    cdef uint64_t u
     cdef double a, b, thr
-    if P.Xv != NULL:
-        sg = P.Sg + f * P.xs_stride
-        a = P.Xv[<intp_t> sg[rs[p]] * P.d_xv + f]
-        b = P.Xv[<intp_t> sg[rs[p + 1]] * P.d_xv + f]
-    else:
-        a = xs[rs[p]]
-        b = xs[rs[p + 1]]
-    thr = a / 2.0 + b / 2.0
-    if thr >= b or thr < a:
-        thr = a
-    return thr
+    for j in range(m):
+        if nodes[j].feature < 0 or nodes[j].is_categorical:
+            continue
+        f = nodes[j].feature
+        memcpy(&u, &nodes[j].threshold, sizeof(double))
+        ra = <intp_t>(u >> 32)
+        rb = <intp_t>(u & <uint64_t>0xFFFFFFFF)
+        if P.Xv != NULL:
+            a = P.Xv[<intp_t>P.Sg[f * P.xs_stride + ra] * P.d_xv + f]
+            b = P.Xv[<intp_t>P.Sg[f * P.xs_stride + rb] * P.d_xv + f]
+        else:
+            a = P.Xs[f * P.xs_stride + ra]
+            b = P.Xs[f * P.xs_stride + rb]
+        thr = a / 2.0 + b / 2.0
+        if thr >= b or thr < a:
+            thr = a
+        nodes[j].threshold = thr
 
 
 cdef void _scan_hist(const Params* P, Scratch* S, intp_t f, intp_t start, intp_t end,
@@ -614,7 +632,7 @@ cdef void _evaluate(const Params* P, Scratch* S, intp_t start, intp_t end, intp_
     if best.feature < 0:
         return
     if P.mode == MODE_EXACT and not best.is_cat:
-        best.threshold = _exact_threshold(P, best.feature, best.bin)
+        best.threshold = _rank_pair(P, best.feature, best.bin)   # the value: _resolve_thresholds
     if P.split_score == SCORE_002:
         # 002's score: psi(I) - psi(I_L) - psi(I_R), or V(I) - (W_L^2 V_L + W_R^2 V_R) / W^2;
         # made when it exceeds the rounding tolerance (1e-12 psi units, 1e-12 the node's mean
@@ -755,6 +773,109 @@ cdef struct DeferList:
     intp_t cap
 
 
+cdef struct FKey:
+    double improvement       # the leaf's split's decrease
+    intp_t node
+    intp_t slot              # its Pending record in Frontier.pool
+
+
+cdef struct Frontier:
+    # _grow's leaves waiting to be split: a stack (depth-first) or a max-heap (best-first) of
+    # small keys, in _split.pxd's frontier order (frontier_before: larger decrease, then
+    # smaller node id), over a pool of Pending records that do not move (a Pending is 120
+    # bytes: a heap of them moved 120 bytes per level of every push and pop)
+    FKey* keys
+    Pending* pool
+    intp_t* free_slots
+    intp_t size              # keys in the stack / heap
+    intp_t used              # pool slots ever handed out
+    intp_t n_free
+    intp_t cap               # of keys, pool and free_slots
+
+
+cdef inline bint _fkey_before(const FKey* a, const FKey* b) noexcept nogil:
+    """frontier_before on the keys: a larger decrease first, then the smaller node id."""
+    if a.improvement > b.improvement:
+        return True
+    if a.improvement < b.improvement:
+        return False
+    return a.node < b.node
+
+
+cdef int _frontier_push(Frontier* F, const Pending* x, bint heap) noexcept nogil:
+    """Add a copy of x (0, or -1 when out of memory)."""
+    cdef intp_t slot, i, parent, cap
+    cdef FKey tmp
+    cdef void* p
+    if F.n_free > 0:
+        F.n_free -= 1
+        slot = F.free_slots[F.n_free]
+    else:
+        if F.used >= F.cap:
+            cap = 2 * F.cap if F.cap > 0 else 64
+            p = realloc(F.keys, cap * sizeof(FKey))
+            if p == NULL: return -1
+            F.keys = <FKey*>p
+            p = realloc(F.pool, cap * sizeof(Pending))
+            if p == NULL: return -1
+            F.pool = <Pending*>p
+            p = realloc(F.free_slots, cap * sizeof(intp_t))
+            if p == NULL: return -1
+            F.free_slots = <intp_t*>p
+            F.cap = cap
+        slot = F.used
+        F.used += 1
+    F.pool[slot] = x[0]
+    i = F.size
+    F.size += 1
+    F.keys[i].improvement = x.split.improvement
+    F.keys[i].node = x.node
+    F.keys[i].slot = slot
+    if not heap:
+        return 0
+    while i > 0:
+        parent = (i - 1) // 2
+        if _fkey_before(&F.keys[i], &F.keys[parent]):
+            tmp = F.keys[i]; F.keys[i] = F.keys[parent]; F.keys[parent] = tmp
+            i = parent
+        else:
+            break
+    return 0
+
+
+cdef void _frontier_pop(Frontier* F, Pending* out, bint heap) noexcept nogil:
+    """Remove the top of the stack, or the heap's first, into out (F.size > 0)."""
+    cdef intp_t i = 0, l, r, m, n, slot
+    cdef FKey tmp
+    F.size -= 1
+    n = F.size
+    if not heap:
+        slot = F.keys[n].slot
+    else:
+        slot = F.keys[0].slot
+        F.keys[0] = F.keys[n]
+        while True:
+            l = 2 * i + 1
+            r = l + 1
+            m = i
+            if l < n and _fkey_before(&F.keys[l], &F.keys[m]):
+                m = l
+            if r < n and _fkey_before(&F.keys[r], &F.keys[m]):
+                m = r
+            if m == i:
+                break
+            tmp = F.keys[i]; F.keys[i] = F.keys[m]; F.keys[m] = tmp
+            i = m
+    out[0] = F.pool[slot]
+    F.free_slots[F.n_free] = slot
+    F.n_free += 1
+
+
+cdef void _frontier_free(Frontier* F) noexcept nogil:
+    free(F.keys); free(F.pool); free(F.free_slots)
+    memset(F, 0, sizeof(Frontier))
+
+
 cdef int _grow(const Params* P, Scratch* S, NodeStore* store, intp_t start, intp_t end, intp_t depth0,
                int best_first, intp_t max_leaf_nodes, intp_t cutoff, DeferList* defer) noexcept nogil:
     """000 'Tree Predictors': start from one leaf, repeatedly replace a leaf by an
@@ -764,29 +885,28 @@ cdef int _grow(const Params* P, Scratch* S, NodeStore* store, intp_t start, intp
     With cutoff > 0, a new leaf with fewer than ``cutoff`` examples is not expanded
     here: it goes to ``defer`` and its subtree is grown on its own later (possibly on
     another thread).  The rule depends on sizes only, never on the thread count."""
-    cdef Pending* front = NULL
-    cdef intp_t fsize = 0, fcap = 64, n_leaves = 1, node, mid, c
+    cdef Frontier F
+    cdef intp_t n_leaves = 1, node, mid, c
     cdef Pending cur
     cdef Pending kids[2]
     cdef SplitRecord sp
     cdef Node* nd
     cdef void* p
-    front = <Pending*>malloc(fcap * sizeof(Pending))
-    if front == NULL:
-        return -1
+    memset(&F, 0, sizeof(Frontier))
     node = _new_node(P, S, store, start, end, depth0)
     if node < 0:
-        free(front)
+        _frontier_free(&F)
         return -1
     _evaluate(P, S, start, end, depth0, &cur.split)
     if cur.split.feature >= 0:
         cur.node = node; cur.start = start; cur.end = end; cur.depth = depth0
-        front[0] = cur
-        fsize = 1
-    while fsize > 0:
+        if _frontier_push(&F, &cur, best_first) != 0:
+            _frontier_free(&F)
+            return -1
+    while F.size > 0:
         if max_leaf_nodes > 0 and n_leaves >= max_leaf_nodes:
             break
-        frontier_pop(front, &fsize, &cur, best_first)
+        _frontier_pop(&F, &cur, best_first)
         sp = cur.split
         _partition(P, S, &sp, cur.start, cur.end)
         mid = cur.start + sp.n_left
@@ -807,7 +927,7 @@ cdef int _grow(const Params* P, Scratch* S, NodeStore* store, intp_t start, intp
             kids[c].depth = cur.depth + 1
             kids[c].node = _new_node(P, S, store, kids[c].start, kids[c].end, kids[c].depth)
             if kids[c].node < 0:
-                free(front)
+                _frontier_free(&F)
                 return -1
             if cutoff > 0 and kids[c].end - kids[c].start < cutoff:
                 _sorted_pending(P, S)          # grown later, from its sorted arrays
@@ -816,7 +936,7 @@ cdef int _grow(const Params* P, Scratch* S, NodeStore* store, intp_t start, intp
                     defer.cap = 2 * defer.cap + 16
                     p = realloc(defer.items, defer.cap * sizeof(Deferred))
                     if p == NULL:
-                        free(front)
+                        _frontier_free(&F)
                         return -1
                     defer.items = <Deferred*>p
                 defer.items[defer.size].node = kids[c].node
@@ -828,17 +948,12 @@ cdef int _grow(const Params* P, Scratch* S, NodeStore* store, intp_t start, intp
                 _evaluate(P, S, kids[c].start, kids[c].end, kids[c].depth, &kids[c].split)
         S.pending = 0                      # neither child evaluated: nothing reads them again
         store.nodes[node].children_left = <int32_t>kids[0].node
-        if fsize + 2 > fcap:
-            fcap *= 2
-            p = realloc(front, fcap * sizeof(Pending))
-            if p == NULL:
-                free(front)
-                return -1
-            front = <Pending*>p
         for c in range(1, -1, -1):     # depth-first: second child below the first (expanded first)
             if kids[c].split.feature >= 0:
-                frontier_push(front, &fsize, &kids[c], best_first)
-    free(front)
+                if _frontier_push(&F, &kids[c], best_first) != 0:
+                    _frontier_free(&F)
+                    return -1
+    _frontier_free(&F)
     return 0
 
 
@@ -1118,6 +1233,9 @@ def build_tree(int mode, int criterion, intp_t n_classes,
         if rc != 0:
             raise MemoryError("smml.tree: out of memory while growing the tree")
         m = G.count
+        if mode == MODE_EXACT:
+            with nogil:
+                _resolve_thresholds(&P, G.nodes, m)
         nodes = np.asarray(<Node[:m]>G.nodes).copy()
         value = np.asarray(<double[:m * P.V]>G.value).copy().reshape(m, P.V)
         bits = np.asarray(<uint64_t[:m * NWORDS]>G.bits).copy().reshape(m, NWORDS)

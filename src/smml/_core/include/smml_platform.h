@@ -49,9 +49,13 @@
 #if defined(__GNUC__)
 #define SMML_MAYBE_UNUSED __attribute__((unused))
 #define SMML_ALWAYS_INLINE __attribute__((always_inline)) inline
+/* hides an integer variable's value from the optimiser (keeps a short copy loop from being
+   turned into library calls) */
+#define SMML_OPAQUE(x) __asm__("" : "+r"(x))
 #else
 #define SMML_MAYBE_UNUSED
 #define SMML_ALWAYS_INLINE inline
+#define SMML_OPAQUE(x) ((void) 0)
 #endif
 
 #define SMML_ISA_SCALAR 0

@@ -9,14 +9,16 @@
 #define SMML_SIMD_TREE_H
 
 #include <math.h>
+#include <string.h>
 #include "smml_platform.h"
 #include "smml_math.h"     /* smml_bits, smml_select, ... */
 
 /* smml_partition_pairs: the exact tree splitter's partition of one feature's sorted segment
  * (smml._core._tree._partition_sorted). n pairs (si[p], rs[p]); the pairs whose sample
  * si[p] has gl[si[p]] != 0 move to the front, in order, the others after them, in order
- * (through the scratch ti, tr). Returns the number in front. The copies back are loops
- * here, not memcpy calls: most segments are a few pairs long. gl must be readable 3 bytes
+ * (through the scratch ti, tr). Returns the number in front. The copy back is a loop for
+ * short segments (most are a few pairs long; the loop is kept from becoming memmove calls),
+ * memcpy from SMML_PARTITION_MEMCPY pairs on. gl must be readable 3 bytes
  * past its last sample (a gather reads 4 bytes), and ti, tr must have room for n + 15
  * values (whole vectors are stored). Each pair is written to both sides' next slots and
  * only its side advances: no branch per pair (which side is unpredictable); the writes to
@@ -91,6 +93,10 @@ static ptrdiff_t smml_partition_pairs_avx512(int32_t *si, int32_t *rs, int32_t *
 #define SMML_PARTITION_AVX512 1
 #endif
 
+/* the portable path's copy back of the second side: memcpy from this many pairs on, a loop
+ * below (most segments are a few pairs long) */
+#define SMML_PARTITION_MEMCPY 64
+
 static inline ptrdiff_t smml_partition_pairs(int32_t *si, int32_t *rs, int32_t *SMML_RESTRICT ti,
                                              int32_t *SMML_RESTRICT tr, const uint8_t *gl, ptrdiff_t n,
                                              int simd)
@@ -103,7 +109,15 @@ static inline ptrdiff_t smml_partition_pairs(int32_t *si, int32_t *rs, int32_t *
     (void) simd;
 #endif
     smml_partition_rest(si, rs, ti, tr, gl, 0, n, &q, &r);
+    if (r >= SMML_PARTITION_MEMCPY) {
+        memcpy(si + q, ti, (size_t) r * sizeof(int32_t));
+        memcpy(rs + q, tr, (size_t) r * sizeof(int32_t));
+        return q;
+    }
     for (p = 0; p < r; p++) {
+        /* the empty asm hides p from the loop-distribution pass, which otherwise turns this
+           loop into two memmove calls: a call each for segments of a few pairs */
+        SMML_OPAQUE(p);
         si[q + p] = ti[p];
         rs[q + p] = tr[p];
     }
