@@ -131,7 +131,7 @@ def test_gemm_rejects_incompatible_shapes():
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_row_norms_identical_with_1_and_2_threads(dtype, rng):
-    from smml._core._utils import row_norms_sq
+    from smml._core._sums import row_norms_sq
 
     X = rng.standard_normal((1001, 37)).astype(dtype)
     one = row_norms_sq(X, 1)
@@ -190,7 +190,7 @@ def test_threads_for_asks_for_the_thread_count_only_for_enough_work():
 def test_col_sums_continued_is_numpys_column_sum_in_pieces(dtype):
     # smml.dask.KMeans chains the centring mean's sums through consecutive row blocks: bit for
     # bit numpy's X.sum(axis=0, dtype=float64), whatever the cuts
-    from smml._core._utils import col_sums_continued
+    from smml._core._sums import col_sums_continued
 
     rng = np.random.default_rng(4)
     X = (rng.normal(size=(30001, 5)) * 1e3 + 7).astype(dtype)

@@ -16,7 +16,7 @@ from threadpoolctl import threadpool_limits
 import smml.bounds as B
 import smml.kernels as K
 from smml._core import _kernel_methods as CK
-from smml._core._utils import row_norms_sq
+from smml._core._sums import row_norms_sq
 from smml.linear import Pegasos, RidgeRegression
 from smml.linear._base import _check_rng
 from smml.linear._pegasos import _step_indices

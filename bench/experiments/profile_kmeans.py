@@ -12,7 +12,7 @@ import time, numpy as np
 from smml._core import _kmeans
 from smml.cluster import _CHUNK_ROWS, _block_rows, _FAST_TILE, _Operands
 from smml.neighbors import _euclidean_error_coef
-from smml._core._utils import row_norms_sq
+from smml._core._sums import row_norms_sq
 def best(f, r=30):
     ts = []
     for _ in range(r):

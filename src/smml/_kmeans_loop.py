@@ -32,7 +32,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from smml._core import _kmeans
-from smml._core._utils import row_norms_sq
+from smml._core._sums import row_norms_sq
 from smml._gemm_bounds import centre as _centre
 
 __all__ = ["CHUNK_ROWS", "BLOCK_ROWS", "ACC_BUDGET", "GRAIN", "MAX_NORM_SQ", "GEMM_LIMIT32", "FAST_TILE",

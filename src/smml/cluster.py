@@ -29,7 +29,7 @@ from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from smml import _kmeans_loop as _loop
 from smml._kmeans_loop import Operands as _Operands
 from smml._core import _kmeans, _knn
-from smml._core._utils import row_norms_sq
+from smml._core._sums import row_norms_sq
 from smml._progress import VERBOSE, check_verbose, progress
 from smml._threads import blas_single_thread, threads_for
 from smml._validation import (

@@ -1,6 +1,6 @@
 # Binning: the uint8 code of every value, "number of bin edges below x", so that
 # code <= b  <=>  x <= edges[b].  The edges are computed in Python (smml.tree:
-# quantile midpoints); the codes feed the histogram kernels (_split.pxd).
+# quantile midpoints); the codes feed the histogram kernels (_histogram.pxd).
 from cython.parallel cimport prange
 
 from smml._core._typedefs cimport intp_t, uint8_t, floating

@@ -13,7 +13,7 @@
 # is largest, and only when gain > gamma, i.e. when the split lowers obj* (a
 # split adds one leaf: obj* changes by gamma - gain).
 #
-# The histograms and their scans are the tree kernel's (_split.pxd: a
+# The histograms and their scans are the tree kernel's (_histogram.pxd: a
 # (-, sum h, sum g) histogram per feature (no counts), scanned with Targets.reg_lambda
 # and min_child_weight); the node record is the tree's (_tree.pxd), so
 # prediction is _tree_predict.pyx.  What is specific here: a node keeps its
@@ -34,16 +34,16 @@ from cython.parallel cimport parallel, prange
 from smml._core._typedefs cimport intp_t, int32_t, int64_t, uint8_t, uint64_t
 from smml._core._openmp cimport threads_for
 from smml._core._atomic cimport flag_set
-from smml._core._split cimport (MAXCAT, NWORDS, Targets, SplitRecord, ScanState, init_record,
-                                init_scan, bin_empty, score_reg, hist_build, hist_subtract,
-                                scan_categorical, Pending, frontier_push, frontier_pop)
+from smml._core._criterion cimport MAXCAT, NWORDS, Targets, SplitRecord, ScanState, init_record, init_scan
+from smml._core._histogram cimport bin_empty, hist_build, hist_subtract, scan_bins, scan_categorical
+from smml._core._frontier cimport Pending, frontier_push, frontier_pop
 from smml._core._tree cimport Node, leaf_test
 from smml._core._tree import NODE_DTYPE
 
 import numpy as np
 
 cdef enum:
-    STRIDE = 3              # histogram bin: (count, unused here), sum h, sum g (_split.pxd, K = 0)
+    STRIDE = 3              # histogram bin: (count, unused here), sum h, sum g (_histogram.pxd, K = 0)
     EXP_GRAIN = 16384       # least rows x classes per thread of the per-row exp / log loops
     PART_GRAIN = 16384      # least rows per thread of a node's partition
     MAX_PART_THREADS = 8
@@ -247,37 +247,9 @@ cdef void _hist_put(const Params* P, Scratch* S, HistBuf* b) noexcept nogil:
     S.free_list = b
 
 
-cdef inline bint _scan_bins(const Params* P, const double* h, intp_t b0, intp_t b1, intp_t shift,
-                            ScanState* st) noexcept nogil:
-    """The numerical scan of _split.pxd (scan_numeric's loop over add_bin_and_score) written out
-    for boosting's histograms (no counts, no classes): bins b0..b1-1 move to the first side one
-    by one, empty bins skipped, each split after a bin scored as score_reg and kept when strictly
-    better (candidate index = bin + shift); stops when the second side's sum of h falls below
-    min_child_weight (returns True).  Same operations in the same order: the same result."""
-    cdef intp_t q
-    cdef const double* hb
-    cdef double lam = P.t.reg_lambda, mcw = P.t.min_child_weight, c
-    for q in range(b0, b1):
-        hb = h + q * STRIDE
-        if hb[1] == 0.0 and hb[2] == 0.0:
-            continue
-        st.WL += hb[1]
-        st.SL += hb[2]
-        if mcw > 0.0:
-            if st.WL < mcw:
-                continue
-            if st.WT - st.WL < mcw:
-                return True
-        c = score_reg(st.SL, st.WL + lam, st.ST - st.SL, st.WT - st.WL + lam)
-        if c < st.best:
-            st.best = c
-            st.best_idx = q + shift
-    return False
-
-
 cdef void _scan_one(const Params* P, Scratch* S, const HistBuf* b, const double* tot, intp_t j,
                     intp_t nn, SplitRecord* out) noexcept nogil:
-    """Best split of candidate feature feats[j] from its histogram (_split.pxd scans).
+    """Best split of candidate feature feats[j] from its histogram (_histogram.pxd scans).
 
     Missing values (a numerical feature with nan_code >= 0, its last code): the scan over the
     codes sends them to the second child ("code <= b" is false for them: the candidates are
@@ -297,7 +269,7 @@ cdef void _scan_one(const Params* P, Scratch* S, const HistBuf* b, const double*
                          S.catkey + j * MAXCAT, order, &st)
     else:
         init_scan(&P.t, tot, &st)
-        _scan_bins(P, h, b.lo[f], b.hi[f], 0, &st)
+        scan_bins(&P.t, tot, h, STRIDE, b.lo[f], b.hi[f], 0, nn, S.dummy, S.dummy, &st)
         nc = P.nan_code[f]
         if nc >= 0 and b.hi[f] == nc and b.lo[f] < nc and not bin_empty(&P.t, h + nc * STRIDE):
             # the node has missing and finite rows: missing values to the first child
@@ -306,8 +278,8 @@ cdef void _scan_one(const Params* P, Scratch* S, const HistBuf* b, const double*
                 top -= 1
             init_scan(&P.t, tot, &sm)
             # candidate index = (last finite code on the first side) + 1; 0: missing values only
-            if not _scan_bins(P, h, nc, nc + 1, -nc, &sm):
-                _scan_bins(P, h, b.lo[f], top, 1, &sm)
+            if not scan_bins(&P.t, tot, h, STRIDE, nc, nc + 1, -nc, nn, S.dummy, S.dummy, &sm):
+                scan_bins(&P.t, tot, h, STRIDE, b.lo[f], top, 1, nn, S.dummy, S.dummy, &sm)
             if sm.best_idx >= 0 and (st.best_idx < 0 or sm.best < st.best - 1e-12 * fabs(st.best)):
                 st = sm
                 miss_left = True

@@ -60,8 +60,8 @@ from cython.parallel cimport prange, parallel
 from smml._core._atomic cimport flag_set
 from smml._core._typedefs cimport floating, intp_t
 from smml._core._openmp cimport threads_for
-from smml._core._distances cimport (SQEUCLIDEAN, MANHATTAN, HAMMING, Pair, cmp_pair,
-                                    heap_push, heap_sort)
+from smml._core._distances cimport SQEUCLIDEAN, MANHATTAN, HAMMING
+from smml._core._heap cimport Pair, cmp_pair, heap_push, heap_sort
 
 cdef extern from "smml_distances.h" nogil:
     void smml_block_keys_d(const double *q, const double *B, intp_t stride, intp_t n,

@@ -48,8 +48,9 @@ from cython.parallel cimport prange, parallel
 from smml._core._atomic cimport flag_set
 from smml._core._typedefs cimport floating, intp_t
 from smml._core._openmp cimport omp_get_thread_num
-from smml._core._distances cimport (SQEUCLIDEAN, MANHATTAN, HAMMING, GEMV_ROWS, Pair, cmp_pair,
-                                    exact_key, neg2_dot_tile, pair_less, heap_push)
+from smml._core._distances cimport (SQEUCLIDEAN, MANHATTAN, HAMMING, GEMV_ROWS, exact_key,
+                                    neg2_dot_tile)
+from smml._core._heap cimport Pair, cmp_pair, pair_less, heap_push
 
 METRIC_CODES = {"sqeuclidean": SQEUCLIDEAN, "manhattan": MANHATTAN, "hamming": HAMMING}
 

@@ -19,6 +19,7 @@ from libc.math cimport exp, log1p, sqrt, isfinite, fabs
 from libc.stdint cimport int8_t
 from smml._core._typedefs cimport floating, float64_t, intp_t
 from smml._core._blas cimport _dot, _axpy, _scal
+from smml._core._finite cimport all_finite as _all_finite
 
 # rows per chunk of the parallel kernels (fixed: determinism needs it fixed)
 cdef enum:
@@ -49,14 +50,6 @@ LOSS_SQUARE = 2
 SCHED_SQRT = 0       # eta / sqrt(t)              (003, section 10, convex)
 SCHED_STRONG = 1     # 1 / (sigma t)              (003, section 10, sigma-strongly convex)
 SCHED_CONST = 2      # eta                        (001, stochastic gradient rule)
-
-
-cdef inline bint _all_finite(const floating *w, intp_t n) noexcept nogil:
-    cdef intp_t j
-    for j in range(n):
-        if not isfinite(w[j]):
-            return False
-    return True
 
 
 def all_finite(const floating[::1] w):

@@ -26,6 +26,7 @@ from libc.string cimport memcpy, memset
 
 from smml._core._typedefs cimport floating, float64_t, intp_t
 from smml._core._blas cimport _gemm, _gemv
+from smml._core._finite cimport all_finite as _all_finite
 from smml._core._openmp cimport omp_get_thread_num, omp_get_num_threads
 
 cdef extern from "smml_neural.h":
@@ -664,14 +665,6 @@ cdef void _epoch(Ctx *c, floating **W, floating **b, floating **VW, floating **V
 # ---------------------------------------------------------------------------
 # Python entry points
 # ---------------------------------------------------------------------------
-cdef int _all_finite(const floating *w, intp_t n) noexcept nogil:
-    cdef intp_t j
-    for j in range(n):
-        if not isfinite(w[j]):
-            return 0
-    return 1
-
-
 def train_epoch(const floating[:, ::1] X,        # IN  (n, d)
                 const floating[:, ::1] Y,        # IN  (n, n_out): one-hot / +-1 / real targets
                 const intp_t[::1] order,         # IN  the rows of the epoch's steps, in order

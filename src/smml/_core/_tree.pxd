@@ -8,7 +8,7 @@
 # the record under its own name; nothing else lists the fields.
 #
 # A categorical test's set of codes is a row of NWORDS 64-bit words in the
-# tree's category bits (MAXCAT and NWORDS are in _split.pxd).
+# tree's category bits (MAXCAT and NWORDS are in _criterion.pxd).
 from smml._core._typedefs cimport intp_t, int32_t, uint8_t
 
 

@@ -1,7 +1,8 @@
 # Tree growth kernel: the exact split scan, in-place node partitioning, node
 # storage, depth-first / best-first growth and the parallel growth of subtrees.
-# The split costs and the histograms are in _split.pxd, the node record in
-# _tree.pxd, prediction in _tree_predict.pyx and binning in _binning.pyx.
+# The split costs are in _criterion.pxd, the histograms in _histogram.pxd, the growth
+# frontier in _frontier.pxd, the node record in _tree.pxd, prediction in _tree_predict.pyx
+# and binning in _binning.pyx.
 #
 # 000 "Tree Predictors": a tree starts as a single leaf; a leaf is repeatedly
 # replaced by an internal node with a binary test and two new leaves.  A node's
@@ -32,10 +33,10 @@ from cython.parallel cimport prange, threadid
 
 from smml._core._typedefs cimport intp_t, int32_t, uint8_t, uint32_t, uint64_t
 from smml._core._openmp cimport threads_for
-from smml._core._split cimport (MAXCAT, NWORDS, CRIT_ERROR, CRIT_GINI, CRIT_ENTROPY, CRIT_SQRT, CRIT_MSE, Targets,
-                                SplitRecord, ScanState, cost, cost_lr, init_record,
-                                hist_build, scan_numeric, scan_categorical, Pending, frontier_push,
-                                frontier_pop)
+from smml._core._criterion cimport (MAXCAT, NWORDS, CRIT_ERROR, CRIT_GINI, CRIT_ENTROPY, CRIT_SQRT, CRIT_MSE,
+                                    Targets, SplitRecord, ScanState, cost, cost_lr, init_record)
+from smml._core._histogram cimport hist_build, scan_numeric, scan_categorical
+from smml._core._frontier cimport Pending, frontier_push, frontier_pop
 
 cdef extern from "smml_tree.h" nogil:
     intp_t smml_partition_pairs(int32_t* si, int32_t* rs, int32_t* ti, int32_t* tr, const uint8_t* gl,
@@ -77,12 +78,12 @@ CATEGORY_WORDS = NWORDS
 
 cdef struct Params:
     # read-only while a tree grows, shared by every thread
-    Targets t                # weights, targets, criterion, min_samples_leaf (_split.pxd)
+    Targets t                # weights, targets, criterion, min_samples_leaf (_criterion.pxd)
     int mode
     int split_score          # SCORE_WEIGHTED or SCORE_002 (exact mode, numerical features only)
     intp_t n, d
     intp_t V                 # values per node: K classes, or 1 (regression)
-    intp_t max_bins, stride  # histogram geometry (_split.pxd)
+    intp_t max_bins, stride  # histogram geometry (_histogram.pxd)
     intp_t grain             # samples x features worth one thread (smml.tree._GRAIN)
     const double* yreg       # (n) regression target
     const double* pair       # (n, 2) two classes: w [y = 0], w [y = 1]; regression: w, w y; K

@@ -12,7 +12,7 @@
 from cython.parallel cimport prange
 
 from smml._core._typedefs cimport intp_t, int32_t, uint8_t, uint64_t, floating
-from smml._core._split cimport MAXCAT, NWORDS
+from smml._core._criterion cimport MAXCAT, NWORDS
 from smml._core._tree cimport Node
 
 cdef enum:

@@ -15,7 +15,7 @@ from sklearn.base import BaseEstimator   # plumbing: get_params / set_params fro
 from smml import _kmeans_loop as _loop
 from smml import cluster as _cluster
 from smml._core import _kmeans  # type: ignore[attr-defined]  # compiled (.so): no stub
-from smml._core._utils import col_sums_continued, row_norms_sq
+from smml._core._sums import col_sums_continued, row_norms_sq
 from smml._validation import _aligned
 from smml._typing import ArrayLike, RandomStateLike
 from smml._threads import blas_single_thread, effective_n_threads, threads_for

@@ -31,7 +31,7 @@ import dask.array as da
 
 from smml import linear as _lin
 from smml._core import _linear as _k
-from smml._core._utils import col_sums_continued
+from smml._core._sums import col_sums_continued
 from smml._threads import blas_single_thread, effective_n_threads, threads_for
 from smml._validation import _aligned
 from smml._linear_sums import GRAIN as _GRAIN, raise_divergence as _raise_divergence

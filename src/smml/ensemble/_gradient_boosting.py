@@ -12,7 +12,7 @@ greedily at the largest
 (002 "Learning the tree structure"), and only when gain > gamma, i.e. when the split lowers
 obj* (one more leaf costs gamma).  Then F_{t+1} = F_t + learning_rate * f.
 
-The kernel is ``smml._core._gbm`` on the tree kernel's histograms (``_core/_split.pxd``) and node
+The kernel is ``smml._core._gbm`` on the tree kernel's histograms (``_core/_histogram.pxd``) and node
 record; features are binned once with :func:`smml.tree.bin_features` (at most ``max_bins``
 quantile bins, the tree's thresholds).  Prediction routes the rows through all trees in one
 compiled call (``_core/_tree_predict.pyx``).

@@ -5,7 +5,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from smml._core import _kernel_methods as _k
-from smml._core._utils import row_norms_sq
+from smml._core._sums import row_norms_sq
 from smml._threads import blas_single_thread, threads_for
 from smml._validation import (Callable, Interval, Options, check_is_fitted, problem_labels,
                               validate_sample_weight, validate_X, validate_X_y)

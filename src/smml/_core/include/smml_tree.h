@@ -280,7 +280,7 @@ SMML_CLONED void SMML_SFX(smml_split_costs_k)(ptrdiff_t K, const double *SMML_RE
 }
 
 /* smml_split_costs: the costs of m candidate positions of the exact tree splitter's scan
- * (smml._core._tree._scan_exact) at once, bit for bit those of _split.pxd's scalar functions
+ * (smml._core._tree._scan_exact) at once, bit for bit those of _criterion.pxd's scalar functions
  * (the same operations in the same order, -ffp-contract=off), so that the divisions run as
  * vectors. Position j: the left side's sums a[j] (and b[j]) and weight WL[j]; the right
  * side's are the node's totals minus them.

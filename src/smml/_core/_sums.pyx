@@ -1,5 +1,6 @@
-"""Small shared kernels: parallel squared row norms (used by distance kernels
-and by the foundation's thread-invariance test)."""
+"""Sums over the rows of an array in a fixed order, in float64: the parallel squared row norms
+(the distance kernels' ||x||^2: k-means, kernel methods, the foundation's thread-invariance
+test) and the chained column sums of row blocks (smml.dask's centring, bit for bit numpy's)."""
 from cython.parallel cimport prange
 
 from smml._core._typedefs cimport floating, intp_t
