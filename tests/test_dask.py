@@ -1,10 +1,9 @@
 """smml on Dask: joblib meta-parallelism on a LocalCluster, smml.dask's blockwise prediction,
-sharded k-NN and k-means, bad inputs and a worker killed mid-run."""
+sharded k-NN and k-means, bad inputs. A worker killed mid-run: tests/test_dask_faults.py."""
 import contextlib
 import os
 import subprocess
 import sys
-import time
 import warnings
 
 import numpy as np
@@ -16,7 +15,6 @@ distributed = pytest.importorskip("distributed")
 
 import cloudpickle  # noqa: E402  (distributed's dependency)
 import joblib  # noqa: E402
-from sklearn.base import BaseEstimator, ClassifierMixin  # noqa: E402
 from sklearn.exceptions import ConvergenceWarning  # noqa: E402
 
 import smml.dask as sd  # noqa: E402
@@ -39,8 +37,8 @@ def _local_cluster():
     """A LocalCluster of 2 worker processes on the loopback interface and its Client (the
     default client while it lives), closed at the end. A task whose worker dies is retried
     once (allowed-failures=1), then KilledWorker."""
-    # The workers must be able to import this module by name: joblib's batches and the
-    # estimators inside them are pickled by plain pickle, by reference (tests.test_dask._KillerTree),
+    # The workers must be able to import a test module by name if a test object travels by
+    # plain pickle, by reference (joblib's batches and the estimators inside them are pickled so),
     # and under CI the tests run from outside the source tree (--import-mode=importlib), where a
     # worker process would not find `tests`. Worker processes are spawned with this process's
     # sys.path (multiprocessing passes it on, also when a killed worker is restarted): the
@@ -67,15 +65,6 @@ def _local_cluster():
 @pytest.fixture(scope="module")
 def client():
     """The module's cluster (see _local_cluster)."""
-    with _local_cluster() as c:
-        yield c
-
-
-@pytest.fixture
-def fault_client():
-    """A cluster of its own for a test that kills workers (the default client while the test
-    runs; then the module's again): the test never waits for a killed worker's nanny to
-    restart it, which on a loaded machine took longer than any fixed wait."""
     with _local_cluster() as c:
         yield c
 
@@ -411,164 +400,3 @@ def test_kmeans_bad_inputs(client):
         sd.KMeans(n_clusters=2).fit(da.from_array(bad, chunks=50))
     with pytest.raises(TypeError, match="dask array"):
         sd.KMeans(n_clusters=2).fit(X)
-
-
-# ---- a worker killed mid-run ---------------------------------------------------------------------
-
-def _claim(marker):
-    """True for the one caller that creates the file ``marker``: created atomically, so that two
-    tasks starting at once on the two workers cannot both see it missing and both kill their
-    worker (a task then dies on both workers: KilledWorker instead of the retry under test).
-    True every time for a marker that can never be created."""
-    try:
-        os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
-    except FileExistsError:
-        return False
-    except OSError:
-        return True
-    return True
-
-
-class _KillerTree(ClassifierMixin, BaseEstimator):
-    """A tree whose fit kills its worker process: once (if ``marker`` does not exist yet, it is
-    created first) or every time (``marker`` None); with ``row`` given, only the fits whose
-    training set lacks that row (one fold of an unshuffled CV: a single killing task). Off a
-    worker it is a plain tree."""
-
-    def __init__(self, marker=None, row=None):
-        self.marker = marker
-        self.row = row
-
-    def fit(self, X, y):
-        try:
-            distributed.get_worker()
-            on_worker = True
-        except ValueError:
-            on_worker = False
-        if on_worker and self.row is not None and np.any(np.all(np.asarray(X) == self.row, axis=1)):
-            on_worker = False
-        if on_worker and (self.marker is None or _claim(self.marker)):
-            os._exit(1)
-        self.tree_ = TreeClassifier(max_depth=2).fit(X, y)
-        self.classes_ = self.tree_.classes_
-        return self
-
-    def predict(self, X):
-        return self.tree_.predict(X)
-
-
-def _gone(client, address):
-    """Wait until the scheduler no longer lists the worker at ``address`` (a killed worker
-    comes back, if at all, at another address); generous deadline, polled."""
-    deadline = time.monotonic() + 5 * TIMEOUT
-    while time.monotonic() < deadline:
-        if address not in client.scheduler_info()["workers"]:
-            return True
-        time.sleep(0.2)
-    return False
-
-
-def test_worker_killed_during_cv_gives_a_clear_error_or_the_exact_result(fault_client, tmp_path):
-    # joblib's dask backend does not resubmit a batch whose worker died (its future is
-    # cancelled): smml turns that into one RuntimeError. A retried batch must give the exact
-    # result. Never a partial one.
-    X, y = _data()
-    local = cv_estimate(_KillerTree(), X, y, K=4)
-    t0 = time.monotonic()
-    try:
-        with joblib.parallel_backend("dask"):
-            remote = cv_estimate(_KillerTree(str(tmp_path / "killed")), X, y, K=4)
-    except RuntimeError as exc:
-        assert "worker probably died" in str(exc) and "No partial result" in str(exc)
-    else:
-        assert remote == local
-    assert os.path.exists(tmp_path / "killed")          # a worker did die
-    assert time.monotonic() - t0 < 5 * TIMEOUT         # no hang (a generous bound: busy CI)
-
-
-def test_worker_killed_every_time_raises(fault_client):
-    # a task that kills every worker it runs on: allowed-failures=1, so after the second death
-    # the scheduler gives up and the compute raises KilledWorker (bounded by its timeout); no
-    # partial array. (The joblib path is the test above: joblib's dask backend surfaces a lost
-    # worker as a cancelled batch, which smml turns into a RuntimeError; with a task killing
-    # every worker, joblib's retrieval was once seen to wait forever, joblib's own behaviour,
-    # so that case is not run here.)
-    X, y = _data(300)
-    est = KNNClassifier(n_neighbors=3).fit(X, y)
-    always = _KillOnce(est, os.devnull + "/never")          # the marker can never be created
-    with pytest.raises(distributed.KilledWorker):
-        sd.predict(always, da.from_array(X, chunks=100)).compute(timeout=TIMEOUT)
-
-
-class _KillOnce(BaseEstimator):
-    """A fitted-estimator stand-in whose predict kills its worker once."""
-
-    def __init__(self, est=None, marker=None):
-        self.est, self.marker = est, marker
-        if est is not None:
-            self.n_features_in_ = est.n_features_in_
-
-    def __sklearn_is_fitted__(self):
-        return True
-
-    def fit(self, X, y=None):
-        return self
-
-    def predict(self, X):
-        try:
-            distributed.get_worker()
-        except ValueError:
-            return self.est.predict(X)
-        if X.shape[0] > 1 and _claim(self.marker):
-            os._exit(1)
-        return self.est.predict(X)
-
-
-def test_worker_killed_during_blockwise_predict_is_retried(fault_client, tmp_path):
-    # smml.dask's graphs are recomputable from their inputs: the scheduler runs the lost
-    # task again on the surviving worker and the result is exact
-    X, y = _data(600)
-    est = KNNClassifier(n_neighbors=3).fit(X, y)
-    out = sd.predict(_KillOnce(est, str(tmp_path / "k")), da.from_array(X, chunks=100)).compute(timeout=TIMEOUT)
-    assert os.path.exists(tmp_path / "k")
-    np.testing.assert_array_equal(out, est.predict(X))
-
-
-def test_worker_killed_during_kmeans_gives_the_exact_fit_or_a_clear_error(fault_client):
-    # a worker process killed (SIGKILL) in the middle of the Lloyd iterations: the lost chunks,
-    # labels and partial sums are recomputed from their lineage and the fit is the in-memory
-    # one, or the fit raises; never a partial or different model, never a hang
-    import signal
-    import threading
-
-    client = fault_client
-    rng = np.random.default_rng(9)
-    X = rng.normal(size=(200000, 4))
-    C0 = X[:8].copy()
-    a = KMeans(n_clusters=8, init=C0, tol=0, max_iter=150).fit(X)
-    address, pid = next(iter(client.run(os.getpid).items()))
-    out = {}
-
-    def fit():
-        try:
-            out["model"] = sd.KMeans(n_clusters=8, init=C0, tol=0, max_iter=150).fit(
-                da.from_array(X, chunks=50000))
-        except Exception as exc:            # noqa: BLE001 - the test checks which
-            out["error"] = exc
-
-    th = threading.Thread(target=fit, daemon=True)
-    th.start()
-    time.sleep(0.5)
-    os.kill(pid, signal.SIGKILL)
-    th.join(2 * TIMEOUT)
-    assert not th.is_alive()
-    if "error" in out:
-        assert isinstance(out["error"], (distributed.KilledWorker, RuntimeError,
-                                         distributed.client.FutureCancelledError)), out["error"]
-    else:
-        b = out["model"]
-        np.testing.assert_array_equal(b.cluster_centers_, a.cluster_centers_)
-        assert (b.inertia_, b.n_iter_) == (a.inertia_, a.n_iter_)
-        np.testing.assert_array_equal(b.labels_.compute(timeout=TIMEOUT), a.labels_)
-    assert _gone(client, address)                           # the worker did die
-

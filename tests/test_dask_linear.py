@@ -1,12 +1,10 @@
 """smml.dask's linear models (issue 35): least squares, ridge and logistic regression on dask
 arrays against the in-memory fits (several chunkings; bit for bit where the sums are added in
-the same order), bad inputs, the fitted model as an in-memory one, and a worker killed during
-a logistic fit."""
+the same order), bad inputs, the fitted model as an in-memory one (a worker killed during a fit:
+tests/test_dask_faults.py)."""
 import importlib.util
 import os
-import signal
 import sys
-import threading
 
 import numpy as np
 import pytest
@@ -17,7 +15,6 @@ distributed = pytest.importorskip("distributed")
 
 import smml  # noqa: E402
 import smml.dask as sd  # noqa: E402
-from smml.dask import _linear as dlin  # noqa: E402
 from smml.linear import LinearRegression, LogisticRegression, RidgeRegression  # noqa: E402
 
 
@@ -36,7 +33,6 @@ def _test_dask():
 
 _td = _test_dask()
 client = _td.client                  # a LocalCluster of 2 worker processes x 1 thread (the module's)
-fault_client = _td.fault_client      # a cluster of its own, for the test that kills a worker
 TIMEOUT = _td.TIMEOUT
 
 
@@ -242,52 +238,3 @@ def test_bad_inputs_logistic_and_regression_targets(client):
         sd.LinearRegression().fit(Xd, yf)
     with pytest.raises(ValueError, match="max_iter"):
         sd.LogisticRegression(max_iter=0).fit(Xd, y)
-
-
-# ---- a worker killed during a logistic fit ------------------------------------------------------
-
-def test_worker_killed_during_logistic_fit_gives_the_same_model_or_a_clear_error(fault_client, monkeypatch):
-    # a worker process killed (SIGKILL) between two evaluations of the objective: its blocks are
-    # recomputed from their lineage on the other worker (or the restarted one) and the fit goes
-    # on, with the same sums, so the same model; or the fit raises a clear error. Never a hang,
-    # never a different model. Event-based: the fit waits for the kill after its 3rd round trip.
-    client = fault_client
-    X, y = _classes(20000, 5, k=2, seed=11)
-    Xd, yd = _dask(X, y, 2500)
-    undisturbed = sd.LogisticRegression().fit(Xd, yd)
-    address, pid = next(iter(client.run(os.getpid).items()))
-    reached, killed = threading.Event(), threading.Event()
-    rounds = []
-
-    def hook(name):
-        rounds.append(name)
-        if name == "logistic" and rounds.count("logistic") == 3:
-            reached.set()
-            assert killed.wait(5 * TIMEOUT)
-
-    monkeypatch.setattr(dlin, "_after_round", hook)
-    out = {}
-
-    def fit():
-        try:
-            out["model"] = sd.LogisticRegression().fit(Xd, yd)
-        except Exception as exc:            # noqa: BLE001 - the test checks which
-            out["error"] = exc
-        finally:
-            reached.set()
-
-    th = threading.Thread(target=fit, daemon=True)
-    th.start()
-    assert reached.wait(5 * TIMEOUT)
-    assert "error" not in out and "model" not in out           # the fit is between two rounds
-    os.kill(pid, signal.SIGKILL)
-    assert _td._gone(client, address)                          # the scheduler saw it die
-    killed.set()
-    th.join(5 * TIMEOUT)
-    assert not th.is_alive()
-    if "error" in out:
-        assert isinstance(out["error"], RuntimeError) and "worker was lost" in str(out["error"]), out["error"]
-    else:
-        assert rounds.count("logistic") > 3                    # the fit went on after the kill
-        _same_model(undisturbed, out["model"], exact=True)
-        assert out["model"].n_iter_ == undisturbed.n_iter_

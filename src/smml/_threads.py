@@ -210,15 +210,71 @@ def engine_errors(what):
         raise
 
 
+def _apply(func, args, kwargs):
+    """A joblib ``delayed`` task's call, as a Dask task (a module-level function: picklable)."""
+    return func(*args, **kwargs)
+
+
+def _identity(x):
+    return x
+
+
+def _joblib_dask_client():
+    """The ``distributed.Client`` of an active joblib ``"dask"`` backend at the top level
+    (:func:`joblib_backend_active`), else None. Never imports dask."""
+    if not joblib_backend_active():
+        return None
+    from joblib.parallel import get_active_backend
+
+    backend = get_active_backend()[0]
+    if type(backend).__name__ != "DaskDistributedBackend":
+        return None
+    return getattr(backend, "client", None)
+
+
+def _dask_results(client, tasks):
+    """The results of joblib ``delayed`` tasks run as Dask futures of ``client``, in order (a
+    generator). joblib's dask backend was seen to wait forever in its result retrieval after a
+    worker died (issue 32); as plain futures the scheduler runs a lost task again
+    (``distributed.scheduler.allowed-failures`` times, then ``KilledWorker``) and every wait
+    ends. An array argument shared by several tasks travels once, as a task of its own whose
+    input the scheduler keeps: a copy lost with a worker is recomputed, never missing."""
+    seen, shipped = {}, {}
+    for _, args, kwargs in tasks:
+        for a in list(args) + list(kwargs.values()):
+            if type(a).__module__.split(".")[0] in ("numpy", "scipy", "pandas"):
+                seen[id(a)] = seen.get(id(a), 0) + 1
+
+    def ship(a):
+        i = id(a)
+        if seen.get(i, 0) < 2:
+            return a
+        if i not in shipped:
+            shipped[i] = client.submit(_identity, a, pure=False)
+        return shipped[i]
+
+    futures = [client.submit(_apply, func, [ship(a) for a in args], {k: ship(v) for k, v in kwargs.items()},
+                             pure=False)
+               for func, args, kwargs in tasks]
+    for f in futures:
+        yield f.result()
+
+
 def run_tasks(tasks, n_jobs, verbose, desc, unit="fit"):
     """Run joblib ``delayed`` tasks through ``joblib.Parallel`` (threads by default, the
-    engine of an active ``joblib.parallel_config`` otherwise), results in order; a progress
-    bar when ``verbose``; a lost worker is one clear error (:func:`engine_errors`)."""
+    engine of an active ``joblib.parallel_config`` otherwise; under its ``"dask"`` backend
+    as Dask futures of the backend's client, :func:`_dask_results`), results in order; a
+    progress bar when ``verbose``; a lost worker is one clear error (:func:`engine_errors`)
+    or, where the scheduler ran the lost task again, the exact result."""
     from joblib import Parallel
 
     from smml._progress import progress
 
     tasks = list(tasks)
     with engine_errors(desc):
-        results = Parallel(n_jobs=n_jobs, prefer="threads", return_as="generator")(tasks)
+        client = _joblib_dask_client()
+        if client is not None:
+            results = _dask_results(client, tasks)
+        else:
+            results = Parallel(n_jobs=n_jobs, prefer="threads", return_as="generator")(tasks)
         return list(progress(results, total=len(tasks), desc=desc, verbose=verbose, unit=unit))
