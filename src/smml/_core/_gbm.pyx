@@ -36,7 +36,8 @@ from smml._core._openmp cimport threads_for
 from smml._core._atomic cimport flag_set
 from smml._core._criterion cimport MAXCAT, NWORDS, Targets, SplitRecord, ScanState, init_record, init_scan
 from smml._core._histogram cimport bin_empty, hist_build, hist_subtract, scan_bins, scan_categorical
-from smml._core._frontier cimport Pending, frontier_push, frontier_pop
+from smml._core._frontier cimport (Pending, Frontier, frontier_init, frontier_push, frontier_pop,
+                                   frontier_free)
 from smml._core._tree cimport Node, leaf_test
 from smml._core._tree import NODE_DTYPE
 
@@ -491,12 +492,12 @@ cdef inline bint _can_split(const Params* P, intp_t depth, intp_t nn, double Hs)
 
 
 cdef int _grow(const Params* P, Scratch* S, Node* nodes, double* value, uint64_t* bits, int32_t* split_bin,
-               intp_t* seg, HistBuf** hist, intp_t m, intp_t n_leaf_cap, intp_t* n_nodes) noexcept nogil:
+               intp_t* seg, HistBuf** hist, intp_t m, intp_t* n_nodes) noexcept nogil:
     """000 "Tree Predictors" growth on the boosting objective: depth-first without a leaf
     limit, best-first (largest gain) with max_leaf_nodes.  A leaf of the frontier keeps its
     histogram until it is split (hist[node]).  Returns 0, or -1 (out of memory)."""
-    cdef Pending* front = <Pending*>malloc((n_leaf_cap + 2) * sizeof(Pending))
-    cdef intp_t fsize = 0, count = 1, n_leaves = 1, c, small, mid, w
+    cdef Frontier front
+    cdef intp_t count = 1, n_leaves = 1, c, small, mid, w
     cdef bint heap = P.max_leaf_nodes > 0
     cdef Pending cur
     cdef Pending kids[2]
@@ -509,8 +510,7 @@ cdef int _grow(const Params* P, Scratch* S, Node* nodes, double* value, uint64_t
     cdef intp_t big
     cdef HistBuf* hs
     cdef Node* nd
-    if front == NULL:
-        return -1
+    frontier_init(&front)
     _totals(P, 0, m, &Gs, &Hs)
     _set_node(P, &nodes[0], &value[0], 0, m, 0, Gs, Hs)
     seg[0] = 0
@@ -518,7 +518,7 @@ cdef int _grow(const Params* P, Scratch* S, Node* nodes, double* value, uint64_t
     if _can_split(P, 0, m, Hs):
         hist[0] = _hist_get(P, S)
         if hist[0] == NULL:
-            free(front)
+            frontier_free(&front)
             return -1
         tot[0] = Hs
         tot[1] = Gs
@@ -526,13 +526,16 @@ cdef int _grow(const Params* P, Scratch* S, Node* nodes, double* value, uint64_t
         _pick(P, S.feat_best, Gs, Hs, &cur.split)
         if cur.split.feature >= 0:
             cur.node = 0; cur.start = 0; cur.end = m; cur.depth = 0
-            frontier_push(front, &fsize, &cur, heap)
+            if frontier_push(&front, &cur, heap) != 0:
+                _hist_put(P, S, hist[0])
+                frontier_free(&front)
+                return -1
         else:
             _hist_put(P, S, hist[0])
-    while fsize > 0:
+    while front.size > 0:
         if heap and n_leaves >= P.max_leaf_nodes:
             break
-        frontier_pop(front, &fsize, &cur, heap)
+        frontier_pop(&front, &cur, heap)
         mid = _partition(P, S, &cur.split, cur.start, cur.end, KG, KH)
         nd = &nodes[cur.node]
         nd.feature = <int32_t>cur.split.feature
@@ -566,7 +569,7 @@ cdef int _grow(const Params* P, Scratch* S, Node* nodes, double* value, uint64_t
             big = 1 - small
             hs = _hist_get(P, S)
             if hs == NULL:
-                free(front)
+                frontier_free(&front)
                 return -1
             tot[0] = KH[small]
             tot[1] = KG[small]
@@ -591,12 +594,14 @@ cdef int _grow(const Params* P, Scratch* S, Node* nodes, double* value, uint64_t
             _hist_put(P, S, hist[cur.node])
         for c in range(1, -1, -1):      # depth-first: the first child is expanded first
             if kids[c].split.feature >= 0:
-                frontier_push(front, &fsize, &kids[c], heap)
+                if frontier_push(&front, &kids[c], heap) != 0:
+                    frontier_free(&front)
+                    return -1
     # the leaves left in the frontier (leaf limit reached) keep their histograms until here
-    while fsize > 0:
-        fsize -= 1
-        _hist_put(P, S, hist[front[fsize].node])
-    free(front)
+    while front.size > 0:
+        frontier_pop(&front, &cur, heap)
+        _hist_put(P, S, hist[cur.node])
+    frontier_free(&front)
     n_nodes[0] = count
     return 0
 
@@ -690,7 +695,7 @@ def grow_tree(const uint8_t[:, ::1] Xb,        # IN (n, d) codes
         for j in range(cap):
             sbin[j] = -1
         with nogil:
-            rc = _grow(&P, &S, nodes, value, bits, sbin, seg, node_hist, m, n_leaf_cap, &n_nodes)
+            rc = _grow(&P, &S, nodes, value, bits, sbin, seg, node_hist, m, &n_nodes)
             if rc == 0:
                 # the leaves' segments are disjoint: each F entry is updated once, on any thread
                 for node in prange(n_nodes, num_threads=threads_for(P.n_threads, m, PART_GRAIN),

@@ -36,7 +36,8 @@ from smml._core._openmp cimport threads_for
 from smml._core._criterion cimport (MAXCAT, NWORDS, CRIT_ERROR, CRIT_GINI, CRIT_ENTROPY, CRIT_SQRT, CRIT_MSE,
                                     Targets, SplitRecord, ScanState, cost, cost_lr, init_record)
 from smml._core._histogram cimport hist_build, scan_numeric, scan_categorical
-from smml._core._frontier cimport Pending, frontier_push, frontier_pop
+from smml._core._frontier cimport (Pending, Frontier, frontier_init, frontier_push, frontier_pop,
+                                   frontier_free)
 
 cdef extern from "smml_tree.h" nogil:
     intp_t smml_partition_pairs(int32_t* si, int32_t* rs, int32_t* ti, int32_t* tr, const uint8_t* gl,
@@ -774,109 +775,6 @@ cdef struct DeferList:
     intp_t cap
 
 
-cdef struct FKey:
-    double improvement       # the leaf's split's decrease
-    intp_t node
-    intp_t slot              # its Pending record in Frontier.pool
-
-
-cdef struct Frontier:
-    # _grow's leaves waiting to be split: a stack (depth-first) or a max-heap (best-first) of
-    # small keys, in _split.pxd's frontier order (frontier_before: larger decrease, then
-    # smaller node id), over a pool of Pending records that do not move (a Pending is 120
-    # bytes: a heap of them moved 120 bytes per level of every push and pop)
-    FKey* keys
-    Pending* pool
-    intp_t* free_slots
-    intp_t size              # keys in the stack / heap
-    intp_t used              # pool slots ever handed out
-    intp_t n_free
-    intp_t cap               # of keys, pool and free_slots
-
-
-cdef inline bint _fkey_before(const FKey* a, const FKey* b) noexcept nogil:
-    """frontier_before on the keys: a larger decrease first, then the smaller node id."""
-    if a.improvement > b.improvement:
-        return True
-    if a.improvement < b.improvement:
-        return False
-    return a.node < b.node
-
-
-cdef int _frontier_push(Frontier* F, const Pending* x, bint heap) noexcept nogil:
-    """Add a copy of x (0, or -1 when out of memory)."""
-    cdef intp_t slot, i, parent, cap
-    cdef FKey tmp
-    cdef void* p
-    if F.n_free > 0:
-        F.n_free -= 1
-        slot = F.free_slots[F.n_free]
-    else:
-        if F.used >= F.cap:
-            cap = 2 * F.cap if F.cap > 0 else 64
-            p = realloc(F.keys, cap * sizeof(FKey))
-            if p == NULL: return -1
-            F.keys = <FKey*>p
-            p = realloc(F.pool, cap * sizeof(Pending))
-            if p == NULL: return -1
-            F.pool = <Pending*>p
-            p = realloc(F.free_slots, cap * sizeof(intp_t))
-            if p == NULL: return -1
-            F.free_slots = <intp_t*>p
-            F.cap = cap
-        slot = F.used
-        F.used += 1
-    F.pool[slot] = x[0]
-    i = F.size
-    F.size += 1
-    F.keys[i].improvement = x.split.improvement
-    F.keys[i].node = x.node
-    F.keys[i].slot = slot
-    if not heap:
-        return 0
-    while i > 0:
-        parent = (i - 1) // 2
-        if _fkey_before(&F.keys[i], &F.keys[parent]):
-            tmp = F.keys[i]; F.keys[i] = F.keys[parent]; F.keys[parent] = tmp
-            i = parent
-        else:
-            break
-    return 0
-
-
-cdef void _frontier_pop(Frontier* F, Pending* out, bint heap) noexcept nogil:
-    """Remove the top of the stack, or the heap's first, into out (F.size > 0)."""
-    cdef intp_t i = 0, l, r, m, n, slot
-    cdef FKey tmp
-    F.size -= 1
-    n = F.size
-    if not heap:
-        slot = F.keys[n].slot
-    else:
-        slot = F.keys[0].slot
-        F.keys[0] = F.keys[n]
-        while True:
-            l = 2 * i + 1
-            r = l + 1
-            m = i
-            if l < n and _fkey_before(&F.keys[l], &F.keys[m]):
-                m = l
-            if r < n and _fkey_before(&F.keys[r], &F.keys[m]):
-                m = r
-            if m == i:
-                break
-            tmp = F.keys[i]; F.keys[i] = F.keys[m]; F.keys[m] = tmp
-            i = m
-    out[0] = F.pool[slot]
-    F.free_slots[F.n_free] = slot
-    F.n_free += 1
-
-
-cdef void _frontier_free(Frontier* F) noexcept nogil:
-    free(F.keys); free(F.pool); free(F.free_slots)
-    memset(F, 0, sizeof(Frontier))
-
-
 cdef int _grow(const Params* P, Scratch* S, NodeStore* store, intp_t start, intp_t end, intp_t depth0,
                int best_first, intp_t max_leaf_nodes, intp_t cutoff, DeferList* defer) noexcept nogil:
     """000 'Tree Predictors': start from one leaf, repeatedly replace a leaf by an
@@ -893,21 +791,21 @@ cdef int _grow(const Params* P, Scratch* S, NodeStore* store, intp_t start, intp
     cdef SplitRecord sp
     cdef Node* nd
     cdef void* p
-    memset(&F, 0, sizeof(Frontier))
+    frontier_init(&F)
     node = _new_node(P, S, store, start, end, depth0)
     if node < 0:
-        _frontier_free(&F)
+        frontier_free(&F)
         return -1
     _evaluate(P, S, start, end, depth0, &cur.split)
     if cur.split.feature >= 0:
         cur.node = node; cur.start = start; cur.end = end; cur.depth = depth0
-        if _frontier_push(&F, &cur, best_first) != 0:
-            _frontier_free(&F)
+        if frontier_push(&F, &cur, best_first) != 0:
+            frontier_free(&F)
             return -1
     while F.size > 0:
         if max_leaf_nodes > 0 and n_leaves >= max_leaf_nodes:
             break
-        _frontier_pop(&F, &cur, best_first)
+        frontier_pop(&F, &cur, best_first)
         sp = cur.split
         _partition(P, S, &sp, cur.start, cur.end)
         mid = cur.start + sp.n_left
@@ -928,7 +826,7 @@ cdef int _grow(const Params* P, Scratch* S, NodeStore* store, intp_t start, intp
             kids[c].depth = cur.depth + 1
             kids[c].node = _new_node(P, S, store, kids[c].start, kids[c].end, kids[c].depth)
             if kids[c].node < 0:
-                _frontier_free(&F)
+                frontier_free(&F)
                 return -1
             if cutoff > 0 and kids[c].end - kids[c].start < cutoff:
                 _sorted_pending(P, S)          # grown later, from its sorted arrays
@@ -937,7 +835,7 @@ cdef int _grow(const Params* P, Scratch* S, NodeStore* store, intp_t start, intp
                     defer.cap = 2 * defer.cap + 16
                     p = realloc(defer.items, defer.cap * sizeof(Deferred))
                     if p == NULL:
-                        _frontier_free(&F)
+                        frontier_free(&F)
                         return -1
                     defer.items = <Deferred*>p
                 defer.items[defer.size].node = kids[c].node
@@ -951,10 +849,10 @@ cdef int _grow(const Params* P, Scratch* S, NodeStore* store, intp_t start, intp
         store.nodes[node].children_left = <int32_t>kids[0].node
         for c in range(1, -1, -1):     # depth-first: second child below the first (expanded first)
             if kids[c].split.feature >= 0:
-                if _frontier_push(&F, &kids[c], best_first) != 0:
-                    _frontier_free(&F)
+                if frontier_push(&F, &kids[c], best_first) != 0:
+                    frontier_free(&F)
                     return -1
-    _frontier_free(&F)
+    frontier_free(&F)
     return 0
 
 
