@@ -332,21 +332,21 @@ def _joblib_paths():
     X, y = _data(200, 4)
     tree = TreeClassifier(max_depth=3)
     grid = {"max_depth": [1, 2, 3]}
-    fold = "smml.model_selection:_fit_and_losses"
+    fold = "smml.model_selection._common:_fit_and_losses"
 
     def summary_tune(r):
         return r.best_params_, r.dev_errors_, r.best_estimator_.predict(X)
 
     return {
         "cv_estimate": (fold, lambda: cv_estimate(tree, X, y, K=4, shuffle=True, random_state=1), lambda r: r),
-        "tune": ("smml.model_selection:_fit_eval", lambda: tune(tree, grid, X, y, random_state=2), summary_tune),
-        "nested_cv_estimate": ("smml.model_selection:_nested_outer_fold",
+        "tune": ("smml.model_selection._common:_fit_eval", lambda: tune(tree, grid, X, y, random_state=2), summary_tune),
+        "nested_cv_estimate": ("smml.model_selection._tuning:_nested_outer_fold",
                                lambda: nested_cv_estimate(tree, grid, X, y, K_outer=3, K_inner=3, shuffle=True,
                                                           random_state=3),
                                lambda r: (r.estimate, r.fold_errors, r.chosen_params)),
         "compare": (fold, lambda: compare(tree, KNNClassifier(n_neighbors=3), X, y, K=4, random_state=4),
                     lambda r: (r.differences, r.pvalue)),
-        "learning_curve": ("smml.model_selection:_fit_train_test",
+        "learning_curve": ("smml.model_selection._learning_curve:_fit_train_test",
                            lambda: learning_curve(tree, X, y, random_state=5),
                            lambda r: (r.train_sizes, r.train_errors, r.test_errors)),
         "bagging": ("smml.ensemble._bagging:_fit_member_task",
