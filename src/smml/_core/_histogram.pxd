@@ -162,10 +162,25 @@ cdef inline bint scan_bins(const Targets* t, const double* tot, const double* h,
     numerical scan of both tree kernels: scan_numeric (shift 0, from an empty first side) and
     boosting's scans with missing values (_gbm.pyx: the missing bin first, then the finite
     ones)."""
-    cdef intp_t K = t.K, min_leaf = t.min_samples_leaf, q
+    cdef intp_t K = t.K, min_leaf = t.min_samples_leaf
     cdef bint no_counts = t.no_counts
     cdef double mcw = t.min_child_weight, lam = t.reg_lambda
     cdef int crit = t.criterion
+    if K == 0 and no_counts:
+        # boosting's histograms: the same loop with K and no_counts as constants, so that the
+        # compiler folds their branches out of it
+        return _scan_loop(0, True, min_leaf, mcw, lam, crit, tot, h, stride, b0, b1, shift, nn, left,
+                          right, st)
+    return _scan_loop(K, no_counts, min_leaf, mcw, lam, crit, tot, h, stride, b0, b1, shift, nn, left,
+                      right, st)
+
+
+cdef inline bint _scan_loop(intp_t K, bint no_counts, intp_t min_leaf, double mcw, double lam, int crit,
+                            const double* tot, const double* h, intp_t stride, intp_t b0, intp_t b1,
+                            intp_t shift, intp_t nn, double* left, double* right,
+                            ScanState* st) noexcept nogil:
+    """scan_bins' loop on the Targets' fields (in locals, or constants at a call site)."""
+    cdef intp_t q
     cdef const double* hb
     for q in range(b0, b1):
         hb = h + q * stride
