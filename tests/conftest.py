@@ -1,7 +1,14 @@
 import os
+import sys
 
 import numpy as np
 import pytest
+
+# the helper modules beside the tests (_strategies, _dask_cluster) import by name, also under
+# --import-mode=importlib (which does not put tests/ on sys.path)
+_HERE = os.path.dirname(os.path.abspath(__file__))
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)
 
 
 def pytest_report_header(config):

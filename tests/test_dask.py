@@ -1,6 +1,5 @@
 """smml on Dask: joblib meta-parallelism on a LocalCluster, smml.dask's blockwise prediction,
 sharded k-NN and k-means, bad inputs. A worker killed mid-run: tests/test_dask_faults.py."""
-import contextlib
 import os
 import subprocess
 import sys
@@ -29,44 +28,7 @@ from smml.tree import TreeClassifier  # noqa: E402
 # importable there under --import-mode=importlib)
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
-TIMEOUT = 60          # seconds: any single computation of this module
-
-
-@contextlib.contextmanager
-def _local_cluster():
-    """A LocalCluster of 2 worker processes on the loopback interface and its Client (the
-    default client while it lives), closed at the end. A task whose worker dies is retried
-    once (allowed-failures=1), then KilledWorker."""
-    # The workers must be able to import a test module by name if a test object travels by
-    # plain pickle, by reference (joblib's batches and the estimators inside them are pickled so),
-    # and under CI the tests run from outside the source tree (--import-mode=importlib), where a
-    # worker process would not find `tests`. Worker processes are spawned with this process's
-    # sys.path (multiprocessing passes it on, also when a killed worker is restarted): the
-    # checkout's root is on it while the cluster lives.
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    sys.path.insert(0, root)
-    try:
-        with dask.config.set({"distributed.scheduler.allowed-failures": 1,
-                              "distributed.comm.timeouts.connect": "20s"}):
-            cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                               host="127.0.0.1", dashboard_address=":0",
-                                               silence_logs=50, env={"OMP_NUM_THREADS": "1"})
-            c = distributed.Client(cluster, timeout="30s")
-            c.wait_for_workers(2, timeout=TIMEOUT)
-            try:
-                yield c
-            finally:
-                c.close(timeout=TIMEOUT)
-                cluster.close(timeout=TIMEOUT)
-    finally:
-        sys.path.remove(root)
-
-
-@pytest.fixture(scope="module")
-def client():
-    """The module's cluster (see _local_cluster)."""
-    with _local_cluster() as c:
-        yield c
+from _dask_cluster import TIMEOUT, client, km_equal as _km_equal  # noqa: E402,F401  (client: the module's cluster)
 
 
 def _data(n=240, d=4, seed=0):
@@ -322,14 +284,6 @@ def test_sharded_knn_mahalanobis_with_given_matrix(client):
 
 
 # ---- k-means ---------------------------------------------------------------------------------------
-
-def _km_equal(a, b):
-    np.testing.assert_array_equal(b.cluster_centers_, a.cluster_centers_)
-    np.testing.assert_array_equal(b.labels_.compute(timeout=TIMEOUT), a.labels_)
-    assert b.inertia_ == a.inertia_
-    np.testing.assert_array_equal(b.inertia_path_, a.inertia_path_)
-    assert (b.n_iter_, b.converged_) == (a.n_iter_, a.converged_)
-
 
 @pytest.mark.parametrize("shift, dtype", [(0.0, np.float64), (100.0, np.float64), (100.0, np.float32),
                                           (0.0, np.float32)])

@@ -42,30 +42,14 @@ from smml.tree import TreeClassifier  # noqa: E402
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 
-def _test_dask():
-    """tests/test_dask.py, whose LocalCluster helper this module reuses (loaded by path: the
-    tests also run under --import-mode=importlib, where they are not importable by name; the
-    same module object as the other dask test modules')."""
-    import importlib.util
-    name = "_smml_tests_test_dask"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(
-            name, os.path.join(os.path.dirname(os.path.abspath(__file__)), "test_dask.py"))
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[name] = mod
-        spec.loader.exec_module(mod)
-    return sys.modules[name]
-
-
-_td = _test_dask()
-TIMEOUT = _td.TIMEOUT
+from _dask_cluster import TIMEOUT, km_equal, local_cluster  # noqa: E402
 DEADLINE = 5 * TIMEOUT        # seconds: a whole disturbed run, or a worker's death being seen
 
 
 @pytest.fixture
 def fault_client():
     """A cluster of its own for each test (the default client while the test runs)."""
-    with _td._local_cluster() as c:
+    with local_cluster() as c:
         yield c
 
 
@@ -271,7 +255,7 @@ def test_worker_killed_during_kmeans_gives_the_exact_fit_or_a_clear_error(fault_
     if kind == "error":
         _clear_error(got, "was lost during the fit")
     else:
-        _td._km_equal(a, got)
+        km_equal(a, got)
 
 
 @pytest.mark.parametrize("cls, ref", [(sd.GradientBoostingClassifier, GradientBoostingClassifier),

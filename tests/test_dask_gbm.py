@@ -1,7 +1,6 @@
 """smml.dask's gradient boosting: the distributed fit equals the in-memory one bit for bit
 (any chunking, on a LocalCluster and on dask's local threads), the fixed-point sums it rests
 on, the compiled split choice over given histograms, bad inputs (a worker killed mid-fit: tests/test_dask_faults.py)."""
-import os
 import pickle
 
 import numpy as np
@@ -19,25 +18,7 @@ from smml._exact_sums import exact_parts as _exact_parts, exact_total as _exact_
 from smml._exact_sums import fixed_scale as _fixed_scale  # noqa: E402
 
 
-def _test_dask():
-    """tests/test_dask.py, whose LocalCluster fixtures and helpers this module reuses (loaded by
-    path: the tests also run under --import-mode=importlib, where they are not importable by
-    name; the same module object as tests/test_dask_linear.py's)."""
-    import importlib.util
-    import sys
-    name = "_smml_tests_test_dask"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(
-            name, os.path.join(os.path.dirname(os.path.abspath(__file__)), "test_dask.py"))
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[name] = mod
-        spec.loader.exec_module(mod)
-    return sys.modules[name]
-
-
-_td = _test_dask()
-client = _td.client                  # a LocalCluster of 2 worker processes x 1 thread (the module's)
-TIMEOUT = _td.TIMEOUT
+from _dask_cluster import TIMEOUT, client  # noqa: E402,F401  (client: the module's LocalCluster, 2 x 1 thread)
 
 
 def _data(n=60000, d=5, seed=0, nan=0.05):

@@ -2,9 +2,6 @@
 arrays against the in-memory fits (several chunkings; bit for bit where the sums are added in
 the same order), bad inputs, the fitted model as an in-memory one (a worker killed during a fit:
 tests/test_dask_faults.py)."""
-import importlib.util
-import os
-import sys
 
 import numpy as np
 import pytest
@@ -18,22 +15,7 @@ import smml.dask as sd  # noqa: E402
 from smml.linear import LinearRegression, LogisticRegression, RidgeRegression  # noqa: E402
 
 
-def _test_dask():
-    """tests/test_dask.py, whose LocalCluster fixtures this module reuses (loaded by path: the
-    tests also run under --import-mode=importlib, where they are not importable by name)."""
-    name = "_smml_tests_test_dask"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(
-            name, os.path.join(os.path.dirname(os.path.abspath(__file__)), "test_dask.py"))
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[name] = mod
-        spec.loader.exec_module(mod)
-    return sys.modules[name]
-
-
-_td = _test_dask()
-client = _td.client                  # a LocalCluster of 2 worker processes x 1 thread (the module's)
-TIMEOUT = _td.TIMEOUT
+from _dask_cluster import TIMEOUT, client  # noqa: E402,F401  (client: the module's LocalCluster, 2 x 1 thread)
 
 
 def _regression(n=3000, d=6, seed=0):
