@@ -79,11 +79,7 @@ hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, Phase, event, example, given, note, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-try:
-    import _strategies as S
-except ImportError:               # --import-mode=importlib: tests/ is not on sys.path
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import _strategies as S
+import _strategies as S  # noqa: E402  (beside this file: tests/conftest.py puts tests/ on sys.path)
 
 import smml._threads  # noqa: E402
 from smml._discovery import all_estimators  # noqa: E402
@@ -132,50 +128,22 @@ QUERY_REFUSALS = (r"overflow", r"rescale", r"too large", r"non-finite", r"infini
 
 # ---- the bugs found (minimal reproductions: test_known_bug) ------------------------------------
 
-LINEAR_OVERFLOW = {"HardMarginSVM", "LADRegressor", "LMSRegressor", "LinearProgramClassifier",
-                   "LinearRegression", "LogisticRegression", "OnlineGradientDescent",
-                   "OnlineGradientDescentRegressor", "Pegasos", "Perceptron", "RidgeRegression"}
-
 #: id -> (what is wrong, {(property, estimator) it breaks})
 KNOWN_BUGS = {
     "decision-overflow-after-fit": (
-        "Perceptron / Pegasos fitted on finite data of large magnitude (1e299, or 1e29 in float32) return "
-        "+-inf from decision_function on the training rows (w.x overflows), silently",
+        "Perceptron / Pegasos fitted on finite data of large magnitude (1e299, or 1e29 in float32) accept "
+        "the fit, then refuse to score the training rows (decision_function: 'w.x + b overflows "
+        "float64', a clear error since extreme-queries was fixed, but the fit should have refused)",
         {("valid_input", "Perceptron"), ("valid_input", "Pegasos")}),
-    "erm-overflow-message": (
-        "ERMRegressor on targets of magnitude 1e300: the square loss overflows and fit raises 'the loss "
-        "must give one finite value per example', which names neither the overflow nor the fix "
-        "(rescale y)",
-        {("valid_input", "ERMRegressor")}),
-    "erm-predict-dtype": (
-        "ERMClassifier: with labels in an object array, predict returns a '<U..' array, not the dtype "
-        "of classes_ (object): the constant hypothesis builds its output with np.asarray([value]).dtype",
-        {("valid_input", "ERMClassifier")}),
     "large-targets-nonfinite": (
-        "regressors fitted on finite targets near the float64 limit (1e308) predict NaN / +-inf on the "
-        "training rows, silently: GradientBoostingRegressor (NaN), RandomForestRegressor and "
-        "BaggingRegressor (the members' mean overflows), KNNRegressor (the mean of tied neighbours), "
-        "LinearRegression and PolynomialRegression (X w + b overflows where the result does not)",
-        {("valid_input", e) for e in ("GradientBoostingRegressor", "RandomForestRegressor",
+        "regressors fitted on finite targets near the float64 limit (1e308) predict +-inf on the "
+        "training rows, silently: RandomForestRegressor and BaggingRegressor (the members' mean "
+        "overflows), KNNRegressor (the mean of tied neighbours); LinearRegression and "
+        "PolynomialRegression accept the fit, then refuse to predict the training rows ('w.x + b "
+        "overflows float64': X w + b overflows where the result does not)",
+        {("valid_input", e) for e in ("RandomForestRegressor",
                                       "BaggingRegressor", "KNNRegressor", "LinearRegression",
                                       "PolynomialRegression")}),
-    "gb-large-targets-constant": (
-        "GradientBoostingRegressor on targets of magnitude 1e154 or more learns nothing, silently: the "
-        "split gain G^2 / (H + lambda) overflows and every prediction is the mean (the same data with "
-        "targets / 1e154 are fitted); found by hand, no property above checks it",
-        set()),
-    "poly-message-names-linear": (
-        "PolynomialRegression's overflow error says 'LinearRegression: the solution overflows float64', "
-        "naming an estimator the user did not use",
-        set()),
-    "extreme-queries": (
-        "predict-time overflow is not detected: a model fitted on ordinary data, queried with finite "
-        "rows of magnitude 1e308 (3e38 in float32), returns +-inf, or NaN, from predict / "
-        "decision_function / predict_proba / transform: every linear model (+-inf, NaN where terms of "
-        "both signs overflow), LogisticRegression and MLPClassifier (NaN probabilities, and predict "
-        "picks a label from a NaN score), MLPRegressor, KMeans (transform of float32 rows: inf); "
-        "KNN, KMeans on float64 and PolynomialRegression raise a clear ValueError instead",
-        {("extreme_queries", e) for e in LINEAR_OVERFLOW | {"KMeans", "MLPClassifier", "MLPRegressor"}}),
 }
 
 
@@ -782,39 +750,53 @@ def _repro_large_targets_nonfinite():
     from smml.neighbors import KNNRegressor
     bad = []
     X, y = [[0.0], [0.0], [1.0], [2.0]], [1e308, 1e308, -1e308, 1e308]
-    for est in (GradientBoostingRegressor(n_estimators=5), RandomForestRegressor(n_estimators=5, random_state=0),
+    for est in (RandomForestRegressor(n_estimators=5, random_state=0),
                 BaggingRegressor(n_estimators=5, random_state=0), KNNRegressor()):
-        if not np.all(np.isfinite(est.fit(X, y).predict(X))):     # NaN / +-inf / +-inf / inf (rows 0-1)
+        if not np.all(np.isfinite(est.fit(X, y).predict(X))):     # +-inf / +-inf / inf (rows 0-1)
             bad.append(type(est).__name__)
-    if not np.all(np.isfinite(LinearRegression().fit([[-1.0], [-2.0]], [0.0, -1e308]).predict([[-2.0]]))):
-        bad.append("LinearRegression")                                                   # -inf
-    if not np.all(np.isfinite(PolynomialRegression().fit([[2.0], [-1.0]], [1.5e308, -1.5e308]).predict([[2.0]]))):
-        bad.append("PolynomialRegression")                                               # inf
+    for est, Xt, yt in ((LinearRegression(), [[-1.0], [-2.0]], [0.0, -1e308]),
+                        (PolynomialRegression(), [[2.0], [-1.0]], [1.5e308, -1.5e308])):
+        try:
+            est.fit(Xt, yt).predict(Xt)                  # ValueError: w.x + b overflows (was -inf / inf)
+        except ValueError:
+            bad.append(type(est).__name__)
+    with pytest.raises(ValueError, match="rescale y"):   # fixed: GradientBoostingRegressor predicted NaN
+        GradientBoostingRegressor(n_estimators=5).fit(X, y)
     assert bad == []
 
 
 def _repro_extreme_queries():
+    """Fixed: finite rows of magnitude 1e308 (3e38 in float32) used to give +-inf / NaN outputs
+    from every linear model, the MLPs and KMeans.transform (float32): now a ValueError naming the
+    overflow, or (KMeans.transform) the float64 distances."""
+    from smml.cluster import KMeans
     from smml.linear import LogisticRegression
-    from smml.neural import MLPClassifier
+    from smml.neural import MLPClassifier, MLPRegressor
     X, y, _ = base_data()
-    Q = np.full((1, 4), 1e308)
-    for est in (LogisticRegression(), MLPClassifier(hidden_layer_sizes=(8,), max_iter=20, random_state=0)):
+    Q = 1e308 * SIGN_PATTERNS                          # one row lines up with the weights' signs
+    for est, method in ((LogisticRegression(), "predict_proba"), (LogisticRegression(), "predict"),
+                        (MLPClassifier(hidden_layer_sizes=(8,), max_iter=20, random_state=0), "predict_proba"),
+                        (MLPRegressor(hidden_layer_sizes=(8,), max_iter=20, random_state=0), "predict")):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             est.fit(X, y)
-            P = est.predict_proba(Q)                   # [[nan, nan]], and predict(Q) answers a class
-        assert np.all(np.isfinite(P)), (type(est).__name__, P)
+        with pytest.raises(ValueError, match=f"^{type(est).__name__}: .* overflows float64 on [1-9][0-9]* of these 16 rows"):
+            getattr(est, method)(Q)                     # was [[nan, nan]] / a class from a NaN score / inf
+    km = KMeans(n_clusters=2, random_state=0).fit(X.astype(np.float32))
+    D = km.transform(np.full((1, 4), 3e38, dtype=np.float32))
+    assert np.all(np.isfinite(D)) and D.dtype == np.float64     # was inf in float32
 
 
 def _repro_gb_large_targets_constant():
+    """Fixed: targets of magnitude 1e154 learned nothing (the gains overflowed): now a clear
+    refusal; targets as large as the gains allow still fit like the small ones."""
     from smml.ensemble import GradientBoostingRegressor
     X, y = np.arange(6.0).reshape(-1, 1), np.array([1.0, 2.0, 1.0, 2.0, 5.0, 6.0])
     small = GradientBoostingRegressor(n_estimators=5).fit(X, y).predict(X)
-    try:
-        large = GradientBoostingRegressor(n_estimators=5).fit(X, y * 1e154).predict(X) / 1e154
-    except ValueError:
-        return                                         # a clear refusal would do too
-    np.testing.assert_allclose(large, small, rtol=1e-6)  # large: 2.8333 (the mean) everywhere
+    with pytest.raises(ValueError, match="overflow float64; rescale y"):
+        GradientBoostingRegressor(n_estimators=5).fit(X, y * 1e154)  # was 2.8333 (the mean) everywhere
+    large = GradientBoostingRegressor(n_estimators=5).fit(X, y * 2.0 ** 500).predict(X) / 2.0 ** 500
+    np.testing.assert_allclose(large, small, rtol=1e-12)
 
 
 def _repro_poly_message_names_linear():
@@ -824,15 +806,15 @@ def _repro_poly_message_names_linear():
 
 
 # bugs fixed since: their reproductions are regression tests
-FIXED = {"object-labels-crash": _repro_object_labels_crash}
+FIXED = {"object-labels-crash": _repro_object_labels_crash,
+         "extreme-queries": _repro_extreme_queries,
+         "erm-overflow-message": _repro_erm_overflow_message,
+         "erm-predict-dtype": _repro_erm_predict_dtype,
+         "gb-large-targets-constant": _repro_gb_large_targets_constant,
+         "poly-message-names-linear": _repro_poly_message_names_linear}
 
 REPRODUCTIONS = {"decision-overflow-after-fit": _repro_decision_overflow_after_fit,
-                 "erm-overflow-message": _repro_erm_overflow_message,
-                 "erm-predict-dtype": _repro_erm_predict_dtype,
-                 "large-targets-nonfinite": _repro_large_targets_nonfinite,
-                 "gb-large-targets-constant": _repro_gb_large_targets_constant,
-                 "poly-message-names-linear": _repro_poly_message_names_linear,
-                 "extreme-queries": _repro_extreme_queries}
+                 "large-targets-nonfinite": _repro_large_targets_nonfinite}
 
 
 @pytest.mark.parametrize("bug", [pytest.param(b, marks=pytest.mark.xfail(strict=True, reason=KNOWN_BUGS[b][0]))

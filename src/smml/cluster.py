@@ -30,6 +30,7 @@ from smml import _kmeans_loop as _loop
 from smml._kmeans_loop import Operands as _Operands
 from smml._core import _kmeans, _knn
 from smml._core._sums import row_norms_sq
+from smml._outputs import in_input_precision
 from smml._progress import VERBOSE, check_verbose, progress
 from smml._threads import blas_single_thread, threads_for
 from smml._validation import (
@@ -417,7 +418,7 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Sm
         out = np.empty((ops.X.shape[0], C.shape[0]))
         _knn.exact_rows(ops.X, C, np.arange(len(out), dtype=np.intp), _knn.METRIC_CODES["sqeuclidean"], out,
                         threads_for(self._n_threads(), out.size * ops.X.shape[1], _GRAIN))
-        return np.sqrt(out).astype(in_dtype, copy=False)
+        return in_input_precision(np.sqrt(out), in_dtype)
 
 
 def adjusted_rand_index(labels_a: ArrayLike, labels_b: ArrayLike) -> float:

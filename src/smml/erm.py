@@ -36,14 +36,21 @@ _Self = TypeVar("_Self")
 class _Constant:
     """x -> c, a member of the class of constant predictors."""
 
-    def __init__(self, value):
+    def __init__(self, value, dtype=None):
         self.value = value
+        self.dtype = np.asarray([value]).dtype if dtype is None else np.dtype(dtype)
 
     def __call__(self, X):
-        return np.full(np.shape(X)[0], self.value, dtype=np.asarray([self.value]).dtype)
+        return np.full(np.shape(X)[0], self.value, dtype=self.dtype)
 
     def __repr__(self):
         return f"constant({self.value!r})"
+
+
+def _all_finite_numbers(a):
+    """True for a numeric array with no inf or NaN (False for labels that are not numbers)."""
+    a = np.asarray(a)
+    return a.dtype.kind in "biuf" and bool(np.all(np.isfinite(a)))
 
 
 class _FiniteClassERM(SmmlEstimator):
@@ -76,13 +83,21 @@ class _FiniteClassERM(SmmlEstimator):
     def _fit(self, X, y, constants):
         H = self._check_hypotheses()
         loss = get_loss(self.loss)
-        self.hypotheses_ = [_Constant(c) for c in constants] if H is None else H
+        self.hypotheses_ = ([_Constant(c, np.asarray(constants).dtype) for c in constants] if H is None
+                            else H)
         m = X.shape[0]
         errors = np.empty(len(self.hypotheses_))
         in_unit = True
         for k, h in enumerate(self.hypotheses_):       # O(m) memory: one hypothesis at a time
-            lk = np.asarray(loss(y, self._predictions(h, X, m)), dtype=float)
-            if lk.shape != (m,) or not np.all(np.isfinite(lk)):
+            pred = self._predictions(h, X, m)
+            with np.errstate(over="ignore", invalid="ignore"):
+                lk = np.asarray(loss(y, pred), dtype=float)
+            if lk.shape != (m,):
+                raise ValueError(f"{type(self).__name__}: the loss must give one finite value per example")
+            if not np.all(np.isfinite(lk)):
+                if _all_finite_numbers(y) and _all_finite_numbers(pred):
+                    raise ValueError(f"{type(self).__name__}: the loss overflows float64 on these targets and "
+                                     f"predictions (largest |y| {np.max(np.abs(y)):.3g}); rescale y")
                 raise ValueError(f"{type(self).__name__}: the loss must give one finite value per example")
             errors[k] = lk.mean()
             in_unit = in_unit and bool(np.all((lk >= 0) & (lk <= 1)))

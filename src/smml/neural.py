@@ -55,6 +55,7 @@ from sklearn.utils.multiclass import type_of_target
 
 from smml._core import _neural as _k
 from smml._progress import VERBOSE, progress
+from smml._outputs import check_finite_output
 from smml._threads import blas_single_thread, threads_for
 from smml._validation import (BOOL, N_JOBS, RANDOM_STATE, Interval, Options, check_is_fitted,
                               check_random_state, drop_zero_weight, encode_classes, validate_sample_weight,
@@ -363,7 +364,7 @@ class _BaseMLP(SmmlEstimator):
         n_weights = sum(c.size for c in self.coefs_)
         with blas_single_thread(work=2 * min(X.shape[0], 128) * n_weights * n_threads):
             _k.forward(X, self.coefs_, self.intercepts_, _ACT[self.activation], out, n_threads)
-        return out
+        return check_finite_output(self, out, "the network's output")
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -97,6 +97,21 @@ _PREDICT_GRAIN = 256
 
 
 
+def _check_target_scale(est, y, sw):
+    """Refuse targets so large that a split's gain overflows float64. With the square loss
+    |g_i| = 2 |y_i - F(x_i)| <= 4 max|y| (the scores stay within the targets' range), so a
+    node's G = sum_i w_i g_i is at most 4 max|y| sum_i w_i, and the gain G^2 / (H + lambda)
+    (002 section 3.2) is finite while that bound squared is: beyond it every gain would be inf
+    or NaN and the model would silently stay the baseline."""
+    m = float(np.max(np.abs(y))) if y.size else 0.0
+    with np.errstate(over="ignore"):
+        bound = 4.0 * m * float(np.sum(sw))
+        ok = np.isfinite(bound * bound)
+    if not ok:
+        raise ValueError(f"{type(est).__name__}: targets of magnitude {m:.3g} over {y.size} samples make "
+                         "the split gains (sums of gradients, squared) overflow float64; rescale y")
+
+
 class _BaseGradientBoosting(CategoricalMixin, SmmlEstimator):   # categorical columns as smml.tree's
     _loss_options = ()
 
@@ -158,6 +173,8 @@ class _BaseGradientBoosting(CategoricalMixin, SmmlEstimator):   # categorical co
         half = self.loss_ == "half_squared_error"
         scale = 2.0 if half else 1.0
         sw, X, yf = drop_zero_weight(sw, X, yf)
+        if not classifier:
+            _check_target_scale(self, yf, sw)
         if yenc is not None:
             yenc = yf.astype(np.intp)
         n, d = X.shape

@@ -8,6 +8,7 @@ import scipy.optimize
 import scipy.sparse
 
 from smml._core import _linear as _k
+from smml._outputs import check_finite_output, in_input_precision
 from smml._random import check_rng as _check_rng  # noqa: F401  (the linear learners import it from here)
 from smml._threads import threads_for
 from sklearn.utils.class_weight import compute_sample_weight
@@ -111,27 +112,14 @@ def _scores(est, X):
     check_is_fitted(est)
     X = validate_X(est, X, reset=False, dtype="floating")
     X0_dtype = X.dtype
-    # computed in the wider of the two precisions, returned in the input's (_in_input_precision)
+    # computed in the wider of the two precisions, returned in the input's (in_input_precision)
     dtype = np.result_type(X.dtype, est.coef_.dtype)
     X = np.ascontiguousarray(X, dtype=dtype)
     W = np.ascontiguousarray(est.coef_, dtype=dtype)
     b = np.ascontiguousarray(est.intercept_, dtype=dtype)
     out = np.empty((X.shape[0], W.shape[0]), dtype=dtype)
     _k.decision_function(X, W, b, out, threads_for(est._n_threads, X.shape[0], _GRAIN))
-    return _in_input_precision(out, X0_dtype)
-
-
-def _in_input_precision(out, dtype):
-    """``out`` (computed in float64 when the model is float64) in the input's precision: float32
-    input gives float32 output, the float64 result rounded once - unless a value lies beyond
-    float32's range, where rounding would turn a finite result into inf: then the float64
-    result is returned as it is."""
-    if dtype == np.float32 and out.dtype == np.float64:
-        with np.errstate(over="ignore"):
-            out32 = out.astype(np.float32)
-        if np.all(np.isfinite(out32) | ~np.isfinite(out)):
-            return out32
-    return out
+    return in_input_precision(check_finite_output(est, out, "w.x + b"), X0_dtype)
 
 
 def _centered_gram(X, y, fit_intercept):
@@ -291,10 +279,10 @@ class _LinearRegressorBase(RegressorMixin, SmmlEstimator):
 
     def _linear_predict(self, X):
         """w.x + b for each row of a validated, C-contiguous float X (the compiled kernel, in
-        float64), returned in X's precision (:func:`_in_input_precision`)."""
+        float64), returned in X's precision (:func:`smml._outputs.in_input_precision`)."""
         dtype = X.dtype
         X = np.ascontiguousarray(X, dtype=np.float64)
         out = np.empty((X.shape[0], 1))
         _k.decision_function(X, self.coef_.reshape(1, -1), np.array([self.intercept_]), out,
                              threads_for(self._n_threads, X.shape[0], _GRAIN))
-        return _in_input_precision(out[:, 0], dtype)
+        return in_input_precision(check_finite_output(self, out[:, 0], "w.x + b"), dtype)

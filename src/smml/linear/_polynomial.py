@@ -173,7 +173,10 @@ class PolynomialRegression(_LinearRegressorBase):
             raise ValueError(f"PolynomialRegression: x^{self.degree} overflows float64; scale the features")
         solver = (LinearRegression(fit_intercept=self.fit_intercept, n_jobs=self.n_jobs) if self.alpha == 0 else
                   RidgeRegression(alpha=self.alpha, fit_intercept=self.fit_intercept, n_jobs=self.n_jobs))
-        solver.fit(Phi, y)
+        try:
+            solver.fit(Phi, y)
+        except ValueError as exc:      # the solver's message names the solver: name the estimator used
+            raise ValueError(f"PolynomialRegression: {str(exc).split(': ', 1)[-1]}") from None
         self.coef_, self.intercept_, self.solver_ = solver.coef_, solver.intercept_, solver.solver_
         return self
 
