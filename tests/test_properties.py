@@ -130,20 +130,6 @@ QUERY_REFUSALS = (r"overflow", r"rescale", r"too large", r"non-finite", r"infini
 
 #: id -> (what is wrong, {(property, estimator) it breaks})
 KNOWN_BUGS = {
-    "decision-overflow-after-fit": (
-        "Perceptron / Pegasos fitted on finite data of large magnitude (1e299, or 1e29 in float32) accept "
-        "the fit, then refuse to score the training rows (decision_function: 'w.x + b overflows "
-        "float64', a clear error since extreme-queries was fixed, but the fit should have refused)",
-        {("valid_input", "Perceptron"), ("valid_input", "Pegasos")}),
-    "large-targets-nonfinite": (
-        "regressors fitted on finite targets near the float64 limit (1e308) predict +-inf on the "
-        "training rows, silently: RandomForestRegressor and BaggingRegressor (the members' mean "
-        "overflows), KNNRegressor (the mean of tied neighbours); LinearRegression and "
-        "PolynomialRegression accept the fit, then refuse to predict the training rows ('w.x + b "
-        "overflows float64': X w + b overflows where the result does not)",
-        {("valid_input", e) for e in ("RandomForestRegressor",
-                                      "BaggingRegressor", "KNNRegressor", "LinearRegression",
-                                      "PolynomialRegression")}),
 }
 
 
@@ -726,10 +712,16 @@ def _repro_object_labels_crash():
 
 
 def _repro_decision_overflow_after_fit():
+    """Fixed: Perceptron / Pegasos fitted on data of magnitude 1e299 returned +-inf from
+    decision_function on their own training rows: now the fit refuses (rescale)."""
     from smml.linear import Pegasos, Perceptron
     for est in (Perceptron(), Pegasos(random_state=0)):
-        est.fit([[1e299], [-1e299]], [0, 1])
-        assert np.all(np.isfinite(est.decision_function([[1e299], [-1e299]])))   # [-inf, inf]
+        with pytest.raises(ValueError, match="overflow float64 on the training rows.*rescale"):
+            est.fit([[1e299], [-1e299]], [0, 1])
+    with pytest.raises(ValueError, match="overflow float64 on the training rows"):
+        Perceptron().fit(np.array([[1e29], [-1e29]], dtype=np.float32), [0, 1])
+    est = Perceptron().fit([[1e150], [-1e150]], [0, 1])          # large, but its scores fit
+    assert np.all(np.isfinite(est.decision_function([[1e150], [-1e150]])))
 
 
 def _repro_erm_overflow_message():
@@ -745,24 +737,30 @@ def _repro_erm_predict_dtype():
 
 
 def _repro_large_targets_nonfinite():
+    """Fixed: regressors fitted on finite targets near the float64 limit predicted NaN / +-inf
+    on their training rows. The forests' and k-NN's means are now computed in scaled
+    arithmetic where the plain sum overflows (the exact mean's bits); least squares refuses
+    a fit whose scores overflow; boosting refuses such targets (its gains would overflow)."""
     from smml.ensemble import BaggingRegressor, GradientBoostingRegressor, RandomForestRegressor
     from smml.linear import LinearRegression, PolynomialRegression
     from smml.neighbors import KNNRegressor
-    bad = []
-    X, y = [[0.0], [0.0], [1.0], [2.0]], [1e308, 1e308, -1e308, 1e308]
+    X, y = np.array([[0.0], [0.0], [1.0], [2.0]]), np.array([1e308, 1e308, -1e308, 1e308])
     for est in (RandomForestRegressor(n_estimators=5, random_state=0),
-                BaggingRegressor(n_estimators=5, random_state=0), KNNRegressor()):
-        if not np.all(np.isfinite(est.fit(X, y).predict(X))):     # +-inf / +-inf / inf (rows 0-1)
-            bad.append(type(est).__name__)
-    for est, Xt, yt in ((LinearRegression(), [[-1.0], [-2.0]], [0.0, -1e308]),
-                        (PolynomialRegression(), [[2.0], [-1.0]], [1.5e308, -1.5e308])):
-        try:
-            est.fit(Xt, yt).predict(Xt)                  # ValueError: w.x + b overflows (was -inf / inf)
-        except ValueError:
-            bad.append(type(est).__name__)
-    with pytest.raises(ValueError, match="rescale y"):   # fixed: GradientBoostingRegressor predicted NaN
+                BaggingRegressor(n_estimators=5, random_state=0)):
+        got = est.fit(X, y).predict(X)                            # was +-inf
+        want = np.mean([m.predict(X) / 8 for m in est.estimators_], axis=0) * 8
+        np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(KNNRegressor(n_neighbors=2).fit(X, y).predict(X[:1]), [1e308])   # was inf
+    got = KNNRegressor(n_neighbors=4).fit(X, y).predict(X[:1])
+    np.testing.assert_array_equal(got, [np.mean(y / 8) * 8])
+    w = KNNRegressor(n_neighbors=2, weights="distance").fit(X, y).predict([[0.25]])
+    np.testing.assert_array_equal(w, [1e308])
+    for est, Xt, yt in ((LinearRegression(), [[-1.0], [-2.0]], [0.0, -1e308]),     # predicted -inf
+                        (PolynomialRegression(), [[2.0], [-1.0]], [1.5e308, -1.5e308])):   # inf
+        with pytest.raises(ValueError, match=f"^{type(est).__name__}: .*overflow.*rescale"):
+            est.fit(Xt, yt)
+    with pytest.raises(ValueError, match="rescale y"):           # predicted NaN
         GradientBoostingRegressor(n_estimators=5).fit(X, y)
-    assert bad == []
 
 
 def _repro_extreme_queries():
@@ -807,14 +805,15 @@ def _repro_poly_message_names_linear():
 
 # bugs fixed since: their reproductions are regression tests
 FIXED = {"object-labels-crash": _repro_object_labels_crash,
+         "decision-overflow-after-fit": _repro_decision_overflow_after_fit,
+         "large-targets-nonfinite": _repro_large_targets_nonfinite,
          "extreme-queries": _repro_extreme_queries,
          "erm-overflow-message": _repro_erm_overflow_message,
          "erm-predict-dtype": _repro_erm_predict_dtype,
          "gb-large-targets-constant": _repro_gb_large_targets_constant,
          "poly-message-names-linear": _repro_poly_message_names_linear}
 
-REPRODUCTIONS = {"decision-overflow-after-fit": _repro_decision_overflow_after_fit,
-                 "large-targets-nonfinite": _repro_large_targets_nonfinite}
+REPRODUCTIONS = {}
 
 
 @pytest.mark.parametrize("bug", [pytest.param(b, marks=pytest.mark.xfail(strict=True, reason=KNOWN_BUGS[b][0]))

@@ -27,3 +27,11 @@ def check_finite_output(est, out, what):
     n = out.shape[0] if out.ndim else 1
     raise ValueError(f"{type(est).__name__}: {what} overflows float64 on {n_bad} of these {n} rows "
                      "(the values are too large for the fitted model); rescale the features")
+
+
+def sum_scale(n_terms):
+    """2^-k with 2^k >= n_terms: a sum of ``n_terms`` finite float64 values each multiplied by
+    it cannot overflow. A power of two scales exactly (outside the subnormal range), so a mean
+    computed as ((sum of x 2^-k) / n) 2^k has the bits of sum / n computed without overflow:
+    the fallback when the plain sum of finite values came out inf."""
+    return 2.0 ** -int(np.ceil(np.log2(max(int(n_terms), 2))))

@@ -20,6 +20,7 @@ from sklearn.utils.validation import has_fit_parameter
 from smml._class_weight import CLASS_WEIGHT_SUBSAMPLE, class_weights, weighted_by_class
 from smml._core import _tree_predict, _tree
 from smml._progress import VERBOSE, progress
+from smml._outputs import sum_scale
 from smml._random import seeded_clone
 from smml._threads import joblib_backend_active, run_tasks, threads_for
 from smml._validation import (N_JOBS, RANDOM_STATE, InstanceOf, Interval, Options, check_is_fitted,
@@ -540,16 +541,30 @@ class _BaggingRegressorMixin:
         forest = self._forest()
         if forest is None:
             return self._member_mean(X)
-        return self._forest_outputs(forest, X)[:, 0] / len(self.estimators_)
+        out = self._forest_outputs(forest, X)[:, 0] / len(self.estimators_)
+        if not np.isfinite(out).all():      # finite members whose sum overflowed
+            return self._member_mean(X)
+        return out
 
     def _member_mean(self, X):
-        """The mean of each member's predict (members other than smml trees)."""
+        """The mean of each member's predict (members other than smml trees; and the fallback
+        when the members' sum overflows: recomputed with the members' outputs scaled by
+        :func:`smml._outputs.sum_scale`, the same bits where the plain sum was finite)."""
         check_is_fitted(self)
         X = validate_X(self, X, dtype="float64")
         out = np.zeros(X.shape[0])
+        with np.errstate(over="ignore", invalid="ignore"):
+            for p in self._member_outputs(X):
+                np.add(out, p, out=out)
+        T = len(self.estimators_)
+        mean = out / T
+        if np.isfinite(mean).all():
+            return mean
+        s = sum_scale(T)
+        out = np.zeros(X.shape[0])
         for p in self._member_outputs(X):
-            out += p
-        return out / len(self.estimators_)
+            out += np.asarray(p, dtype=np.float64) * s
+        return out / T / s
 
 
 _BAGGING_SPEC = {"estimator": (Options(None), InstanceOf(BaseEstimator)),

@@ -107,6 +107,28 @@ def _split_w(w, d, fit_intercept, dtype=None):
     return coef, intercept
 
 
+def _refuse_overflowing_scores(est, X):
+    """Raise a ValueError at fit when the fitted model's scores w.x + b of its own training
+    rows X overflow (it would accept the fit and then fail to score its training data).
+    |w.x + b| <= ||w||_1 max|x| + |b| settles it in two reductions over X; only where that bound
+    overflows are the scores computed (the compiled decision function)."""
+    if X.size == 0:
+        return
+    W = np.atleast_2d(np.asarray(est.coef_, dtype=np.float64))
+    b = np.abs(np.atleast_1d(np.asarray(est.intercept_, dtype=np.float64)))
+    top = np.finfo(np.result_type(X.dtype, np.asarray(est.coef_).dtype)).max
+    with np.errstate(over="ignore", invalid="ignore"):
+        xmax = max(abs(float(np.max(X))), abs(float(np.min(X))))
+        bound = float(np.max(np.sum(np.abs(W), axis=1) * xmax + b))
+    if bound <= top:
+        return
+    try:
+        _scores(est, X)
+    except ValueError:
+        raise ValueError(f"{type(est).__name__}: the fitted weights overflow float64 on the training rows "
+                         f"(w.x + b; features up to {xmax:.3g}); rescale the features or the targets") from None
+
+
 def _scores(est, X):
     """decision values X @ coef_.T + intercept_ through the parallel kernel, (n, k)."""
     check_is_fitted(est)

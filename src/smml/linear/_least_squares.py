@@ -14,7 +14,8 @@ from smml._validation import (N_JOBS, RANDOM_STATE, Interval, Options, drop_zero
                                validate_X_y, validate_sample_weight)
 
 from smml.linear._base import (_BOOL, _center, _centered_gram, _check_rng, _lstsq, _raise_divergence,
-                               _row_weights, _small_change, _warm_weights, _LinearRegressorBase)
+                               _refuse_overflowing_scores, _row_weights, _small_change, _warm_weights,
+                               _LinearRegressorBase)
 from smml.base import store_params
 
 def _weighted_rows(X, y, sample_weight, fit_intercept):
@@ -113,11 +114,12 @@ class LinearRegression(_LinearRegressorBase):
             The fitted LinearRegression.
         """
         self._validate_params()
-        X, y = validate_X_y(self, X, y, dtype="float64", y_numeric=True)
-        X, y, shift = _weighted_rows(X, y, sample_weight, self.fit_intercept)
+        X0, y = validate_X_y(self, X, y, dtype="float64", y_numeric=True)
+        X, y, shift = _weighted_rows(X0, y, sample_weight, self.fit_intercept)
         # (LinearRegression's own solve, also when RidgeRegression(alpha=0) comes here)
         w, X_mean, y_mean = LinearRegression._solve(self, X, y, self.fit_intercept and shift is None)
         self._set(w, *(shift or (X_mean, y_mean)))
+        _refuse_overflowing_scores(self, X0)
         return self
 
     def _solve(self, X, y, fit_intercept):
@@ -218,11 +220,12 @@ class RidgeRegression(LinearRegression):
         self._validate_params()
         if self.alpha == 0:
             return LinearRegression.fit(self, X, y, sample_weight)
-        X, y = validate_X_y(self, X, y, dtype="float64", y_numeric=True)
-        X, y, shift = _weighted_rows(X, y, sample_weight, self.fit_intercept)
+        X0, y = validate_X_y(self, X, y, dtype="float64", y_numeric=True)
+        X, y, shift = _weighted_rows(X0, y, sample_weight, self.fit_intercept)
         w, X_mean, y_mean = self._solve(X, y, self.fit_intercept and shift is None)
         self.solver_ = "closed_form"
         self._set(w, *(shift or (X_mean, y_mean)))
+        _refuse_overflowing_scores(self, X0)
         return self
 
     def _solve(self, X, y, fit_intercept):

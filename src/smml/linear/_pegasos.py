@@ -10,8 +10,8 @@ from smml._validation import (N_JOBS, RANDOM_STATE, Interval, validate_X, valida
 from smml._random import STEP_CHUNK, draw_integers
 from smml._random import step_indices as _step_indices
 from smml.linear._base import (_BOOL, _CLASS_WEIGHT, _check_rng, _first_chunk,
-                               _next_chunk, _problem_labels,
-                               _raise_divergence, _row_weights, _LinearClassifier)
+                               _next_chunk, _problem_labels, _raise_divergence,
+                               _refuse_overflowing_scores, _row_weights, _LinearClassifier)
 from smml.base import store_params
 
 def _weighted_step_indices(rng, sw, n_steps, chunk=STEP_CHUNK):
@@ -182,6 +182,7 @@ class Pegasos(_LinearClassifier):
                     _raise_divergence(self, f"by step {int(state[c, 1])}", "rescale the features")
         self.__dict__.pop("_stream_state", None)   # fit starts afresh
         self._finish(V, U, state, d)
+        _refuse_overflowing_scores(self, X)
         return self
 
     def partial_fit(self, X: ArrayLike, y: ArrayLike, classes: ArrayLike | None = None,

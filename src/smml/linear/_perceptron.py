@@ -10,7 +10,8 @@ from smml._validation import (N_JOBS, RANDOM_STATE, Interval, encode_classes, va
 from smml.base import ClassifierMixin, SmmlEstimator, store_params
 
 from smml.linear._base import (_BOOL, _CLASS_WEIGHT, _check_rng, _first_chunk, _next_chunk,
-                               _raise_divergence, _row_weights, _scores, _warm_weights)
+                               _raise_divergence, _refuse_overflowing_scores, _row_weights, _scores,
+                               _warm_weights)
 
 class Perceptron(ClassifierMixin, SmmlEstimator):
     """The Perceptron of 000, "Training linear classifiers" (also 001, 003 section 9).
@@ -165,6 +166,7 @@ class Perceptron(ClassifierMixin, SmmlEstimator):
             ups.append(u), eps.append(e), convs.append(c)
         self.coef_ = np.array(coefs, dtype=X.dtype)
         self.intercept_ = np.array(intercepts, dtype=X.dtype)
+        _refuse_overflowing_scores(self, X)
         if k == 2:
             self.n_updates_, self.n_iter_, self.converged_ = ups[0], eps[0], convs[0]
         else:

@@ -11,6 +11,7 @@ from numpy.typing import ArrayLike, NDArray
 import numpy as np
 
 from smml._core import _knn
+from smml._outputs import sum_scale
 from smml._threads import threads_for
 from smml._validation import encode_classes, validate_X_y
 from smml.base import ClassifierMixin, RegressorMixin
@@ -327,8 +328,23 @@ class KNNRegressor(RegressorMixin, _KNNBase):
             sw = sw[order]
             w = sw if w is None else w * sw
         if w is None:
-            return np.bincount(rows, weights=yv, minlength=nb) / np.bincount(rows, minlength=nb)
+            count = np.bincount(rows, minlength=nb)
+            with np.errstate(over="ignore", invalid="ignore"):
+                mean = np.bincount(rows, weights=yv, minlength=nb) / count
+            if not np.isfinite(mean).all():     # finite labels whose sum overflowed (sum_scale)
+                s = sum_scale(count.max())
+                mean = np.bincount(rows, weights=yv * s, minlength=nb) / count / s
+            return mean
         den = np.bincount(rows, weights=w, minlength=nb)
         if np.any(den == 0):
             raise ValueError("the weights of all taken neighbours of a query are zero")
-        return np.bincount(rows, weights=w * yv, minlength=nb) / den
+        with np.errstate(over="ignore", invalid="ignore"):
+            mean = np.bincount(rows, weights=w * yv, minlength=nb) / den
+        if not np.isfinite(mean).all():
+            # the weighted sums overflowed: labels scaled by sum_scale and the weights by a power
+            # of two putting the largest at 1 (the ratio keeps its bits where it was finite)
+            s = sum_scale(np.bincount(rows, minlength=nb).max())
+            ws = w * 2.0 ** -np.frexp(np.max(w))[1]
+            num = np.bincount(rows, weights=ws * (yv * s), minlength=nb)
+            mean = num / np.bincount(rows, weights=ws, minlength=nb) / s
+        return mean
