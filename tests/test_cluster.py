@@ -211,6 +211,38 @@ def test_bit_identical_for_any_thread_count(rng, small_layout, dtype):
             _assert_same_fit(f, fits[0], dtype, exact_centres=True)
 
 
+def test_block_layout_depends_on_shape_only_and_balances_small_data():
+    # the default layout: whole chunks, about MIN_BLOCKS blocks on small data, BLOCK_ROWS
+    # rows from MIN_BLOCKS x BLOCK_ROWS rows on, more rows when the partial sums pass the budget
+    for n, k, d in [(20_000, 8, 64), (5_000, 64, 2), (100_000, 256, 16), (1_000, 3, 3), (1, 1, 1)]:
+        rows = cl._block_rows(n, k, d)
+        n_blocks = -(-n // rows)
+        assert rows % cl._CHUNK_ROWS == 0
+        assert rows <= cl._BLOCK_ROWS
+        # the least whole number of chunks that cuts n rows into at most MIN_BLOCKS blocks
+        assert n_blocks <= cl._MIN_BLOCKS
+        assert rows == cl._CHUNK_ROWS or -(-n // (rows - cl._CHUNK_ROWS)) > cl._MIN_BLOCKS
+        assert n_blocks * k * (d + 2) <= max(cl._ACC_BUDGET, k * (d + 2))
+    assert cl._block_rows(20_000, 8, 64) == 768                       # 27 blocks, not 5 of 4096
+    assert cl._block_rows(cl._MIN_BLOCKS * cl._BLOCK_ROWS, 8, 64) == cl._BLOCK_ROWS
+    assert cl._block_rows(10 ** 7, 8, 64) == cl._BLOCK_ROWS
+    big = cl._block_rows(10 ** 7, 256, 256)                             # the budget: larger blocks
+    assert big > cl._BLOCK_ROWS and -(-10 ** 7 // big) * 256 * 258 <= cl._ACC_BUDGET
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_default_layout_bit_identical_for_any_thread_count(rng, dtype):
+    # the default (unpatched) layout on data of many small blocks: 1, 2 and 3 threads agree
+    X = _data("blobs", rng, n=20_000, d=6).astype(dtype)
+    assert cl._block_rows(len(X), 9, 6) == 768                         # 27 blocks
+    fits = [KMeans(9, n_init=1, tol=0, max_iter=15, random_state=3, n_jobs=j).fit(X) for j in (1, 2, 3)]
+    for f in fits[1:]:
+        _assert_same_fit(f, fits[0], dtype, exact_centres=True)
+    ref_fit = ref.KMeans(9, n_init=1, tol=0, max_iter=15, random_state=3).fit(X[:2000])
+    ours = KMeans(9, n_init=1, tol=0, max_iter=15, random_state=3).fit(X[:2000])     # 8 blocks
+    _assert_same_fit(ours, ref_fit, dtype)
+
+
 def test_packed_tile_and_blas_tile_give_identical_fits(rng, monkeypatch):
     X = _data("grid", rng, n=2000, d=6)
     for dtype in DTYPES:

@@ -48,6 +48,7 @@ _Self = TypeVar("_Self")
 _CHUNK_ROWS = _loop.CHUNK_ROWS      # rows per gemm tile
 _BLOCK_ROWS = _loop.BLOCK_ROWS      # rows per block of partial sums (fixed: results do not depend on threads)
 _ACC_BUDGET = _loop.ACC_BUDGET      # at most this many float64 partial sums (n_blocks x k (d + 2))
+_MIN_BLOCKS = _loop.MIN_BLOCKS      # fewer rows per block on small data (threads share the blocks evenly)
 _GRAIN = _loop.GRAIN                # multiply-adds (rows x clusters x features) worth a thread
 _MAX_NORM_SQ = _loop.MAX_NORM_SQ    # squared norms above this could overflow the float64 distances
 _GEMM_LIMIT32 = _loop.GEMM_LIMIT32  # float32 data with squared norms above this is computed in float64
@@ -56,7 +57,7 @@ _FAST_TILE = _loop.FAST_TILE        # the packed-panel AVX2 tile where the CPU h
 
 def _block_rows(n, k, d):
     """Rows per block (:func:`smml._kmeans_loop.block_rows` with this module's layout)."""
-    return _loop.block_rows(n, k, d, _BLOCK_ROWS, _CHUNK_ROWS, _ACC_BUDGET)
+    return _loop.block_rows(n, k, d, _BLOCK_ROWS, _CHUNK_ROWS, _ACC_BUDGET, _MIN_BLOCKS)
 
 
 def _draw(rng, weights):
