@@ -103,16 +103,30 @@ def test_best_splits_is_the_growth_kernels_choice():
     nodes, value, bits, sbin = _gbm.grow_tree(Xb, edges, np.zeros(4, np.uint8), nan_code, g, h,
                                               np.arange(3000, dtype=np.intp), np.arange(4, dtype=np.intp),
                                               F, 0, 1.0, 0.0, 1.0, 1.0, 1, 0, 1, 8192)
-    hist = np.zeros((1, 4, edges.shape[1], 3))
+    # the root's histogram in row 1 of the array; row 0 another node's (half the rows, its split
+    # elsewhere): the node's row is the one ``which`` names
+    hist = np.zeros((2, 4, edges.shape[1], 3))
     for j in range(4):
-        np.add.at(hist[0, j, :, 1], Xb[:, j], h)
-        np.add.at(hist[0, j, :, 2], Xb[:, j], g)
-    f, b, thr, ml, imp = _gbm.best_splits(hist, np.array([[h.sum(), g.sum()]]), np.array([3000], np.intp),
-                                          edges, np.zeros(4, np.uint8), nan_code, np.arange(4, dtype=np.intp),
-                                          1.0, 0.0, 1.0)
+        np.add.at(hist[1, j, :, 1], Xb[:, j], h)
+        np.add.at(hist[1, j, :, 2], Xb[:, j], g)
+        np.add.at(hist[0, j, :, 1], Xb[::2, j], h[::2])
+        np.add.at(hist[0, j, :, 2], Xb[::2, j], -g[::2])
+    args = (edges, np.zeros(4, np.uint8), nan_code, np.arange(4, dtype=np.intp), 1.0, 0.0, 1.0)
+    f, b, thr, ml, imp = _gbm.best_splits(hist, np.array([1], np.intp), np.array([[h.sum(), g.sum()]]),
+                                          np.array([3000], np.intp), *args)
     assert (f[0], thr[0], ml[0]) == (nodes[0]["feature"], nodes[0]["threshold"], nodes[0]["missing_left"])
     assert b[0] == sbin[0]
     np.testing.assert_allclose(imp[0], nodes[0]["improvement"], rtol=1e-9)
+    # both nodes in one call, in either order: each its own histogram's split
+    tot2 = np.array([[h[::2].sum(), -g[::2].sum()], [h.sum(), g.sum()]])
+    one = [_gbm.best_splits(hist, np.array([i], np.intp), tot2[i:i + 1], np.array([1500 * (i + 1)], np.intp), *args)
+           for i in (0, 1)]
+    both = _gbm.best_splits(hist, np.array([1, 0], np.intp), tot2[::-1].copy(), np.array([3000, 1500], np.intp),
+                            *args)
+    for a, o in enumerate((1, 0)):
+        assert [r[a] for r in both] == [r[0] for r in one[o]]
+    with pytest.raises(ValueError, match="out of range"):
+        _gbm.best_splits(hist, np.array([2], np.intp), tot2[:1], np.array([3000], np.intp), *args)
 
 
 # ---- equality with the in-memory fit ------------------------------------------------------------
@@ -150,6 +164,44 @@ def test_regressor_with_weights_and_multiclass_equal_in_memory(client):
     b = sd.GradientBoostingClassifier(**kw).fit(*_dask(X, y3, 13000))
     _same_model(a, b)
     np.testing.assert_array_equal(a.classes_, b.classes_)
+
+
+def _requests(monkeypatch):
+    """The names of the group calls of the fits that follow (the driver's requests)."""
+    import smml.dask._gbm as gbm
+    names, drive = [], gbm._drive_actors
+
+    def spy(steps):
+        try:
+            req = next(steps)
+            while True:
+                names.append(req[0])
+                req = steps.send((yield req))
+        except StopIteration as stop:
+            return stop.value
+
+    async def counting(steps, groups):
+        return await drive(spy(steps), groups)
+
+    monkeypatch.setattr(gbm, "_drive_actors", counting)
+    return names
+
+
+def test_root_histograms_on_guessed_scales_are_used_only_when_the_guess_holds(client, monkeypatch):
+    # the groups build the next round's root histogram on scales from their own maxima: where
+    # every group's maxima have the fit's binary exponents (log loss: |g| < 1, h <= 1/4) the
+    # root's round trip is skipped; one outlier on the first worker makes its maximum |g| ~1e6,
+    # the other's ~50: every guess misses, each round asks for the root again; the same models
+    names = _requests(monkeypatch)
+    X, z = _data(20000, 4, seed=8)
+    kw = dict(n_estimators=5, max_depth=3, random_state=0, max_bins=64)
+    y = (z > 1).astype(int)
+    _same_model(GradientBoostingClassifier(**kw).fit(X, y), sd.GradientBoostingClassifier(**kw).fit(*_dask(X, y, 5000)))
+    assert names.count("root") == 1 and names.count("level") == 5 * 3     # depth 3: 3 level calls a tree
+    del names[:]
+    z[0] = 1e6
+    _same_model(GradientBoostingRegressor(**kw).fit(X, z), sd.GradientBoostingRegressor(**kw).fit(*_dask(X, z, 5000)))
+    assert names.count("root") == 5
 
 
 def test_equal_on_local_threads_and_a_single_chunk():

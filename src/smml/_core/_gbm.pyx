@@ -812,7 +812,8 @@ def quantize(double[::1] v, double scale):
                 v[i] = nearbyint(v[i] * scale) * inv
 
 
-def best_splits(const double[:, :, :, ::1] hist,   # IN (m, d, max_bins, 3) per node: (-, sum h, sum g)
+def best_splits(const double[:, :, :, ::1] hist,   # IN (M, d, max_bins, 3) histograms: (-, sum h, sum g)
+                const intp_t[::1] which,           # IN (m,) the histogram (row of hist) of each node
                 const double[:, ::1] tot,          # IN (m, 2) per node: (sum h, sum g)
                 const intp_t[::1] nn,              # IN (m,) rows per node
                 const double[:, ::1] edges,        # IN (d, max_bins) threshold of "code <= b"
@@ -822,7 +823,9 @@ def best_splits(const double[:, :, :, ::1] hist,   # IN (m, d, max_bins, 3) per 
                 double reg_lambda, double gamma, double min_child_weight):
     """The best split of each node from its histogram: the growth kernel's own scans
     (``_scan_one``) and choice (``_pick``), so a histogram equal to the one ``grow_tree``
-    builds gives the split ``grow_tree`` makes.  Returns (feature, bin, threshold,
+    builds gives the split ``grow_tree`` makes.  Node i's histogram is ``hist[which[i]]`` (the
+    caller keeps a level's summed and subtracted histograms in one array, unscanned rows
+    included, and copies none of them).  Returns (feature, bin, threshold,
     missing_left, improvement) arrays of m entries (feature -1: no split).  The lowest and
     highest bin scanned are the lowest and highest non-empty ones (the kernel's may extend
     over empty bins, which every scan skips)."""
@@ -830,12 +833,15 @@ def best_splits(const double[:, :, :, ::1] hist,   # IN (m, d, max_bins, 3) per 
     cdef Scratch S
     cdef HistBuf b
     cdef SplitRecord rec
-    cdef intp_t m = hist.shape[0], d = hist.shape[1], mb = hist.shape[2], node, j, f, q
+    cdef intp_t M = hist.shape[0], m = which.shape[0], d = hist.shape[1], mb = hist.shape[2], node, j, f, q
     cdef const double* hb
     cdef double t2[2]
     if hist.shape[3] != STRIDE or edges.shape[0] != d or edges.shape[1] != mb or tot.shape[0] != m \
             or nn.shape[0] != m or is_cat.shape[0] != d or nan_code.shape[0] != d:
         raise ValueError("best_splits: shapes disagree")
+    for node in range(m):
+        if not 0 <= which[node] < M:
+            raise ValueError("best_splits: a histogram index is out of range")
     out_f = np.full(m, -1, np.intp)
     out_b = np.full(m, -1, np.intp)
     out_t = np.zeros(m)
@@ -871,7 +877,7 @@ def best_splits(const double[:, :, :, ::1] hist,   # IN (m, d, max_bins, 3) per 
             raise MemoryError("best_splits: out of memory")
         with nogil:
             for node in range(m):
-                b.h = <double*>&hist[node, 0, 0, 0]
+                b.h = <double*>&hist[which[node], 0, 0, 0]
                 for j in range(P.mf):
                     f = P.feats[j]
                     b.lo[f] = 0
@@ -911,8 +917,8 @@ def level_histograms(const uint8_t[:, ::1] Xb,       # IN (n, d) codes
     the block, this is 1.4-2.3x faster than gathering each node's rows in turn (one core,
     500,000 rows, 16-32 histograms).  With quantized gradients the sums are exact: any row
     order gives the same values.  Two values a bin, not the growth kernel's STRIDE of 3 (no
-    counts in boosting): a third less to ship from the workers; the driver lays them out for
-    ``best_splits``."""
+    counts in boosting): a third less to ship from the workers; the driver sums them into the
+    layout ``best_splits`` scans."""
     cdef intp_t n = Xb.shape[0], d = Xb.shape[1], nb = out.shape[2], i, f, s
     cdef double g, h
     cdef double* o

@@ -95,6 +95,8 @@ class _Rows:
         self.F = np.tile(np.asarray(F0, np.float64), (n, 1))
         self.G = np.empty((K, n))
         self.H = np.empty((K, n))
+        self.Gq = np.empty((K, n))       # the fixed-point G and H the histograms sum
+        self.Hq = np.empty((K, n))
         self.node = np.zeros(n, np.int32)
         self.slot = np.zeros(n, np.int32)
         return n
@@ -113,9 +115,13 @@ class _Rows:
         return loss, [(_gbm.abs_max(self.G[k]), _gbm.abs_max(self.H[k])) for k in range(K)]
 
     def quantize(self, scales):
+        """Gq, Hq: G and H rounded to the scales' fixed point (G and H kept, so that a guessed
+        scale can be corrected)."""
+        np.copyto(self.Gq, self.G)
+        np.copyto(self.Hq, self.H)
         for k, (sg, sh) in enumerate(scales):
-            _gbm.quantize(self.G[k], sg)
-            _gbm.quantize(self.H[k], sh)
+            _gbm.quantize(self.Gq[k], sg)
+            _gbm.quantize(self.Hq[k], sh)
 
     def root(self, prev, k, scales, nb):
         """The previous tree's values into F; (first tree of the round) the fixed-point
@@ -132,7 +138,7 @@ class _Rows:
         out = np.zeros((m, self.Xb.shape[1], nb, 2))
         counts = np.zeros(m, np.int64)
         if m:
-            _gbm.level_histograms(self.Xb, self.slot, self.G[self.k], self.H[self.k], out, counts)
+            _gbm.level_histograms(self.Xb, self.slot, self.Gq[self.k], self.Hq[self.k], out, counts)
         return out
 
     def level(self, feature, split_bin, missing_left, first_child, child_slot, m, nb, last):
@@ -140,8 +146,8 @@ class _Rows:
         asked for (``child_slot``) and the rows of every node. ``last`` (the tree's last
         level: no histogram asked for): None, or (the leaf values by node id, the tree's
         class k, the next round's ``grads`` arguments or None): the values into F's column k
-        and, asked for, the next round's gradients in the same round trip (``grads``' result
-        as the third value)."""
+        and, asked for, the next round's gradients and root histogram in the same round trip
+        (``_next_root``'s result as the third value)."""
         counts = np.zeros(len(feature), np.int64)
         _gbm.route_level(self.Xb, self.node, feature, split_bin, missing_left, self.nan_code, first_child,
                          child_slot, self.slot, counts)
@@ -150,7 +156,20 @@ class _Rows:
             return out + (None,)
         value, k, grads = last
         self._apply((k, value))
-        return out + (None if grads is None else self.grads(None, *grads),)
+        return out + (None if grads is None else self._next_root(*grads),)
+
+    def _next_root(self, loss_code, want_loss, n, nb):
+        """The next round's gradients (``grads``' result), and its first tree's root histogram
+        on a guess of the fixed-point scales: this group's own maxima, with the fit's n.  The
+        fit's scales come from every group's maxima; where a group's guess is theirs (the
+        maxima of all the groups have the same binary exponents: the usual case) the driver
+        uses the histogram and skips the root's round trip, else it sends ``root`` with the
+        fit's scales (quantized again from G and H). Returns (loss, maxima, guessed scales,
+        root histogram)."""
+        loss, maxima = self.grads(None, loss_code, want_loss)
+        guess = [(_exact_sums.fixed_scale(n, g), _exact_sums.fixed_scale(n, h)) for g, h in maxima]
+        hist, _ = self.root(None, 0, guess, nb)
+        return loss, maxima, guess, hist
 
     def finish(self, prev, loss_code):
         """The last tree's values into F; the training loss."""
@@ -158,34 +177,30 @@ class _Rows:
         return _gbm.loss_sum(loss_code, self.y, self.F, self.sw, self.nt)
 
 
-def _sum_hists(outs):
-    """The workers' histograms summed (exact: fixed-point values), (m, d, nb, 2): per bin
-    (sum h, sum g)."""
-    h = np.array(outs[0][0], copy=True)
+def _sum_hists(outs, extra=0):
+    """The workers' histograms, (m, d, nb, 2) each, summed (exact: fixed-point values) into the
+    layout ``_gbm.best_splits`` scans, (m + extra, d, nb, 3): per bin (0, sum h, sum g), the
+    growth kernel's; the ``extra`` rows (zero) are for the siblings' subtracted histograms, so a
+    level's histograms are one array, none copied."""
+    first = outs[0][0]
+    h = np.zeros((first.shape[0] + extra,) + first.shape[1:3] + (3,))
+    v = h[:first.shape[0], :, :, 1:]
+    np.copyto(v, first)
     for o in outs[1:]:
-        h += o[0]
+        v += o[0]
     return h
 
 
 def _side_totals(hist, f, b, miss_left, nan_code):
     """(H, G) of the first child of the split "code <= b" of feature f (missing values to the
-    first child when miss_left) from the node's histogram: exact sums."""
+    first child when miss_left) from the node's (d, nb, 3) histogram: exact sums."""
     hf = hist[f]
     nc = nan_code[f]
     sel = np.zeros(hf.shape[0], bool)
     sel[:b + 1] = True
     if nc >= 0:
         sel[nc] = bool(miss_left)
-    return float(hf[sel, 0].sum()), float(hf[sel, 1].sum())
-
-
-def _for_scan(hists):
-    """Nodes' (d, nb, 2) histograms as the (m, d, nb, 3) array ``_gbm.best_splits`` scans
-    (the growth kernel's layout: (-, sum h, sum g) per bin)."""
-    h = np.zeros((len(hists),) + hists[0].shape[:2] + (3,))
-    for i, x in enumerate(hists):
-        h[i, :, :, 1:] = x
-    return h
+    return float(hf[sel, 1].sum()), float(hf[sel, 2].sum())
 
 
 def _leaf_values(Htot, Gtot, lam, lr):
@@ -375,14 +390,18 @@ class _DaskGradientBoostingMixin:
                 train_score.append(loss / wsum / scale)
             scales = [(_exact_sums.fixed_scale(n, max(o[1][k][0] for o in outs)),
                        _exact_sums.fixed_scale(n, max(o[1][k][1] for o in outs))) for k in range(K)]
+            # the first tree's root histograms the groups built on their guessed scales: used
+            # when every guess is the fit's scales (the model is the same either way)
+            root = outs if folded is not None and all(o[2] == scales for o in outs) else None
             feats = all_feats if mf == d else np.sort(rng.choice(d, mf, replace=False)).astype(np.intp)
             folded = None
             for k in range(K):
                 # the round's last tree asks its last level call for the next round's gradients
-                nxt = (loss_code, True) if k == K - 1 and t + 1 < self.n_estimators else None
+                # and first root histogram (``_Rows._next_root``)
+                nxt = (loss_code, True, n, nb) if k == K - 1 and t + 1 < self.n_estimators else None
                 tree, sbin, leaf_values, out = yield from self._grow(G, prev, k, scales if k == 0 else None, nb, n,
                                                                      edges, nan_code, feats, lam, gam, mcw, lr,
-                                                                     max_depth, nxt)
+                                                                     max_depth, nxt, root if k == 0 else None)
                 prev = None if out is not None else (k, leaf_values)
                 if out is not None and nxt is not None:
                     folded = out
@@ -407,7 +426,8 @@ class _DaskGradientBoostingMixin:
         self._pack()
         return self
 
-    def _grow(self, G, prev, k, scales, nb, n, edges, nan_code, feats, lam, gam, mcw, lr, max_depth, nxt):
+    def _grow(self, G, prev, k, scales, nb, n, edges, nan_code, feats, lam, gam, mcw, lr, max_depth, nxt,
+              root=None):
         """One tree, level by level: the kernel's splits (``_gbm.best_splits``) on the summed
         histograms. Yields the groups' requests; returns the tree (the in-memory kernel's node
         numbering), its split bins, the leaf values by the driver's node ids and, when the
@@ -415,11 +435,14 @@ class _DaskGradientBoostingMixin:
         the groups' third results (``nxt``: the next round's gradients, else None each), else
         None (the values are the caller's to send)."""
         is_cat = np.zeros(len(nan_code), np.uint8)
-        outs = yield "root", [(prev, k, scales, nb)] * G
-        hist = _sum_hists(outs)                          # (1, d, nb, 2)
+        if root is None:
+            outs = yield "root", [(prev, k, scales, nb)] * G
+        else:                                            # the groups' root histograms, already built
+            outs = [(o[3],) for o in root]
+        buf = _sum_hists(outs)                           # (1, d, nb, 3)
         # the driver's nodes, in creation order: depth, rows, H, G, split, children
-        Hs = float(hist[0, 0, :, 0].sum())
-        Gs = float(hist[0, 0, :, 1].sum())
+        Hs = float(buf[0, 0, :, 1].sum())
+        Gs = float(buf[0, 0, :, 2].sum())
         depth, nrows, Htot, Gtot = [0], [n], [Hs], [Gs]
         split = [None]
         first = [-1]
@@ -430,18 +453,19 @@ class _DaskGradientBoostingMixin:
             return nn >= 2 and H >= 2.0 * mcw
 
         level = [0] if can_split(0, n, Hs) else []
-        hists = {0: hist[0]} if level else {}
+        row = {0: 0}                    # each node's row of buf, the level's histograms
         while level:
             tot = np.array([[Htot[u], Gtot[u]] for u in level])
             nn = np.array([nrows[u] for u in level], np.intp)
-            H4 = _for_scan([hists[u] for u in level])
-            f, b, thr, ml, imp = _gbm.best_splits(H4, tot, nn, edges, is_cat, nan_code, feats, lam, gam, mcw)
+            which = np.array([row[u] for u in level], np.intp)
+            f, b, thr, ml, imp = _gbm.best_splits(buf, which, tot, nn, edges, is_cat, nan_code, feats, lam, gam,
+                                                  mcw)
             new_level, build = [], []
             for i, u in enumerate(level):
                 if f[i] < 0:
                     continue
                 split[u] = (int(f[i]), int(b[i]), float(thr[i]), int(ml[i]), float(imp[i]))
-                hL, gL = _side_totals(hists[u], f[i], b[i], ml[i], nan_code)
+                hL, gL = _side_totals(buf[row[u]], f[i], b[i], ml[i], nan_code)
                 kids = (len(depth), len(depth) + 1)
                 first[u] = kids[0]
                 for c, (h, g) in zip(kids, ((hL, gL), (Htot[u] - hL, Gtot[u] - gL))):
@@ -473,7 +497,8 @@ class _DaskGradientBoostingMixin:
             for u, kids, _ in new_level:
                 feature[u], sbin[u], _, mleft[u], _ = split[u]
                 fc[u] = kids[0]
-            for s, c in enumerate(build):
+            cslot_of = {c: s for s, c in enumerate(build)}
+            for c, s in cslot_of.items():
                 cslot[c] = s
             # no histogram asked for: the tree's last level (every node is known), whose call
             # also puts the leaf values into F and computes the next round's gradients
@@ -485,18 +510,22 @@ class _DaskGradientBoostingMixin:
             for u, kids, _ in new_level:
                 for c in kids:
                     nrows[c] = int(counts[c])
-            summed = _sum_hists(outs) if build else None
-            level, hists_new = [], {}
+            level, sibs = [], []          # sibs: (node, its parent, its built sibling)
             for u, kids, small in new_level:
                 for c in kids:
-                    if not can_split(depth[c], nrows[c], Htot[c]):
-                        continue
-                    if c in build:
-                        hists_new[c] = summed[build.index(c)]
-                    else:                   # the sibling subtraction (exact)
-                        hists_new[c] = hists[u] - summed[build.index(small)]
-                    level.append(c)
-            hists = hists_new
+                    if can_split(depth[c], nrows[c], Htot[c]):
+                        level.append(c)
+                        if c not in cslot_of:
+                            sibs.append((c, u, small))
+            if level:
+                # the built histograms summed, then each sibling's: the parent's minus the built
+                # one (exact), in the rows after them
+                hb = _sum_hists(outs, len(sibs))
+                hb_row = dict(cslot_of)
+                for j, (c, u, small) in enumerate(sibs):
+                    hb_row[c] = len(build) + j
+                    np.subtract(buf[row[u]], hb[cslot_of[small]], out=hb[len(build) + j])
+                buf, row = hb, hb_row
             if last is not None:
                 return self._tree(depth, nrows, Htot, Gtot, split, first, last[0]) + ([o[2] for o in outs],)
         return self._tree(depth, nrows, Htot, Gtot, split, first, _leaf_values(Htot, Gtot, lam, lr)) + (None,)
@@ -571,16 +600,21 @@ _HOW_IT_RUNS = """    How it is fitted. Each worker holds consecutive row blocks
     the driver sums them (worker order) and chooses every split with the in-memory kernel's
     own compiled scan (``smml._core._gbm.best_splits``: ``_scan_one`` and ``_pick``),
     broadcasts the splits, and the workers route their rows to the children. The call of a
-    tree's last level also adds the leaf values to the rows' scores and computes the next
-    round's gradients: a tree of depth D costs D + 1 round trips (the root's, then one a
-    level).
+    tree's last level also adds the leaf values to the rows' scores, computes the next
+    round's gradients and builds the next round's root histogram on a guess of its
+    fixed-point scales (the worker's own maxima; see Exactness): a tree of depth D costs
+    D + 1 round trips (the root's, then one a level), D when the guess holds (the first
+    tree of a round; with log loss nearly always).
 
     Exactness. The gradients and hessians are rounded to a fixed point each round (multiples
     of 2^-k with n max|g| 2^k < 2^51, in the in-memory fit too): every histogram sum is then
     exact in any order and grouping, so the summed histograms, the splits, the leaf values and
     F_0 (exactly rounded sums) are the in-memory fit's bit for bit, whatever the chunks and the
     number of workers, given the same ``random_state`` (hence the same bin edges). Only
-    ``train_score_`` is summed per worker then across workers (equal to rounding).
+    ``train_score_`` is summed per worker then across workers (equal to rounding). A root
+    histogram built on a worker's guessed scales is used only when every worker's guess is
+    the fit's scales (the same powers of two: the same fixed-point values), else the driver
+    asks for the root again: the model does not depend on the guess.
 
     Not offered on dask arrays (``ValueError``): ``max_leaf_nodes`` (best-first growth is one
     node at a time; level-wise growth cannot reproduce its order), ``subsample < 1``,
