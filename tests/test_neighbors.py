@@ -370,21 +370,63 @@ def test_tree_order_and_blocks_keep_every_output_in_query_order(rng, monkeypatch
         np.testing.assert_array_equal(tr.predict(Q), br.predict(Q))
 
 
-def test_both_structures_pick_per_call(rng, monkeypatch):
-    # algorithm_ == "both": calls of at most _FEW_QUERIES queries take the tree, larger ones brute
-    X, y, Q = _data("grid", rng, m=300, nq=100, d=8)
+@pytest.mark.parametrize("brute_point_ns, pick", [(0.0, "brute"), (1e9, "tree")])
+def test_both_structures_pick_per_call(rng, monkeypatch, brute_point_ns, pick):
+    # algorithm_ == "both": calls of at most _FEW_QUERIES queries take the tree; the first
+    # larger call searches its first _PROBE_QUERIES by the tree and the cost model picks the
+    # structure of the rest and of the later calls (forced here through its constants)
+    X, y, Q = _data("grid", rng, m=300, nq=300, d=8)
     est = KNNClassifier(n_neighbors=4).fit(X, y)
     assert est.algorithm_ == "both" and est._tree is not None and est._gemm
+    monkeypatch.setattr(_search, "_COST_BRUTE_POINT", brute_point_ns)
+    monkeypatch.setattr(_search, "_COST_BRUTE_QUERY", brute_point_ns)
     calls = []
     for mod, name in ((_kdtree, "knn"), (_knn, "knn_gemm"), (_knn, "knn_gemm_split_train")):
         real = getattr(mod, name)
-        monkeypatch.setattr(mod, name, lambda *a, _r=real, _n=name: (calls.append(_n), _r(*a))[1])
+        monkeypatch.setattr(mod, name, lambda *a, _r=real, _n=name, **kw: (calls.append((_n, len(a[0]))),
+                                                                           _r(*a, **kw))[1])
     want = ref.KNNClassifier(k=4).fit(X, y).predict(Q)
-    np.testing.assert_array_equal(est.predict(Q[:_search._FEW_QUERIES]), want[:_search._FEW_QUERIES])
-    assert set(calls) == {"knn"}
+    few, probe = _search._FEW_QUERIES, _search._PROBE_QUERIES
+    np.testing.assert_array_equal(est.predict(Q[:few]), want[:few])
+    assert [c[0] for c in calls] == ["knn"] and est._both_pick is None
     calls.clear()
     np.testing.assert_array_equal(est.predict(Q), want)
-    assert "knn" not in calls and calls
+    assert calls[0] == ("knn", probe) and est._both_pick == pick
+    gemm = {"knn_gemm", "knn_gemm_split_train"}
+    used = {c[0] for c in calls[1:]}
+    assert used == {"knn"} if pick == "tree" else (used and used <= gemm)
+    calls.clear()
+    np.testing.assert_array_equal(est.predict(Q[:few + 1]), want[:few + 1])
+    used = {c[0] for c in calls}
+    assert used == {"knn"} if pick == "tree" else (used and used <= gemm)
+
+
+def test_both_structures_cost_model_reads_the_tree_work(rng):
+    # the choice is a function of the data (the tree's counted work), not of a clock: the
+    # same on every fit and thread count; the work counts are the kernel's, the same for
+    # any number of threads, and the tree's estimate grows with them
+    X, y, Q = _data("continuous", rng, m=3000, nq=400, d=8)
+    picks, works = set(), []
+    for nj in (1, 2, 1, 2):
+        est = KNNClassifier(n_neighbors=5, n_jobs=nj).fit(X, y)
+        assert est.algorithm_ == "both"
+        est.predict(Q)
+        picks.add(est._both_pick)
+        Q0, _ = est._queries(Q[:_search._PROBE_QUERIES])
+        w = np.empty((Q0.shape[0], 2), dtype=np.intp)
+        cap = 5 + 5 // 2 + _search._SLACK
+        _kdtree.knn(Q0, *est._tree, 0, 5, cap, np.empty((len(Q0), cap)), np.empty((len(Q0), cap), dtype=np.intp),
+                    np.empty(len(Q0), dtype=np.intp), nj, out_work=w)
+        works.append(w)
+        tree_ns, brute_ns = est._both_costs(w.sum(axis=0), len(Q0))
+        assert est._both_pick == ("tree" if tree_ns <= brute_ns else "brute")
+    assert len(picks) == 1
+    for w in works[1:]:
+        np.testing.assert_array_equal(w, works[0])
+    assert (works[0][:, 0] >= 5).all() and (works[0][:, 1] >= 2).all()
+    t1, _ = est._both_costs((10, 0), 1)
+    t2, _ = est._both_costs((20, 0), 1)
+    assert t2 > t1
 
 
 def test_float32_filter_of_float64_data_changes_nothing(rng, monkeypatch):
@@ -1234,15 +1276,15 @@ def test_gemm_filter_bound_ignores_far_outliers(rng, dtype):
 @pytest.mark.parametrize("in_order", [True, False])
 def test_both_structures_probe_then_take_either_with_the_same_results(rng, monkeypatch,
                                                                        tree_faster, in_order):
-    # "both": a large call times the two searches on its first queries and sends the rest
-    # through the faster; force each outcome with a fake clock (tree timed first)
+    # "both": a large call searches its first queries by the tree and sends the rest
+    # through the structure the cost model picks; force each outcome through its constants
     X = rng.integers(0, 3, size=(2000, 8)).astype(float)     # ties: retries on both paths
     y = rng.integers(0, 3, size=2000)
     Q = np.vstack([rng.integers(0, 3, size=(700, 8)).astype(float), rng.normal(size=(300, 8))])
     est = KNNClassifier(n_neighbors=4, algorithm="auto", n_jobs=2).fit(X, y)
     assert est.algorithm_ == "both"
-    ticks = iter([0.0, 1.0, 3.0] if tree_faster else [0.0, 2.0, 3.0])
-    monkeypatch.setattr(_search.time, "perf_counter", lambda: next(ticks))
+    monkeypatch.setattr(_search, "_COST_BRUTE_POINT", 1e9 if tree_faster else 0.0)
+    monkeypatch.setattr(_search, "_COST_BRUTE_QUERY", 1e9 if tree_faster else 0.0)
     used = []
     real_tree, real_brute = est._tree_blocks, est._brute_blocks
     monkeypatch.setattr(est, "_tree_blocks", lambda Q0, *a: (used.append(("tree", len(Q0))),
@@ -1255,9 +1297,9 @@ def test_both_structures_probe_then_take_either_with_the_same_results(rng, monke
         ip, ii, kk = taken.csr()
         for j, r in enumerate(np.arange(1000)[rows]):
             got[int(r)] = (ii[ip[j]:ip[j + 1]], kk[ip[j]:ip[j + 1]])
-    p = used[0][1]
+    p = _search._PROBE_QUERIES
     pick = "tree" if tree_faster else "brute"
-    assert used == [("tree", p), ("brute", p), (pick, 1000 - p)]
+    assert used == [("tree", p), (pick, 1000 - p)]
     # the fitted model keeps the pick for its later calls of more than 64 queries
     assert est._both_pick == pick
     used.clear()
@@ -1378,3 +1420,52 @@ def test_float32_input_takes_the_same_points_and_returns_float64(algorithm):
         else:
             assert a.predict(Q).dtype == np.float64
         assert a.__sklearn_tags__().transformer_tags is None
+
+
+@pytest.mark.parametrize("widen", [0, 1000])
+def test_kdtree_keeps_results_longer_than_cap_in_one_search(rng, monkeypatch, widen):
+    # ties beyond cap: with keep_over the kernel returns those queries' whole k' sets from
+    # the same search (padded rows up to ``widen``, else CSR), equal to a search with room
+    # for all of them; the estimator then calls the kernel once per block, never again
+    X = rng.integers(0, 3, size=(1500, 4)).astype(float)
+    y = rng.integers(0, 2, size=1500)
+    Q = np.vstack([rng.integers(0, 3, size=(150, 4)).astype(float), rng.normal(size=(50, 4))])
+    est = KNNClassifier(n_neighbors=3, algorithm="tree").fit(X, y)
+    k, cap, n = 3, 18, len(Q)
+    out = [np.empty((n, cap)), np.empty((n, cap), dtype=np.intp), np.empty(n, dtype=np.intp)]
+    lab = np.empty((n, cap), dtype=np.intp)
+    over = _kdtree.knn(Q, *est._tree, 0, k, cap, *out, 2, est._ytree, lab, keep_over=True, widen=widen)
+    cnt = out[2]
+    assert (cnt > cap).sum() > 20 and (cnt <= cap).sum() > 20
+    big = int(cnt.max())
+    want = [np.empty((n, big)), np.empty((n, big), dtype=np.intp), np.empty(n, dtype=np.intp)]
+    want_lab = np.empty((n, big), dtype=np.intp)
+    assert _kdtree.knn(Q, *est._tree, 0, k, big, *want, 1, est._ytree, want_lab, keep_over=True) is None
+    np.testing.assert_array_equal(want[2], cnt)
+    if widen:
+        tag, key, idx, lab2 = over
+        assert tag == "padded" and key.shape == (n, big)
+        np.testing.assert_array_equal(key, want[0])
+        np.testing.assert_array_equal(idx, want[1])
+        np.testing.assert_array_equal(lab2, want_lab)
+    else:
+        tag, rows, ptr, key, idx, lab2 = over
+        assert tag == "csr"
+        np.testing.assert_array_equal(rows, np.flatnonzero(cnt > cap))
+        for j, r in enumerate(rows):
+            c = cnt[r]
+            np.testing.assert_array_equal(key[ptr[j]:ptr[j + 1]], want[0][r, :c])
+            np.testing.assert_array_equal(idx[ptr[j]:ptr[j + 1]], want[1][r, :c])
+            np.testing.assert_array_equal(lab2[ptr[j]:ptr[j + 1]], want_lab[r, :c])
+        np.testing.assert_array_equal(out[0][cnt <= cap], want[0][cnt <= cap, :cap])
+    # the estimator (rows widened, or CSR with widen 0): one kernel call, the reference's
+    # predictions and probabilities
+    r = ref.KNNClassifier(k=3).fit(X, y)
+    if not widen:
+        monkeypatch.setattr(_search, "_WIDEN_MAX", 0)
+    calls = []
+    real = _kdtree.knn
+    monkeypatch.setattr(_kdtree, "knn", lambda *a, **kw: (calls.append(len(a[0])), real(*a, **kw))[1])
+    np.testing.assert_array_equal(est.predict(Q), r.predict(Q))
+    assert calls == [n]
+    np.testing.assert_allclose(est.predict_proba(Q), r.predict_proba(Q), rtol=0, atol=1e-12)

@@ -45,13 +45,16 @@ is emptied whenever tau decreases. At the end the heap holds the k smallest poin
 the tie list every other point with key == D_k, so heap + ties are exactly the k' points
 of the notes' rule, whatever the tree's shape, the leaf size or the thread count. The
 kernel writes the first ``cap`` of them, sorted by (key, index), and ``k'`` itself (which
-may exceed ``cap``: the caller then asks again with a larger cap).
+may exceed ``cap``: with ``keep_over`` the kernel keeps that query's whole sorted result
+from the same search and returns it, so that no query is searched twice).
 
 :func:`radius` returns every point with key <= a threshold (prune: bound > threshold),
 sorted by (key, index); a depth-0 tree over the data in its own order (perm = identity)
 is the brute-force scan.
 """
-from libc.stdlib cimport malloc, realloc, free, qsort
+import numpy as np
+
+from libc.stdlib cimport malloc, calloc, realloc, free, qsort
 from libc.math cimport INFINITY
 from libc.string cimport memcpy
 from libc.stdint cimport uint64_t
@@ -352,6 +355,10 @@ ctypedef struct KState:
     intp_t *ri
     intp_t *rp
     intp_t *op          # the rows of the sorted results
+    double *sk          # RANK_MAX sorted keys / original indices (a result longer than cap)
+    intp_t *si
+    intp_t n_keys       # keys computed by the last search (its work, see knn's out_work)
+    intp_t n_bounds     # box bounds computed by the last search
     int failed
 
 
@@ -422,6 +429,8 @@ cdef void _knn_one(const floating *q, const floating *T,
     cdef double b, bn, bf, tau
     st.hs = 0
     st.n_ties = 0
+    st.n_keys = 0
+    st.n_bounds = 0
     st.stack[0] = 0
     st.sbound[0] = 0.0
     top = 1
@@ -434,6 +443,7 @@ cdef void _knn_one(const floating *q, const floating *T,
             l = 2 * node + 1
             bn = box_bound(q, lo + l * d, hi + l * d, d, metric)
             bf = box_bound(q, lo + (l + 1) * d, hi + (l + 1) * d, d, metric)
+            st.n_bounds += 2
             if bn <= bf:
                 near = l
                 far = l + 1
@@ -457,6 +467,7 @@ cdef void _knn_one(const floating *q, const floating *T,
         j0 = start[node]
         while j0 < end[node]:
             n = _chunk_keys(q, T, start[node], end[node], j0, d, metric, st.keys)
+            st.n_keys += n
             c = 0
             while c < n:
                 if st.hs == k and st.hv[0] < INFINITY:
@@ -474,12 +485,21 @@ cdef void _knn_one(const floating *q, const floating *T,
 
 cdef intp_t _finish(KState *st, intp_t k, const intp_t *perm, const intp_t *ytree,
                     double *out_key, intp_t *out_idx, intp_t *out_lab,
-                    intp_t cap) noexcept nogil:
+                    intp_t cap, Entry **over) noexcept nogil:
     """Sort heap + ties by (key, original index), write the first ``cap`` (and their labels
-    ``ytree[row]`` if ``out_lab`` is not NULL); return k' (may be > cap)."""
+    ``ytree[row]`` if ``out_lab`` is not NULL); return k' (may be > cap). With ``over`` not
+    NULL, a result longer than ``cap`` is also kept whole, sorted, in a new array
+    ``over[0]`` (the caller frees it), so that it need not be searched again."""
     cdef intp_t n = st.hs + st.n_ties, c, w
     cdef Entry *p
+    cdef Entry *o = NULL
     w = n if n < cap else cap
+    if n > cap and over != NULL:
+        o = <Entry *> malloc(n * sizeof(Entry))
+        if o == NULL:
+            st.failed = 1
+            return 0
+        over[0] = o
     if n <= RANK_MAX:
         for c in range(st.hs):
             st.rk[c] = st.hv[c]
@@ -489,7 +509,17 @@ cdef intp_t _finish(KState *st, intp_t k, const intp_t *perm, const intp_t *ytre
             st.rk[st.hs + c] = st.ties[c].key
             st.rp[st.hs + c] = st.ties[c].idx
             st.ri[st.hs + c] = perm[st.ties[c].idx]
-        smml_rank_sort(st.rk, st.ri, st.rp, n, cap, out_key, out_idx, st.op)
+        if o == NULL:
+            smml_rank_sort(st.rk, st.ri, st.rp, n, cap, out_key, out_idx, st.op)
+        else:
+            smml_rank_sort(st.rk, st.ri, st.rp, n, n, st.sk, st.si, st.op)
+            for c in range(n):
+                o[c].key = st.sk[c]
+                o[c].idx = st.si[c]
+                o[c].pos = st.op[c]
+            for c in range(w):
+                out_key[c] = st.sk[c]
+                out_idx[c] = st.si[c]
         if out_lab != NULL:
             for c in range(w):
                 out_lab[c] = ytree[st.op[c]]
@@ -515,6 +545,8 @@ cdef intp_t _finish(KState *st, intp_t k, const intp_t *perm, const intp_t *ytre
             out_idx[c] = st.buf[c].idx
             if out_lab != NULL:
                 out_lab[c] = ytree[st.buf[c].pos]
+        if o != NULL:
+            memcpy(o, st.buf, n * sizeof(Entry))
     for c in range(w, cap):
         out_key[c] = INFINITY
         out_idx[c] = -1
@@ -539,6 +571,8 @@ cdef KState *_new_state(intp_t k, intp_t depth) noexcept nogil:
     st.ri = <intp_t *> malloc(RANK_MAX * sizeof(intp_t))
     st.rp = <intp_t *> malloc(RANK_MAX * sizeof(intp_t))
     st.op = <intp_t *> malloc(RANK_MAX * sizeof(intp_t))
+    st.sk = <double *> malloc(RANK_MAX * sizeof(double))
+    st.si = <intp_t *> malloc(RANK_MAX * sizeof(intp_t))
     st.ties = NULL
     st.ties_cap = 0
     st.n_ties = 0
@@ -546,7 +580,7 @@ cdef KState *_new_state(intp_t k, intp_t depth) noexcept nogil:
     st.failed = 0
     if st.hv == NULL or st.hi == NULL or st.stack == NULL or st.sbound == NULL or st.buf == NULL \
             or st.keys == NULL or st.rk == NULL or st.ri == NULL or st.rp == NULL \
-            or st.op == NULL:
+            or st.op == NULL or st.sk == NULL or st.si == NULL:
         st.failed = 1
     return st
 
@@ -564,6 +598,8 @@ cdef void _free_state(KState *st) noexcept nogil:
         free(st.ri)
         free(st.rp)
         free(st.op)
+        free(st.sk)
+        free(st.si)
         free(st)
 
 
@@ -588,17 +624,35 @@ def knn(const floating[:, ::1] Q, const floating[:, ::1] Tt, const intp_t[::1] p
         double[:, ::1] out_key, intp_t[:, ::1] out_idx,                                 # OUT (nq, cap)
         intp_t[::1] out_cnt,                                                            # OUT k'
         int n_threads,
-        const intp_t[::1] ytree=None, intp_t[:, ::1] out_lab=None):                    # IN / OUT labels
+        const intp_t[::1] ytree=None, intp_t[:, ::1] out_lab=None,                     # IN / OUT labels
+        intp_t[:, ::1] out_work=None, bint keep_over=False, intp_t widen=0):           # OUT work / over
     """The notes' k' nearest points of every query (see the module doc): the first ``cap``
     sorted by (exact key, original index) in ``out_key`` / ``out_idx`` (padded with inf /
-    -1), and k' in ``out_cnt`` (a query with k' > cap must be asked again with cap >= k').
-    With ``ytree`` (the points' labels in tree order, ``y[perm]``) and ``out_lab`` (nq,
-    cap), the labels of the written points too (padded with -1): read from the tree-ordered
-    copy, near each other, rather than from y at scattered original indices."""
+    -1), and k' in ``out_cnt`` (a query with k' > cap must be asked again with cap >= k',
+    unless ``keep_over``). With ``ytree`` (the points' labels in tree order, ``y[perm]``)
+    and ``out_lab`` (nq, cap), the labels of the written points too (padded with -1): read
+    from the tree-ordered copy, near each other, rather than from y at scattered original
+    indices.
+
+    ``out_work`` (nq, 2): the keys and the box bounds each query's search computed (its
+    work, deterministic: the same for any thread count). With ``keep_over``, the whole
+    results of the queries with k' > cap are kept from the same search (none is searched
+    again) and returned: when the largest k' is at most ``widen``, as ``("padded", keys,
+    indices, labels or None)``, every query's row padded (inf / -1) to that width; else as
+    ``("csr", rows, indptr, keys, indices, labels or None)``, query ``rows[j]``'s k' points
+    at ``indptr[j] .. indptr[j + 1] - 1``; both sorted as above. None when no query has
+    k' > cap, or without ``keep_over``."""
     cdef intp_t nq = Q.shape[0], m = Tt.shape[0], d = Tt.shape[1]
-    cdef intp_t n_nodes = start.shape[0], depth, first_leaf, i
+    cdef intp_t n_nodes = start.shape[0], depth, first_leaf, i, j, c, n_over, total, width
     cdef const intp_t *yt = NULL
+    cdef intp_t *wk = NULL
     cdef KState *st
+    cdef Entry **over = NULL
+    cdef Entry *o
+    cdef intp_t[::1] o_rows, o_ptr, o_idx, o_lab
+    cdef double[::1] o_key
+    cdef double[:, ::1] w_key
+    cdef intp_t[:, ::1] w_idx, w_lab
     cdef int failed[1]
     if (ytree is None) != (out_lab is None):
         raise ValueError("knn: give both ytree and out_lab, or neither")
@@ -606,8 +660,12 @@ def knn(const floating[:, ::1] Q, const floating[:, ::1] Tt, const intp_t[::1] p
         if ytree.shape[0] != Tt.shape[0] or out_lab.shape[0] != nq or out_lab.shape[1] != cap:
             raise ValueError("knn: bad label shapes")
         yt = &ytree[0]
+    if out_work is not None and (out_work.shape[0] != nq or out_work.shape[1] != 2):
+        raise ValueError("knn: bad out_work shape")
     if nq == 0:
-        return
+        return None
+    if out_work is not None:
+        wk = &out_work[0, 0]
     depth = _check_tree("knn", Q.shape[1], m, d, perm.shape[0], n_nodes, end.shape[0],
                         lo.shape[0], lo.shape[1], hi.shape[0], hi.shape[1], metric)
     if out_key.shape[0] != nq or out_idx.shape[0] != nq or out_cnt.shape[0] != nq \
@@ -615,6 +673,10 @@ def knn(const floating[:, ::1] Q, const floating[:, ::1] Tt, const intp_t[::1] p
         raise ValueError("knn: bad shapes")
     if k < 1 or cap < 1 or k > m:
         raise ValueError("knn: bad k/cap")
+    if keep_over:
+        over = <Entry **> calloc(nq, sizeof(Entry *))
+        if over == NULL:
+            raise MemoryError("kdtree.knn: out of memory")
     first_leaf = (<intp_t> 1 << depth) - 1
     n_threads = threads_for(n_threads, nq, 1)
     failed[0] = 0
@@ -628,12 +690,89 @@ def knn(const floating[:, ::1] Q, const floating[:, ::1] Tt, const intp_t[::1] p
             _knn_one(&Q[i, 0], &Tt[0, 0], &start[0], &end[0], &lo[0, 0], &hi[0, 0],
                      d, first_leaf, metric, k, st)
             out_cnt[i] = _finish(st, k, &perm[0], yt, &out_key[i, 0], &out_idx[i, 0],
-                                 &out_lab[i, 0] if yt != NULL else NULL, cap)
+                                 &out_lab[i, 0] if yt != NULL else NULL, cap,
+                                 &over[i] if over != NULL else NULL)
+            if wk != NULL:
+                wk[2 * i] = st.n_keys
+                wk[2 * i + 1] = st.n_bounds
             if st.failed:
                 flag_set(failed)
         _free_state(st)
-    if failed[0]:
-        raise MemoryError("kdtree.knn: could not allocate the per-thread buffers")
+    if failed[0] or not keep_over:
+        if over != NULL:
+            for i in range(nq):
+                free(over[i])
+            free(over)
+        if failed[0]:
+            raise MemoryError("kdtree.knn: could not allocate the per-thread buffers")
+        return None
+    n_over = 0
+    total = 0
+    width = cap
+    for i in range(nq):
+        if over[i] != NULL:
+            n_over += 1
+            total += out_cnt[i]
+            if out_cnt[i] > width:
+                width = out_cnt[i]
+    if n_over == 0:
+        free(over)
+        return None
+    if width <= widen:
+        # every row padded to the largest k', in one pass
+        K = np.empty((nq, width), dtype=np.float64)
+        P = np.empty((nq, width), dtype=np.intp)
+        L = np.empty((nq, width), dtype=np.intp) if yt != NULL else None
+        w_key, w_idx = K, P
+        if yt != NULL:
+            w_lab = L
+        for i in range(nq):
+            o = over[i]
+            if o == NULL:
+                memcpy(&w_key[i, 0], &out_key[i, 0], cap * sizeof(double))
+                memcpy(&w_idx[i, 0], &out_idx[i, 0], cap * sizeof(intp_t))
+                if yt != NULL:
+                    memcpy(&w_lab[i, 0], &out_lab[i, 0], cap * sizeof(intp_t))
+                c = cap
+            else:
+                for c in range(out_cnt[i]):
+                    w_key[i, c] = o[c].key
+                    w_idx[i, c] = o[c].idx
+                    if yt != NULL:
+                        w_lab[i, c] = yt[o[c].pos]
+                c = out_cnt[i]
+                free(o)
+            for c in range(c, width):
+                w_key[i, c] = INFINITY
+                w_idx[i, c] = -1
+                if yt != NULL:
+                    w_lab[i, c] = -1
+        free(over)
+        return "padded", K, P, L
+    rows = np.empty(n_over, dtype=np.intp)
+    ptr = np.zeros(n_over + 1, dtype=np.intp)
+    keys = np.empty(total, dtype=np.float64)
+    idx = np.empty(total, dtype=np.intp)
+    lab = np.empty(total, dtype=np.intp) if yt != NULL else None
+    o_rows, o_ptr, o_key, o_idx = rows, ptr, keys, idx
+    if yt != NULL:
+        o_lab = lab
+    j = 0
+    for i in range(nq):
+        o = over[i]
+        if o == NULL:
+            continue
+        o_rows[j] = i
+        for c in range(out_cnt[i]):
+            o_key[o_ptr[j] + c] = o[c].key
+            o_idx[o_ptr[j] + c] = o[c].idx
+            if yt != NULL:
+                o_lab[o_ptr[j] + c] = yt[o[c].pos]
+        o_ptr[j + 1] = o_ptr[j] + out_cnt[i]
+        j += 1
+        free(o)
+    free(over)
+    return "csr", rows, ptr, keys, idx, lab
 
 
 cdef void _radius_one(const floating *q, const floating *T, const intp_t *perm,

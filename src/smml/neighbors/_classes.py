@@ -60,10 +60,11 @@ _DOC_PARAMS = """
         "auto" picks by metric, dimension d, training size m and number of queries, from
         measurements on a 2-core x86-64 machine (bench/README.md): for Euclidean and
         Mahalanobis the tree up to d = 6, for d = 7..10 the tree when m >= 2^(d+8),
-        otherwise both (the tree for calls of at most 64 queries; the first call of 512
-        queries or more times both on its first queries and takes the faster, which later
-        calls of more than 64 queries keep, since clustered or tie-heavy data favour the
-        tree; brute force for calls in between before that),
+        otherwise both (the tree for calls of at most 64 queries; the first call of more
+        searches its first 128 queries by the tree, counting the distances and box bounds
+        it computes, and a cost model of the two structures picks the one for the rest and
+        for later calls of more than 64 queries, since clustered or tie-heavy data favour
+        the tree: the same choice on every run),
         brute force beyond d = 10; for Manhattan the tree up to d = 48 (its leaves' keys,
         computed several points at a time, beat the exact direct scan even where it
         prunes little); brute force for Hamming.

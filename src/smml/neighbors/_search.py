@@ -11,8 +11,6 @@ from typing import Any, Literal
 
 from numpy.typing import ArrayLike, NDArray
 
-import time
-
 import numpy as np
 
 from smml._core import _kdtree, _knn
@@ -26,7 +24,7 @@ from smml._gemm_bounds import (centre as _centre, euclidean_error_bound as _eucl
                                euclidean_error_coef as _euclidean_error_coef, relative_slack as _relative_slack)
 from smml.neighbors._structures import (_Scaled, _Taken, _build_tree, _column_range, _csr, _flat_tree,
                                         _leaf_size, _mahalanobis_error_coef, _padded, _split_planes,
-                                        _sqrt_threshold)
+                                        _sqrt_threshold, _with_over)
 
 # Kernel chunking (module-level so that tests can check that results do not depend on it).
 _Q_CHUNK = 1024                 # queries per gemm tile (at most)
@@ -49,16 +47,26 @@ _LEAF_SIZE = None               # kd-tree: max points per leaf; None: _leaf_size
 _TREE_GRAIN = 64                # kd-tree: queries worth a thread of their own
 _ORDER_MIN = 256                # kd-tree: from this many queries, search them in tree order
 _TREE_OUT_BUDGET = 1 << 16      # kd-tree: max (queries x cap) output entries per kernel call
+_WIDEN_MAX = 8                  # kd-tree: rows of more than cap ties padded up to this x cap, else CSR
 # algorithm="auto" (measured: bench/README.md, 'The algorithm="auto" rule'): the kd-tree up to
 # _TREE_ALWAYS_D features; up to _TREE_MAX_D the tree when m >= 2^(d + _TREE_LOG2_M_OVER_D),
-# else both structures (the tree for calls of at most _FEW_QUERIES queries; the first large
-# call times both on its first queries and the faster serves the larger calls, see
-# _search_keys); brute force
+# else both structures (the tree for calls of at most _FEW_QUERIES queries; the first larger
+# call searches its first _PROBE_QUERIES queries by the tree, counting its work, and a cost
+# model picks the structure of the larger calls, see _search_keys and _both_costs); brute force
 # beyond, and always for Hamming (a box bound is almost always 0 there).
 _TREE_ALWAYS_D = {"euclidean": 6, "mahalanobis": 6, "manhattan": 48}
 _TREE_MAX_D = {"euclidean": 10, "mahalanobis": 10, "manhattan": 48}
 _TREE_LOG2_M_OVER_D = 8
 _FEW_QUERIES = 64
+_PROBE_QUERIES = 128
+# the cost model of "both" (single-thread ns; measured with bench/bench_grid.py's k-NN data,
+# d = 7-10, m = 5,000-60,000, gaussian, uniform, heavy-tailed, clustered and lattice data:
+# a tree key or box bound 0.46-0.9 ns per feature, the gemm filter 0.08-0.26 ns per training
+# point and feature (the most at small m: per-query costs), see bench/neighbors.md)
+_COST_TREE_KEY = 0.75
+_COST_TREE_QUERY = 1000.0
+_COST_BRUTE_POINT = 0.12
+_COST_BRUTE_QUERY = 3000.0
 
 
 def _balanced_chunk(n, n_threads, limit):
@@ -74,9 +82,11 @@ def _balanced_chunk(n, n_threads, limit):
 def _pick_rule(metric, d, m):
     """algorithm="auto" for ``metric`` on m training points of d features: "tree", "brute"
     or "both" (both built; each call takes the tree for at most ``_FEW_QUERIES`` queries;
-    the first call with at least 8 x ``_TREE_GRAIN`` queries times both on its first
-    queries, and the faster serves it and every later call of more than ``_FEW_QUERIES``;
-    brute force for those before it). Measured on this machine (bench/README.md): the tree wins by
+    the first call of more queries searches its first ``_PROBE_QUERIES`` by the tree, which
+    counts the keys and box bounds it computes, and a cost model of both structures
+    (:meth:`_KNNBase._both_costs`; a model, not a timing, so the choice is the same on every
+    run) picks the one that serves the rest and every later call of more than
+    ``_FEW_QUERIES``). Measured on this machine (bench/README.md): the tree wins by
     far at low d, for every m and number of queries; in the middle it wins when m is large
     against 2^d, and on few-row calls (a few leaves against all m rows); beyond, brute
     force (the gemm filter). Manhattan has no gemm filter: the tree won at every d measured
@@ -236,7 +246,7 @@ class _KNNBase(SmmlEstimator):
         self._check_key_range(self._lo, self._hi)
         self.n_samples_fit_ = m
         self.algorithm_ = self._pick_algorithm(m, X.shape[1])
-        self._both_pick = None          # "both": the structure the first large call measured faster
+        self._both_pick = None          # "both": the structure the cost model picked (first large call)
         self._tree = None
         self._split = None
         self._ytree = None
@@ -405,32 +415,46 @@ class _KNNBase(SmmlEstimator):
         if self._tree is not None and (self.algorithm_ == "tree" or n <= _FEW_QUERIES):
             yield from self._tree_blocks(Q0, k, cap, code, n_threads, in_order)
             return
-        p = min(n // 8, _TREE_GRAIN * max(1, n_threads))
         pick = self.__dict__.get("_both_pick")
-        if self._tree is None or (p < _TREE_GRAIN and pick is None) or pick == "brute":
+        if self._tree is None or pick == "brute":
             yield from self._brute_blocks(Q0, k, cap, code, n_threads)
             return
         if pick == "tree":
             yield from self._tree_blocks(Q0, k, cap, code, n_threads, in_order)
             return
-        # both structures and enough queries: which one is faster depends on the data as
-        # much as on its shape (clustered or tie-heavy data favour the tree, spread-out
-        # data in 8-10 dimensions the gemm filter), so the first large call sends its first
-        # p queries through both, timed, and the rest through the faster (the same results
-        # either way); later calls of this fitted model take that one
-        t0 = time.perf_counter()
-        tree_part = list(self._tree_blocks(Q0[:p], k, cap, code, n_threads, True))
-        t1 = time.perf_counter()
-        brute_part = list(self._brute_blocks(Q0[:p], k, cap, code, n_threads))
-        t2 = time.perf_counter()
-        use_tree = t1 - t0 <= t2 - t1
+        # both structures, first call of more than _FEW_QUERIES queries: which one is faster
+        # depends on the data as much as on its shape (clustered or tie-heavy data favour the
+        # tree, spread-out data in 8-10 dimensions the gemm filter), so its first p queries
+        # go through the tree, which counts its work (keys and box bounds computed, the same
+        # on every run and thread count); the cost model (_both_costs) decides from that
+        # which structure serves the rest and every later call of this fitted model
+        p = min(n, _PROBE_QUERIES)
+        work = []
+        tree_part = list(self._tree_blocks(Q0[:p], k, cap, code, n_threads, True, work))
+        tree_ns, brute_ns = self._both_costs(np.sum(work, axis=0), p)
+        use_tree = tree_ns <= brute_ns
         self._both_pick = "tree" if use_tree else "brute"
-        yield from tree_part if use_tree else brute_part
+        yield from tree_part
+        if p == n:
+            return
         rest = (self._tree_blocks(Q0[p:], k, cap, code, n_threads, in_order) if use_tree
                 else self._brute_blocks(Q0[p:], k, cap, code, n_threads))
         for rows, taken in rest:
             yield (slice(rows.start + p, rows.stop + p) if isinstance(rows, slice)
                    else rows + p), taken
+
+    def _both_costs(self, work, p):
+        """(tree, brute force) estimated single-thread ns of p queries whose tree search
+        computed ``work`` = (keys, box bounds) in all: each costs ``_COST_TREE_KEY`` ns per
+        feature, plus ``_COST_TREE_QUERY`` per query; brute force ``_COST_BRUTE_POINT`` ns
+        per training point and feature (the gemm filter; without it the exact scan, which
+        costs what a tree key does) plus ``_COST_BRUTE_QUERY`` per query."""
+        m, d = self._T0.shape
+        keys, bounds = (float(w) for w in work)
+        tree = _COST_TREE_KEY * d * (keys + bounds) + _COST_TREE_QUERY * p
+        per_point = _COST_BRUTE_POINT if self._gemm else _COST_TREE_KEY
+        brute = (per_point * m * d + _COST_BRUTE_QUERY) * p
+        return tree, brute
 
     def _brute_blocks(self, Q0, k, cap, code, n_threads):
         """:meth:`_search_keys` by brute force: the gemm filter, else the exact scan."""
@@ -485,7 +509,7 @@ class _KNNBase(SmmlEstimator):
                    _relative_slack(d, self._gemm_dtype))
         return out_key, out_idx, cnt
 
-    def _tree_blocks(self, Q0, k, cap, code, n_threads, in_order):
+    def _tree_blocks(self, Q0, k, cap, code, n_threads, in_order, work=None):
         """:meth:`_search` through the kd-tree. From ``_ORDER_MIN`` queries they are searched
         leaf by leaf (:func:`_kdtree.query_order`: the same results, fewer cache misses),
         in blocks of at most ``_TREE_OUT_BUDGET`` output entries (small outputs are reused
@@ -500,12 +524,13 @@ class _KNNBase(SmmlEstimator):
         for start in range(0, n, block):
             stop = min(n, start + block)
             rows = slice(start, stop) if order is None else order[start:stop]
-            yield rows, self._tree_search(Q0[start:stop], k, cap, code, n_threads)
+            yield rows, self._tree_search(Q0[start:stop], k, cap, code, n_threads, work=work)
 
-    def _tree_search(self, Qb, k, cap, code, n_threads, flat=False):
+    def _tree_search(self, Qb, k, cap, code, n_threads, flat=False, work=None):
         """The taken points (a :class:`_Taken`) of the queries Qb through the kd-tree, or
         with ``flat`` through the one-leaf tree over the training rows in their own order
-        (the exact brute-force scan; ``n_threads`` is then used as given)."""
+        (the exact brute-force scan; ``n_threads`` is then used as given). ``work``: a list
+        to which the search's total (keys, box bounds) computed is appended."""
         nb = Qb.shape[0]
         tree = self._flat if flat else self._tree
         ytree = (self._y if self._tree_labels else None) if flat else self._ytree
@@ -514,19 +539,16 @@ class _KNNBase(SmmlEstimator):
         out_idx = np.empty((nb, cap), dtype=np.intp)
         cnt = np.empty(nb, dtype=np.intp)
         lab = None if ytree is None else np.empty((nb, cap), dtype=np.intp)
-        _kdtree.knn(Qb, *tree, code, k, cap, out_key, out_idx, cnt, nt, ytree, lab)
-        over = np.flatnonzero(cnt > cap)
-        if not over.size:
+        # more ties than cap: the kernel keeps those queries' whole results (no second
+        # search), as padded rows up to _WIDEN_MAX x cap wide (the compiled vote reads them)
+        w = None if work is None else np.empty((nb, 2), dtype=np.intp)
+        over = _kdtree.knn(Qb, *tree, code, k, cap, out_key, out_idx, cnt, nt, ytree, lab,
+                           out_work=w, keep_over=True, widen=_WIDEN_MAX * cap)
+        if work is not None:
+            work.append(w.sum(axis=0))
+        if over is None:
             return _Taken(cnt, out_key, out_idx, lab=lab)
-        # more ties than cap: ask again for those queries with room for all of them
-        cap2 = int(cnt[over].max())
-        Qo = np.ascontiguousarray(Qb[over])
-        key2 = np.empty((over.size, cap2), dtype=np.float64)
-        idx2 = np.empty((over.size, cap2), dtype=np.intp)
-        cnt2 = np.empty(over.size, dtype=np.intp)
-        _kdtree.knn(Qo, *tree, code, k, cap2, key2, idx2, cnt2,
-                    threads_for(n_threads, over.size, _TREE_GRAIN))
-        return _Taken(cnt, csr=_csr(cnt, out_key, out_idx, over, key2, idx2))
+        return _with_over(cnt, out_key, out_idx, lab, over)
 
     def _assemble(self, Qc, q_norm, Qb, eps, k, cap, out_key, out_idx, cnt, n_threads):
         """The taken points (a :class:`_Taken`) from the kernel's candidates. A flagged query

@@ -185,6 +185,29 @@ class _Taken:
         return self._csr
 
 
+def _with_over(counts, key, idx, lab, over):
+    """The :class:`_Taken` of a kd-tree search (``_kdtree.knn`` with ``keep_over``) of which
+    some queries had more than ``cap`` (the padded rows' width) points: ``over`` is the
+    kernel's ("padded", key, idx, lab) or ("csr", rows, indptr, keys, indices, labels)."""
+    if over[0] == "padded":
+        return _Taken(counts, over[1], over[2], lab=over[3])
+    rows, ptr, okey, oidx = over[1:5]
+    nb, cap = key.shape
+    indptr = np.zeros(nb + 1, dtype=np.intp)
+    np.cumsum(counts, out=indptr[1:])
+    use = counts.copy()
+    use[rows] = 0
+    r, c = np.nonzero(np.arange(cap) < use[:, None])
+    indices = np.empty(indptr[-1], dtype=np.intp)
+    keys = np.empty(indptr[-1], dtype=np.float64)
+    indices[indptr[r] + c] = idx[r, c]
+    keys[indptr[r] + c] = key[r, c]
+    pos = np.repeat(indptr[rows] - ptr[:-1], np.diff(ptr)) + np.arange(ptr[-1])
+    indices[pos] = oidx
+    keys[pos] = okey
+    return _Taken(counts, csr=(indptr, indices, keys))
+
+
 def _sqrt_threshold(r):
     """The largest double K with fl(sqrt(K)) <= r: fl(sqrt(key)) <= r  <=>  key <= K
     (sqrt is correctly rounded, hence monotone). Keys stay below ``_MAX_KEY`` = 1e300, whose
