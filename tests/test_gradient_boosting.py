@@ -685,3 +685,82 @@ def test_boosting_trees_pass_the_tree_checks(kw):
         left = t.children_left
         assert np.array_equal(t.children_right, np.where(left >= 0, left + 1, -1))
         assert nodes is t.nodes and value is t.value and bits is t.category_bits
+
+
+@pytest.mark.parametrize("mcw", [0.0, 30.0])
+def test_grow_tree_children_sums_and_root_scan_are_exact(mcw):
+    # grow_tree on fixed-point gradients (the fit's): each node's H (weighted_n_node_samples) is
+    # the exact sum of h over the rows that reach it and each leaf value is lr * -G / (H + lambda)
+    # with the exact G (the children's sums are read from histograms, not from the rows); the
+    # root split is the first best of a brute-force scan of every candidate (002 "XGBoost" gain,
+    # min_child_weight on both sides), missing values on either side
+    import math
+    from smml._binning import bin_features
+    from smml._core import _gbm
+    from smml._exact_sums import fixed_scale
+    rng = np.random.default_rng(11)
+    n, d, lam, lr = 4000, 4, 1.5, 0.3
+    X = rng.normal(size=(n, d))
+    X[rng.random((n, d)) < 0.08] = np.nan
+    X[:, 3] = rng.integers(0, 5, n)                      # low cardinality: equal codes in a row
+    Xb, edges, nan_code = bin_features(X, 64, 0, 1, np.zeros(d, np.uint8), {}, missing=True)
+    g = rng.normal(size=n) + np.where(np.isnan(X[:, 0]), 2.0, np.sin(np.nan_to_num(X[:, 0])))
+    h = rng.uniform(0.0, 2.0, size=n)
+    h[rng.random(n) < 0.1] = 0.0
+    for A in (g, h):
+        _gbm.quantize(A, fixed_scale(n, _gbm.abs_max(A)))
+    rows = np.arange(n, dtype=np.intp)
+    F = np.zeros((n, 1))
+    nodes, value, bits, sbin = _gbm.grow_tree(Xb, edges, np.zeros(d, np.uint8), nan_code, g, h, rows,
+                                              np.arange(d, dtype=np.intp), F, 0, lam, 0.0, mcw, lr, 5, 0, 2,
+                                              8192)
+    # route every row by codes; collect each node's rows
+    member = [[] for _ in range(len(nodes))]
+    for i in range(n):
+        v = 0
+        member[v].append(i)
+        while nodes[v]["children_left"] >= 0:
+            c = Xb[i, nodes[v]["feature"]]
+            nc = nan_code[nodes[v]["feature"]]
+            first = bool(nodes[v]["missing_left"]) if c == nc else c <= sbin[v]
+            v = nodes[v]["children_left"] + (0 if first else 1)
+            member[v].append(i)
+    for v in range(len(nodes)):
+        idx = np.array(member[v], dtype=np.intp)
+        G, H = math.fsum(g[idx]), math.fsum(h[idx])
+        assert nodes[v]["weighted_n_node_samples"] == H and nodes[v]["n_node_samples"] == len(idx)
+        if nodes[v]["children_left"] < 0:
+            assert value[v, 0] == lr * (-G / (H + lam))
+            assert np.all(F[idx, 0] == value[v, 0])
+        else:
+            assert H >= 2.0 * mcw
+    # brute-force root scan
+    GT, HT = math.fsum(g), math.fsum(h)
+    best = (np.inf, None)
+    for f in range(d):
+        nc = nan_code[f]
+        miss = Xb[:, f] == nc if nc >= 0 else np.zeros(n, bool)
+        fin = np.unique(Xb[~miss, f])
+        # missing values to the second side: "code <= c" after every finite code but the highest
+        # present (with missing rows: after every finite code); then, with missing rows, missing
+        # values to the first side: missing only, then missing or "code <= c"
+        cands = [(c, (Xb[:, f] <= c) & ~miss, False) for c in (fin if miss.any() else fin[:-1])]
+        if miss.any():
+            cands += [(-1, miss, True)] + [(c, (Xb[:, f] <= c) | miss, True) for c in fin[:-1]]
+        sb = {False: (np.inf, None), True: (np.inf, None)}      # each scan: first strict best
+        for c, L, side in cands:
+            GL, HL = math.fsum(g[L]), math.fsum(h[L])
+            GR, HR = math.fsum(g[~L]), math.fsum(h[~L])
+            if HL < mcw or HR < mcw:
+                continue
+            cost = -(GL * GL / (HL + lam) + GR * GR / (HR + lam))
+            if cost < sb[side][0]:
+                sb[side] = (cost, (f, c, side))
+        fbest = sb[False]
+        if sb[True][1] is not None and (fbest[1] is None or sb[True][0] < fbest[0] - 1e-12 * abs(fbest[0])):
+            fbest = sb[True]
+        if fbest[1] is not None and (best[1] is None or fbest[0] < best[0] - 1e-12 * abs(best[0])):
+            best = fbest
+    f, c, side = best[1]
+    assert (nodes[0]["feature"], sbin[0], bool(nodes[0]["missing_left"])) == (f, c, side)
+    np.testing.assert_allclose(nodes[0]["improvement"], 0.5 * (-best[0] - GT * GT / (HT + lam)), rtol=1e-9)

@@ -23,9 +23,11 @@
 #
 # Determinism: a feature's histogram is built by one thread in row order, the
 # argmin over features is serial (ties: lowest feature, then lowest bin /
-# shortest category prefix), a node's sums of g and h are taken over ranges of rows
-# fixed by the node's size (_partition) and added in range order, the loss over
-# fixed blocks: results do not depend on the thread count.
+# shortest category prefix), the children's sums of g and h are read from the
+# split node's histogram (_child_sums: the gradients are fixed point, see
+# quantize, so every sum of them is exact and equals the rows' sums in any
+# order), the loss is summed over fixed blocks: results do not depend on the
+# thread count.
 from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memcpy, memmove, memset
 from libc.math cimport fabs, INFINITY, nearbyint
@@ -392,18 +394,37 @@ cdef inline intp_t _goes_first(const SplitRecord* sp, intp_t c, intp_t nc) noexc
     return isnan * (<intp_t> sp.missing_left) + (1 - isnan) * (c <= sp.bin)
 
 
+cdef void _child_sums(const Params* P, const HistBuf* b, const SplitRecord* sp, double* KG,
+                      double* KH) noexcept nogil:
+    """KG, KH: each child's sums of gradients and hessians (002 "XGBoost"'s G_j, H_j) from the
+    node's histogram b (bins of the split feature that go first, and the others), not from its
+    rows: the gradients are fixed point (``quantize``), so every sum of them is exact in any
+    order and these are the rows' sums bit for bit, at the cost of one feature's bins."""
+    cdef intp_t f = sp.feature, c, nc = P.nan_code[sp.feature]
+    cdef const double* hb
+    cdef double g1 = 0.0, h1 = 0.0, g2 = 0.0, h2 = 0.0
+    for c in range(b.lo[f], b.hi[f] + 1):
+        hb = b.h + (f * P.max_bins + c) * STRIDE
+        if _goes_first(sp, c, nc):
+            h1 += hb[1]
+            g1 += hb[2]
+        else:
+            h2 += hb[1]
+            g2 += hb[2]
+    KG[0] = g1
+    KH[0] = h1
+    KG[1] = g2
+    KH[1] = h2
+
+
 cdef intp_t _partition_range(const Params* P, Scratch* S, const SplitRecord* sp, intp_t a,
-                             intp_t b, double* sums) noexcept nogil:
+                             intp_t b) noexcept nogil:
     """rows[a:b]: the rows of the first child moved to the front of the range (in their order),
-    the others to tmp[a:] (in their order); returns how many go first. sums = the sums of the
-    gradients and hessians of each side, in row order: G1, H1, G2, H2."""
+    the others to tmp[a:] (in their order); returns how many go first."""
     cdef intp_t p, i, q = a, r = a, f = sp.feature, d = P.d, nc = P.nan_code[sp.feature], left
-    cdef double g1 = 0.0, h1 = 0.0, g2 = 0.0, h2 = 0.0, lf, gi, hi
     # branch-free (which side a row goes is as random as the data): each row is written to
     # both sides' next slot and only its own side's count advances (the other slot is
-    # overwritten later or lies past the side's end); a side's sums add the other side's
-    # values times 0.0, which leaves them as they are (a sum of these terms starting from
-    # +0.0 is never -0.0, and x + (+-0.0) == x)
+    # overwritten later or lies past the side's end)
     for p in range(a, b):
         i = P.rows[p]
         left = _goes_first(sp, P.Xb[i * d + f], nc)
@@ -411,45 +432,29 @@ cdef intp_t _partition_range(const Params* P, Scratch* S, const SplitRecord* sp,
         S.tmp[r] = i
         q += left
         r += 1 - left
-        lf = <double> left
-        gi = P.t.wy[i]
-        hi = P.t.w[i]
-        g1 += gi * lf
-        h1 += hi * lf
-        g2 += gi * (1.0 - lf)
-        h2 += hi * (1.0 - lf)
-    sums[0] = g1
-    sums[1] = h1
-    sums[2] = g2
-    sums[3] = h2
     return q - a
 
 
-cdef intp_t _partition(const Params* P, Scratch* S, const SplitRecord* sp, intp_t start, intp_t end,
-                       double* KG, double* KH) noexcept nogil:
+cdef intp_t _partition(const Params* P, Scratch* S, const SplitRecord* sp, intp_t start,
+                       intp_t end) noexcept nogil:
     """Rows of the first child first, both sides in their order; returns where the second starts.
-    KG, KH: each child's sums of gradients and hessians (002 "XGBoost"'s G_j, H_j).
 
     A node of nn rows is cut into nc = min(nn // PART_GRAIN, MAX_PART_THREADS) ranges (at least
     one), partitioned apart (on up to nc threads), then the first sides and the second sides are
-    laid end to end in range order: the same rows in the same order as one pass. The sums are
-    taken in row order within a range, then added in range order: they depend on nn only, not on
-    the thread count (one range: the plain sums in row order)."""
+    laid end to end in range order: the same rows in the same order as one pass, on any thread
+    count."""
     cdef intp_t nn = end - start, c, a, b, q, nr
     cdef intp_t nc = min(max(nn // PART_GRAIN, <intp_t> 1), <intp_t> MAX_PART_THREADS)
     cdef intp_t cnt[MAX_PART_THREADS]
-    cdef double sums[MAX_PART_THREADS * 4]
     cdef int nt = threads_for(P.n_threads, nn, PART_GRAIN)
     if nt > nc:
         nt = <int> nc
     if nt <= 1:
         for c in range(nc):
-            cnt[c] = _partition_range(P, S, sp, start + c * nn // nc, start + (c + 1) * nn // nc,
-                                      sums + 4 * c)
+            cnt[c] = _partition_range(P, S, sp, start + c * nn // nc, start + (c + 1) * nn // nc)
     else:
         for c in prange(nc, num_threads=nt, schedule="static"):
-            cnt[c] = _partition_range(P, S, sp, start + c * nn // nc, start + (c + 1) * nn // nc,
-                                      sums + 4 * c)
+            cnt[c] = _partition_range(P, S, sp, start + c * nn // nc, start + (c + 1) * nn // nc)
     q = start + cnt[0]
     for c in range(1, nc):              # first sides: rows[a:a + cnt] to the end of the previous ones
         a = start + c * nn // nc
@@ -461,15 +466,6 @@ cdef intp_t _partition(const Params* P, Scratch* S, const SplitRecord* sp, intp_
         nr = start + (c + 1) * nn // nc - a - cnt[c]
         memcpy(P.rows + q, S.tmp + a, nr * sizeof(intp_t))
         q += nr
-    KG[0] = sums[0]
-    KH[0] = sums[1]
-    KG[1] = sums[2]
-    KH[1] = sums[3]
-    for c in range(1, nc):
-        KG[0] += sums[4 * c]
-        KH[0] += sums[4 * c + 1]
-        KG[1] += sums[4 * c + 2]
-        KH[1] += sums[4 * c + 3]
     return b
 
 
@@ -536,7 +532,8 @@ cdef int _grow(const Params* P, Scratch* S, Node* nodes, double* value, uint64_t
         if heap and n_leaves >= P.max_leaf_nodes:
             break
         frontier_pop(&front, &cur, heap)
-        mid = _partition(P, S, &cur.split, cur.start, cur.end, KG, KH)
+        _child_sums(P, hist[cur.node], &cur.split, KG, KH)
+        mid = _partition(P, S, &cur.split, cur.start, cur.end)
         nd = &nodes[cur.node]
         nd.feature = <int32_t>cur.split.feature
         nd.threshold = cur.split.threshold
@@ -610,8 +607,8 @@ def grow_tree(const uint8_t[:, ::1] Xb,        # IN (n, d) codes
               const double[:, ::1] edges,      # IN (d, max_bins) threshold of "code <= b"
               const uint8_t[::1] is_cat,       # IN (d,)
               const intp_t[::1] nan_code,      # IN (d,) code of a missing value; -1: none in training
-              const double[::1] grad,          # IN (n,) w g_i
-              const double[::1] hess,          # IN (n,) w h_i (>= 0)
+              const double[::1] grad,          # IN (n,) w g_i, fixed point (quantize: exact sums)
+              const double[::1] hess,          # IN (n,) w h_i (>= 0), fixed point
               intp_t[::1] rows,                # IN/OUT (m,) the rows of this tree (distinct, < n); reordered
               const intp_t[::1] feats,         # IN (mf,) candidate features, ascending, distinct, < d
               double[:, ::1] F, intp_t k_col,  # IN/OUT (n, K) scores: F[i, k_col] += the new tree's value
