@@ -23,12 +23,15 @@ def best_time(fn, repeat=3, min_time=0.0):
     return best, out
 
 
-def interleaved_best(fns, repeat, cpu=False):
+def interleaved_best(fns, repeat, cpu=False, budget=1.0, max_repeat=9):
     """Best time of each of ``fns`` over ``repeat`` rounds, the calls interleaved round by
     round: this machine shifts between speed modes over seconds, and timing one
-    implementation's block after another's lets a shift decide the ratio. Returns
-    (best wall times, each fn's last result), or with ``cpu=True`` (best wall times, best
-    process CPU times (all threads), results).
+    implementation's block after another's lets a shift decide the ratio. Cheap calls get
+    more rounds, for every fn alike: after ``repeat`` rounds, rounds go on while the rounds so
+    far took under ``budget`` seconds in all, up to ``max_repeat`` (a cell of a few
+    milliseconds is otherwise decided by one scheduler hiccup). Returns (best wall times, each
+    fn's last result), or with ``cpu=True`` (best wall times, best process CPU times (all
+    threads), results).
 
     The order of the calls changes from round to round (a seeded shuffle, the first round in
     the given order): a call made right after another OpenMP runtime's parallel work shares
@@ -42,7 +45,10 @@ def interleaved_best(fns, repeat, cpu=False):
     out = [None] * len(fns)
     shuffle = random.Random(0).shuffle
     order = list(range(len(fns)))
-    for _ in range(repeat):
+    start = time.perf_counter()
+    done = 0
+    while done < repeat or (done < max_repeat and time.perf_counter() - start < budget):
+        done += 1
         for i in order:
             fn = fns[i]
             c0 = time.process_time()

@@ -60,7 +60,9 @@ generator, so a fresh process rebuilds the same arrays without a large temporary
 
 Timing: per cell all libraries run in this one process, interleaved round by round in a changing
 order (``_common.interleaved_best``), best of 3 rounds (2 when the slowest library is estimated
-over 10 s, 1 over 30 s; ``--quick``: 2).  Skip rule (all families but k-NN): a cell is skipped
+over 10 s, 1 over 30 s; ``--quick``: 2), more (up to 9, every library alike) while the cell's
+rounds so far took under 1 s in all: a cell of a few milliseconds is otherwise decided by one
+scheduler hiccup.  Skip rule (all families but k-NN): a cell is skipped
 when its slowest library is estimated over 60 s (``--limit``): estimated from a probe fit
 (boosting: 10 rounds on at most 20,000 rows, scaled by rounds and rows; forests: 4 trees,
 scaled by trees and rows^1.15; k-means: 3 iterations on at most 50,000 rows; SVM: at most 4,000
@@ -1063,7 +1065,8 @@ def _print_family(fam, done, wall, memory):
         extra = f", test {first['cell']['test']:,} rows"
     n_rounds = sorted({e["rounds"] for e in done if e.get("rounds")})
     print_table(f"{fam.name}: {fam.metric_text}{extra}; {N_THREADS} threads; best of "
-                f"{'/'.join(map(str, n_rounds)) or '-'} interleaved rounds"
+                f"{'/'.join(map(str, n_rounds)) or '-'} interleaved rounds (up to 9 while a cell's "
+                "rounds take under 1 s)"
                 + ("" if memory else "; memory off"), rows, cols)
     measured = [e for e in done if e["status"] == "measured"]
     ratios = [e["ratio"] for e in measured]
