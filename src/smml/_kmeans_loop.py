@@ -36,8 +36,7 @@ from smml._core._sums import row_norms_sq
 from smml._gemm_bounds import centre as _centre
 
 __all__ = ["CHUNK_ROWS", "BLOCK_ROWS", "MIN_BLOCKS", "ACC_BUDGET", "GRAIN", "MAX_NORM_SQ", "GEMM_LIMIT32",
-           "FAST_TILE",
-           "block_rows", "check_norms", "centring", "init_array", "n_runs", "Operands", "gemm_centroids",
+           "FAST_TILE", "block_rows", "check_norms", "centring", "init_array", "n_runs", "Operands", "gemm_centroids",
            "move_to_empty", "warn_empty", "lloyd_loop", "InProcess", "run_in_process"]
 
 # Kernel layout (smml.cluster keeps its own copies, which its tests change)

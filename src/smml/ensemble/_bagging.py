@@ -543,28 +543,25 @@ class _BaggingRegressorMixin:
             return self._member_mean(X)
         out = self._forest_outputs(forest, X)[:, 0] / len(self.estimators_)
         if not np.isfinite(out).all():      # finite members whose sum overflowed
-            return self._member_mean(X)
+            return self._member_mean(X, scaled=True)
         return out
 
-    def _member_mean(self, X):
-        """The mean of each member's predict (members other than smml trees; and the fallback
-        when the members' sum overflows: recomputed with the members' outputs scaled by
-        :func:`smml._outputs.sum_scale`, the same bits where the plain sum was finite)."""
+    def _member_mean(self, X, scaled=False):
+        """The mean of each member's predict (members other than smml trees). Where the plain
+        sum overflows (or with ``scaled``), the members' outputs are summed scaled by
+        :func:`smml._outputs.sum_scale`: the bits of an overflow-free sum."""
         check_is_fitted(self)
         X = validate_X(self, X, dtype="float64")
+        T = len(self.estimators_)
+        s = sum_scale(T) if scaled else 1.0
         out = np.zeros(X.shape[0])
         with np.errstate(over="ignore", invalid="ignore"):
             for p in self._member_outputs(X):
-                np.add(out, p, out=out)
-        T = len(self.estimators_)
-        mean = out / T
-        if np.isfinite(mean).all():
+                np.add(out, np.asarray(p, dtype=np.float64) * s if scaled else p, out=out)
+        mean = out / T / s
+        if scaled or np.isfinite(mean).all():
             return mean
-        s = sum_scale(T)
-        out = np.zeros(X.shape[0])
-        for p in self._member_outputs(X):
-            out += np.asarray(p, dtype=np.float64) * s
-        return out / T / s
+        return self._member_mean(X, scaled=True)
 
 
 _BAGGING_SPEC = {"estimator": (Options(None), InstanceOf(BaseEstimator)),

@@ -82,21 +82,28 @@ def _flat_tree(T0):
             np.array([0], dtype=np.intp), np.array([m], dtype=np.intp), lo[None, :], hi[None, :])
 
 
-def _csr(counts, key, idx, extra_rows=None, extra_key=None, extra_idx=None):
+def _csr_skeleton(counts, key, idx, skip_rows=None):
     """CSR (indptr, indices, keys) of the first ``counts[i]`` entries of row i of the padded
-    (key, idx) arrays, taken from (extra_key, extra_idx) for the rows ``extra_rows``."""
+    (key, idx) arrays; the entries of the rows ``skip_rows`` are left for the caller to fill."""
     nb = counts.shape[0]
     indptr = np.zeros(nb + 1, dtype=np.intp)
     np.cumsum(counts, out=indptr[1:])
     indices = np.empty(indptr[-1], dtype=np.intp)
     keys = np.empty(indptr[-1], dtype=np.float64)
     use = counts.copy()
-    if extra_rows is not None:
-        use[extra_rows] = 0
+    if skip_rows is not None:
+        use[skip_rows] = 0
     r, c = np.nonzero(np.arange(key.shape[1]) < use[:, None])
     pos = indptr[r] + c
     indices[pos] = idx[r, c]
     keys[pos] = key[r, c]
+    return indptr, indices, keys
+
+
+def _csr(counts, key, idx, extra_rows=None, extra_key=None, extra_idx=None):
+    """CSR (indptr, indices, keys) of the first ``counts[i]`` entries of row i of the padded
+    (key, idx) arrays, taken from (extra_key, extra_idx) for the rows ``extra_rows``."""
+    indptr, indices, keys = _csr_skeleton(counts, key, idx, extra_rows)
     if extra_rows is not None and extra_rows.size:
         r, c = np.nonzero(np.arange(extra_key.shape[1]) < counts[extra_rows][:, None])
         pos = indptr[extra_rows[r]] + c
@@ -192,16 +199,7 @@ def _with_over(counts, key, idx, lab, over):
     if over[0] == "padded":
         return _Taken(counts, over[1], over[2], lab=over[3])
     rows, ptr, okey, oidx = over[1:5]
-    nb, cap = key.shape
-    indptr = np.zeros(nb + 1, dtype=np.intp)
-    np.cumsum(counts, out=indptr[1:])
-    use = counts.copy()
-    use[rows] = 0
-    r, c = np.nonzero(np.arange(cap) < use[:, None])
-    indices = np.empty(indptr[-1], dtype=np.intp)
-    keys = np.empty(indptr[-1], dtype=np.float64)
-    indices[indptr[r] + c] = idx[r, c]
-    keys[indptr[r] + c] = key[r, c]
+    indptr, indices, keys = _csr_skeleton(counts, key, idx, rows)
     pos = np.repeat(indptr[rows] - ptr[:-1], np.diff(ptr)) + np.arange(ptr[-1])
     indices[pos] = oidx
     keys[pos] = okey
