@@ -8,8 +8,8 @@ run in one subprocess per path the CPU has (``SMML_SIMD=scalar``, ``avx2``, ``av
 their results are compared with the portable path's:
 
 - equal bit for bit where the code promises it (the copies without fused multiply-adds:
-  distance keys, SMO passes, boosting losses, the tree splitter, the exponentials, the
-  float64 network's momentum step);
+  distance keys, SMO passes, boosting losses, the tree splitter and its partition of the
+  sorted (sample, rank) pairs, the exponentials, the float64 network's momentum step);
 - within the stated error bound where a vector path uses fused multiply-adds (the k-means
   distance tile, the float32 network steps): the same labels, close values.
 """
@@ -27,7 +27,8 @@ _SCRIPT = textwrap.dedent(r"""
     import numpy as np
     from smml._core._neural import step_isa
     from smml.cluster import KMeans
-    from smml.ensemble import GradientBoostingClassifier, RandomForestRegressor
+    from smml._core._tree import partition_pairs
+    from smml.ensemble import GradientBoostingClassifier, RandomForestClassifier, RandomForestRegressor
     from smml.kernels import KernelRidge, KernelSVC
     from smml.neighbors import KNNClassifier
     from smml.neural import MLPClassifier
@@ -62,6 +63,18 @@ _SCRIPT = textwrap.dedent(r"""
     out["tree3"] = TreeClassifier(random_state=0).fit(X, y3).predict_proba(Q)
     out["treer"] = TreeRegressor(random_state=0).fit(X, yr).predict(Q)
     out["forest"] = RandomForestRegressor(n_estimators=5, random_state=0).fit(X, yr).predict(Q)
+    out["forest2"] = RandomForestClassifier(n_estimators=5, random_state=0).fit(X, y2).predict_proba(Q)
+    # the exact splitter's partition of (sample, rank) pairs, the widest path SMML_SIMD allows,
+    # on every length up to 40 (whole vectors, tails) and two long ones, every share going left
+    prng = np.random.default_rng(1)
+    parts = []
+    for n in list(range(41)) + [257, 1000]:
+        for share in (0.0, 0.3, 0.5, 1.0):
+            gl = (prng.random(n + 3) < share).astype(np.uint8)
+            si = prng.permutation(n + 3)[:n].astype(np.int32)
+            rs = prng.integers(0, 2**31 - 1, n).astype(np.int32)
+            parts += [np.array([partition_pairs(si, rs, gl, 2)], np.int32), si, rs]
+    out["partition"] = np.concatenate(parts)
     np.savez(sys.argv[1], **out)
 """)
 

@@ -881,12 +881,12 @@ def test_binning_kernel_writes_any_layout(rng):
     assert np.array_equal(row, col.T) and row.max() == 9
 
 
-@pytest.mark.parametrize("simd", [False, True])
-@pytest.mark.parametrize("n", [0, 1, 15, 16, 17, 33, 1000])
-def test_exact_partition_keeps_each_side_in_order(n, simd):
+@pytest.mark.parametrize("level", [0, 1, 2])
+@pytest.mark.parametrize("n", [0, 1, 7, 8, 9, 15, 16, 17, 33, 1000])
+def test_exact_partition_keeps_each_side_in_order(n, level):
     # the exact splitter's partition of a feature's sorted (sample, rank) pairs: the pairs of
     # the samples going to the first child first, then the others, each side in its order;
-    # the plain loop and the AVX-512 one (used when the CPU has it) give the same
+    # the plain loop, the AVX2 one and the AVX-512 one (each up to what the CPU runs) give the same
     from smml._core import _tree
 
     rng = np.random.default_rng(n)
@@ -897,11 +897,36 @@ def test_exact_partition_keeps_each_side_in_order(n, simd):
         keep = gl[si] != 0
         want_si = np.concatenate([si[keep], si[~keep]])
         want_rs = np.concatenate([rs[keep], rs[~keep]])
-        assert _tree.partition_pairs(si, rs, gl, simd) == keep.sum()
+        assert _tree.partition_pairs(si, rs, gl, level) == keep.sum()
         np.testing.assert_array_equal(si, want_si)
         np.testing.assert_array_equal(rs, want_rs)
     with pytest.raises(ValueError, match="outside"):
-        _tree.partition_pairs(np.array([3], np.int32), np.array([0], np.int32), np.zeros(3, np.uint8), simd)
+        _tree.partition_pairs(np.array([3], np.int32), np.array([0], np.int32), np.zeros(3, np.uint8), level)
+
+
+@pytest.mark.parametrize("m", [0, 1, 3, 4, 5, 8, 255, 256])
+def test_exact_scan_takes_the_first_smallest_cost(m):
+    # the exact scan's choice in a chunk of costs (smml_first_min, four running minima): the
+    # same position and value as the loop "if c[j] < best: best = c[j]" in order, with equal
+    # costs, -0.0 and 0.0, +inf (not a candidate), NaN and a bound from earlier chunks
+    from smml._core import _tree
+
+    def loop(c, best):
+        j = -1
+        for i, v in enumerate(c):
+            if v < best:
+                best, j = v, i
+        return j, best
+
+    rng = np.random.default_rng(m)
+    pool = np.array([3.0, 1.0, 1.0, 0.0, -0.0, 2.5, np.inf, np.nan, -1.0, -1.0])
+    for trial in range(40):
+        c = rng.choice(pool[: 2 + trial % 9], m) if trial % 2 else rng.normal(size=m)
+        for best in (np.inf, 1.0, 0.0, -0.0, -5.0):
+            j, b = _tree.first_min(np.ascontiguousarray(c), best)
+            wj, wb = loop(c, best)
+            assert j == wj and np.array_equal(np.float64(b), np.float64(wb)), (c, best)
+            assert np.signbit(b) == np.signbit(wb)
 
 
 # ---- split_score="002": the slides' formulas (002 "ID3 and C4.5", "CART trees") -------------

@@ -41,10 +41,11 @@ from smml._core._frontier cimport (Pending, Frontier, frontier_init, frontier_pu
 
 cdef extern from "smml_tree.h" nogil:
     intp_t smml_partition_pairs(int32_t* si, int32_t* rs, int32_t* ti, int32_t* tr, const uint8_t* gl,
-                                intp_t n, int simd)
+                                intp_t n, int level)
     intp_t smml_split_sums(int kind, const int32_t* si, const int32_t* rs, intp_t p, intp_t pend,
                            const double* pair, double* st, intp_t* nl, intp_t nn, intp_t msl, double* ca,
                            double* cb, double* cw, uint8_t* cok, intp_t cap, int* stop)
+    intp_t smml_first_min(const double* c, intp_t m, double* best)
     intp_t smml_split_sums_k(intp_t K, const int32_t* si, const int32_t* rs, intp_t p, intp_t pend,
                              const double* pair, double* left, double* Wp, intp_t* nl, intp_t nn, intp_t msl,
                              double* ca, double* cw, uint8_t* cok, intp_t cap, int* stop)
@@ -380,10 +381,9 @@ cdef void _scan_exact(const Params* P, Scratch* S, intp_t f, intp_t start, intp_
                                       cok, SCAN_CHUNK, &stop)
                 smml_split_costs_k(K, cak, cw, cok, m, SCAN_CHUNK, S.node_tot, WT, csum, cc)
             p += m
-            for j in range(m):
-                if cc[j] < best:
-                    best = cc[j]
-                    best_p = p0 + j
+            j = smml_first_min(cc, m, &best)
+            if j >= 0:
+                best_p = p0 + j
     else:
         for k in range(K):
             left[k] = 0.0
@@ -725,9 +725,10 @@ cdef void _sorted_pending(const Params* P, Scratch* S) noexcept nogil:
                 _partition_sorted(P, S, j, start, end, 0)
 
 
-def partition_pairs(int32_t[::1] si, int32_t[::1] rs, const uint8_t[::1] goes_left, bint simd):
-    """Test access to smml_tree.h's smml_partition_pairs (both code paths): si, rs rearranged in
-    place, the pairs of samples with goes_left first, each side in order; returns how many."""
+def partition_pairs(int32_t[::1] si, int32_t[::1] rs, const uint8_t[::1] goes_left, int level):
+    """Test access to smml_tree.h's smml_partition_pairs (every code path): si, rs rearranged in
+    place, the pairs of samples with goes_left first, each side in order; returns how many.
+    level: the widest path allowed (0 portable, 1 AVX2, 2 AVX-512; smml_isa() lowers it)."""
     cdef intp_t n = si.shape[0], q, p
     if rs.shape[0] != n or goes_left.shape[0] < 1:
         raise ValueError("partition_pairs: si and rs differ in length")
@@ -743,8 +744,17 @@ def partition_pairs(int32_t[::1] si, int32_t[::1] rs, const uint8_t[::1] goes_le
     cdef int32_t[::1] b = tr
     with nogil:
         q = smml_partition_pairs(&si[0] if n else NULL, &rs[0] if n else NULL, &a[0], &b[0], &g[0], n,
-                                 simd)
+                                 level)
     return q
+
+
+def first_min(const double[::1] c, double best):
+    """Test access to smml_tree.h's smml_first_min (the exact scan's choice in a chunk of
+    costs): (j, best), j the first position of the smallest value below best, -1 if none."""
+    cdef intp_t j
+    with nogil:
+        j = smml_first_min(&c[0] if c.shape[0] else NULL, c.shape[0], &best)
+    return j, best
 
 
 cdef void _partition_sorted(const Params* P, Scratch* S, intp_t f, intp_t start, intp_t end,
@@ -756,7 +766,7 @@ cdef void _partition_sorted(const Params* P, Scratch* S, intp_t f, intp_t start,
     cdef int32_t* rs = P.Rs + f * n + start
     cdef int32_t* ti = S.tmp_i + tid * (n + 16)
     cdef int32_t* tr = S.tmp_r + tid * (n + 16)
-    smml_partition_pairs(si, rs, ti, tr, S.goes_left, r, 1)
+    smml_partition_pairs(si, rs, ti, tr, S.goes_left, r, 2)    # the widest smml_isa() allows
 
 
 # ---------------------------------------------------------------------------

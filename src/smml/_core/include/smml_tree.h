@@ -22,9 +22,10 @@
  * past its last sample (a gather reads 4 bytes), and ti, tr must have room for n + 15
  * values (whole vectors are stored). Each pair is written to both sides' next slots and
  * only its side advances: no branch per pair (which side is unpredictable); the writes to
- * si, rs never pass the reads. With AVX-512 (simd != 0 and the CPU has it) 16 pairs at a
- * time: the samples' flags gathered, each side's pairs compressed into the front of a
- * vector and stored whole. The same result.
+ * si, rs never pass the reads. level: the widest path allowed (SMML_ISA_*), lowered to
+ * smml_isa(). With AVX-512, 16 pairs at a time: the samples' flags gathered, each side's
+ * pairs compressed into the front of a vector and stored whole; with AVX2, 8 at a time,
+ * compressed by a permutation (smml_partition_pairs_avx2). The same result on every path.
  *
  * smml_partition_rest: pairs p..n-1 one at a time, from the sides' next slots *qp, *rp. */
 static inline void smml_partition_rest(int32_t *si, int32_t *rs, int32_t *SMML_RESTRICT ti,
@@ -90,7 +91,99 @@ static ptrdiff_t smml_partition_pairs_avx512(int32_t *si, int32_t *rs, int32_t *
     }
     return q;
 }
-#define SMML_PARTITION_AVX512 1
+
+/* smml_partition_lanes[m]: the lanes k of 8 whose bit k is set in m, in order, one byte each
+ * from the lowest (the rest 0): the permutation that compresses those lanes of a vector into
+ * its front (vpermd), as AVX-512's compress does */
+static const uint64_t smml_partition_lanes[256] = {
+    0x0, 0x0, 0x1, 0x100, 0x2, 0x200, 0x201, 0x20100,
+    0x3, 0x300, 0x301, 0x30100, 0x302, 0x30200, 0x30201, 0x3020100,
+    0x4, 0x400, 0x401, 0x40100, 0x402, 0x40200, 0x40201, 0x4020100,
+    0x403, 0x40300, 0x40301, 0x4030100, 0x40302, 0x4030200, 0x4030201, 0x403020100,
+    0x5, 0x500, 0x501, 0x50100, 0x502, 0x50200, 0x50201, 0x5020100,
+    0x503, 0x50300, 0x50301, 0x5030100, 0x50302, 0x5030200, 0x5030201, 0x503020100,
+    0x504, 0x50400, 0x50401, 0x5040100, 0x50402, 0x5040200, 0x5040201, 0x504020100,
+    0x50403, 0x5040300, 0x5040301, 0x504030100, 0x5040302, 0x504030200, 0x504030201, 0x50403020100,
+    0x6, 0x600, 0x601, 0x60100, 0x602, 0x60200, 0x60201, 0x6020100,
+    0x603, 0x60300, 0x60301, 0x6030100, 0x60302, 0x6030200, 0x6030201, 0x603020100,
+    0x604, 0x60400, 0x60401, 0x6040100, 0x60402, 0x6040200, 0x6040201, 0x604020100,
+    0x60403, 0x6040300, 0x6040301, 0x604030100, 0x6040302, 0x604030200, 0x604030201, 0x60403020100,
+    0x605, 0x60500, 0x60501, 0x6050100, 0x60502, 0x6050200, 0x6050201, 0x605020100,
+    0x60503, 0x6050300, 0x6050301, 0x605030100, 0x6050302, 0x605030200, 0x605030201, 0x60503020100,
+    0x60504, 0x6050400, 0x6050401, 0x605040100, 0x6050402, 0x605040200, 0x605040201, 0x60504020100,
+    0x6050403, 0x605040300, 0x605040301, 0x60504030100, 0x605040302, 0x60504030200, 0x60504030201, 0x6050403020100,
+    0x7, 0x700, 0x701, 0x70100, 0x702, 0x70200, 0x70201, 0x7020100,
+    0x703, 0x70300, 0x70301, 0x7030100, 0x70302, 0x7030200, 0x7030201, 0x703020100,
+    0x704, 0x70400, 0x70401, 0x7040100, 0x70402, 0x7040200, 0x7040201, 0x704020100,
+    0x70403, 0x7040300, 0x7040301, 0x704030100, 0x7040302, 0x704030200, 0x704030201, 0x70403020100,
+    0x705, 0x70500, 0x70501, 0x7050100, 0x70502, 0x7050200, 0x7050201, 0x705020100,
+    0x70503, 0x7050300, 0x7050301, 0x705030100, 0x7050302, 0x705030200, 0x705030201, 0x70503020100,
+    0x70504, 0x7050400, 0x7050401, 0x705040100, 0x7050402, 0x705040200, 0x705040201, 0x70504020100,
+    0x7050403, 0x705040300, 0x705040301, 0x70504030100, 0x705040302, 0x70504030200, 0x70504030201, 0x7050403020100,
+    0x706, 0x70600, 0x70601, 0x7060100, 0x70602, 0x7060200, 0x7060201, 0x706020100,
+    0x70603, 0x7060300, 0x7060301, 0x706030100, 0x7060302, 0x706030200, 0x706030201, 0x70603020100,
+    0x70604, 0x7060400, 0x7060401, 0x706040100, 0x7060402, 0x706040200, 0x706040201, 0x70604020100,
+    0x7060403, 0x706040300, 0x706040301, 0x70604030100, 0x706040302, 0x70604030200, 0x70604030201, 0x7060403020100,
+    0x70605, 0x7060500, 0x7060501, 0x706050100, 0x7060502, 0x706050200, 0x706050201, 0x70605020100,
+    0x7060503, 0x706050300, 0x706050301, 0x70605030100, 0x706050302, 0x70605030200, 0x70605030201, 0x7060503020100,
+    0x7060504, 0x706050400, 0x706050401, 0x70605040100, 0x706050402, 0x70605040200, 0x70605040201, 0x7060504020100,
+    0x706050403, 0x70605040300, 0x70605040301, 0x7060504030100, 0x70605040302, 0x7060504030200, 0x7060504030201, 0x706050403020100,
+};
+
+/* the lanes of 8 pairs whose bits are set in m, compressed into the front of a vector */
+SMML_TARGET_AVX2 static inline __m256i smml_partition_perm(unsigned m)
+{
+    return _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *) (smml_partition_lanes + m)));
+}
+
+/* AVX2 (no compress instruction): 8 pairs at a time, each side's pairs moved to the front of
+ * a vector by a permutation from smml_partition_lanes and stored whole. The flags are read
+ * as bytes, one load per pair, into a mask of 8 bits: on the AMD EPYC (Zen 3) of issue 30 an
+ * 8-lane gather was slower (bench/forest.md). The second side is copied back in whole
+ * vectors, the last one ending at the segment's end, and in a loop below 8 pairs: a masked
+ * store (vpmaskmovd) cost more than the rest of a short segment's partition there. */
+SMML_TARGET_AVX2 SMML_MAYBE_UNUSED
+static ptrdiff_t smml_partition_pairs_avx2(int32_t *si, int32_t *rs, int32_t *SMML_RESTRICT ti,
+                                           int32_t *SMML_RESTRICT tr, const uint8_t *gl, ptrdiff_t n)
+{
+    ptrdiff_t p = 0, q = 0, r = 0;
+    for (; p + 8 <= n; p += 8) {
+        __m256i vi = _mm256_loadu_si256((const __m256i *) (si + p));
+        __m256i vr = _mm256_loadu_si256((const __m256i *) (rs + p));
+        unsigned m = 0;
+        int k;
+        for (k = 0; k < 8; k++)
+            m |= (unsigned) (gl[si[p + k]] != 0) << k;
+        __m256i pl = smml_partition_perm(m), pr = smml_partition_perm(m ^ 0xFFu);
+        /* the writes to si, rs end by p + 8 (q <= p): this block's pairs are already read */
+        _mm256_storeu_si256((__m256i *) (si + q), _mm256_permutevar8x32_epi32(vi, pl));
+        _mm256_storeu_si256((__m256i *) (rs + q), _mm256_permutevar8x32_epi32(vr, pl));
+        _mm256_storeu_si256((__m256i *) (ti + r), _mm256_permutevar8x32_epi32(vi, pr));
+        _mm256_storeu_si256((__m256i *) (tr + r), _mm256_permutevar8x32_epi32(vr, pr));
+        q += __builtin_popcount(m);
+        r = p + 8 - q;
+    }
+    smml_partition_rest(si, rs, ti, tr, gl, p, n, &q, &r);
+    if (r >= 8) {
+        /* whole vectors, the last one ending at the segment's end (it may write a few
+           values twice, the same): nothing past the segment */
+        for (p = 0;; p += 8) {
+            if (p > r - 8)
+                p = r - 8;
+            _mm256_storeu_si256((__m256i *) (si + q + p), _mm256_loadu_si256((const __m256i *) (ti + p)));
+            _mm256_storeu_si256((__m256i *) (rs + q + p), _mm256_loadu_si256((const __m256i *) (tr + p)));
+            if (p == r - 8)
+                break;
+        }
+    } else {
+        for (p = 0; p < r; p++) {
+            SMML_OPAQUE(p);                /* no memmove calls (smml_partition_pairs) */
+            si[q + p] = ti[p];
+            rs[q + p] = tr[p];
+        }
+    }
+    return q;
+}
 #endif
 
 /* the portable path's copy back of the second side: memcpy from this many pairs on, a loop
@@ -99,14 +192,17 @@ static ptrdiff_t smml_partition_pairs_avx512(int32_t *si, int32_t *rs, int32_t *
 
 static inline ptrdiff_t smml_partition_pairs(int32_t *si, int32_t *rs, int32_t *SMML_RESTRICT ti,
                                              int32_t *SMML_RESTRICT tr, const uint8_t *gl, ptrdiff_t n,
-                                             int simd)
+                                             int level)
 {
     ptrdiff_t p, q = 0, r = 0;
-#ifdef SMML_PARTITION_AVX512
-    if (simd && smml_isa() >= SMML_ISA_AVX512)
+#if SMML_X86_DISPATCH
+    int isa = smml_isa() < level ? smml_isa() : level;
+    if (isa >= SMML_ISA_AVX512)
         return smml_partition_pairs_avx512(si, rs, ti, tr, gl, n);
+    if (isa >= SMML_ISA_AVX2)
+        return smml_partition_pairs_avx2(si, rs, ti, tr, gl, n);
 #else
-    (void) simd;
+    (void) level;
 #endif
     smml_partition_rest(si, rs, ti, tr, gl, 0, n, &q, &r);
     if (r >= SMML_PARTITION_MEMCPY) {
@@ -170,6 +266,34 @@ static inline ptrdiff_t smml_split_sums(int kind, const int32_t *SMML_RESTRICT s
     st[2] = W;
     *nl = k;
     return m;
+}
+
+/* smml_first_min: the first position j of c[0..m-1] holding the smallest value below *best,
+ * which becomes c[j]; -1 (and *best unchanged) when none is below it. The same result as the
+ * loop "if c[j] < best: best = c[j], keep j" in position order (a NaN is never taken; of
+ * equal values, -0.0 and 0.0 included, the first): the minimum found with four running
+ * minima (no chain of dependent compares through one), then its first position. */
+static inline ptrdiff_t smml_first_min(const double *SMML_RESTRICT c, ptrdiff_t m, double *best)
+{
+    double b0 = *best, b1 = b0, b2 = b0, b3 = b0;
+    ptrdiff_t j;
+    for (j = 0; j + 4 <= m; j += 4) {
+        b0 = c[j] < b0 ? c[j] : b0;
+        b1 = c[j + 1] < b1 ? c[j + 1] : b1;
+        b2 = c[j + 2] < b2 ? c[j + 2] : b2;
+        b3 = c[j + 3] < b3 ? c[j + 3] : b3;
+    }
+    for (; j < m; j++)
+        b0 = c[j] < b0 ? c[j] : b0;
+    b0 = b1 < b0 ? b1 : b0;
+    b0 = b2 < b0 ? b2 : b0;
+    b0 = b3 < b0 ? b3 : b0;
+    if (!(b0 < *best))
+        return -1;
+    for (j = 0; c[j] != b0; j++)
+        ;
+    *best = c[j];
+    return j;
 }
 
 /* smml_split_sums_k, smml_split_costs_k: smml_split_sums and smml_split_costs for K classes
