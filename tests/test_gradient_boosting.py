@@ -764,3 +764,67 @@ def test_grow_tree_children_sums_and_root_scan_are_exact(mcw):
     f, c, side = best[1]
     assert (nodes[0]["feature"], sbin[0], bool(nodes[0]["missing_left"])) == (f, c, side)
     np.testing.assert_allclose(nodes[0]["improvement"], 0.5 * (-best[0] - GT * GT / (HT + lam)), rtol=1e-9)
+
+
+def _depth_first_ids(nodes):
+    """The node order of depth-first growth (a split node's children get the next two ids when
+    it is expanded, the first child expanded first): order[new id] = old id."""
+    order, new, stack = [], {0: 0}, [0]
+    while stack:
+        v = stack.pop()
+        order.append(v)
+        c = nodes[v]["children_left"]
+        if c >= 0:
+            new[c], new[c + 1] = len(new), len(new) + 1
+            stack += [c + 1, c]
+    order = sorted(new, key=new.get)
+    return np.array(order, np.intp), new
+
+
+@pytest.mark.parametrize("max_depth", [3, 5, 9, -1])
+def test_level_and_subtree_growth_equal_node_by_node_growth(max_depth):
+    # without a leaf limit grow_tree grows the first levels one parallel region each, then a
+    # subtree per task (max_depth set), or past level_bytes the rest depth-first, and renumbers
+    # the nodes depth-first; with a leaf limit no tree reaches it takes the node-by-node best-first
+    # path, which numbers them in its own order.  The same tree bit for bit once renumbered, on
+    # any thread count, with the buffers of a HistPool reused from call to call; the rows end in
+    # the same order and F gets the same values
+    from smml._binning import bin_features
+    from smml._core import _gbm
+    from smml._exact_sums import fixed_scale
+    rng = np.random.default_rng(5)
+    n, d, lam, lr = 3000, 5, 1.0, 0.3
+    X = rng.normal(size=(n, d))
+    X[rng.random((n, d)) < 0.05] = np.nan
+    X[:, 4] = rng.integers(0, 9, n)
+    is_cat = np.array([0, 0, 0, 0, 1], np.uint8)
+    Xb, edges, nan_code = bin_features(X, 64, 0, 1, is_cat, {}, missing=True)
+    g = np.sin(3 * np.nan_to_num(X[:, 0])) + X[:, 4] % 3 + rng.normal(size=n)
+    h = rng.uniform(0.5, 1.5, size=n)
+    for A in (g, h):
+        _gbm.quantize(A, fixed_scale(n, _gbm.abs_max(A)))
+    feats = np.arange(d, dtype=np.intp)
+    sub = np.sort(rng.permutation(n)[: n - 100]).astype(np.intp)     # a subsample
+
+    def grow(max_leaf, nt, pool=None, **kw):
+        rows = sub.copy()
+        F = np.zeros((n, 1))
+        out = _gbm.grow_tree(Xb, edges, is_cat, nan_code, g, h, rows, feats, F, 0, lam, 0.0, 0.0, lr,
+                             max_depth, max_leaf, nt, 64, pool, **kw)
+        return out, rows, F
+
+    (nodes, value, bits, sbin), rows, F = grow(10**6, 1)
+    order, new = _depth_first_ids(nodes)
+    assert len(order) == len(nodes) >= 15
+    assert np.all(F[np.setdiff1d(np.arange(n), sub)] == 0) and np.all(F[sub] != 0)
+    nodes = nodes[order]
+    nodes["children_left"] = [new[c] if c >= 0 else -1 for c in nodes["children_left"]]
+    want = (nodes.view(np.uint8), value[order], bits[order], sbin[order])
+    pool = _gbm.HistPool()
+    for nt in (1, 2, 3):
+        for kw in ({}, {"level_bytes": 1}):
+            got, rows2, F2 = grow(0, nt, pool, **kw)
+            for a, b in zip((got[0].view(np.uint8),) + got[1:], want):
+                np.testing.assert_array_equal(a, b)
+            np.testing.assert_array_equal(rows2, rows)
+            np.testing.assert_array_equal(F2, F)

@@ -21,6 +21,16 @@
 # rows and the larger one's is the parent's minus it (hist_subtract); children
 # at the depth limit get none.
 #
+# Order of growth: without a leaf limit the tree does not depend on the order its
+# nodes are split in, so the first levels are grown a level at a time, all the
+# histograms and scans of a level in one parallel region ((node, block of features)
+# tasks: one fork-join a level, not one a node), and once a level is wide (4 nodes
+# to split per thread) the subtrees under it are grown depth-first, a subtree per
+# task (each thread's histograms stay in its cache, no fork-join below); the nodes
+# are then renumbered in depth-first order (000 "Tree Predictors": the ids the
+# node-by-node kernel gives).  With max_leaf_nodes the growth is best-first, node by
+# node (the order decides which leaves are split).
+#
 # Determinism: a feature's histogram is built by one thread in row order, the
 # argmin over features is serial (ties: lowest feature, then lowest bin /
 # shortest category prefix), the children's sums of g and h are read from the
@@ -34,7 +44,7 @@ from libc.math cimport fabs, INFINITY, nearbyint
 from cython.parallel cimport parallel, prange
 
 from smml._core._typedefs cimport intp_t, int32_t, int64_t, uint8_t, uint64_t
-from smml._core._openmp cimport threads_for
+from smml._core._openmp cimport threads_for, omp_get_thread_num
 from smml._core._atomic cimport flag_set
 from smml._core._criterion cimport MAXCAT, NWORDS, Targets, SplitRecord, ScanState, init_record, init_scan
 from smml._core._histogram cimport bin_empty, hist_build, hist_subtract, scan_bins, scan_categorical
@@ -50,6 +60,8 @@ cdef enum:
     EXP_GRAIN = 16384       # least rows x classes per thread of the per-row exp / log loops
     PART_GRAIN = 16384      # least rows per thread of a node's partition
     MAX_PART_THREADS = 8
+    SUBTREES_PER_THREAD = 4 # a level with this many nodes to split per thread: a subtree per task
+    LEVEL_BYTES = 1 << 25   # most bytes of histograms alive in level-wise growth (_grow_levels)
 
 cdef enum:
     LOSS_SQUARED = 0
@@ -180,6 +192,31 @@ cdef struct HistBuf:
     HistBuf* next_free
 
 
+cdef void _free_bufs(HistBuf** bufs, intp_t n) noexcept nogil:
+    cdef intp_t j
+    for j in range(n):
+        if bufs[j] != NULL:
+            free(bufs[j].h); free(bufs[j].lo); free(bufs[j].hi)
+            free(bufs[j])
+    free(bufs)
+
+
+cdef class HistPool:
+    """Clean histogram buffers handed from one ``grow_tree`` call to the next (one fit's trees:
+    the same features and bins), so that a tree does not allocate and zero its buffers again
+    (level-wise growth keeps a level's histograms alive at once: tens to hundreds of buffers of
+    d x max_bins x 3 doubles).  A buffer comes back clean (_hist_put clears the bins it used);
+    a call that fails drops the pool's buffers.  One fit's own: not shared between threads."""
+    cdef HistBuf** bufs
+    cdef intp_t n
+    cdef intp_t d, max_bins
+
+    def __dealloc__(self):
+        _free_bufs(self.bufs, self.n)
+        self.bufs = NULL
+        self.n = 0
+
+
 cdef struct Params:
     Targets t               # w = hessians, wy = gradients, K = 0, reg_lambda, min_child_weight
     intp_t d, max_bins
@@ -251,8 +288,9 @@ cdef void _hist_put(const Params* P, Scratch* S, HistBuf* b) noexcept nogil:
 
 
 cdef void _scan_one(const Params* P, Scratch* S, const HistBuf* b, const double* tot, intp_t j,
-                    intp_t nn, SplitRecord* out) noexcept nogil:
-    """Best split of candidate feature feats[j] from its histogram (_histogram.pxd scans).
+                    intp_t nn, SplitRecord* out, double* key, intp_t* order) noexcept nogil:
+    """Best split of candidate feature feats[j] from its histogram (_histogram.pxd scans);
+    key, order: MAXCAT scratch values of the categorical scan (the caller's own).
 
     Missing values (a numerical feature with nan_code >= 0, its last code): the scan over the
     codes sends them to the second child ("code <= b" is false for them: the candidates are
@@ -262,14 +300,13 @@ cdef void _scan_one(const Params* P, Scratch* S, const HistBuf* b, const double*
     the direction a missing value takes is learned per split, as xgboost's and LightGBM's."""
     cdef intp_t f = P.feats[j], k, c, nc, top
     cdef const double* h = b.h + f * P.max_bins * STRIDE
-    cdef intp_t* order = S.catord + j * MAXCAT
     cdef ScanState st
     cdef ScanState sm
     cdef bint miss_left = False
     init_record(out)
     if P.is_cat[f]:
         scan_categorical(&P.t, tot, h, STRIDE, b.lo[f], b.hi[f], nn, S.dummy, S.dummy,
-                         S.catkey + j * MAXCAT, order, &st)
+                         key, order, &st)
     else:
         init_scan(&P.t, tot, &st)
         scan_bins(&P.t, tot, h, STRIDE, b.lo[f], b.hi[f], 0, nn, S.dummy, S.dummy, &st)
@@ -307,10 +344,12 @@ cdef void _scan_one(const Params* P, Scratch* S, const HistBuf* b, const double*
 
 cdef void _block_pass(const Params* P, Scratch* S, HistBuf* hs, intp_t start, intp_t end,
                       HistBuf* parent, bint scan_small, bint scan_big, intp_t nn_small, intp_t nn_big,
-                      const double* tot_small, const double* tot_big, intp_t j0, intp_t j1) noexcept nogil:
+                      const double* tot_small, const double* tot_big, intp_t j0, intp_t j1,
+                      SplitRecord* fb, double* key, intp_t* order) noexcept nogil:
     """Candidate features feats[j0:j1]: the histograms of rows[start:end] into hs (zero before);
     parent -= hs when a parent is given (it becomes the sibling's histogram); then the scans of
-    hs (into feat_best[j]) and of the sibling (into feat_best[mf + j]) that are asked for."""
+    hs (into fb[j]) and of the sibling (into fb[mf + j]) that are asked for (key, order: the
+    categorical scans' scratch, MAXCAT each, this call's own)."""
     cdef intp_t j
     hist_build(&P.t, hs.h, P.max_bins, STRIDE, hs.lo, hs.hi, P.feats, j0, j1, P.Xb, P.d, P.rows,
                start, end)
@@ -318,9 +357,9 @@ cdef void _block_pass(const Params* P, Scratch* S, HistBuf* hs, intp_t start, in
         hist_subtract(parent.h, hs.h, P.max_bins, STRIDE, parent.lo, parent.hi, P.feats, j0, j1)
     for j in range(j0, j1):
         if scan_small:
-            _scan_one(P, S, hs, tot_small, j, nn_small, &S.feat_best[j])
+            _scan_one(P, S, hs, tot_small, j, nn_small, &fb[j], key, order)
         if scan_big:
-            _scan_one(P, S, parent, tot_big, j, nn_big, &S.feat_best[P.mf + j])
+            _scan_one(P, S, parent, tot_big, j, nn_big, &fb[P.mf + j], key, order)
 
 
 cdef void _node_pass(const Params* P, Scratch* S, HistBuf* hs, intp_t start, intp_t end,
@@ -338,10 +377,11 @@ cdef void _node_pass(const Params* P, Scratch* S, HistBuf* hs, intp_t start, int
         nb = min(<intp_t>nt, P.mf)
         for j in prange(nb, num_threads=nb, schedule="static"):
             _block_pass(P, S, hs, start, end, parent, scan_small, scan_big, nn, nn_big, tot_small,
-                        tot_big, (j * P.mf) // nb, ((j + 1) * P.mf) // nb)
+                        tot_big, (j * P.mf) // nb, ((j + 1) * P.mf) // nb, S.feat_best,
+                        S.catkey + j * MAXCAT, S.catord + j * MAXCAT)
     else:
         _block_pass(P, S, hs, start, end, parent, scan_small, scan_big, nn, nn_big, tot_small,
-                    tot_big, 0, P.mf)
+                    tot_big, 0, P.mf, S.feat_best, S.catkey, S.catord)
 
 
 cdef void _pick(const Params* P, const SplitRecord* feat_best, double Gs, double Hs,
@@ -487,68 +527,297 @@ cdef inline bint _can_split(const Params* P, intp_t depth, intp_t nn, double Hs)
     return nn >= 2 and Hs >= 2.0 * P.t.min_child_weight
 
 
-cdef int _grow(const Params* P, Scratch* S, Node* nodes, double* value, uint64_t* bits, int32_t* split_bin,
-               intp_t* seg, HistBuf** hist, intp_t m, intp_t* n_nodes) noexcept nogil:
-    """000 "Tree Predictors" growth on the boosting objective: depth-first without a leaf
-    limit, best-first (largest gain) with max_leaf_nodes.  A leaf of the frontier keeps its
-    histogram until it is split (hist[node]).  Returns 0, or -1 (out of memory)."""
-    cdef Frontier front
-    cdef intp_t count = 1, n_leaves = 1, c, small, mid, w
-    cdef bint heap = P.max_leaf_nodes > 0
+# ---------------------------------------------------------------------------
+# level-wise growth (no leaf limit): one parallel region per level for all its histograms
+
+cdef struct Pair:
+    # a node of the level being split: its children's histograms and scans
+    intp_t q                # the node's index in Level.lev
+    intp_t small            # 0 / 1: the child whose histogram is built from its rows
+    intp_t kid              # id of the first child
+    bint need[2]            # the child may be split (it gets a histogram and a scan)
+    HistBuf* hs             # the smaller child's histogram (new)
+    HistBuf* parent         # the node's histogram, to become the larger child's (NULL: not needed)
+    double tot[4]           # (sum h, sum g) of the smaller child, then of the larger
+
+
+cdef struct Task:
+    intp_t pair
+    intp_t j0               # candidate features feats[j0:j1]
+    intp_t j1
+
+
+cdef struct Level:
+    intp_t cap              # most nodes split at once level-wise (their children's histograms alive)
+    Pending* lev            # (2 cap) the nodes of the level to split (a level wider than cap
+                            # is not split here: _subtrees, or the depth-first frontier)
+    Pending* nxt            # (2 cap) the next level's (lev and nxt swap)
+    double* kg              # (2 cap) the children's sums of g
+    double* kh              # (2 cap) and of h
+    intp_t* mid             # (2 cap) where the second child's rows start (_subtrees: a subtree's
+                            # first id)
+    intp_t* order           # (2 cap) _subtrees: the order of the tasks
+    Pair* pairs             # (cap)
+    Task* tasks             # (cap min(n_threads, mf))
+    SplitRecord* fb         # (cap, 2, mf) the pairs' per-feature scans: the smaller child's, the larger's
+
+
+cdef void _pair_task(const Params* P, Scratch* S, const Level* L, const Task* tk, int tid) noexcept nogil:
+    """One task of a level's region: features feats[j0:j1] of one pair (histogram of the smaller
+    child, subtraction from the parent's, scans of both), the categorical scratch the thread's."""
+    cdef const Pair* pr = &L.pairs[tk.pair]
+    cdef const Pending* nd = &L.lev[pr.q]
+    cdef intp_t small = pr.small, big = 1 - pr.small, start, end, nn_big
+    if small == 0:
+        start = nd.start
+        end = L.mid[pr.q]
+        nn_big = nd.end - L.mid[pr.q]
+    else:
+        start = L.mid[pr.q]
+        end = nd.end
+        nn_big = L.mid[pr.q] - nd.start
+    _block_pass(P, S, pr.hs, start, end, pr.parent, pr.need[small], pr.need[big], end - start, nn_big,
+                pr.tot, pr.tot + 2, tk.j0, tk.j1, L.fb + tk.pair * 2 * P.mf,
+                S.catkey + tid * MAXCAT, S.catord + tid * MAXCAT)
+
+
+cdef void _record_split(Node* nodes, uint64_t* bits, int32_t* split_bin, const Pending* cur,
+                        intp_t first) noexcept nogil:
+    """Node cur.node becomes cur.split's test, its children first and first + 1."""
+    cdef Node* nd = &nodes[cur.node]
+    cdef intp_t w
+    nd.feature = <int32_t>cur.split.feature
+    nd.threshold = cur.split.threshold
+    nd.is_categorical = cur.split.is_cat
+    nd.missing_left = cur.split.missing_left
+    nd.improvement = cur.split.improvement
+    nd.children_left = <int32_t>first
+    split_bin[cur.node] = <int32_t>cur.split.bin
+    for w in range(NWORDS):
+        bits[cur.node * NWORDS + w] = cur.split.cat_bits[w]
+
+
+cdef int _grow_levels(const Params* P, Scratch* S, Level* L, Node* nodes, double* value, uint64_t* bits,
+                      int32_t* split_bin, intp_t* seg, HistBuf** hist, intp_t nl, intp_t* count,
+                      Frontier* front) noexcept nogil:
+    """Split the nodes L.lev[0:nl] (each with its split and its histogram) and their descendants
+    level by level, while a level has at most L.cap nodes to split; the nodes of a wider level go
+    to the depth-first frontier.  Without a leaf limit every node with a split is split, whatever
+    the order: the tree is the depth-first one (its node ids are renumbered in depth-first order
+    afterwards, _renumber).  Per level: the partitions of the nodes (a node per task; a large
+    node's own parallel _partition), then ONE parallel region for every histogram and scan of the
+    level (tasks: (node, block of features)), then the picks.  Each feature's histogram of a node
+    is built by one thread in row order and every sum is exact: results do not depend on the
+    thread count.  Returns 0, or -1 (out of memory)."""
+    cdef intp_t q, c, nn, small, big, np_, nt_, t, nb, b, kid, work, pw, part_rows, nxt_n
+    cdef int nt
+    cdef Pending* cur
+    cdef Pending* tmp_lev
+    cdef Pair* pr
+    cdef Pending kids[2]
+    while nl > 0:
+        if P.max_depth >= 0 and (nl > L.cap or nl >= SUBTREES_PER_THREAD * <intp_t>P.n_threads):
+            # wide enough: a subtree per task (each thread's depth-first growth keeps its
+            # histograms in its cache)
+            return _subtrees(P, S, L, nodes, value, bits, split_bin, seg, hist, nl, count)
+        if nl > L.cap:
+            for q in range(nl - 1, -1, -1):     # (any order: the ids are renumbered)
+                if frontier_push(front, &L.lev[q], False) != 0:
+                    return -1
+            return 0
+        # the children's sums from the nodes' histograms, and the partitions
+        part_rows = 0
+        for q in range(nl):
+            cur = &L.lev[q]
+            _child_sums(P, hist[cur.node], &cur.split, L.kg + 2 * q, L.kh + 2 * q)
+            nn = cur.end - cur.start
+            if nn >= 2 * PART_GRAIN:
+                L.mid[q] = _partition(P, S, &cur.split, cur.start, cur.end)    # (its own threads)
+            else:
+                part_rows += nn
+        nt = threads_for(P.n_threads, part_rows, PART_GRAIN)
+        if nt > 1:
+            for q in prange(nl, num_threads=nt, schedule="dynamic"):
+                if L.lev[q].end - L.lev[q].start < 2 * PART_GRAIN:
+                    L.mid[q] = _partition(P, S, &L.lev[q].split, L.lev[q].start, L.lev[q].end)
+        else:
+            for q in range(nl):
+                if L.lev[q].end - L.lev[q].start < 2 * PART_GRAIN:
+                    L.mid[q] = _partition(P, S, &L.lev[q].split, L.lev[q].start, L.lev[q].end)
+        # the children, and the pairs whose children need histograms
+        np_ = 0
+        work = 0
+        for q in range(nl):
+            cur = &L.lev[q]
+            kid = count[0]
+            count[0] += 2
+            _record_split(nodes, bits, split_bin, cur, kid)
+            kids[0].start = cur.start; kids[0].end = L.mid[q]
+            kids[1].start = L.mid[q]; kids[1].end = cur.end
+            pr = &L.pairs[np_]
+            for c in range(2):
+                hist[kid + c] = NULL
+                seg[2 * (kid + c)] = kids[c].start
+                seg[2 * (kid + c) + 1] = kids[c].end
+                _set_node(P, &nodes[kid + c], &value[kid + c], kids[c].start, kids[c].end, cur.depth + 1,
+                          L.kg[2 * q + c], L.kh[2 * q + c])
+                pr.need[c] = _can_split(P, cur.depth + 1, kids[c].end - kids[c].start, L.kh[2 * q + c])
+            if not (pr.need[0] or pr.need[1]):
+                _hist_put(P, S, hist[cur.node])
+                hist[cur.node] = NULL
+                continue
+            small = 0 if kids[0].end - kids[0].start <= kids[1].end - kids[1].start else 1
+            big = 1 - small
+            pr.q = q
+            pr.small = small
+            pr.kid = kid
+            pr.hs = _hist_get(P, S)
+            if pr.hs == NULL:
+                return -1
+            pr.parent = hist[cur.node] if pr.need[big] else NULL
+            pr.tot[0] = L.kh[2 * q + small]
+            pr.tot[1] = L.kg[2 * q + small]
+            pr.tot[2] = L.kh[2 * q + big]
+            pr.tot[3] = L.kg[2 * q + big]
+            work += (kids[small].end - kids[small].start) * P.mf \
+                + (<intp_t>pr.need[0] + <intp_t>pr.need[1] + <intp_t>pr.need[big]) * P.mf * P.max_bins
+            np_ += 1
+        # one region for all the histograms and scans of the level: (pair, block of features) tasks
+        nt = threads_for(P.n_threads, work, P.grain)
+        nt_ = 0
+        for t in range(np_):
+            pr = &L.pairs[t]
+            q = pr.q
+            nn = (L.mid[q] - L.lev[q].start) if pr.small == 0 else (L.lev[q].end - L.mid[q])
+            pw = nn * P.mf + (<intp_t>pr.need[0] + <intp_t>pr.need[1] + (1 if pr.parent != NULL else 0)) \
+                * P.mf * P.max_bins
+            nb = min(<intp_t>nt, P.mf) if pw >= P.grain else 1
+            for b in range(nb):
+                L.tasks[nt_].pair = t
+                L.tasks[nt_].j0 = (b * P.mf) // nb
+                L.tasks[nt_].j1 = ((b + 1) * P.mf) // nb
+                nt_ += 1
+        if nt > 1:
+            for t in prange(nt_, num_threads=nt, schedule="dynamic"):
+                _pair_task(P, S, L, &L.tasks[t], omp_get_thread_num())
+        else:
+            for t in range(nt_):
+                _pair_task(P, S, L, &L.tasks[t], 0)
+        # the picks: the next level
+        nxt_n = 0
+        for t in range(np_):
+            pr = &L.pairs[t]
+            q = pr.q
+            small = pr.small
+            big = 1 - small
+            if pr.need[big]:
+                hist[pr.kid + big] = pr.parent
+            else:
+                _hist_put(P, S, hist[L.lev[q].node])
+            hist[L.lev[q].node] = NULL
+            if pr.need[small]:
+                hist[pr.kid + small] = pr.hs
+            else:
+                _hist_put(P, S, pr.hs)
+            for c in range(2):
+                if not pr.need[c]:
+                    continue
+                cur = &L.nxt[nxt_n]
+                cur.node = pr.kid + c
+                cur.start = L.lev[q].start if c == 0 else L.mid[q]
+                cur.end = L.mid[q] if c == 0 else L.lev[q].end
+                cur.depth = L.lev[q].depth + 1
+                _pick(P, L.fb + t * 2 * P.mf + (0 if c == small else P.mf), L.kg[2 * q + c], L.kh[2 * q + c],
+                      &cur.split)
+                if cur.split.feature >= 0:
+                    nxt_n += 1
+                else:
+                    _hist_put(P, S, hist[pr.kid + c])
+                    hist[pr.kid + c] = NULL
+        tmp_lev = L.lev
+        L.lev = L.nxt
+        L.nxt = tmp_lev
+        nl = nxt_n
+    return 0
+
+
+cdef int _renumber(Node* nodes, double* value, uint64_t* bits, int32_t* split_bin, intp_t* seg,
+                   intp_t* n_nodes) noexcept nogil:
+    """Renumber the nodes reachable from node 0 (ids below n_nodes[0], some unused) in the order
+    depth-first growth creates them (a split node's children get the next two ids when it is
+    expanded, the first child expanded first): the ids of the depth-first kernel whatever the
+    order the nodes were grown in; n_nodes[0] becomes their number.  Returns 0, or -1 (out of
+    memory)."""
+    cdef intp_t n = n_nodes[0]
+    cdef intp_t* new_id = <intp_t*>malloc(n * sizeof(intp_t))
+    cdef intp_t* stack = <intp_t*>malloc(n * sizeof(intp_t))
+    cdef Node* n2 = <Node*>malloc(n * sizeof(Node))
+    cdef double* v2 = <double*>malloc(n * sizeof(double))
+    cdef uint64_t* b2 = <uint64_t*>malloc(n * NWORDS * sizeof(uint64_t))
+    cdef int32_t* s2 = <int32_t*>malloc(n * sizeof(int32_t))
+    cdef intp_t* g2 = <intp_t*>malloc(2 * n * sizeof(intp_t))
+    cdef intp_t top, x, c, cnt = 1, y
+    if new_id == NULL or stack == NULL or n2 == NULL or v2 == NULL or b2 == NULL or s2 == NULL or g2 == NULL:
+        free(new_id); free(stack); free(n2); free(v2); free(b2); free(s2); free(g2)
+        return -1
+    new_id[0] = 0
+    stack[0] = 0
+    top = 1
+    while top > 0:
+        top -= 1
+        x = stack[top]
+        y = new_id[x]
+        n2[y] = nodes[x]
+        c = nodes[x].children_left
+        if c >= 0:
+            new_id[c] = cnt
+            new_id[c + 1] = cnt + 1
+            n2[y].children_left = <int32_t>cnt
+            cnt += 2
+            stack[top] = c + 1
+            stack[top + 1] = c
+            top += 2
+        v2[y] = value[x]
+        memcpy(b2 + y * NWORDS, bits + x * NWORDS, NWORDS * sizeof(uint64_t))
+        s2[y] = split_bin[x]
+        g2[2 * y] = seg[2 * x]
+        g2[2 * y + 1] = seg[2 * x + 1]
+    memcpy(nodes, n2, cnt * sizeof(Node))
+    memcpy(value, v2, cnt * sizeof(double))
+    memcpy(bits, b2, cnt * NWORDS * sizeof(uint64_t))
+    memcpy(split_bin, s2, cnt * sizeof(int32_t))
+    memcpy(seg, g2, 2 * cnt * sizeof(intp_t))
+    n_nodes[0] = cnt
+    free(new_id); free(stack); free(n2); free(v2); free(b2); free(s2); free(g2)
+    return 0
+
+
+cdef int _depth_first(const Params* P, Scratch* S, Frontier* front, bint heap, Node* nodes, double* value,
+                      uint64_t* bits, int32_t* split_bin, intp_t* seg, HistBuf** hist, intp_t* count,
+                      intp_t* n_leaves) noexcept nogil:
+    """Split the leaves of the frontier until it is empty (or, best-first, the leaf limit is
+    reached); children get the ids count[0], count[0] + 1, ...  Returns 0, or -1 (out of memory)."""
+    cdef intp_t c, small, big, mid
     cdef Pending cur
     cdef Pending kids[2]
-    cdef double Gs, Hs
     cdef double KG[2]
     cdef double KH[2]
     cdef bint need[2]
     cdef double tot[2]
     cdef double tot_big[2]
-    cdef intp_t big
     cdef HistBuf* hs
-    cdef Node* nd
-    frontier_init(&front)
-    _totals(P, 0, m, &Gs, &Hs)
-    _set_node(P, &nodes[0], &value[0], 0, m, 0, Gs, Hs)
-    seg[0] = 0
-    seg[1] = m
-    if _can_split(P, 0, m, Hs):
-        hist[0] = _hist_get(P, S)
-        if hist[0] == NULL:
-            frontier_free(&front)
-            return -1
-        tot[0] = Hs
-        tot[1] = Gs
-        _node_pass(P, S, hist[0], 0, m, NULL, True, False, 0, tot, NULL)
-        _pick(P, S.feat_best, Gs, Hs, &cur.split)
-        if cur.split.feature >= 0:
-            cur.node = 0; cur.start = 0; cur.end = m; cur.depth = 0
-            if frontier_push(&front, &cur, heap) != 0:
-                _hist_put(P, S, hist[0])
-                frontier_free(&front)
-                return -1
-        else:
-            _hist_put(P, S, hist[0])
     while front.size > 0:
-        if heap and n_leaves >= P.max_leaf_nodes:
+        if heap and n_leaves[0] >= P.max_leaf_nodes:
             break
-        frontier_pop(&front, &cur, heap)
+        frontier_pop(front, &cur, heap)
         _child_sums(P, hist[cur.node], &cur.split, KG, KH)
         mid = _partition(P, S, &cur.split, cur.start, cur.end)
-        nd = &nodes[cur.node]
-        nd.feature = <int32_t>cur.split.feature
-        nd.threshold = cur.split.threshold
-        nd.is_categorical = cur.split.is_cat
-        nd.missing_left = cur.split.missing_left
-        nd.improvement = cur.split.improvement
-        nd.children_left = <int32_t>count
-        split_bin[cur.node] = <int32_t>cur.split.bin
-        for w in range(NWORDS):
-            bits[cur.node * NWORDS + w] = cur.split.cat_bits[w]
-        n_leaves += 1
+        _record_split(nodes, bits, split_bin, &cur, count[0])
+        n_leaves[0] += 1
         kids[0].start = cur.start; kids[0].end = mid
         kids[1].start = mid; kids[1].end = cur.end
         for c in range(2):
-            kids[c].node = count + c
+            kids[c].node = count[0] + c
             kids[c].depth = cur.depth + 1
             hist[kids[c].node] = NULL
             seg[2 * kids[c].node] = kids[c].start
@@ -556,7 +825,7 @@ cdef int _grow(const Params* P, Scratch* S, Node* nodes, double* value, uint64_t
             _set_node(P, &nodes[kids[c].node], &value[kids[c].node], kids[c].start, kids[c].end,
                       kids[c].depth, KG[c], KH[c])
             need[c] = _can_split(P, kids[c].depth, kids[c].end - kids[c].start, KH[c])
-        count += 2
+        count[0] += 2
         # histograms: the smaller child's from its rows, the larger one's by subtraction; the
         # scans of both in the same pass (feat_best[0:mf] the smaller's, [mf:2 mf] the larger's)
         kids[0].split.feature = -1
@@ -566,7 +835,6 @@ cdef int _grow(const Params* P, Scratch* S, Node* nodes, double* value, uint64_t
             big = 1 - small
             hs = _hist_get(P, S)
             if hs == NULL:
-                frontier_free(&front)
                 return -1
             tot[0] = KH[small]
             tot[1] = KG[small]
@@ -591,15 +859,147 @@ cdef int _grow(const Params* P, Scratch* S, Node* nodes, double* value, uint64_t
             _hist_put(P, S, hist[cur.node])
         for c in range(1, -1, -1):      # depth-first: the first child is expanded first
             if kids[c].split.feature >= 0:
-                if frontier_push(&front, &kids[c], heap) != 0:
-                    frontier_free(&front)
+                if frontier_push(front, &kids[c], heap) != 0:
                     return -1
+    return 0
+
+
+cdef int _subtree(const Params* P, Scratch* S, const Pending* root, Node* nodes, double* value, uint64_t* bits,
+                  int32_t* split_bin, intp_t* seg, HistBuf** hist, intp_t first) noexcept nogil:
+    """Grow the subtree under root depth-first on this thread (P: one thread; S: the thread's
+    scratch), its nodes' ids from first on.  Returns 0, or -1 (out of memory)."""
+    cdef Frontier front
+    cdef intp_t count = first, n_leaves = 0
+    cdef int rc
+    frontier_init(&front)
+    rc = frontier_push(&front, root, False)
+    if rc == 0:
+        rc = _depth_first(P, S, &front, False, nodes, value, bits, split_bin, seg, hist, &count, &n_leaves)
+    frontier_free(&front)
+    return rc
+
+
+cdef int _subtrees(const Params* P, Scratch* S, Level* L, Node* nodes, double* value, uint64_t* bits,
+                   int32_t* split_bin, intp_t* seg, HistBuf** hist, intp_t nl, intp_t* count) noexcept nogil:
+    """The subtrees under the nodes L.lev[0:nl] (a level, max_depth set), each grown depth-first
+    by one thread, the subtrees shared between the threads.  Each subtree's ids are a range of
+    its own, as large as the subtree may grow (2 min(rows, 2^(levels left)) - 2 children; all of
+    them fit in the tree's 2 L - 1 nodes), so the ids do not depend on which thread grows what;
+    _renumber then gives the depth-first ones.  A thread's scratch gets the buffers a subtree's
+    depth-first growth may hold at once (levels below + 3) beforehand.  Returns 0, or -1."""
+    cdef Params P1 = P[0]
+    cdef Scratch* TS
+    cdef intp_t q, left = P.max_depth - L.lev[0].depth, k, t, nn, rows = 0, x, deep = 0
+    cdef int nt, failed[1]
+    cdef HistBuf* b
+    failed[0] = 0
+    P1.n_threads = 1
+    for q in range(nl):
+        L.mid[q] = count[0]             # (the first id of the subtree's range)
+        nn = L.lev[q].end - L.lev[q].start
+        rows += nn
+        deep = max(deep, min(left, nn - 1))    # (a subtree of nn rows is at most nn - 1 levels deep)
+        if left < 40 and (<intp_t>1 << left) < nn:
+            nn = <intp_t>1 << left
+        count[0] += 2 * nn - 2
+        # the tasks largest first (fewer idle threads at the end): L.order by rows, descending
+        k = q
+        while k > 0 and L.lev[L.order[k - 1]].end - L.lev[L.order[k - 1]].start < L.lev[q].end - L.lev[q].start:
+            L.order[k] = L.order[k - 1]
+            k -= 1
+        L.order[k] = q
+    nt = threads_for(P.n_threads, rows * P.mf, P.grain)
+    if nt > nl:
+        nt = <int>nl
+    TS = <Scratch*>calloc(nt, sizeof(Scratch))
+    if TS == NULL:
+        return -1
+    for t in range(nt):
+        TS[t].dummy = S.dummy
+        TS[t].tmp = S.tmp
+        TS[t].feat_best = <SplitRecord*>malloc(2 * P.mf * sizeof(SplitRecord))
+        TS[t].catkey = <double*>malloc(P.mf * MAXCAT * sizeof(double))
+        TS[t].catord = <intp_t*>malloc(P.mf * MAXCAT * sizeof(intp_t))
+        if TS[t].feat_best == NULL or TS[t].catkey == NULL or TS[t].catord == NULL:
+            failed[0] = 1
+        for k in range(deep + 3):
+            b = _hist_get(P, S)
+            if b == NULL:
+                failed[0] = 1
+                break
+            b.next_free = TS[t].free_list
+            TS[t].free_list = b
+    if not failed[0]:
+        if nt > 1:
+            for x in prange(nl, num_threads=nt, schedule="dynamic", chunksize=1):
+                if _subtree(&P1, &TS[omp_get_thread_num()], &L.lev[L.order[x]], nodes, value, bits,
+                            split_bin, seg, hist, L.mid[L.order[x]]) != 0:
+                    flag_set(failed)
+        else:
+            for q in range(nl):
+                if _subtree(&P1, &TS[0], &L.lev[q], nodes, value, bits, split_bin, seg, hist, L.mid[q]) != 0:
+                    failed[0] = 1
+                    break
+    for t in range(nt):                 # the threads' buffers back to the tree's free list
+        while TS[t].free_list != NULL:
+            b = TS[t].free_list
+            TS[t].free_list = b.next_free
+            b.next_free = S.free_list
+            S.free_list = b
+        free(TS[t].feat_best); free(TS[t].catkey); free(TS[t].catord)
+    free(TS)
+    return -1 if failed[0] else 0
+
+
+cdef int _grow(const Params* P, Scratch* S, Level* L, Node* nodes, double* value, uint64_t* bits,
+               int32_t* split_bin, intp_t* seg, HistBuf** hist, intp_t m, intp_t* n_nodes) noexcept nogil:
+    """000 "Tree Predictors" growth on the boosting objective: depth-first without a leaf
+    limit, best-first (largest gain) with max_leaf_nodes.  A leaf of the frontier keeps its
+    histogram until it is split (hist[node]).  Without a leaf limit the tree is the same in any
+    order of growth: the first levels are grown one parallel region each (_grow_levels), the
+    subtrees below them on a thread each (_subtrees), and the ids renumbered to the depth-first
+    ones (_renumber).  Returns 0, or -1 (out of memory)."""
+    cdef Frontier front
+    cdef intp_t count = 1, n_leaves = 1
+    cdef bint heap = P.max_leaf_nodes > 0
+    cdef int rc = 0
+    cdef Pending cur
+    cdef double Gs, Hs
+    cdef double tot[2]
+    frontier_init(&front)
+    _totals(P, 0, m, &Gs, &Hs)
+    _set_node(P, &nodes[0], &value[0], 0, m, 0, Gs, Hs)
+    seg[0] = 0
+    seg[1] = m
+    if _can_split(P, 0, m, Hs):
+        hist[0] = _hist_get(P, S)
+        if hist[0] == NULL:
+            return -1
+        tot[0] = Hs
+        tot[1] = Gs
+        _node_pass(P, S, hist[0], 0, m, NULL, True, False, 0, tot, NULL)
+        _pick(P, S.feat_best, Gs, Hs, &cur.split)
+        if cur.split.feature >= 0:
+            cur.node = 0; cur.start = 0; cur.end = m; cur.depth = 0
+            if not heap:
+                L.lev[0] = cur
+                rc = _grow_levels(P, S, L, nodes, value, bits, split_bin, seg, hist, 1, &count, &front)
+            else:
+                rc = frontier_push(&front, &cur, heap)
+        else:
+            _hist_put(P, S, hist[0])
+    if rc == 0:
+        rc = _depth_first(P, S, &front, heap, nodes, value, bits, split_bin, seg, hist, &count, &n_leaves)
     # the leaves left in the frontier (leaf limit reached) keep their histograms until here
-    while front.size > 0:
+    while rc == 0 and front.size > 0:
         frontier_pop(&front, &cur, heap)
         _hist_put(P, S, hist[cur.node])
     frontier_free(&front)
+    if rc != 0:
+        return rc
     n_nodes[0] = count
+    if not heap:
+        return _renumber(nodes, value, bits, split_bin, seg, n_nodes)
     return 0
 
 
@@ -614,18 +1014,26 @@ def grow_tree(const uint8_t[:, ::1] Xb,        # IN (n, d) codes
               double[:, ::1] F, intp_t k_col,  # IN/OUT (n, K) scores: F[i, k_col] += the new tree's value
                                                # for every row i of ``rows`` (routing the others is the caller's)
               double reg_lambda, double gamma, double min_child_weight, double learning_rate,
-              intp_t max_depth, intp_t max_leaf_nodes, int n_threads, intp_t grain):
+              intp_t max_depth, intp_t max_leaf_nodes, int n_threads, intp_t grain,
+              HistPool pool=None, intp_t level_bytes=LEVEL_BYTES):
     """Grow one boosting tree; return (nodes, value, category_bits, split_bin): NODE_DTYPE
     records, the (n_nodes, 1) node values (learning_rate * w*), the (n_nodes, NWORDS)
     category sets and the (n_nodes,) code threshold of each numerical test ("code <= bin").
     The rows of the tree get their leaf's value added to F[:, k_col] from the leaves' row
     segments (the rows the tests sent there: the value routing them would give).
+    ``pool``: a :class:`HistPool` the calls of one fit share (their histogram buffers are
+    reused), or None.  ``level_bytes``: the most bytes of histograms level-wise growth keeps
+    alive (a wider level goes on in subtrees, or depth-first); the tree does not depend on it
+    (tests make it small to take those paths).
 
     Every input is validated by smml.ensemble before this call."""
     cdef Params P
     cdef Scratch S
-    cdef intp_t m = rows.shape[0], cap, n_nodes = 0, j, n_leaf_cap
+    cdef Level L
+    cdef intp_t m = rows.shape[0], cap, n_nodes = 0, j, n_leaf_cap, n_scratch
     cdef int rc
+    cdef bint clean = False
+    cdef HistBuf* b
     cdef Node* nodes = NULL
     cdef double* value = NULL
     cdef uint64_t* bits = NULL
@@ -640,6 +1048,7 @@ def grow_tree(const uint8_t[:, ::1] Xb,        # IN (n, d) codes
     cdef int32_t[::1] obin
     memset(&P, 0, sizeof(Params))
     memset(&S, 0, sizeof(Scratch))
+    memset(&L, 0, sizeof(Level))
     P.t.K = 0
     P.t.min_samples_leaf = 1
     P.t.no_counts = 1            # one store less per value; a side without rows has G = H = 0: no gain
@@ -669,6 +1078,11 @@ def grow_tree(const uint8_t[:, ::1] Xb,        # IN (n, d) codes
     if max_leaf_nodes > 0 and max_leaf_nodes < n_leaf_cap:
         n_leaf_cap = max_leaf_nodes
     cap = 2 * n_leaf_cap + 1
+    # level-wise growth (no leaf limit): at most L.cap nodes split per level, so that their
+    # children's histograms (2 L.cap buffers) take at most LEVEL_BYTES
+    L.cap = 0 if max_leaf_nodes > 0 else max(<intp_t>1, min(n_leaf_cap, level_bytes
+                                                        // (2 * P.d * P.max_bins * STRIDE * <intp_t>sizeof(double))))
+    n_scratch = max(P.mf, <intp_t>P.n_threads)      # categorical scratch: per feature, per thread
     try:
         nodes = <Node*>calloc(cap, sizeof(Node))
         value = <double*>calloc(cap, sizeof(double))
@@ -678,12 +1092,46 @@ def grow_tree(const uint8_t[:, ::1] Xb,        # IN (n, d) codes
         node_hist = <HistBuf**>calloc(cap, sizeof(HistBuf*))
         S.feat_best = <SplitRecord*>malloc(2 * P.mf * sizeof(SplitRecord))
         S.dummy = <double*>calloc(16, sizeof(double))
-        S.catkey = <double*>malloc(P.mf * MAXCAT * sizeof(double))
-        S.catord = <intp_t*>malloc(P.mf * MAXCAT * sizeof(intp_t))
+        S.catkey = <double*>malloc(n_scratch * MAXCAT * sizeof(double))
+        S.catord = <intp_t*>malloc(n_scratch * MAXCAT * sizeof(intp_t))
         S.tmp = <intp_t*>malloc(m * sizeof(intp_t))
+        if L.cap > 0:
+            L.lev = <Pending*>malloc(2 * L.cap * sizeof(Pending))
+            L.nxt = <Pending*>malloc(2 * L.cap * sizeof(Pending))
+            L.kg = <double*>malloc(2 * L.cap * sizeof(double))
+            L.kh = <double*>malloc(2 * L.cap * sizeof(double))
+            L.mid = <intp_t*>malloc(2 * L.cap * sizeof(intp_t))
+            L.order = <intp_t*>malloc(2 * L.cap * sizeof(intp_t))
+            L.pairs = <Pair*>malloc(L.cap * sizeof(Pair))
+            L.tasks = <Task*>malloc(L.cap * min(<intp_t>P.n_threads, P.mf) * sizeof(Task))
+            L.fb = <SplitRecord*>malloc(L.cap * 2 * P.mf * sizeof(SplitRecord))
+            if (L.lev == NULL or L.nxt == NULL or L.kg == NULL or L.kh == NULL or L.mid == NULL or L.order == NULL
+                    or L.pairs == NULL or L.tasks == NULL or L.fb == NULL):
+                raise MemoryError("smml.ensemble: could not allocate the boosting buffers")
         # buffers alive at once: the frontier's (<= leaves) and two more
         S.cap_bufs = n_leaf_cap + 3
+        if max_depth >= 0:              # _subtrees: each thread's depth-first buffers
+            S.cap_bufs += P.n_threads * (min(max_depth, <intp_t>62) + 3)
+        if pool is not None and (pool.d != P.d or pool.max_bins != P.max_bins):
+            _free_bufs(pool.bufs, pool.n)
+            pool.bufs = NULL
+            pool.n = 0
+        if pool is not None and pool.n > S.cap_bufs:
+            S.cap_bufs = pool.n
         S.all_bufs = <HistBuf**>calloc(S.cap_bufs, sizeof(HistBuf*))
+        if pool is not None and S.all_bufs != NULL:
+            # the pool's buffers (clean) become this call's free list
+            for j in range(pool.n - 1, -1, -1):
+                b = pool.bufs[j]
+                S.all_bufs[j] = b
+                b.next_free = S.free_list
+                S.free_list = b
+            S.n_bufs = pool.n
+            free(pool.bufs)
+            pool.bufs = NULL
+            pool.n = 0
+            pool.d = P.d
+            pool.max_bins = P.max_bins
         if (nodes == NULL or value == NULL or bits == NULL or sbin == NULL or seg == NULL or node_hist == NULL
                 or S.feat_best == NULL
                 or S.dummy == NULL or S.catkey == NULL or S.catord == NULL or S.tmp == NULL
@@ -692,7 +1140,7 @@ def grow_tree(const uint8_t[:, ::1] Xb,        # IN (n, d) codes
         for j in range(cap):
             sbin[j] = -1
         with nogil:
-            rc = _grow(&P, &S, nodes, value, bits, sbin, seg, node_hist, m, &n_nodes)
+            rc = _grow(&P, &S, &L, nodes, value, bits, sbin, seg, node_hist, m, &n_nodes)
             if rc == 0:
                 # the leaves' segments are disjoint: each F entry is updated once, on any thread
                 for node in prange(n_nodes, num_threads=threads_for(P.n_threads, m, PART_GRAIN),
@@ -703,6 +1151,13 @@ def grow_tree(const uint8_t[:, ::1] Xb,        # IN (n, d) codes
                             F[rows[p], k_col] += v
         if rc != 0:
             raise MemoryError("smml.ensemble: out of memory while growing a boosting tree")
+        # every buffer back on the free list (cleared): the pool keeps them for the next tree
+        j = 0
+        b = S.free_list
+        while b != NULL:
+            j += 1
+            b = b.next_free
+        clean = j == S.n_bufs
         # plain copies into new arrays (a memoryview of the Node struct would rebuild its
         # dtype from the buffer format on every call)
         out_nodes = np.empty(n_nodes, dtype=NODE_DTYPE)
@@ -719,13 +1174,15 @@ def grow_tree(const uint8_t[:, ::1] Xb,        # IN (n, d) codes
         memcpy(&obin[0], sbin, n_nodes * sizeof(int32_t))
         return out_nodes, out_value, out_bits, out_bin
     finally:
-        for j in range(S.n_bufs):
-            if S.all_bufs[j] != NULL:
-                free(S.all_bufs[j].h); free(S.all_bufs[j].lo); free(S.all_bufs[j].hi)
-                free(S.all_bufs[j])
-        free(S.all_bufs)
+        if clean and pool is not None:
+            pool.bufs = S.all_bufs
+            pool.n = S.n_bufs
+        else:
+            _free_bufs(S.all_bufs, S.n_bufs)
         free(nodes); free(value); free(bits); free(sbin); free(seg); free(node_hist)
         free(S.feat_best); free(S.dummy); free(S.catkey); free(S.catord); free(S.tmp)
+        free(L.lev); free(L.nxt); free(L.kg); free(L.kh); free(L.mid); free(L.order); free(L.pairs); free(L.tasks)
+        free(L.fb)
 
 
 # ---------------------------------------------------------------------------
@@ -888,7 +1345,7 @@ def best_splits(const double[:, :, :, ::1] hist,   # IN (M, d, max_bins, 3) hist
                 t2[0] = tot[node, 0]
                 t2[1] = tot[node, 1]
                 for j in range(P.mf):
-                    _scan_one(&P, &S, &b, t2, j, nn[node], &S.feat_best[j])
+                    _scan_one(&P, &S, &b, t2, j, nn[node], &S.feat_best[j], S.catkey, S.catord)
                 _pick(&P, S.feat_best, t2[1], t2[0], &rec)
                 if rec.feature >= 0:
                     of[node] = rec.feature

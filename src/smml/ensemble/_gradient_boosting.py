@@ -268,6 +268,7 @@ class _BaseGradientBoosting(CategoricalMixin, SmmlEstimator):   # categorical co
                     for codes, rows_, Ft in [(Xb, all_rows, F)] + [(r[0], r[5], r[4]) for r in routed]:
                         _gbm.add_tree_codes(codes, rows_, tree._records(), self._split_bins[t * K + k],
                                             nan_code, tree.category_bits, tree.value, Ft, k, n_threads)
+        pool = _gbm.HistPool()                  # the trees' histogram buffers, reused
         bar = progress(range(T0, self.n_estimators), total=self.n_estimators - T0,
                        desc=f"{type(self).__name__} rounds", verbose=self.verbose, unit="round")
         for t in bar:
@@ -290,7 +291,7 @@ class _BaseGradientBoosting(CategoricalMixin, SmmlEstimator):   # categorical co
                     Xb, edges, is_cat, nan_code, G[k], H[k], rows.copy(), feats, F, k,
                     scale * float(self.reg_lambda), scale * float(self.gamma),
                     scale * float(self.min_child_weight), float(self.learning_rate),
-                    max_depth, max_leaf, n_threads, _GRAIN)
+                    max_depth, max_leaf, n_threads, _GRAIN, pool)
                 tree = Tree._grown(nodes, value, bits)
                 split_bins.append(sbin)
                 if m < n:           # the rows left out of the subsample are routed through the tree
