@@ -821,10 +821,13 @@ def test_level_and_subtree_growth_equal_node_by_node_growth(max_depth):
     nodes["children_left"] = [new[c] if c >= 0 else -1 for c in nodes["children_left"]]
     want = (nodes.view(np.uint8), value[order], bits[order], sbin[order])
     pool = _gbm.HistPool()
+    XbT = np.ascontiguousarray(Xb.T)        # the partitions read the split feature's column
     for nt in (1, 2, 3):
-        for kw in ({}, {"level_bytes": 1}):
+        for kw in ({}, {"level_bytes": 1}, {"Xbt": XbT}, {"level_bytes": 1, "Xbt": XbT}):
             got, rows2, F2 = grow(0, nt, pool, **kw)
             for a, b in zip((got[0].view(np.uint8),) + got[1:], want):
                 np.testing.assert_array_equal(a, b)
             np.testing.assert_array_equal(rows2, rows)
             np.testing.assert_array_equal(F2, F)
+    with pytest.raises(ValueError, match="Xb transposed"):
+        grow(0, 1, pool, Xbt=Xb)

@@ -221,6 +221,8 @@ cdef struct Params:
     Targets t               # w = hessians, wy = gradients, K = 0, reg_lambda, min_child_weight
     intp_t d, max_bins
     const uint8_t* Xb       # (n, d) codes
+    const uint8_t* Xbt      # (d, n) the same codes by column (the partitions read one feature), or NULL
+    intp_t n
     const double* edges     # (d, max_bins) threshold of "code <= b"
     const uint8_t* is_cat   # (d)
     const intp_t* nan_code  # (d) the code of a missing value (NaN), -1: no missing value in training
@@ -462,12 +464,17 @@ cdef intp_t _partition_range(const Params* P, Scratch* S, const SplitRecord* sp,
     """rows[a:b]: the rows of the first child moved to the front of the range (in their order),
     the others to tmp[a:] (in their order); returns how many go first."""
     cdef intp_t p, i, q = a, r = a, f = sp.feature, d = P.d, nc = P.nan_code[sp.feature], left
+    # the split feature's codes: one column of Xbt when given (a byte a row: the reads stay
+    # in cache on tall data; 1,000,000 x 28, depth 6: 0.83x the fit's CPU), else strided in
+    # the rows of Xb
+    cdef const uint8_t* col = P.Xb + f if P.Xbt == NULL else P.Xbt + f * P.n
+    cdef intp_t step = d if P.Xbt == NULL else 1
     # branch-free (which side a row goes is as random as the data): each row is written to
     # both sides' next slot and only its own side's count advances (the other slot is
     # overwritten later or lies past the side's end)
     for p in range(a, b):
         i = P.rows[p]
-        left = _goes_first(sp, P.Xb[i * d + f], nc)
+        left = _goes_first(sp, col[i * step], nc)
         P.rows[q] = i
         S.tmp[r] = i
         q += left
@@ -1015,7 +1022,8 @@ def grow_tree(const uint8_t[:, ::1] Xb,        # IN (n, d) codes
                                                # for every row i of ``rows`` (routing the others is the caller's)
               double reg_lambda, double gamma, double min_child_weight, double learning_rate,
               intp_t max_depth, intp_t max_leaf_nodes, int n_threads, intp_t grain,
-              HistPool pool=None, intp_t level_bytes=LEVEL_BYTES):
+              HistPool pool=None, intp_t level_bytes=LEVEL_BYTES,
+              const uint8_t[:, ::1] Xbt=None):   # IN (d, n) Xb transposed (the partitions read it), or None
     """Grow one boosting tree; return (nodes, value, category_bits, split_bin): NODE_DTYPE
     records, the (n_nodes, 1) node values (learning_rate * w*), the (n_nodes, NWORDS)
     category sets and the (n_nodes,) code threshold of each numerical test ("code <= bin").
@@ -1059,6 +1067,12 @@ def grow_tree(const uint8_t[:, ::1] Xb,        # IN (n, d) codes
     P.d = Xb.shape[1]
     P.max_bins = edges.shape[1]
     P.Xb = &Xb[0, 0]
+    P.n = Xb.shape[0]
+    P.Xbt = NULL
+    if Xbt is not None:
+        if Xbt.shape[0] != Xb.shape[1] or Xbt.shape[1] != Xb.shape[0]:
+            raise ValueError("grow_tree: Xbt must be Xb transposed, shape (d, n)")
+        P.Xbt = &Xbt[0, 0]
     P.edges = &edges[0, 0]
     P.is_cat = &is_cat[0]
     P.nan_code = &nan_code[0]

@@ -216,6 +216,7 @@ class _BaseGradientBoosting(CategoricalMixin, SmmlEstimator):   # categorical co
             n = X.shape[0]
         Xb, edges, nan_code = bin_features(X, self.max_bins, int(rng.integers(2**63)), n_threads, is_cat,
                                            n_cats, missing=True)
+        XbT = np.ascontiguousarray(Xb.T)
 
         # F_0: the best constant of the loss, from exactly rounded sums (the same on any
         # chunking of the rows: smml.dask)
@@ -291,7 +292,7 @@ class _BaseGradientBoosting(CategoricalMixin, SmmlEstimator):   # categorical co
                     Xb, edges, is_cat, nan_code, G[k], H[k], rows.copy(), feats, F, k,
                     scale * float(self.reg_lambda), scale * float(self.gamma),
                     scale * float(self.min_child_weight), float(self.learning_rate),
-                    max_depth, max_leaf, n_threads, _GRAIN, pool)
+                    max_depth, max_leaf, n_threads, _GRAIN, pool, Xbt=XbT)
                 tree = Tree._grown(nodes, value, bits)
                 split_bins.append(sbin)
                 if m < n:           # the rows left out of the subsample are routed through the tree
