@@ -23,7 +23,7 @@ from smml import _exact_sums
 from smml.ensemble import GradientBoostingClassifier as _GBC, GradientBoostingRegressor as _GBR
 from smml.tree import Tree
 from smml._core._tree import NODE_DTYPE
-from smml.dask._kmeans import _LostWorker, _drive_actors, _drive_local, _gather
+from smml.dask._actors import _LostWorker, _drive_actors, _drive_local, _gather
 from smml.dask._validation import _check_dask_X, _check_dask_y, _distributed_client, _split_rows, _stacked
 
 __all__ = ["GradientBoostingClassifier", "GradientBoostingRegressor"]
