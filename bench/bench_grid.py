@@ -92,8 +92,12 @@ Targets (issue 30), checked per cell and summarised:
   >= 1.0 at test accuracy no more than 0.003 below the better peer's.
 
 Run: ``python bench/bench_grid.py [--family boosting forest knn kmeans svm] [--quick]
-[--no-memory] [--json FILE] [--limit SECONDS]``, or ``python bench/run.py [--quick] grid``
-(every family).  The full grid takes hours; ``--quick`` a few
+[--no-memory] [--json FILE] [--limit SECONDS] [--rows N ...]``, or ``python bench/run.py
+[--quick] grid`` (every family); ``python bench/bench_grid.py --report FILE ...`` prints the
+tables of saved runs (``--json``, written after every cell), one family's slices merged.  The
+full grid takes hours (the 20,000-row boosting cells alone: about 55 minutes): run it in
+slices, a family and a row count at a time (``--family boosting --rows 100000 --json
+b100k.json``), and print them together with ``--report``; ``--quick`` takes a few
 minutes on a quiet machine.  Progress lines go to stderr, the tables to stdout.  On a busy
 machine OpenMP's spin-waiting makes every OpenMP library slow and erratic (2 threads that spin
 at barriers while other jobs hold the cores); ``OMP_WAIT_POLICY=passive`` in the environment
