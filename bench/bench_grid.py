@@ -92,8 +92,12 @@ Targets (issue 30), checked per cell and summarised:
   >= 1.0 at test accuracy no more than 0.003 below the better peer's.
 
 Run: ``python bench/bench_grid.py [--family boosting forest knn kmeans svm] [--quick]
-[--no-memory] [--json FILE] [--limit SECONDS]``, or ``python bench/run.py [--quick] grid``
-(every family).  The full grid takes hours; ``--quick`` a few
+[--no-memory] [--json FILE] [--limit SECONDS] [--rows N ...]``, or ``python bench/run.py
+[--quick] grid`` (every family); ``python bench/bench_grid.py --report FILE ...`` prints the
+tables of saved runs (``--json``, written after every cell), one family's slices merged.  The
+full grid takes hours (the 20,000-row boosting cells alone: about 55 minutes): run it in
+slices, a family and a row count at a time (``--family boosting --rows 100000 --json
+b100k.json``), and print them together with ``--report``; ``--quick`` takes a few
 minutes on a quiet machine.  Progress lines go to stderr, the tables to stdout.  On a busy
 machine OpenMP's spin-waiting makes every OpenMP library slow and erratic (2 threads that spin
 at barriers while other jobs hold the cores); ``OMP_WAIT_POLICY=passive`` in the environment
@@ -943,9 +947,23 @@ def _estimate_from(fam, cell, done):
     return c["slowest"] * size(cell) / size(c["cell"])
 
 
-def run_family(name, quick, memory, limit, results):
+def _save(path, results, t0):
+    """Every cell so far into the JSON file ``path`` (written after each cell, replaced
+    atomically: a run stopped part way keeps what it measured; ``--report`` prints it)."""
+    if not path:
+        return
+    tmp = path + ".tmp"
+    with open(tmp, "w") as fh:
+        json.dump(dict(environment=environment_line(N_THREADS), argv=sys.argv[1:],
+                       seconds=time.perf_counter() - t0, cells=results), fh, indent=1, default=float)
+    os.replace(tmp, path)
+
+
+def run_family(name, quick, memory, limit, results, rows=None, save=lambda: None):
     fam = FAMILY_CLASSES[name]()
     cells = fam.cells(quick)
+    if rows:
+        cells = [c for c in cells if c.get("rows") in rows]
     cells.sort(key=lambda c: tuple(c[k] for k in fam.dims))      # smaller cells first (skip rule)
     _log(f"# {name}: {len(cells)} cells; warming up; load {_load()}")
     from threadpoolctl import threadpool_limits
@@ -979,6 +997,7 @@ def run_family(name, quick, memory, limit, results):
             _log(f"  skip {cell}: {entry['reason']}")
             done.append(entry)
             results.append(entry)
+            save()
             continue
         rounds = 2 if quick else (3 if est is None or est <= 10 else 2 if est <= 30 else 1)
         try:
@@ -992,6 +1011,7 @@ def run_family(name, quick, memory, limit, results):
             _log(f"  ERROR {cell}: {entry['reason']}")
             done.append(entry)
             results.append(entry)
+            save()
             continue
         entry.update(rounds=rounds, libs=res, extra=extra, load=_load())
         entry["slowest"] = max(r["t"] for r in res.values())
@@ -1005,6 +1025,7 @@ def run_family(name, quick, memory, limit, results):
              f"{entry['seconds']:.0f} s, load {_load()}")
         done.append(entry)
         results.append(entry)
+        save()
     wall = time.perf_counter() - t_family
     _print_family(fam, done, wall, memory)
     return done
@@ -1114,7 +1135,15 @@ def main(quick=None, argv=None):
     p.add_argument("--json", metavar="FILE", help="write every cell (all fields) to FILE")
     p.add_argument("--limit", type=float, default=LIMIT, help="skip cells whose slowest library is estimated "
                    "over this many seconds (default 60)")
+    p.add_argument("--rows", type=int, nargs="+", metavar="N",
+                   help="only the cells with these training rows (the full grid in slices, one run each)")
+    p.add_argument("--report", nargs="+", metavar="FILE",
+                   help="measure nothing: print the tables and summaries of the cells saved in these --json "
+                        "files (one family's slices from several runs are merged; a later file's cell replaces "
+                        "an earlier one's)")
     args = p.parse_args(argv)
+    if args.report:
+        return report(args.report)
     memory = not args.no_memory
     t0 = time.perf_counter()
     print(environment_line(N_THREADS))
@@ -1128,13 +1157,30 @@ def main(quick=None, argv=None):
         print(f"# memory: each fit once more in a fresh forkserver child; server start {time.perf_counter() - t1:.0f} s")
     results = []
     for name in args.family:
-        run_family(name, args.quick, memory, args.limit, results)
+        run_family(name, args.quick, memory, args.limit, results, set(args.rows or ()),
+                   lambda: _save(args.json, results, t0))
     wall = time.perf_counter() - t0
     print(f"\n# total {wall:.0f} s; load average at end {_load()}")
-    if args.json:
-        with open(args.json, "w") as fh:
-            json.dump(dict(environment=environment_line(N_THREADS), argv=sys.argv[1:], seconds=wall,
-                           cells=results), fh, indent=1, default=float)
+    _save(args.json, results, t0)
+    return 0
+
+
+def report(paths):
+    """The tables and summaries of saved cells (``--json`` files of one or more runs)."""
+    by_family = {}
+    for path in paths:
+        with open(path) as fh:
+            saved = json.load(fh)
+        print(f"# {path}: {saved['environment']}; bench_grid.py {' '.join(saved['argv'])}; "
+              f"{saved['seconds']:.0f} s")
+        for e in saved["cells"]:
+            cells = by_family.setdefault(e["family"], {})
+            cells[json.dumps(e["cell"], sort_keys=True)] = e
+    for name in FAMILIES:
+        if name in by_family:
+            done = list(by_family[name].values())
+            memory = any(r.get("mem_mb") is not None for e in done for r in e.get("libs", {}).values())
+            _print_family(FAMILY_CLASSES[name](), done, sum(e.get("seconds", 0.0) for e in done), memory)
     return 0
 
 

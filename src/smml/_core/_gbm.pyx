@@ -546,6 +546,7 @@ cdef struct Pair:
     HistBuf* hs             # the smaller child's histogram (new)
     HistBuf* parent         # the node's histogram, to become the larger child's (NULL: not needed)
     double tot[4]           # (sum h, sum g) of the smaller child, then of the larger
+    intp_t work             # its histogram's rows x features plus its scans' features x bins
 
 
 cdef struct Task:
@@ -616,7 +617,7 @@ cdef int _grow_levels(const Params* P, Scratch* S, Level* L, Node* nodes, double
     level (tasks: (node, block of features)), then the picks.  Each feature's histogram of a node
     is built by one thread in row order and every sum is exact: results do not depend on the
     thread count.  Returns 0, or -1 (out of memory)."""
-    cdef intp_t q, c, nn, small, big, np_, nt_, t, nb, b, kid, work, pw, part_rows, nxt_n
+    cdef intp_t q, c, nn, small, big, np_, nt_, t, nb, b, kid, work, part_rows, nxt_n
     cdef int nt
     cdef Pending* cur
     cdef Pending* tmp_lev
@@ -686,19 +687,16 @@ cdef int _grow_levels(const Params* P, Scratch* S, Level* L, Node* nodes, double
             pr.tot[1] = L.kg[2 * q + small]
             pr.tot[2] = L.kh[2 * q + big]
             pr.tot[3] = L.kg[2 * q + big]
-            work += (kids[small].end - kids[small].start) * P.mf \
+            pr.work = (kids[small].end - kids[small].start) * P.mf \
                 + (<intp_t>pr.need[0] + <intp_t>pr.need[1] + <intp_t>pr.need[big]) * P.mf * P.max_bins
+            work += pr.work
             np_ += 1
         # one region for all the histograms and scans of the level: (pair, block of features) tasks
         nt = threads_for(P.n_threads, work, P.grain)
         nt_ = 0
         for t in range(np_):
             pr = &L.pairs[t]
-            q = pr.q
-            nn = (L.mid[q] - L.lev[q].start) if pr.small == 0 else (L.lev[q].end - L.mid[q])
-            pw = nn * P.mf + (<intp_t>pr.need[0] + <intp_t>pr.need[1] + (1 if pr.parent != NULL else 0)) \
-                * P.mf * P.max_bins
-            nb = min(<intp_t>nt, P.mf) if pw >= P.grain else 1
+            nb = min(<intp_t>nt, P.mf) if pr.work >= P.grain else 1
             for b in range(nb):
                 L.tasks[nt_].pair = t
                 L.tasks[nt_].j0 = (b * P.mf) // nb

@@ -40,6 +40,7 @@ from smml._core._frontier cimport (Pending, Frontier, frontier_init, frontier_pu
                                    frontier_free)
 
 cdef extern from "smml_tree.h" nogil:
+    int SMML_ISA_AVX512         # smml_platform.h: the widest instruction set level
     intp_t smml_partition_pairs(int32_t* si, int32_t* rs, int32_t* ti, int32_t* tr, const uint8_t* gl,
                                 intp_t n, int level)
     intp_t smml_split_sums(int kind, const int32_t* si, const int32_t* rs, intp_t p, intp_t pend,
@@ -766,7 +767,7 @@ cdef void _partition_sorted(const Params* P, Scratch* S, intp_t f, intp_t start,
     cdef int32_t* rs = P.Rs + f * n + start
     cdef int32_t* ti = S.tmp_i + tid * (n + 16)
     cdef int32_t* tr = S.tmp_r + tid * (n + 16)
-    smml_partition_pairs(si, rs, ti, tr, S.goes_left, r, 2)    # the widest smml_isa() allows
+    smml_partition_pairs(si, rs, ti, tr, S.goes_left, r, SMML_ISA_AVX512)    # the widest smml_isa() allows
 
 
 # ---------------------------------------------------------------------------

@@ -16,13 +16,14 @@ import numpy as np
 import dask
 
 from smml._binning import apply_bins, bin_edges, _BIN_SUBSAMPLE
+from smml._gbm_rounds import boosting_rounds
 from smml._core import _gbm
 from smml._validation import _aligned
 from smml import _exact_sums
 from smml.ensemble import GradientBoostingClassifier as _GBC, GradientBoostingRegressor as _GBR
 from smml.tree import Tree
 from smml._core._tree import NODE_DTYPE
-from smml.dask._kmeans import _LostWorker, _drive_actors, _drive_local, _gather
+from smml.dask._actors import _LostWorker, _drive_actors, _drive_local, _gather
 from smml.dask._validation import _check_dask_X, _check_dask_y, _distributed_client, _split_rows, _stacked
 
 __all__ = ["GradientBoostingClassifier", "GradientBoostingRegressor"]
@@ -374,57 +375,70 @@ class _DaskGradientBoostingMixin:
         max_depth = -1 if self.max_depth is None else min(self.max_depth, 62)
         mf = d if self.colsample_bytree >= 1.0 else max(1, int(round(self.colsample_bytree * d)))
         all_feats = np.arange(d, dtype=np.intp)
-        trees, split_bins, train_score = [], [], []
+        loop = boosting_rounds(range(self.n_estimators), 0, self.n_estimators, K, n, d, n, mf, rng, wsum, scale)
+        grow = dict(nb=nb, n=n, edges=edges, nan_code=nan_code, lam=lam, gam=gam, mcw=mcw, lr=lr,
+                    max_depth=max_depth, all_feats=all_feats)
+        res = yield from self._fanned(loop, G, loss_code, grow)
+        self._store_rounds(res, entropy=entropy, classifier=classifier)
+        self.n_features_in_ = d
+        return self
+
+    def _fanned(self, loop, G, loss_code, grow):
+        """The requests of the boosting rounds (``smml._gbm_rounds.boosting_rounds``) as calls
+        to the G groups (yields (method, one argument tuple per group), sent their results),
+        each tree grown a level at a time (:meth:`_grow`). A tree's values go into the groups'
+        F with the next call that reads F; the round's last tree also asks its last level call
+        for the next round's gradients and first root histogram (one round trip fewer per
+        round), kept here for the next ``"grads"`` request. Returns the loop's result."""
         prev = None                 # a tree whose values are not in F yet: (k, values by node id)
         folded = None               # the next round's gradients, from a tree's last level call
-        for t in range(self.n_estimators):
-            if folded is None:
-                outs = yield "grads", [(prev, loss_code, t > 0)] * G
-                prev = None
-            else:
-                outs = folded
-            if t > 0:
-                loss = 0.0
-                for o in outs:
-                    loss = loss + o[0]
-                train_score.append(loss / wsum / scale)
-            scales = [(_exact_sums.fixed_scale(n, max(o[1][k][0] for o in outs)),
-                       _exact_sums.fixed_scale(n, max(o[1][k][1] for o in outs))) for k in range(K)]
-            # the first tree's root histograms the groups built on their guessed scales: used
-            # when every guess is the fit's scales (the model is the same either way)
-            root = outs if folded is not None and all(o[2] == scales for o in outs) else None
-            feats = all_feats if mf == d else np.sort(rng.choice(d, mf, replace=False)).astype(np.intp)
-            folded = None
-            for k in range(K):
-                # the round's last tree asks its last level call for the next round's gradients
-                # and first root histogram (``_Rows._next_root``)
-                nxt = (loss_code, True, n, nb) if k == K - 1 and t + 1 < self.n_estimators else None
-                tree, sbin, leaf_values, out = yield from self._grow(G, prev, k, scales if k == 0 else None, nb, n,
-                                                                     edges, nan_code, feats, lam, gam, mcw, lr,
-                                                                     max_depth, nxt, root if k == 0 else None)
-                prev = None if out is not None else (k, leaf_values)
-                if out is not None and nxt is not None:
-                    folded = out
-                trees.append(tree)
-                split_bins.append(sbin)
-        outs = yield "finish", [(prev, loss_code)] * G
-        loss = 0.0
-        for o in outs:
-            loss = loss + o
-        train_score.append(loss / wsum / scale)
-        self.estimators_ = trees
-        self._split_bins = split_bins
-        self._rng_entropy = entropy
-        if classifier:
-            self._warm_classes = self.classes_
-        self.n_estimators_ = len(trees) // K
-        self.train_score_ = np.array(train_score)
-        self.validation_score_ = np.array([])
-        self.evals_result_ = {}
-        self.best_iteration_ = self.n_estimators_ - 1
-        self.n_features_in_ = d
-        self._pack()
-        return self
+        scales = root = None
+        try:
+            name, args = next(loop)
+            while True:
+                if name == "grads":
+                    if folded is None:
+                        outs = yield "grads", [(prev, loss_code, args[0])] * G
+                        prev = None
+                    else:
+                        outs = folded
+                    loss = 0.0
+                    for o in outs:
+                        loss = loss + o[0]
+                    K = len(outs[0][1])
+                    res = (loss, [(max(o[1][k][0] for o in outs), max(o[1][k][1] for o in outs))
+                                  for k in range(K)])
+                elif name == "quantize":
+                    scales = args[0]
+                    # the first tree's root histograms the groups built on their guessed scales:
+                    # used when every guess is the fit's scales (the model is the same either way)
+                    root = outs if folded is not None and all(o[2] == scales for o in outs) else None
+                    folded = None
+                    res = None
+                elif name == "tree":
+                    k, rows, feats, more = args
+                    nxt = (loss_code, True, grow["n"], grow["nb"]) if more else None
+                    tree, sbin, leaf_values, out = yield from self._grow(
+                        G, prev, k, scales if k == 0 else None, grow["nb"], grow["n"], grow["edges"],
+                        grow["nan_code"], grow["all_feats"] if feats is None else feats, grow["lam"],
+                        grow["gam"], grow["mcw"], grow["lr"], grow["max_depth"], nxt, root if k == 0 else None)
+                    prev = None if out is not None else (k, leaf_values)
+                    if out is not None and nxt is not None:
+                        folded = out
+                    res = (tree, sbin)
+                elif name == "scores":     # no eval sets, no early stopping on dask arrays
+                    res = ([], None)
+                elif name == "finish":
+                    outs = yield "finish", [(prev, loss_code)] * G
+                    prev = None
+                    res = 0.0
+                    for o in outs:
+                        res = res + o
+                else:                      # pragma: no cover - the loop's requests are the above
+                    raise ValueError(f"unknown boosting request {name!r}")
+                name, args = loop.send(res)
+        except StopIteration as stop:
+            return stop.value
 
     def _grow(self, G, prev, k, scales, nb, n, edges, nan_code, feats, lam, gam, mcw, lr, max_depth, nxt,
               root=None):

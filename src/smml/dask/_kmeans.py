@@ -3,7 +3,6 @@
 consecutive row blocks (Dask actors on the workers) and their partial sums merged here."""
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from typing import Any, Literal
 
@@ -21,6 +20,7 @@ from smml._typing import ArrayLike, RandomStateLike
 from smml._threads import blas_single_thread, effective_n_threads, threads_for
 from smml._validation import check_random_state
 from smml.base import store_params
+from smml.dask._actors import _LostWorker, _drive_actors, _drive_local, _gather
 from smml.dask._validation import _check_dask_X, _distributed_client, _split_rows, _stacked
 from smml._gemm_bounds import euclidean_error_coef as _euclidean_error_coef
 
@@ -223,69 +223,6 @@ def _fanned(loop, n_groups, shift, round32):
             name, args = loop.send(res)
     except StopIteration as stop:
         return stop.value
-
-
-class _LostWorker(Exception):
-    """A worker holding a group died (its actor cannot be reached)."""
-
-
-def _gather(futs):
-    """The results of futures (the groups' construction): a lost worker becomes
-    ``_LostWorker``."""
-    out = []
-    for f in futs:
-        with _lost_as_error():
-            out.append(f.result())
-    return out
-
-
-@contextlib.contextmanager
-def _lost_as_error():
-    """A worker lost under this block (its comm closed, its tasks cancelled) becomes
-    ``_LostWorker``."""
-    lost = (OSError,) + _cancelled_errors()          # CommClosedError is an OSError
-    try:
-        yield
-    except lost as exc:
-        raise _LostWorker(str(exc)) from exc
-
-
-def _drive_local(steps, groups):
-    """Run a generator of group calls (``_fanned``) on groups of this process."""
-    try:
-        name, args = next(steps)
-        while True:
-            name, args = steps.send([getattr(g, name)(*a) for g, a in zip(groups, args)])
-    except StopIteration as stop:
-        return stop.value
-
-
-async def _drive_actors(steps, groups):
-    """Run a generator of group calls (``_fanned``) on the groups' actors, from the
-    client's event loop: the calls to all groups go out at once and are awaited here,
-    without a hand-over to another thread per call. ``separate_thread=False``: a worker
-    runs the method (one kernel call, the GIL released inside) on its event loop instead of
-    handing it to its actor thread and back. Both hand-overs cost about 2 ms per iteration
-    on 2 local workers (``bench/bench_dask.py --only kmeans``: 1.21-1.29x the in-memory fit
-    with ``.result()`` per call in the driver's thread, 1.16-1.17x so)."""
-    try:
-        name, args = next(steps)
-        while True:
-            with _lost_as_error():
-                out = await asyncio.gather(*[getattr(g, name)(*a, separate_thread=False)
-                                             for g, a in zip(groups, args)])
-            name, args = steps.send(list(out))
-    except StopIteration as stop:
-        return stop.value
-
-
-def _cancelled_errors():
-    try:
-        from distributed.client import FutureCancelledError
-        from distributed import KilledWorker
-    except ImportError:           # pragma: no cover - distributed is part of the extra
-        return ()
-    return (FutureCancelledError, KilledWorker)
 
 
 class KMeans(BaseEstimator):

@@ -36,6 +36,7 @@ from smml._threads import blas_single_thread, effective_n_threads, threads_for
 from smml._validation import _aligned
 from smml._linear_sums import GRAIN as _GRAIN, raise_divergence as _raise_divergence
 from smml._linear_sums import softmax_finish as _softmax_finish, softmax_sums as _softmax_sums
+from smml.dask._actors import _LostWorker, _call_actors, _lost_as_error
 from smml.dask._validation import _check_dask_X, _check_dask_y, _distributed_client, _split_rows
 
 
@@ -178,38 +179,6 @@ class _Group:
         return [getattr(b, method)(*args) for b in self.blocks]
 
 
-class _LostWorker(Exception):
-    """A worker holding a group could not be reached."""
-
-
-def _lost_errors():
-    try:
-        from distributed import KilledWorker
-        from distributed.client import FutureCancelledError
-    except ImportError:          # pragma: no cover - distributed is part of the extra
-        return (OSError,)
-    return (OSError, KilledWorker, FutureCancelledError)      # CommClosedError is an OSError
-
-
-@contextlib.contextmanager
-def _lost_as_error():
-    try:
-        yield
-    except _lost_errors() as exc:
-        raise _LostWorker(str(exc)) from exc
-    except RuntimeError as exc:
-        if "Actor was lost" not in str(exc):
-            raise
-        raise _LostWorker(str(exc)) from exc
-
-
-async def _call_actors(actors, method, args):
-    """One round trip: ``method`` on every group at once, from the client's event loop
-    (``separate_thread=False``: the worker runs it on its event loop, as smml.dask.KMeans)."""
-    import asyncio
-    return await asyncio.gather(*[a.call(method, args, separate_thread=False) for a in actors])
-
-
 class _Blocks:
     """The blocks of a fit: on a distributed client, futures of :class:`_Block` (consecutive
     blocks per worker, about as many rows each), which keep their lineage, and one
@@ -278,7 +247,7 @@ class _Blocks:
             while True:
                 try:
                     with _lost_as_error():
-                        got = self.client.sync(_call_actors, self.groups, method, args)
+                        got = self.client.sync(_call_actors, self.groups, "call", [(method, args)] * len(self.groups))
                     break
                 except _LostWorker as exc:
                     # a worker is gone: its blocks come back from their lineage, the actors

@@ -67,8 +67,9 @@ import warnings
 
 import numpy as np
 
+from smml._gbm_rounds import boosting_rounds, draws, drive
 from smml._exact_sums import (baseline_scores as _baseline_scores, exact_parts as _exact_parts,
-                              exact_total as _exact_total, fixed_scale as _fixed_scale)
+                              exact_total as _exact_total)
 from smml._binning import apply_bins, bin_features
 from smml._categorical import CategoricalMixin
 from smml._core import _gbm, _tree_predict
@@ -95,6 +96,70 @@ _GRAIN = 8192
 _PREDICT_GRAIN = 256
 
 
+
+
+class _InProcess:
+    """The answers to the requests of the boosting rounds (``smml._gbm_rounds``) on all the
+    rows of this process: the gradients, the tree kernel (``_gbm.grow_tree``, which adds the
+    tree's values to the scores of its own rows), the routing of the rows left out of the
+    subsample and of the eval sets through each tree, and their losses.
+
+    ``routed``: [codes, y, sample weights, their sum, F, rows] per eval set, the first
+    ``n_reported`` reported in ``evals_result_``; with ``stopping`` the last one is the
+    early-stopping set. ``params``: (lambda, gamma, min_child_weight, learning rate, max depth,
+    max leaves), the loss's scale applied."""
+
+    def __init__(self, Xb, XbT, edges, is_cat, nan_code, y, sw, F, G, H, loss_code, routed, n_reported,
+                 stopping, scale, params, n_threads):
+        self.Xb, self.XbT, self.edges, self.is_cat, self.nan_code = Xb, XbT, edges, is_cat, nan_code
+        self.y, self.sw, self.F, self.G, self.H, self.loss_code = y, sw, F, G, H, loss_code
+        self.routed, self.n_reported, self.stopping, self.scale = routed, n_reported, stopping, scale
+        self.params, self.nt = params, n_threads
+        n, d = Xb.shape
+        self.all_rows = np.arange(n, dtype=np.intp)
+        self.all_feats = np.arange(d, dtype=np.intp)
+        self.out_rows = None
+        self.pool = _gbm.HistPool()            # the trees' histogram buffers, reused
+
+    def grads(self, want_loss):
+        loss = _gbm.gradients(self.loss_code, self.y, self.F, self.sw, self.G, self.H, self.nt, want_loss)
+        return loss, [(_gbm.abs_max(g), _gbm.abs_max(h)) for g, h in zip(self.G, self.H)]
+
+    def quantize(self, scales):
+        for k, (sg, sh) in enumerate(scales):
+            _gbm.quantize(self.G[k], sg)
+            _gbm.quantize(self.H[k], sh)
+
+    def tree(self, k, rows, feats, more):
+        lam, gam, mcw, lr, max_depth, max_leaf = self.params
+        if k == 0:                  # the round's rows left out of the subsample
+            self.out_rows = None
+            if rows is not None:
+                keep = np.ones(len(self.all_rows), bool)
+                keep[rows] = False
+                self.out_rows = np.flatnonzero(keep)
+        # the tree's own rows get their scores in the kernel (from its leaves' rows)
+        nodes, value, bits, sbin = _gbm.grow_tree(
+            self.Xb, self.edges, self.is_cat, self.nan_code, self.G[k], self.H[k],
+            (self.all_rows if rows is None else rows).copy(), self.all_feats if feats is None else feats,
+            self.F, k, lam, gam, mcw, lr, max_depth, max_leaf, self.nt, _GRAIN, self.pool, Xbt=self.XbT)
+        tree = Tree._grown(nodes, value, bits)
+        if self.out_rows is not None:   # the rows left out of the subsample, through the tree
+            _gbm.add_tree_codes(self.Xb, self.out_rows, tree._records(), sbin, self.nan_code, bits, value,
+                                self.F, k, self.nt)
+        for r in self.routed:
+            _gbm.add_tree_codes(r[0], r[5], tree._records(), sbin, self.nan_code, bits, value, r[4], k, self.nt)
+        return tree, sbin
+
+    def _loss(self, r):
+        return _gbm.loss_sum(self.loss_code, r[1], r[4], r[2], self.nt) / r[3] / self.scale
+
+    def scores(self):
+        losses = [self._loss(r) for r in self.routed[:self.n_reported]]
+        return losses, (self._loss(self.routed[-1]) if self.stopping else None)
+
+    def finish(self):
+        return _gbm.loss_sum(self.loss_code, self.y, self.F, self.sw, self.nt)
 
 
 def _check_target_scale(est, y, sw):
@@ -234,108 +299,62 @@ class _BaseGradientBoosting(CategoricalMixin, SmmlEstimator):   # categorical co
         max_depth = -1 if self.max_depth is None else min(self.max_depth, 62)
         max_leaf = 0 if self.max_leaf_nodes is None else self.max_leaf_nodes
         all_rows = np.arange(n, dtype=np.intp)
-        all_feats = np.arange(d, dtype=np.intp)
         n_edges = np.isfinite(edges).sum(axis=1)
         routed = []                             # [X codes, y, sw, sum sw, F, rows] per eval set
         for Xe, ye, swe in evals:
             routed.append([apply_bins(Xe, edges, n_edges, is_cat, n_cats, n_threads, nan_code), ye, swe,
                            float(swe.sum()), np.tile(F0, (Xe.shape[0], 1)),
                            np.arange(Xe.shape[0], dtype=np.intp)])
-        history = [[] for _ in routed]
         if val is not None and not (evals and val is evals[-1]):
             # the held-out rows: routed as an eval set is, but not reported in evals_result_
             Xv, yv, swv = val
             routed.append([apply_bins(Xv, edges, n_edges, is_cat, n_cats, n_threads, nan_code), yv, swv,
                            float(swv.sum()), np.tile(F0, (Xv.shape[0], 1)),
                            np.arange(Xv.shape[0], dtype=np.intp)])
-        if val is not None:
-            _, yv, swv, swv_sum, Fv, _ = routed[-1]     # the stopping set
-        trees = []
-        train_score, val_score = [], []
-        best, best_round, since = np.inf, -1, 0
-        split_bins = list(self._split_bins) if warm else []
+        old_trees = list(self.estimators_) if warm else []
+        old_bins = list(self._split_bins) if warm else []
+        old_score = list(self.train_score_) if warm else []
         if warm:
             # the fitted rounds again, as the first fit made them: the same draws from the
             # stream, and F through the same additions in the same order
-            trees = list(self.estimators_)
-            train_score = list(self.train_score_)
             for t in range(T0):
-                if m < n:
-                    rng.choice(n, m, replace=False)
-                if mf < d:
-                    rng.choice(d, mf, replace=False)
+                draws(rng, n, m, d, mf)
                 for k in range(K):
-                    tree = trees[t * K + k]
+                    tree = old_trees[t * K + k]
                     for codes, rows_, Ft in [(Xb, all_rows, F)] + [(r[0], r[5], r[4]) for r in routed]:
-                        _gbm.add_tree_codes(codes, rows_, tree._records(), self._split_bins[t * K + k],
+                        _gbm.add_tree_codes(codes, rows_, tree._records(), old_bins[t * K + k],
                                             nan_code, tree.category_bits, tree.value, Ft, k, n_threads)
-        pool = _gbm.HistPool()                  # the trees' histogram buffers, reused
+        driver = _InProcess(Xb, XbT, edges, is_cat, nan_code, yf, sw, F, G, H, loss_code, routed,
+                            len(evals), val is not None, scale,
+                            (scale * float(self.reg_lambda), scale * float(self.gamma),
+                             scale * float(self.min_child_weight), float(self.learning_rate), max_depth,
+                             max_leaf), n_threads)
         bar = progress(range(T0, self.n_estimators), total=self.n_estimators - T0,
                        desc=f"{type(self).__name__} rounds", verbose=self.verbose, unit="round")
-        for t in bar:
-            # the previous round's training loss comes with this round's gradients (the same F)
-            loss = _gbm.gradients(loss_code, yf, F, sw, G, H, n_threads, t > 0)
-            for k in range(K):              # fixed point: every histogram sum exact (_fixed_scale)
-                for A in (G[k], H[k]):
-                    _gbm.quantize(A, _fixed_scale(n, _gbm.abs_max(A)))
-            if t > 0 and t != T0:           # (warm_start: the loss after round T0 is stored)
-                train_score.append(loss / wsum / scale)
-            rows = all_rows if m == n else np.sort(rng.choice(n, m, replace=False)).astype(np.intp)
-            if m < n:
-                keep = np.ones(n, bool)
-                keep[rows] = False
-                out_rows = np.flatnonzero(keep)
-            feats = all_feats if mf == d else np.sort(rng.choice(d, mf, replace=False)).astype(np.intp)
-            for k in range(K):
-                # the tree's own rows get their scores in the kernel (from its leaves' rows)
-                nodes, value, bits, sbin = _gbm.grow_tree(
-                    Xb, edges, is_cat, nan_code, G[k], H[k], rows.copy(), feats, F, k,
-                    scale * float(self.reg_lambda), scale * float(self.gamma),
-                    scale * float(self.min_child_weight), float(self.learning_rate),
-                    max_depth, max_leaf, n_threads, _GRAIN, pool, Xbt=XbT)
-                tree = Tree._grown(nodes, value, bits)
-                split_bins.append(sbin)
-                if m < n:           # the rows left out of the subsample are routed through the tree
-                    _gbm.add_tree_codes(Xb, out_rows, tree._records(), sbin, nan_code, bits, value, F, k,
-                                        n_threads)
-                for r in routed:
-                    _gbm.add_tree_codes(r[0], r[5], tree._records(), sbin, nan_code, bits, value, r[4], k,
-                                        n_threads)
-                trees.append(tree)
-            for r, h in zip(routed, history):
-                h.append(_gbm.loss_sum(loss_code, r[1], r[4], r[2], n_threads) / r[3] / scale)
-            if val is not None:
-                v = _gbm.loss_sum(loss_code, yv, Fv, swv, n_threads) / swv_sum / scale
-                val_score.append(v)
-                if v < best - self.tol:
-                    best, best_round, since = v, t, 0
-                else:
-                    since += 1
-                    if since >= self.n_iter_no_change:
-                        break
+        stop = (self.tol, self.n_iter_no_change) if val is not None else None
+        res = drive(boosting_rounds(bar, T0, self.n_estimators, K, n, d, m, mf, rng, wsum, scale, stop), driver)
         if hasattr(bar, "close"):       # stopped early: the bar ends where the rounds did
             bar.close()
-        if len(trees) > T0 * K:       # the last round's training loss
-            train_score.append(_gbm.loss_sum(loss_code, yf, F, sw, n_threads) / wsum / scale)
-        if val is not None:
-            trees = trees[:(best_round + 1) * K]
-            train_score = train_score[:best_round + 1]
-            val_score = val_score[:best_round + 1]
-        if val is not None:
-            split_bins = split_bins[:len(trees)]
+        self._store_rounds(res, old_trees, old_bins, old_score, entropy, classifier, val is not None)
+        return self
+
+    def _store_rounds(self, res, old_trees=(), old_bins=(), old_score=(), entropy=None, classifier=False,
+                      stopped=False):
+        """The fitted attributes from the rounds' result (``smml._gbm_rounds.boosting_rounds``),
+        after the trees of the rounds fitted before (warm start)."""
+        trees = list(old_trees) + res["trees"]
+        K = self.n_trees_per_iteration_
         self.estimators_ = trees
-        self._split_bins = split_bins
+        self._split_bins = list(old_bins) + res["split_bins"]
         self._rng_entropy = entropy
         if classifier:
             self._warm_classes = self.classes_
         self.n_estimators_ = len(trees) // K
-        self.train_score_ = np.array(train_score)
-        self.validation_score_ = np.array(val_score)
-        metric = self.loss_
-        self.evals_result_ = {f"validation_{i}": {metric: h} for i, h in enumerate(history)}
-        self.best_iteration_ = best_round if val is not None else self.n_estimators_ - 1
+        self.train_score_ = np.array(list(old_score) + res["train_score"])
+        self.validation_score_ = np.array(res["val_score"])
+        self.evals_result_ = {f"validation_{i}": {self.loss_: h} for i, h in enumerate(res["history"])}
+        self.best_iteration_ = res["best_round"] if stopped else self.n_estimators_ - 1
         self._pack()
-        return self
 
     def _eval_sets(self, eval_set, classifier):
         """The validated eval sets: [(X, y as the fit's targets, sample weights)]."""
