@@ -624,7 +624,8 @@ class KNN(_Family):
         return out
 
     def libs(self, cell):
-        return ["smml"] + self.peers
+        # pykdtree takes at most 127 dimensions ("Max 127 dimensions allowed"): not a peer above
+        return ["smml"] + [p for p in self.peers if not (p == "pykdtree" and cell["features"] > 127)]
 
     def data(self, cell):
         X, y = _knn_points(cell["data"], cell["rows"], cell["features"], 1, 0)
@@ -702,7 +703,7 @@ class KNN(_Family):
                          kprime_frac=float(np.mean(counts > KNN_K)))
         except Exception as exc:            # private API: report, do not fail
             extra = dict(kprime_error=str(exc)[:100])
-        fastest = min(self.peers, key=lambda p: res[p]["t"])          # by query time
+        fastest = min((p for p in self.peers if p in res), key=lambda p: res[p]["t"])   # by query time
         extra.update(smml_build=res["smml"]["build"], peer_build=res[fastest]["build"], peer_build_lib=fastest)
         return res, extra
 
@@ -714,7 +715,7 @@ class KNN(_Family):
         self.time_cell(c, self.data(c), 1)
 
     def check(self, cell, res):
-        peer, ratio = _fastest(res, self.peers)
+        peer, ratio = _fastest(res, [p for p in self.peers if p in res])
         return ratio, peer, ratio >= 1.0, "" if ratio >= 1.0 else f"slower than {peer}"
 
     def fmt_time(self, r):
@@ -959,11 +960,13 @@ def _save(path, results, t0):
     os.replace(tmp, path)
 
 
-def run_family(name, quick, memory, limit, results, rows=None, save=lambda: None):
+def run_family(name, quick, memory, limit, results, rows=None, save=lambda: None, features=None):
     fam = FAMILY_CLASSES[name]()
     cells = fam.cells(quick)
     if rows:
         cells = [c for c in cells if c.get("rows") in rows]
+    if features:
+        cells = [c for c in cells if c.get("features") in features]
     cells.sort(key=lambda c: tuple(c[k] for k in fam.dims))      # smaller cells first (skip rule)
     _log(f"# {name}: {len(cells)} cells; warming up; load {_load()}")
     from threadpoolctl import threadpool_limits
@@ -1137,6 +1140,8 @@ def main(quick=None, argv=None):
                    "over this many seconds (default 60)")
     p.add_argument("--rows", type=int, nargs="+", metavar="N",
                    help="only the cells with these training rows (the full grid in slices, one run each)")
+    p.add_argument("--features", type=int, nargs="+", metavar="D",
+                   help="only the cells with these numbers of features (with --rows: a smaller slice)")
     p.add_argument("--report", nargs="+", metavar="FILE",
                    help="measure nothing: print the tables and summaries of the cells saved in these --json "
                         "files (one family's slices from several runs are merged; a later file's cell replaces "
@@ -1158,7 +1163,7 @@ def main(quick=None, argv=None):
     results = []
     for name in args.family:
         run_family(name, args.quick, memory, args.limit, results, set(args.rows or ()),
-                   lambda: _save(args.json, results, t0))
+                   lambda: _save(args.json, results, t0), set(args.features or ()))
     wall = time.perf_counter() - t0
     print(f"\n# total {wall:.0f} s; load average at end {_load()}")
     _save(args.json, results, t0)
