@@ -92,7 +92,7 @@ Targets (issue 30), checked per cell and summarised:
   >= 1.0 at test accuracy no more than 0.003 below the better peer's.
 
 Run: ``python bench/bench_grid.py [--family boosting forest knn kmeans svm] [--quick]
-[--no-memory] [--json FILE] [--limit SECONDS] [--rows N ...]``, or ``python bench/run.py
+[--no-memory] [--json FILE] [--limit SECONDS] [--rows N ...] [--features D ...]``, or ``python bench/run.py
 [--quick] grid`` (every family); ``python bench/bench_grid.py --report FILE ...`` prints the
 tables of saved runs (``--json``, written after every cell), one family's slices merged.  The
 full grid takes hours (the 20,000-row boosting cells alone: about 55 minutes): run it in
