@@ -34,9 +34,10 @@ rounds already fitted with the same function.
 """
 import numpy as np
 
+from smml._core import _gbm
 from smml._exact_sums import fixed_scale
 
-__all__ = ["draws", "boosting_rounds", "drive"]
+__all__ = ["draws", "gradients", "quantize", "boosting_rounds", "drive"]
 
 
 def draws(rng, n, m, d, mf):
@@ -45,6 +46,22 @@ def draws(rng, n, m, d, mf):
     rows = None if m >= n else np.sort(rng.choice(n, m, replace=False)).astype(np.intp)
     feats = None if mf >= d else np.sort(rng.choice(d, mf, replace=False)).astype(np.intp)
     return rows, feats
+
+
+def gradients(loss_code, y, F, sw, G, H, n_threads, want_loss):
+    """A ``"grads"`` request's answer on the rows held: each row's gradient and hessian at the
+    scores F, per class, into G and H (K, n); returns ``(loss, maxima)``, the weighted training
+    loss at F (0 unless ``want_loss``) and per class ``(max |g_k|, max |h_k|)``."""
+    loss = _gbm.gradients(loss_code, y, F, sw, G, H, n_threads, want_loss)
+    return loss, [(_gbm.abs_max(g), _gbm.abs_max(h)) for g, h in zip(G, H)]
+
+
+def quantize(G, H, scales):
+    """A ``"quantize"`` request's answer: G[k] and H[k] rounded in place to multiples of the
+    class's scales ``(s_g, s_h)``."""
+    for k, (sg, sh) in enumerate(scales):
+        _gbm.quantize(G[k], sg)
+        _gbm.quantize(H[k], sh)
 
 
 def boosting_rounds(rounds, first, last, K, n, d, m, mf, rng, wsum, scale, stop=None):

@@ -10,13 +10,13 @@ The split of each node is chosen by the in-memory kernel's own scan and choice
 (``_gbm.best_splits``: ``_scan_one`` and ``_pick`` of ``_core/_gbm.pyx``), the leaf values by
 the same formula, F_0 from exactly rounded sums: the model is the in-memory one."""
 import inspect
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 import dask
 
 from smml._binning import apply_bins, bin_edges, _BIN_SUBSAMPLE
-from smml._gbm_rounds import boosting_rounds
+from smml._gbm_rounds import boosting_rounds, gradients, quantize
 from smml._core import _gbm
 from smml._validation import _aligned
 from smml import _exact_sums
@@ -111,18 +111,14 @@ class _Rows:
         """The previous tree's values into F; this round's gradients and hessians (and the
         loss at F); each class's max |g| and max |h|."""
         self._apply(prev)
-        loss = _gbm.gradients(loss_code, self.y, self.F, self.sw, self.G, self.H, self.nt, want_loss)
-        K = self.G.shape[0]
-        return loss, [(_gbm.abs_max(self.G[k]), _gbm.abs_max(self.H[k])) for k in range(K)]
+        return gradients(loss_code, self.y, self.F, self.sw, self.G, self.H, self.nt, want_loss)
 
     def quantize(self, scales):
         """Gq, Hq: G and H rounded to the scales' fixed point (G and H kept, so that a guessed
         scale can be corrected)."""
         np.copyto(self.Gq, self.G)
         np.copyto(self.Hq, self.H)
-        for k, (sg, sh) in enumerate(scales):
-            _gbm.quantize(self.Gq[k], sg)
-            _gbm.quantize(self.Hq[k], sh)
+        quantize(self.Gq, self.Hq, scales)
 
     def root(self, prev, k, scales, nb):
         """The previous tree's values into F; (first tree of the round) the fixed-point
@@ -176,6 +172,22 @@ class _Rows:
         """The last tree's values into F; the training loss."""
         self._apply(prev)
         return _gbm.loss_sum(loss_code, self.y, self.F, self.sw, self.nt)
+
+
+class _Growth(NamedTuple):
+    """What every tree of a fit grows with: the histograms' bins per feature, the rows, the bin
+    edges, each feature's missing-value code, the penalties (lambda, gamma, min_child_weight;
+    the loss's scale applied), the learning rate, the depth limit (-1: none), all features."""
+    nb: int
+    n: int
+    edges: np.ndarray
+    nan_code: np.ndarray
+    lam: float
+    gam: float
+    mcw: float
+    lr: float
+    max_depth: int
+    all_feats: np.ndarray
 
 
 def _sum_hists(outs, extra=0):
@@ -376,8 +388,7 @@ class _DaskGradientBoostingMixin:
         mf = d if self.colsample_bytree >= 1.0 else max(1, int(round(self.colsample_bytree * d)))
         all_feats = np.arange(d, dtype=np.intp)
         loop = boosting_rounds(range(self.n_estimators), 0, self.n_estimators, K, n, d, n, mf, rng, wsum, scale)
-        grow = dict(nb=nb, n=n, edges=edges, nan_code=nan_code, lam=lam, gam=gam, mcw=mcw, lr=lr,
-                    max_depth=max_depth, all_feats=all_feats)
+        grow = _Growth(nb, n, edges, nan_code, lam, gam, mcw, lr, max_depth, all_feats)
         res = yield from self._fanned(loop, G, loss_code, grow)
         self._store_rounds(res, entropy=entropy, classifier=classifier)
         self.n_features_in_ = d
@@ -389,7 +400,8 @@ class _DaskGradientBoostingMixin:
         each tree grown a level at a time (:meth:`_grow`). A tree's values go into the groups'
         F with the next call that reads F; the round's last tree also asks its last level call
         for the next round's gradients and first root histogram (one round trip fewer per
-        round), kept here for the next ``"grads"`` request. Returns the loop's result."""
+        round), kept here for the next ``"grads"`` request. ``grow``: the fit's :class:`_Growth`.
+        Returns the loop's result."""
         prev = None                 # a tree whose values are not in F yet: (k, values by node id)
         folded = None               # the next round's gradients, from a tree's last level call
         scales = root = None
@@ -417,11 +429,10 @@ class _DaskGradientBoostingMixin:
                     res = None
                 elif name == "tree":
                     k, rows, feats, more = args
-                    nxt = (loss_code, True, grow["n"], grow["nb"]) if more else None
+                    nxt = (loss_code, True, grow.n, grow.nb) if more else None
                     tree, sbin, leaf_values, out = yield from self._grow(
-                        G, prev, k, scales if k == 0 else None, grow["nb"], grow["n"], grow["edges"],
-                        grow["nan_code"], grow["all_feats"] if feats is None else feats, grow["lam"],
-                        grow["gam"], grow["mcw"], grow["lr"], grow["max_depth"], nxt, root if k == 0 else None)
+                        G, grow, prev, k, scales if k == 0 else None, grow.all_feats if feats is None else feats,
+                        nxt, root if k == 0 else None)
                     prev = None if out is not None else (k, leaf_values)
                     if out is not None and nxt is not None:
                         folded = out
@@ -440,14 +451,14 @@ class _DaskGradientBoostingMixin:
         except StopIteration as stop:
             return stop.value
 
-    def _grow(self, G, prev, k, scales, nb, n, edges, nan_code, feats, lam, gam, mcw, lr, max_depth, nxt,
-              root=None):
-        """One tree, level by level: the kernel's splits (``_gbm.best_splits``) on the summed
-        histograms. Yields the groups' requests; returns the tree (the in-memory kernel's node
+    def _grow(self, G, grow, prev, k, scales, feats, nxt, root=None):
+        """One tree, level by level (``grow``: the fit's :class:`_Growth`): the kernel's splits
+        (``_gbm.best_splits``) on the summed histograms. Yields the groups' requests; returns the tree (the in-memory kernel's node
         numbering), its split bins, the leaf values by the driver's node ids and, when the
         tree's last level call put the values into F (a level that asks for no histogram),
         the groups' third results (``nxt``: the next round's gradients, else None each), else
         None (the values are the caller's to send)."""
+        nb, n, edges, nan_code, lam, gam, mcw, lr, max_depth = grow[:9]
         is_cat = np.zeros(len(nan_code), np.uint8)
         if root is None:
             outs = yield "root", [(prev, k, scales, nb)] * G

@@ -553,15 +553,15 @@ class _BaggingRegressorMixin:
         check_is_fitted(self)
         X = validate_X(self, X, dtype="float64")
         T = len(self.estimators_)
-        s = sum_scale(T) if scaled else 1.0
-        out = np.zeros(X.shape[0])
-        with np.errstate(over="ignore", invalid="ignore"):
-            for p in self._member_outputs(X):
-                np.add(out, np.asarray(p, dtype=np.float64) * s if scaled else p, out=out)
-        mean = out / T / s
-        if scaled or np.isfinite(mean).all():
-            return mean
-        return self._member_mean(X, scaled=True)
+        for scaled in (True,) if scaled else (False, True):     # scaled: the plain sum overflowed
+            s = sum_scale(T) if scaled else 1.0
+            out = np.zeros(X.shape[0])
+            with np.errstate(over="ignore", invalid="ignore"):
+                for p in self._member_outputs(X):
+                    np.add(out, np.asarray(p, dtype=np.float64) * s if scaled else p, out=out)
+            mean = out / T / s
+            if scaled or np.isfinite(mean).all():
+                return mean
 
 
 _BAGGING_SPEC = {"estimator": (Options(None), InstanceOf(BaseEstimator)),

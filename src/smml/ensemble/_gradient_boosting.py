@@ -67,7 +67,7 @@ import warnings
 
 import numpy as np
 
-from smml._gbm_rounds import boosting_rounds, draws, drive
+from smml._gbm_rounds import boosting_rounds, draws, drive, gradients, quantize
 from smml._exact_sums import (baseline_scores as _baseline_scores, exact_parts as _exact_parts,
                               exact_total as _exact_total)
 from smml._binning import apply_bins, bin_features
@@ -122,13 +122,10 @@ class _InProcess:
         self.pool = _gbm.HistPool()            # the trees' histogram buffers, reused
 
     def grads(self, want_loss):
-        loss = _gbm.gradients(self.loss_code, self.y, self.F, self.sw, self.G, self.H, self.nt, want_loss)
-        return loss, [(_gbm.abs_max(g), _gbm.abs_max(h)) for g, h in zip(self.G, self.H)]
+        return gradients(self.loss_code, self.y, self.F, self.sw, self.G, self.H, self.nt, want_loss)
 
     def quantize(self, scales):
-        for k, (sg, sh) in enumerate(scales):
-            _gbm.quantize(self.G[k], sg)
-            _gbm.quantize(self.H[k], sh)
+        quantize(self.G, self.H, scales)
 
     def tree(self, k, rows, feats, more):
         lam, gam, mcw, lr, max_depth, max_leaf = self.params
@@ -144,12 +141,22 @@ class _InProcess:
             (self.all_rows if rows is None else rows).copy(), self.all_feats if feats is None else feats,
             self.F, k, lam, gam, mcw, lr, max_depth, max_leaf, self.nt, _GRAIN, self.pool, Xbt=self.XbT)
         tree = Tree._grown(nodes, value, bits)
-        if self.out_rows is not None:   # the rows left out of the subsample, through the tree
-            _gbm.add_tree_codes(self.Xb, self.out_rows, tree._records(), sbin, self.nan_code, bits, value,
-                                self.F, k, self.nt)
-        for r in self.routed:
-            _gbm.add_tree_codes(r[0], r[5], tree._records(), sbin, self.nan_code, bits, value, r[4], k, self.nt)
+        # the rows left out of the subsample and the eval sets, through the tree
+        self._route(tree, sbin, k, [] if self.out_rows is None else [(self.Xb, self.out_rows, self.F)])
         return tree, sbin
+
+    def replay(self, tree, sbin, k):
+        """A tree of the rounds fitted before (warm start) added to the scores of every row
+        and of the eval sets, as the first fit added it."""
+        self._route(tree, sbin, k, [(self.Xb, self.all_rows, self.F)])
+
+    def _route(self, tree, sbin, k, sets):
+        """The tree's values added to column k of the scores of ``sets`` [(codes, rows, F)],
+        then of the eval sets'."""
+        rec = tree._records()
+        for codes, rows, F in sets + [(r[0], r[5], r[4]) for r in self.routed]:
+            _gbm.add_tree_codes(codes, rows, rec, sbin, self.nan_code, tree.category_bits, tree.value, F, k,
+                                self.nt)
 
     def _loss(self, r):
         return _gbm.loss_sum(self.loss_code, r[1], r[4], r[2], self.nt) / r[3] / self.scale
@@ -298,7 +305,6 @@ class _BaseGradientBoosting(CategoricalMixin, SmmlEstimator):   # categorical co
         mf = d if self.colsample_bytree >= 1.0 else max(1, int(round(self.colsample_bytree * d)))
         max_depth = -1 if self.max_depth is None else min(self.max_depth, 62)
         max_leaf = 0 if self.max_leaf_nodes is None else self.max_leaf_nodes
-        all_rows = np.arange(n, dtype=np.intp)
         n_edges = np.isfinite(edges).sum(axis=1)
         routed = []                             # [X codes, y, sw, sum sw, F, rows] per eval set
         for Xe, ye, swe in evals:
@@ -314,21 +320,17 @@ class _BaseGradientBoosting(CategoricalMixin, SmmlEstimator):   # categorical co
         old_trees = list(self.estimators_) if warm else []
         old_bins = list(self._split_bins) if warm else []
         old_score = list(self.train_score_) if warm else []
-        if warm:
-            # the fitted rounds again, as the first fit made them: the same draws from the
-            # stream, and F through the same additions in the same order
-            for t in range(T0):
-                draws(rng, n, m, d, mf)
-                for k in range(K):
-                    tree = old_trees[t * K + k]
-                    for codes, rows_, Ft in [(Xb, all_rows, F)] + [(r[0], r[5], r[4]) for r in routed]:
-                        _gbm.add_tree_codes(codes, rows_, tree._records(), old_bins[t * K + k],
-                                            nan_code, tree.category_bits, tree.value, Ft, k, n_threads)
         driver = _InProcess(Xb, XbT, edges, is_cat, nan_code, yf, sw, F, G, H, loss_code, routed,
                             len(evals), val is not None, scale,
                             (scale * float(self.reg_lambda), scale * float(self.gamma),
                              scale * float(self.min_child_weight), float(self.learning_rate), max_depth,
                              max_leaf), n_threads)
+        # warm start: the fitted rounds again, as the first fit made them: the same draws from
+        # the stream, and F through the same additions in the same order
+        for t in range(T0):
+            draws(rng, n, m, d, mf)
+            for k in range(K):
+                driver.replay(old_trees[t * K + k], old_bins[t * K + k], k)
         bar = progress(range(T0, self.n_estimators), total=self.n_estimators - T0,
                        desc=f"{type(self).__name__} rounds", verbose=self.verbose, unit="round")
         stop = (self.tol, self.n_iter_no_change) if val is not None else None
