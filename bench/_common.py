@@ -29,9 +29,11 @@ def interleaved_best(fns, repeat, cpu=False, budget=1.0, max_repeat=9):
     implementation's block after another's lets a shift decide the ratio. Cheap calls get
     more rounds, for every fn alike: after ``repeat`` rounds, rounds go on while the rounds so
     far took under ``budget`` seconds in all, up to ``max_repeat`` (a cell of a few
-    milliseconds is otherwise decided by one scheduler hiccup). Returns (best wall times, each
-    fn's last result), or with ``cpu=True`` (best wall times, best process CPU times (all
-    threads), results).
+    milliseconds is otherwise decided by one scheduler hiccup). When one expensive call ends
+    that (a k-NN peer timed on a 2 s subset), the calls cheap enough for ``max_repeat`` rounds
+    in ``budget`` (each at most ``budget / max_repeat``) still get ``max_repeat`` rounds, all of
+    them alike, interleaved among themselves. Returns (best wall times, each fn's last result),
+    or with ``cpu=True`` (best wall times, best process CPU times (all threads), results).
 
     The order of the calls changes from round to round (a seeded shuffle, the first round in
     the given order): a call made right after another OpenMP runtime's parallel work shares
@@ -47,9 +49,17 @@ def interleaved_best(fns, repeat, cpu=False, budget=1.0, max_repeat=9):
     order = list(range(len(fns)))
     start = time.perf_counter()
     done = 0
-    while done < repeat or (done < max_repeat and time.perf_counter() - start < budget):
+    cheap = None                    # after the whole rounds: the calls that go on alone
+    while done < repeat or done < max_repeat:
+        if done >= repeat and cheap is None and time.perf_counter() - start >= budget:
+            # the whole rounds are too dear now: the cheap calls go on among themselves
+            cheap = {i for i in order if best[i] * max_repeat <= budget}
+            if not cheap or len(cheap) == len(fns):
+                break
         done += 1
         for i in order:
+            if cheap is not None and i not in cheap:
+                continue
             fn = fns[i]
             c0 = time.process_time()
             t, out[i] = best_time(fn, repeat=1)
