@@ -95,7 +95,7 @@ Run: ``python bench/bench_grid.py [--family boosting forest knn kmeans svm] [--q
 [--no-memory] [--json FILE] [--limit SECONDS] [--rows N ...] [--features D ...]``, or ``python bench/run.py
 [--quick] grid`` (every family); ``python bench/bench_grid.py --report FILE ...`` prints the
 tables of saved runs (``--json``, written after every cell), one family's slices merged.  The
-full grid takes hours (the 20,000-row boosting cells alone: about 55 minutes): run it in
+full grid takes hours (the 20,000-row boosting cells alone: about an hour): run it in
 slices, a family and a row count at a time (``--family boosting --rows 100000 --json
 b100k.json``), and print them together with ``--report``; ``--quick`` takes a few
 minutes on a quiet machine.  Progress lines go to stderr, the tables to stdout.  On a busy
