@@ -453,8 +453,8 @@ class _DaskGradientBoostingMixin:
 
     def _grow(self, G, grow, prev, k, scales, feats, nxt, root=None):
         """One tree, level by level (``grow``: the fit's :class:`_Growth`): the kernel's splits
-        (``_gbm.best_splits``) on the summed histograms. Yields the groups' requests; returns the tree (the in-memory kernel's node
-        numbering), its split bins, the leaf values by the driver's node ids and, when the
+        (``_gbm.best_splits``) on the summed histograms. Yields the groups' requests; returns
+        the tree (the in-memory kernel's node numbering), its split bins, the leaf values by the driver's node ids and, when the
         tree's last level call put the values into F (a level that asks for no histogram),
         the groups' third results (``nxt``: the next round's gradients, else None each), else
         None (the values are the caller's to send)."""
