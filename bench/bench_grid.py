@@ -703,7 +703,7 @@ class KNN(_Family):
                          kprime_frac=float(np.mean(counts > KNN_K)))
         except Exception as exc:            # private API: report, do not fail
             extra = dict(kprime_error=str(exc)[:100])
-        fastest = min((p for p in self.peers if p in res), key=lambda p: res[p]["t"])   # by query time
+        fastest, _ = _fastest(res, self.peers)                         # by query time
         extra.update(smml_build=res["smml"]["build"], peer_build=res[fastest]["build"], peer_build_lib=fastest)
         return res, extra
 
@@ -715,7 +715,7 @@ class KNN(_Family):
         self.time_cell(c, self.data(c), 1)
 
     def check(self, cell, res):
-        peer, ratio = _fastest(res, [p for p in self.peers if p in res])
+        peer, ratio = _fastest(res, self.peers)
         return ratio, peer, ratio >= 1.0, "" if ratio >= 1.0 else f"slower than {peer}"
 
     def fmt_time(self, r):
@@ -963,10 +963,9 @@ def _save(path, results, t0):
 def run_family(name, quick, memory, limit, results, rows=None, save=lambda: None, features=None):
     fam = FAMILY_CLASSES[name]()
     cells = fam.cells(quick)
-    if rows:
-        cells = [c for c in cells if c.get("rows") in rows]
-    if features:
-        cells = [c for c in cells if c.get("features") in features]
+    for key, keep in (("rows", rows), ("features", features)):     # a slice of the grid
+        if keep:
+            cells = [c for c in cells if c.get(key) in keep]
     cells.sort(key=lambda c: tuple(c[k] for k in fam.dims))      # smaller cells first (skip rule)
     _log(f"# {name}: {len(cells)} cells; warming up; load {_load()}")
     from threadpoolctl import threadpool_limits

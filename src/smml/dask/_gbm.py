@@ -458,7 +458,8 @@ class _DaskGradientBoostingMixin:
         tree's last level call put the values into F (a level that asks for no histogram),
         the groups' third results (``nxt``: the next round's gradients, else None each), else
         None (the values are the caller's to send)."""
-        nb, n, edges, nan_code, lam, gam, mcw, lr, max_depth = grow[:9]
+        nb, n, edges, nan_code = grow.nb, grow.n, grow.edges, grow.nan_code
+        lam, gam, mcw, lr, max_depth = grow.lam, grow.gam, grow.mcw, grow.lr, grow.max_depth
         is_cat = np.zeros(len(nan_code), np.uint8)
         if root is None:
             outs = yield "root", [(prev, k, scales, nb)] * G
