@@ -278,6 +278,38 @@ def test_worker_killed_during_boosting_gives_the_exact_model_or_a_clear_error(fa
         np.testing.assert_array_equal(got.predict(X), a.predict(X))
 
 
+def _fail_once(marker):
+    """On a worker: the first ``_Rows.level`` call of the cluster (in the worker that claims
+    ``marker``) raises ValueError; every other call runs as usual."""
+    import smml.dask._gbm as gbm
+    orig = gbm._Rows.level
+
+    def failing(self, *args):
+        if not _claim(marker):
+            return orig(self, *args)
+        raise ValueError("injected failure of one group")
+
+    gbm._Rows.level = failing
+    return os.getpid()
+
+
+def test_boosting_group_that_fails_mid_tree_stops_the_fit_without_a_hang(fault_client, tmp_path):
+    # the groups grow a tree together, each waiting for the others' histograms at every level:
+    # one group raises in a level while the other waits for it; the driver gets the error, the
+    # waiting group is aborted (no hang), and the same cluster then fits the exact model (the
+    # failure is once per cluster)
+    X, y = _data(6000, 4, seed=12)
+    kw = dict(n_estimators=3, max_depth=3, random_state=0, max_bins=32)
+    fault_client.run(_fail_once, str(tmp_path / "failed"))
+    Xd, yd = da.from_array(X, chunks=(1500, -1)), da.from_array(y, chunks=1500)
+    kind, got = _bounded(lambda: sd.GradientBoostingClassifier(**kw).fit(Xd, yd))
+    assert kind == "error" and isinstance(got, ValueError) and "injected failure" in str(got), got
+    a = GradientBoostingClassifier(**kw).fit(X, y)
+    b = _result(_bounded(lambda: sd.GradientBoostingClassifier(**kw).fit(Xd, yd)))
+    for t1, t2 in zip(a.estimators_, b.estimators_, strict=True):
+        assert t1.nodes.tobytes() == t2.nodes.tobytes() and t1.value.tobytes() == t2.value.tobytes()
+
+
 @pytest.mark.parametrize("name, kw, weighted, nth", [("LinearRegression", {}, True, 2),
                                                      ("RidgeRegression", {"alpha": 0.5}, False, 1),
                                                      ("LogisticRegression", {}, False, 3)])

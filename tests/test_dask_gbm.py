@@ -187,21 +187,22 @@ def _requests(monkeypatch):
     return names
 
 
-def test_root_histograms_on_guessed_scales_are_used_only_when_the_guess_holds(client, monkeypatch):
-    # the groups build the next round's root histogram on scales from their own maxima: where
-    # every group's maxima have the fit's binary exponents (log loss: |g| < 1, h <= 1/4) the
-    # root's round trip is skipped; one outlier on the first worker makes its maximum |g| ~1e6,
-    # the other's ~50: every guess misses, each round asks for the root again; the same models
+def test_a_tree_is_one_driver_call_the_levels_are_exchanged_between_the_workers(client, monkeypatch):
+    # the driver asks for a whole tree (the workers sum each level's histograms between them),
+    # and the round's last tree also computes the next round's gradients: one "grads" request
+    # in the whole fit (the first round's), one "tree" request a tree, nothing per level
     names = _requests(monkeypatch)
     X, z = _data(20000, 4, seed=8)
     kw = dict(n_estimators=5, max_depth=3, random_state=0, max_bins=64)
     y = (z > 1).astype(int)
     _same_model(GradientBoostingClassifier(**kw).fit(X, y), sd.GradientBoostingClassifier(**kw).fit(*_dask(X, y, 5000)))
-    assert names.count("root") == 1 and names.count("level") == 5 * 3     # depth 3: 3 level calls a tree
+    assert names.count("tree") == 5 and names.count("grads") == 1 and names.count("finish") == 1
+    assert names.count("connect") == 1 and names.count("configure") == 1
+    assert not {"level", "root", "put"} & set(names)
     del names[:]
-    z[0] = 1e6
-    _same_model(GradientBoostingRegressor(**kw).fit(X, z), sd.GradientBoostingRegressor(**kw).fit(*_dask(X, z, 5000)))
-    assert names.count("root") == 5
+    y3 = np.digitize(z, [0.0, 1.5])                          # 3 classes: 3 trees a round
+    _same_model(GradientBoostingClassifier(**kw).fit(X, y3), sd.GradientBoostingClassifier(**kw).fit(*_dask(X, y3, 5000)))
+    assert names.count("tree") == 15 and names.count("grads") == 1
 
 
 def test_equal_on_local_threads_and_a_single_chunk():

@@ -68,6 +68,26 @@ async def _call_actors(groups, name, args):
                                        for g, a in zip(groups, args)]))
 
 
+async def _call_peer(address, key, name, *args):
+    """``name(*args)`` on the actor ``key`` of the worker at ``address``, called from an actor
+    method running on another worker's event loop: one direct message between the two
+    workers (the worker's connection pool; the scheduler and the driver are not involved),
+    the method run on the peer's event loop. Unlike a call through an ``Actor`` handle it
+    never waits for a lost actor to be recomputed elsewhere: a peer that cannot be reached
+    raises ``_LostWorker`` at once."""
+    from distributed import get_worker
+    from distributed.protocol import to_serialize
+    try:
+        reply = await get_worker().rpc(address).actor_execute(
+            function=name, actor=key, args=[to_serialize(a) for a in args],
+            kwargs={"separate_thread": False})
+    except OSError as exc:
+        raise _LostWorker(f"the worker at {address} could not be reached: {exc}") from exc
+    if reply["status"] != "OK":
+        raise reply["exception"]
+    return reply["result"]
+
+
 async def _drive_actors(steps, groups):
     """Run a generator of group calls (as :func:`_drive_local`) on the groups' actors, from the
     client's event loop (``client.sync``); a lost worker becomes ``_LostWorker``."""

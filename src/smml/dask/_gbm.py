@@ -1,6 +1,7 @@
 """Gradient boosting on a dask array: the rounds of :mod:`smml.ensemble._gradient_boosting`
 with the rows kept on the workers (one Dask actor per worker, as :mod:`smml.dask._kmeans`) and
-each tree grown level by level from histograms summed across the workers.
+each tree grown level by level by the workers together, from histograms each worker sends
+straight to the others (an all-reduce between the workers; the driver asks for a whole tree).
 
 Exactness. The in-memory fit rounds every round's gradients and hessians to a fixed point
 (``smml._exact_sums.fixed_scale``: multiples of 2^-k with n max|g| 2^k < 2^51), so every sum of them, in any
@@ -9,6 +10,7 @@ is the one the in-memory kernel builds from the node's rows, bit for bit, whatev
 The split of each node is chosen by the in-memory kernel's own scan and choice
 (``_gbm.best_splits``: ``_scan_one`` and ``_pick`` of ``_core/_gbm.pyx``), the leaf values by
 the same formula, F_0 from exactly rounded sums: the model is the in-memory one."""
+import asyncio
 import inspect
 from typing import Any, NamedTuple, TypeVar
 
@@ -23,7 +25,7 @@ from smml import _exact_sums
 from smml.ensemble import GradientBoostingClassifier as _GBC, GradientBoostingRegressor as _GBR
 from smml.tree import Tree
 from smml._core._tree import NODE_DTYPE
-from smml.dask._actors import _LostWorker, _drive_actors, _drive_local, _gather
+from smml.dask._actors import _LostWorker, _call_peer, _drive_actors, _drive_local, _gather
 from smml.dask._validation import _check_dask_X, _check_dask_y, _distributed_client, _split_rows, _stacked
 
 __all__ = ["GradientBoostingClassifier", "GradientBoostingRegressor"]
@@ -102,76 +104,125 @@ class _Rows:
         self.slot = np.zeros(n, np.int32)
         return n
 
-    def _apply(self, prev):
-        if prev is not None:          # the previous tree's leaf values, into its column of F
-            k, value = prev
-            _gbm.add_leaf_values(self.node, value, self.F, k)
+    def configure(self, grow):
+        """The fit's :class:`_Growth` (bins, penalties, depth limit), once, before the trees."""
+        self.grow = grow
 
-    def grads(self, prev, loss_code, want_loss):
-        """The previous tree's values into F; this round's gradients and hessians (and the
-        loss at F); each class's max |g| and max |h|."""
-        self._apply(prev)
+    def grads(self, loss_code, want_loss):
+        """This round's gradients and hessians (and the loss at F); each class's max |g| and
+        max |h|."""
         return gradients(loss_code, self.y, self.F, self.sw, self.G, self.H, self.nt, want_loss)
 
     def quantize(self, scales):
-        """Gq, Hq: G and H rounded to the scales' fixed point (G and H kept, so that a guessed
-        scale can be corrected)."""
+        """Gq, Hq: G and H rounded to the scales' fixed point."""
         np.copyto(self.Gq, self.G)
         np.copyto(self.Hq, self.H)
         quantize(self.Gq, self.Hq, scales)
 
-    def root(self, prev, k, scales, nb):
-        """The previous tree's values into F; (first tree of the round) the fixed-point
-        gradients; the root's histogram of tree k."""
-        self._apply(prev)
+    def root(self, k, scales):
+        """Every row to the root of tree k ((first tree of the round) the fixed-point
+        gradients first); the root's histogram and the rows here."""
         if scales is not None:
             self.quantize(scales)
         self.k = k
         self.node.fill(0)
         self.slot.fill(0)
-        return self._hist(1, nb), None
+        return self._hist(1), np.array([self.Xb.shape[0]], np.int64)
 
-    def _hist(self, m, nb):
-        out = np.zeros((m, self.Xb.shape[1], nb, 2))
+    def _hist(self, m):
+        out = np.zeros((m, self.Xb.shape[1], self.grow.nb, 2))
         counts = np.zeros(m, np.int64)
         if m:
             _gbm.level_histograms(self.Xb, self.slot, self.Gq[self.k], self.Hq[self.k], out, counts)
         return out
 
-    def level(self, feature, split_bin, missing_left, first_child, child_slot, m, nb, last):
+    def level(self, feature, split_bin, missing_left, first_child, child_slot, m):
         """The rows of the split nodes to their children; the histograms of the m children
-        asked for (``child_slot``) and the rows of every node. ``last`` (the tree's last
-        level: no histogram asked for): None, or (the leaf values by node id, the tree's
-        class k, the next round's ``grads`` arguments or None): the values into F's column k
-        and, asked for, the next round's gradients and root histogram in the same round trip
-        (``_next_root``'s result as the third value)."""
+        asked for (``child_slot``) and the rows of every node."""
         counts = np.zeros(len(feature), np.int64)
         _gbm.route_level(self.Xb, self.node, feature, split_bin, missing_left, self.nan_code, first_child,
                          child_slot, self.slot, counts)
-        out = self._hist(m, nb), counts
-        if last is None:
-            return out + (None,)
-        value, k, grads = last
-        self._apply((k, value))
-        return out + (None if grads is None else self._next_root(*grads),)
+        return self._hist(m), counts
 
-    def _next_root(self, loss_code, want_loss, n, nb):
-        """The next round's gradients (``grads``' result), and its first tree's root histogram
-        on a guess of the fixed-point scales: this group's own maxima, with the fit's n.  The
-        fit's scales come from every group's maxima; where a group's guess is theirs (the
-        maxima of all the groups have the same binary exponents: the usual case) the driver
-        uses the histogram and skips the root's round trip, else it sends ``root`` with the
-        fit's scales (quantized again from G and H). Returns (loss, maxima, guessed scales,
-        root histogram)."""
-        loss, maxima = self.grads(None, loss_code, want_loss)
-        guess = [(_exact_sums.fixed_scale(n, g), _exact_sums.fixed_scale(n, h)) for g, h in maxima]
-        hist, _ = self.root(None, 0, guess, nb)
-        return loss, maxima, guess, hist
+    def values(self, k, value):
+        """The tree's leaf values (by node id) into F's column k."""
+        _gbm.add_leaf_values(self.node, value, self.F, k)
 
-    def finish(self, prev, loss_code):
-        """The last tree's values into F; the training loss."""
-        self._apply(prev)
+    def tree(self, k, scales, feats, nxt):
+        """Tree k grown on this group's rows alone (the only group: dask's local schedulers);
+        see :func:`_tree_steps`."""
+        steps = _tree_steps(self, k, scales, feats, nxt)
+        try:
+            payload = next(steps)
+            while True:
+                payload = steps.send([payload])
+        except StopIteration as stop:
+            return stop.value
+
+    def finish(self, loss_code):
+        """The training loss at F."""
         return _gbm.loss_sum(loss_code, self.y, self.F, self.sw, self.nt)
+
+
+class _Group(_Rows):
+    """The rows of one worker (a Dask actor), which grows each tree together with the other
+    groups: at every level each group sends its histograms straight to every other group and
+    sums theirs (an all-reduce between the workers; the driver is not in the middle), and every
+    group chooses the same splits from the same exact sums."""
+
+    def connect(self, peers, g):
+        """The groups of the fit: ``peers`` (worker address, actor key) of each, this one ``g``."""
+        self.peers, self.g = peers, g
+        self.tag = 0
+        self.box, self.events = {}, {}
+        self.aborted = False
+
+    def _event(self, tag):
+        if tag not in self.events:
+            self.events[tag] = asyncio.Event()
+            if self.aborted:
+                self.events[tag].set()
+        return self.events[tag]
+
+    def put(self, tag, src, payload):
+        """A peer's payload of exchange ``tag`` (called by group ``src``, on this worker's event
+        loop)."""
+        got = self.box.setdefault(tag, {})
+        got[src] = payload
+        if len(got) == len(self.peers) - 1:
+            self._event(tag).set()
+
+    def abort(self):
+        """The fit is over (a lost group, an error): a pending exchange raises instead of waiting."""
+        self.aborted = True
+        for ev in self.events.values():
+            ev.set()
+
+    async def _exchange(self, payload):
+        """Every group's payload of this exchange, in group order (this group's own included)."""
+        self.tag += 1
+        tag = self.tag
+        others = [(a, key) for i, (a, key) in enumerate(self.peers) if i != self.g]
+        if others:
+            await asyncio.gather(*[_call_peer(a, key, "put", tag, self.g, payload) for a, key in others])
+            await self._event(tag).wait()
+        self.events.pop(tag, None)
+        if self.aborted:
+            raise RuntimeError("smml.dask: the fit was aborted (a group was lost or failed)")
+        got = self.box.pop(tag, {})
+        return [payload if i == self.g else got[i] for i in range(len(self.peers))]
+
+    async def tree(self, k, scales, feats, nxt):
+        """Tree k grown by all the groups together (see :func:`_tree_steps`); the tree itself
+        only from the first group (every group has the same)."""
+        steps = _tree_steps(self, k, scales, feats, nxt)
+        try:
+            payload = next(steps)
+            while True:
+                payload = steps.send(await self._exchange(payload))
+        except StopIteration as stop:
+            nodes, vals, unsent, grads = stop.value
+            return (nodes, vals, unsent, grads) if self.g == 0 else (None, None, unsent, grads)
 
 
 class _Growth(NamedTuple):
@@ -224,6 +275,139 @@ def _leaf_values(Htot, Gtot, lam, lr):
         den = Htot[u] + lam
         out[u] = lr * (-Gtot[u] / den) if den > 0.0 else 0.0
     return out
+
+
+def _tree_steps(rows, k, scales, feats, nxt):
+    """One tree on a group's rows, level by level: a generator that yields this group's
+    (histograms, rows per node) of a level and is sent every group's, in group order. Every
+    group runs it on the same sums, so every group makes the same choices: the in-memory
+    kernel's split scan and choice (``_gbm.best_splits``) on the summed histograms (exact:
+    fixed-point values), of two siblings only the one of smaller hessian sum built, the other
+    its parent's minus it. ``rows``: the group (:class:`_Rows`, its ``grow`` the fit's
+    :class:`_Growth`); ``scales``: the round's fixed-point scales (its first tree), else None;
+    ``nxt``: the loss code when the next round's gradients are to be computed after this tree,
+    else None.
+
+    Returns (the tree's nodes: depth, rows, H, G, split, first child, each in creation order;
+    the leaf values by node id; (node ids, this group's rows of each) of the last level,
+    whose rows no group sent, or None; the next round's ``grads`` or None). The leaf values
+    are in the group's F when it returns."""
+    grow = rows.grow
+    n, edges, nan_code = grow.n, grow.edges, grow.nan_code
+    lam, gam, mcw, lr, max_depth = grow.lam, grow.gam, grow.mcw, grow.lr, grow.max_depth
+    is_cat = np.zeros(len(nan_code), np.uint8)
+    buf = _sum_hists((yield rows.root(k, scales)))                 # (1, d, nb, 3)
+    # the nodes, in creation order: depth, rows, H, G, split, children
+    Hs = float(buf[0, 0, :, 1].sum())
+    Gs = float(buf[0, 0, :, 2].sum())
+    depth, nrows, Htot, Gtot = [0], [n], [Hs], [Gs]
+    split = [None]
+    first = [-1]
+    unsent = None
+
+    def can_split(dep, nn, H):
+        if max_depth >= 0 and dep >= max_depth:
+            return False
+        return nn >= 2 and H >= 2.0 * mcw
+
+    level = [0] if can_split(0, n, Hs) else []
+    row = {0: 0}                    # each node's row of buf, the level's histograms
+    while level:
+        tot = np.array([[Htot[u], Gtot[u]] for u in level])
+        nn = np.array([nrows[u] for u in level], np.intp)
+        which = np.array([row[u] for u in level], np.intp)
+        f, b, thr, ml, imp = _gbm.best_splits(buf, which, tot, nn, edges, is_cat, nan_code, feats, lam, gam, mcw)
+        new_level, build = [], []
+        for i, u in enumerate(level):
+            if f[i] < 0:
+                continue
+            split[u] = (int(f[i]), int(b[i]), float(thr[i]), int(ml[i]), float(imp[i]))
+            hL, gL = _side_totals(buf[row[u]], f[i], b[i], ml[i], nan_code)
+            kids = (len(depth), len(depth) + 1)
+            first[u] = kids[0]
+            for c, (h, g) in zip(kids, ((hL, gL), (Htot[u] - hL, Gtot[u] - gL))):
+                depth.append(depth[u] + 1)
+                nrows.append(0)
+                Htot.append(h)
+                Gtot.append(g)
+                split.append(None)
+                first.append(-1)
+            need = [can_split(depth[c], 2, Htot[c]) for c in kids]   # rows checked when known
+            if need[0] and need[1]:
+                small = kids[0] if Htot[kids[0]] <= Htot[kids[1]] else kids[1]
+                build.append(small)
+                new_level.append((u, kids, small))
+            elif need[0] or need[1]:
+                c = kids[0] if need[0] else kids[1]
+                build.append(c)
+                new_level.append((u, kids, None))
+            else:
+                new_level.append((u, kids, None))
+        if not new_level:
+            break
+        m = len(depth)
+        feature = np.full(m, -1, np.intp)
+        sbin = np.full(m, -1, np.int32)
+        mleft = np.zeros(m, np.uint8)
+        fc = np.full(m, -1, np.int32)
+        cslot = np.full(m, -1, np.int32)
+        for u, kids, _ in new_level:
+            feature[u], sbin[u], _, mleft[u], _ = split[u]
+            fc[u] = kids[0]
+        cslot_of = {c: s for s, c in enumerate(build)}
+        for c, s in cslot_of.items():
+            cslot[c] = s
+        out = rows.level(feature, sbin, mleft, fc, cslot, len(build))
+        if not build:
+            # the tree's last level: every child is a leaf whatever its rows, which only the
+            # stored tree needs (the driver sums them)
+            kids = np.array([c for _, ks, _ in new_level for c in ks], np.intp)
+            unsent = (kids, out[1][kids])
+            break
+        outs = yield out
+        counts = np.zeros(m, np.int64)
+        for o in outs:
+            counts += o[1][:m]
+        for u, kids, _ in new_level:
+            for c in kids:
+                nrows[c] = int(counts[c])
+        level, sibs = [], []          # sibs: (node, its parent, its built sibling)
+        for u, kids, small in new_level:
+            for c in kids:
+                if can_split(depth[c], nrows[c], Htot[c]):
+                    level.append(c)
+                    if c not in cslot_of:
+                        sibs.append((c, u, small))
+        if level:
+            # the built histograms summed, then each sibling's: the parent's minus the built
+            # one (exact), in the rows after them
+            hb = _sum_hists(outs, len(sibs))
+            hb_row = dict(cslot_of)
+            for j, (c, u, small) in enumerate(sibs):
+                hb_row[c] = len(build) + j
+                np.subtract(buf[row[u]], hb[cslot_of[small]], out=hb[len(build) + j])
+            buf, row = hb, hb_row
+    vals = _leaf_values(Htot, Gtot, lam, lr)
+    rows.values(k, vals)
+    nodes = (depth, nrows, Htot, Gtot, split, first)
+    return nodes, vals, unsent, (None if nxt is None else rows.grads(nxt, True))
+
+
+def _connect(peers):
+    """The groups' first request: every group's (worker address, actor key), and its own
+    index."""
+    yield "connect", [(peers, g) for g in range(len(peers))]
+
+
+async def _abort(groups, timeout=10.0):
+    """``abort`` on every group that can still be reached within ``timeout`` seconds (the
+    others are gone, and with them their waits)."""
+    async def one(g):
+        try:
+            await asyncio.wait_for(g.abort(separate_thread=False), timeout)
+        except Exception:          # noqa: BLE001 - a lost group: nothing left to stop
+            pass
+    await asyncio.gather(*[one(g) for g in groups])
 
 
 class _DaskGradientBoostingMixin:
@@ -312,16 +496,26 @@ class _DaskGradientBoostingMixin:
             where = dict(workers=[workers[g]], allow_other_workers=True) if workers else {}
             a, b = bounds[g], bounds[g + 1]
             parts = client.compute(list(xs[a:b]) + list(ys[a:b]) + (list(ws[a:b]) if has_w else []), **where)
-            keep.append(client.submit(_Rows, classifier, None, b - a, has_w, *parts, actor=True, pure=False,
+            keep.append(client.submit(_Group, classifier, None, b - a, has_w, *parts, actor=True, pure=False,
                                       **where))
-        return _gather(keep), keep
+        groups = _gather(keep)
+        # each group's worker and actor key, for the exchanges between them
+        where = client.who_has(keep)
+        peers = [(where[f.key][0], f.key) for f in keep]
+        client.sync(_drive_actors, _connect(peers), groups)
+        return groups, keep
 
     def _run(self, groups, classifier, d):
         steps = self._steps(len(groups), classifier, d)
         client = _distributed_client()
         if client is None:
             return _drive_local(steps, groups)
-        return client.sync(_drive_actors, steps, groups)
+        try:
+            return client.sync(_drive_actors, steps, groups)
+        except BaseException:
+            # a group waiting for a lost or failed one's histograms would wait for ever
+            client.sync(_abort, groups)
+            raise
 
     def _steps(self, G, classifier, d):
         """The fit as a generator of group requests (``_drive_local`` / ``_drive_actors``):
@@ -396,24 +590,21 @@ class _DaskGradientBoostingMixin:
 
     def _fanned(self, loop, G, loss_code, grow):
         """The requests of the boosting rounds (``smml._gbm_rounds.boosting_rounds``) as calls
-        to the G groups (yields (method, one argument tuple per group), sent their results),
-        each tree grown a level at a time (:meth:`_grow`). A tree's values go into the groups'
-        F with the next call that reads F; the round's last tree also asks its last level call
-        for the next round's gradients and first root histogram (one round trip fewer per
-        round), kept here for the next ``"grads"`` request. ``grow``: the fit's :class:`_Growth`.
-        Returns the loop's result."""
-        prev = None                 # a tree whose values are not in F yet: (k, values by node id)
-        folded = None               # the next round's gradients, from a tree's last level call
-        scales = root = None
+        to the G groups (yields (method, one argument tuple per group), sent their results):
+        one call a tree, which the groups grow together (:func:`_tree_steps`: the histograms
+        of each level summed between the groups) and which also puts the tree's values into
+        their F; the round's last tree also computes the next round's gradients (one round
+        trip fewer per round), kept here for the next ``"grads"`` request. ``grow``: the fit's
+        :class:`_Growth`, sent to the groups once. Returns the loop's result."""
+        yield "configure", [(grow,)] * G
+        folded = None               # the next round's gradients, from the round's last tree
+        scales = None
         try:
             name, args = next(loop)
             while True:
                 if name == "grads":
-                    if folded is None:
-                        outs = yield "grads", [(prev, loss_code, args[0])] * G
-                        prev = None
-                    else:
-                        outs = folded
+                    outs = folded if folded is not None else (yield "grads", [(loss_code, args[0])] * G)
+                    folded = None
                     loss = 0.0
                     for o in outs:
                         loss = loss + o[0]
@@ -422,26 +613,28 @@ class _DaskGradientBoostingMixin:
                                   for k in range(K)])
                 elif name == "quantize":
                     scales = args[0]
-                    # the first tree's root histograms the groups built on their guessed scales:
-                    # used when every guess is the fit's scales (the model is the same either way)
-                    root = outs if folded is not None and all(o[2] == scales for o in outs) else None
-                    folded = None
                     res = None
                 elif name == "tree":
                     k, rows, feats, more = args
-                    nxt = (loss_code, True, grow.n, grow.nb) if more else None
-                    tree, sbin, leaf_values, out = yield from self._grow(
-                        G, grow, prev, k, scales if k == 0 else None, grow.all_feats if feats is None else feats,
-                        nxt, root if k == 0 else None)
-                    prev = None if out is not None else (k, leaf_values)
-                    if out is not None and nxt is not None:
-                        folded = out
-                    res = (tree, sbin)
+                    outs = yield "tree", [(k, scales if k == 0 else None,
+                                           grow.all_feats if feats is None else feats,
+                                           loss_code if more else None)] * G
+                    nodes, vals = outs[0][0], outs[0][1]
+                    nrows = nodes[1]
+                    if outs[0][2] is not None:        # the last level's rows, summed
+                        kids = outs[0][2][0]
+                        counts = np.zeros(len(kids), np.int64)
+                        for o in outs:
+                            counts += o[2][1]
+                        for c, r in zip(kids, counts):
+                            nrows[c] = int(r)
+                    if more:
+                        folded = [o[3] for o in outs]
+                    res = self._tree(*nodes, vals)
                 elif name == "scores":     # no eval sets, no early stopping on dask arrays
                     res = ([], None)
                 elif name == "finish":
-                    outs = yield "finish", [(prev, loss_code)] * G
-                    prev = None
+                    outs = yield "finish", [(loss_code,)] * G
                     res = 0.0
                     for o in outs:
                         res = res + o
@@ -450,111 +643,6 @@ class _DaskGradientBoostingMixin:
                 name, args = loop.send(res)
         except StopIteration as stop:
             return stop.value
-
-    def _grow(self, G, grow, prev, k, scales, feats, nxt, root=None):
-        """One tree, level by level (``grow``: the fit's :class:`_Growth`): the kernel's splits
-        (``_gbm.best_splits``) on the summed histograms. Yields the groups' requests; returns
-        the tree (the in-memory kernel's node numbering), its split bins, the leaf values by the driver's node ids and, when the
-        tree's last level call put the values into F (a level that asks for no histogram),
-        the groups' third results (``nxt``: the next round's gradients, else None each), else
-        None (the values are the caller's to send)."""
-        nb, n, edges, nan_code = grow.nb, grow.n, grow.edges, grow.nan_code
-        lam, gam, mcw, lr, max_depth = grow.lam, grow.gam, grow.mcw, grow.lr, grow.max_depth
-        is_cat = np.zeros(len(nan_code), np.uint8)
-        if root is None:
-            outs = yield "root", [(prev, k, scales, nb)] * G
-        else:                                            # the groups' root histograms, already built
-            outs = [(o[3],) for o in root]
-        buf = _sum_hists(outs)                           # (1, d, nb, 3)
-        # the driver's nodes, in creation order: depth, rows, H, G, split, children
-        Hs = float(buf[0, 0, :, 1].sum())
-        Gs = float(buf[0, 0, :, 2].sum())
-        depth, nrows, Htot, Gtot = [0], [n], [Hs], [Gs]
-        split = [None]
-        first = [-1]
-
-        def can_split(dep, nn, H):
-            if max_depth >= 0 and dep >= max_depth:
-                return False
-            return nn >= 2 and H >= 2.0 * mcw
-
-        level = [0] if can_split(0, n, Hs) else []
-        row = {0: 0}                    # each node's row of buf, the level's histograms
-        while level:
-            tot = np.array([[Htot[u], Gtot[u]] for u in level])
-            nn = np.array([nrows[u] for u in level], np.intp)
-            which = np.array([row[u] for u in level], np.intp)
-            f, b, thr, ml, imp = _gbm.best_splits(buf, which, tot, nn, edges, is_cat, nan_code, feats, lam, gam,
-                                                  mcw)
-            new_level, build = [], []
-            for i, u in enumerate(level):
-                if f[i] < 0:
-                    continue
-                split[u] = (int(f[i]), int(b[i]), float(thr[i]), int(ml[i]), float(imp[i]))
-                hL, gL = _side_totals(buf[row[u]], f[i], b[i], ml[i], nan_code)
-                kids = (len(depth), len(depth) + 1)
-                first[u] = kids[0]
-                for c, (h, g) in zip(kids, ((hL, gL), (Htot[u] - hL, Gtot[u] - gL))):
-                    depth.append(depth[u] + 1)
-                    nrows.append(0)
-                    Htot.append(h)
-                    Gtot.append(g)
-                    split.append(None)
-                    first.append(-1)
-                need = [can_split(depth[c], 2, Htot[c]) for c in kids]   # rows checked when known
-                if need[0] and need[1]:
-                    small = kids[0] if Htot[kids[0]] <= Htot[kids[1]] else kids[1]
-                    build.append(small)
-                    new_level.append((u, kids, small))
-                elif need[0] or need[1]:
-                    c = kids[0] if need[0] else kids[1]
-                    build.append(c)
-                    new_level.append((u, kids, None))
-                else:
-                    new_level.append((u, kids, None))
-            if not new_level:
-                break
-            m = len(depth)
-            feature = np.full(m, -1, np.intp)
-            sbin = np.full(m, -1, np.int32)
-            mleft = np.zeros(m, np.uint8)
-            fc = np.full(m, -1, np.int32)
-            cslot = np.full(m, -1, np.int32)
-            for u, kids, _ in new_level:
-                feature[u], sbin[u], _, mleft[u], _ = split[u]
-                fc[u] = kids[0]
-            cslot_of = {c: s for s, c in enumerate(build)}
-            for c, s in cslot_of.items():
-                cslot[c] = s
-            # no histogram asked for: the tree's last level (every node is known), whose call
-            # also puts the leaf values into F and computes the next round's gradients
-            last = None if build else (_leaf_values(Htot, Gtot, lam, lr), k, nxt)
-            outs = yield "level", [(feature, sbin, mleft, fc, cslot, len(build), nb, last)] * G
-            counts = np.zeros(m, np.int64)
-            for o in outs:
-                counts += o[1][:m]
-            for u, kids, _ in new_level:
-                for c in kids:
-                    nrows[c] = int(counts[c])
-            level, sibs = [], []          # sibs: (node, its parent, its built sibling)
-            for u, kids, small in new_level:
-                for c in kids:
-                    if can_split(depth[c], nrows[c], Htot[c]):
-                        level.append(c)
-                        if c not in cslot_of:
-                            sibs.append((c, u, small))
-            if level:
-                # the built histograms summed, then each sibling's: the parent's minus the built
-                # one (exact), in the rows after them
-                hb = _sum_hists(outs, len(sibs))
-                hb_row = dict(cslot_of)
-                for j, (c, u, small) in enumerate(sibs):
-                    hb_row[c] = len(build) + j
-                    np.subtract(buf[row[u]], hb[cslot_of[small]], out=hb[len(build) + j])
-                buf, row = hb, hb_row
-            if last is not None:
-                return self._tree(depth, nrows, Htot, Gtot, split, first, last[0]) + ([o[2] for o in outs],)
-        return self._tree(depth, nrows, Htot, Gtot, split, first, _leaf_values(Htot, Gtot, lam, lr)) + (None,)
 
     def _tree(self, depth, nrows, Htot, Gtot, split, first, vals):
         """The tree as the in-memory kernel numbers it (depth-first, first child first, the
@@ -593,7 +681,7 @@ class _DaskGradientBoostingMixin:
                 nd["children_left"] = -1
             nodes[i] = nd
         bits = np.zeros((count, _gbm.NWORDS_), np.uint64)
-        return Tree._grown(nodes, value, bits), sbin, vals
+        return Tree._grown(nodes, value, bits), sbin
 
 
 
@@ -619,36 +707,35 @@ _HOW_IT_RUNS = """    How it is fitted. Each worker holds consecutive row blocks
     all). The bin edges are the in-memory fit's: :func:`smml.tree.bin_edges` on the same
     sample of rows (the rows the in-memory fit samples, ``random_state``'s draw; all rows below
     50,000), gathered from the workers; each worker then codes its rows. Each round the workers
-    compute their rows' gradients and hessians and report their maxima; every tree then grows
-    a LEVEL at a time: for all the nodes of a level the workers build the histograms of their
-    rows (one call, one round trip per level, not per node; of two siblings only the one of
-    smaller hessian sum, the other is its parent's minus it; two values a bin, (sum h, sum g)),
-    the driver sums them (worker order) and chooses every split with the in-memory kernel's
-    own compiled scan (``smml._core._gbm.best_splits``: ``_scan_one`` and ``_pick``),
-    broadcasts the splits, and the workers route their rows to the children. The call of a
-    tree's last level also adds the leaf values to the rows' scores, computes the next
-    round's gradients and builds the next round's root histogram on a guess of its
-    fixed-point scales (the worker's own maxima; see Exactness): a tree of depth D costs
-    D + 1 round trips (the root's, then one a level), D when the guess holds (the first
-    tree of a round; with log loss nearly always).
+    compute their rows' gradients and hessians and report their maxima (the round's fixed-point
+    scales); every tree is then ONE call from the driver, which the workers grow together a
+    LEVEL at a time: for all the nodes of a level each worker builds the histograms of its rows
+    (of two siblings only the one of smaller hessian sum, the other is its parent's minus it;
+    two values a bin, (sum h, sum g)) and sends them straight to every other worker (an
+    all-reduce between the workers, one message each way a level, the driver not in the
+    middle); each worker sums them in worker order and chooses every split with the in-memory
+    kernel's own compiled scan (``smml._core._gbm.best_splits``: ``_scan_one`` and ``_pick``) on
+    the same exact sums, so all choose the same, and routes its rows to the children. At the
+    end of the tree each worker adds the leaf values to its rows' scores (after the round's
+    last tree it also computes the next round's gradients) and the first worker returns the
+    tree: one round trip to the driver a tree, and a tree of depth D costs D exchanges between
+    the workers.
 
     Exactness. The gradients and hessians are rounded to a fixed point each round (multiples
     of 2^-k with n max|g| 2^k < 2^51, in the in-memory fit too): every histogram sum is then
     exact in any order and grouping, so the summed histograms, the splits, the leaf values and
     F_0 (exactly rounded sums) are the in-memory fit's bit for bit, whatever the chunks and the
     number of workers, given the same ``random_state`` (hence the same bin edges). Only
-    ``train_score_`` is summed per worker then across workers (equal to rounding). A root
-    histogram built on a worker's guessed scales is used only when every worker's guess is
-    the fit's scales (the same powers of two: the same fixed-point values), else the driver
-    asks for the root again: the model does not depend on the guess.
+    ``train_score_`` is summed per worker then across workers (equal to rounding).
 
     Not offered on dask arrays (``ValueError``): ``max_leaf_nodes`` (best-first growth is one
     node at a time; level-wise growth cannot reproduce its order), ``subsample < 1``,
     ``early_stopping``, ``warm_start``, categorical features; ``fit`` takes no ``eval_set``.
 
-    A worker lost during the fit loses its rows' state (F, the rows' nodes): the fit starts
-    again once on new groups (the same model; dask recomputes the lost blocks from their
-    graph), and a second loss raises ``RuntimeError``; never a different model, never a hang.
+    A worker lost during the fit loses its rows' state (F, the rows' nodes): the other workers'
+    waits for its histograms are cancelled and the fit starts again once on new groups (the
+    same model; dask recomputes the lost blocks from their graph), and a second loss raises
+    ``RuntimeError``; never a different model, never a hang.
 
 """
 
