@@ -64,7 +64,8 @@ over 10 s, 1 over 30 s; ``--quick``: 2), more (up to 9, every library alike) whi
 rounds so far took under 1 s in all: a cell of a few milliseconds is otherwise decided by one
 scheduler hiccup.  Skip rule (all families but k-NN): a cell is skipped
 when its slowest library is estimated over 60 s (``--limit``): estimated from a probe fit
-(boosting: 10 rounds on at most 20,000 rows, scaled by rounds and rows; forests: 4 trees,
+(boosting: 10 rounds on 20,000 and on up to 80,000 rows, best of 2, scaled by rounds, and by
+rows as a + b rows; forests: 4 trees,
 scaled by trees and rows^1.15; k-means: 3 iterations on at most 50,000 rows; SVM: at most 4,000
 rows, scaled by rows^2), or skipped without a probe when a smaller cell of the same kind (rows,
 features, depth, k no larger) was already over the limit; a cell estimated under a third of the
@@ -472,13 +473,19 @@ class Boosting(_Family):
         return f"{r['metric']:.4f}" + (f"/{r['logloss']:.3f}" if r.get("logloss") is not None else "")
 
     def probe(self, cell):
-        p_rows, p_rounds = min(cell["rows"], 20_000), 10
-        c = dict(cell, rows=p_rows, test=10)
-        data = self.data(c)
+        """Each library's fit time estimated from 10 rounds at 20,000 rows and (larger cells) at
+        up to 80,000 (best of 2 each), as a + b rows: a deep tree's per-node work does not grow
+        with the rows (the 20,000-row time alone scaled by the rows overestimated the
+        500,000-row depth-10 cells up to 13-fold, and skipped cells that take seconds)."""
+        p_rounds = 10
+        sizes = sorted({min(cell["rows"], 20_000), min(cell["rows"], 80_000)})
+        datas = [(r, self.data(dict(cell, rows=r, test=10))) for r in sizes]
         est = {}
         for lib in self.libs(cell):
-            t, _ = best_time(lambda: self.maker(c, lib, p_rounds)(data), repeat=1)
-            est[lib] = t * (self.ROUNDS / p_rounds) * (cell["rows"] / p_rows)
+            ts = [best_time(lambda: self.maker(dict(cell, rows=r, test=10), lib, p_rounds)(data), repeat=2)[0]
+                  for r, data in datas]
+            slope = max(ts[-1] - ts[0], 0.0) / (sizes[-1] - sizes[0]) if len(ts) > 1 else ts[0] / sizes[0]
+            est[lib] = (ts[-1] + slope * (cell["rows"] - sizes[-1])) * (self.ROUNDS / p_rounds)
         return est
 
     def warm_up(self):
@@ -960,12 +967,15 @@ def _save(path, results, t0):
     os.replace(tmp, path)
 
 
-def run_family(name, quick, memory, limit, results, rows=None, save=lambda: None, features=None):
+def run_family(name, quick, memory, limit, results, rows=None, save=lambda: None, features=None, depth=None,
+               only=None):
     fam = FAMILY_CLASSES[name]()
     cells = fam.cells(quick)
-    for key, keep in (("rows", rows), ("features", features)):     # a slice of the grid
+    for key, keep in (("rows", rows), ("features", features), ("depth", depth)):     # a slice of the grid
         if keep:
             cells = [c for c in cells if c.get(key) in keep]
+    if only is not None:                     # --skipped-in: the cells an earlier run skipped
+        cells = [c for c in cells if c in only]
     cells.sort(key=lambda c: tuple(c[k] for k in fam.dims))      # smaller cells first (skip rule)
     _log(f"# {name}: {len(cells)} cells; warming up; load {_load()}")
     from threadpoolctl import threadpool_limits
@@ -1141,6 +1151,10 @@ def main(quick=None, argv=None):
                    help="only the cells with these training rows (the full grid in slices, one run each)")
     p.add_argument("--features", type=int, nargs="+", metavar="D",
                    help="only the cells with these numbers of features (with --rows: a smaller slice)")
+    p.add_argument("--depth", type=int, nargs="+", metavar="D",
+                   help="only the cells with these depths (boosting; with --rows, --features: a smaller slice)")
+    p.add_argument("--skipped-in", nargs="+", metavar="FILE",
+                   help="only the cells these --json files skipped (after a change to the estimate)")
     p.add_argument("--report", nargs="+", metavar="FILE",
                    help="measure nothing: print the tables and summaries of the cells saved in these --json "
                         "files (one family's slices from several runs are merged; a later file's cell replaces "
@@ -1159,10 +1173,14 @@ def main(quick=None, argv=None):
         _context(args.family)
         _start_server()
         print(f"# memory: each fit once more in a fresh forkserver child; server start {time.perf_counter() - t1:.0f} s")
+    only = None
+    if args.skipped_in:
+        only = [c["cell"] for path in args.skipped_in for c in json.load(open(path))["cells"]
+                if c["status"] == "skipped"]
     results = []
     for name in args.family:
         run_family(name, args.quick, memory, args.limit, results, set(args.rows or ()),
-                   lambda: _save(args.json, results, t0), set(args.features or ()))
+                   lambda: _save(args.json, results, t0), set(args.features or ()), set(args.depth or ()), only)
     wall = time.perf_counter() - t0
     print(f"\n# total {wall:.0f} s; load average at end {_load()}")
     _save(args.json, results, t0)
