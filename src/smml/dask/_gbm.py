@@ -98,8 +98,6 @@ class _Rows:
         self.F = np.tile(np.asarray(F0, np.float64), (n, 1))
         self.G = np.empty((K, n))
         self.H = np.empty((K, n))
-        self.Gq = np.empty((K, n))       # the fixed-point G and H the histograms sum
-        self.Hq = np.empty((K, n))
         self.node = np.zeros(n, np.int32)
         self.slot = np.zeros(n, np.int32)
         return n
@@ -113,27 +111,22 @@ class _Rows:
         max |h|."""
         return gradients(loss_code, self.y, self.F, self.sw, self.G, self.H, self.nt, want_loss)
 
-    def quantize(self, scales):
-        """Gq, Hq: G and H rounded to the scales' fixed point."""
-        np.copyto(self.Gq, self.G)
-        np.copyto(self.Hq, self.H)
-        quantize(self.Gq, self.Hq, scales)
-
     def root(self, k, scales):
-        """Every row to the root of tree k ((first tree of the round) the fixed-point
-        gradients first); the root's histogram and the rows here."""
+        """Every row to the root of tree k ((first tree of the round) G and H rounded in place
+        to the round's fixed point first, as in memory); the root's histogram (its rows are the
+        fit's n: none to send)."""
         if scales is not None:
-            self.quantize(scales)
+            quantize(self.G, self.H, scales)
         self.k = k
         self.node.fill(0)
         self.slot.fill(0)
-        return self._hist(1), np.array([self.Xb.shape[0]], np.int64)
+        return self._hist(1), None
 
     def _hist(self, m):
         out = np.zeros((m, self.Xb.shape[1], self.grow.nb, 2))
         counts = np.zeros(m, np.int64)
         if m:
-            _gbm.level_histograms(self.Xb, self.slot, self.Gq[self.k], self.Hq[self.k], out, counts)
+            _gbm.level_histograms(self.Xb, self.slot, self.G[self.k], self.H[self.k], out, counts)
         return out
 
     def level(self, feature, split_bin, missing_left, first_child, child_slot, m):
