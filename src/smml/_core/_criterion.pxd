@@ -36,8 +36,8 @@ cdef struct Targets:
     intp_t min_samples_leaf     # least number of examples on each side of a split
     double reg_lambda           # regression / boosting: lambda added to each side's W (002 "XGBoost"; 0 for trees)
     double min_child_weight     # regression / boosting: least W (sum of hessians) on each side (0: no limit)
-    bint no_counts              # boosting: bins hold no count (slot 0 stays 0; a bin is empty when its sums
-                                # are 0, and min_samples_leaf is not checked): one store less per value
+    bint no_counts              # boosting: bins hold no count, (sum h, sum g) only (stride 2; a bin is empty
+                                # when its sums are 0, and min_samples_leaf is not checked)
     const double* w             # (n) sample weights
     const intp_t* ycls          # (n) class index 0..K-1 (classification)
     const double* wy            # (n) w * y (regression)

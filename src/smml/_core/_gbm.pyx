@@ -47,7 +47,8 @@ from smml._core._typedefs cimport intp_t, int32_t, int64_t, uint8_t, uint64_t
 from smml._core._openmp cimport threads_for, omp_get_thread_num
 from smml._core._atomic cimport flag_set
 from smml._core._criterion cimport MAXCAT, NWORDS, Targets, SplitRecord, ScanState, init_record, init_scan
-from smml._core._histogram cimport bin_empty, hist_build, hist_subtract, scan_bins, scan_categorical
+from smml._core._histogram cimport (bin_empty, gather_prefetch, hist_build, hist_subtract, scan_bins,
+                                    scan_categorical)
 from smml._core._frontier cimport (Pending, Frontier, frontier_init, frontier_push, frontier_pop,
                                    frontier_free)
 from smml._core._tree cimport Node, leaf_test
@@ -56,7 +57,7 @@ from smml._core._tree import NODE_DTYPE
 import numpy as np
 
 cdef enum:
-    STRIDE = 3              # histogram bin: (count, unused here), sum h, sum g (_histogram.pxd, K = 0)
+    STRIDE = 2              # histogram bin: sum h, sum g (_histogram.pxd, Targets.no_counts)
     EXP_GRAIN = 16384       # least rows x classes per thread of the per-row exp / log loops
     PART_GRAIN = 16384      # least rows per thread of a node's partition
     MAX_PART_THREADS = 8
@@ -186,7 +187,7 @@ def loss_sum(int loss,
 # growth of one tree
 
 cdef struct HistBuf:
-    double* h               # (d, max_bins, STRIDE); zero outside the bins lo..hi of each feature
+    double* h               # (d, hbins, STRIDE); zero outside the bins lo..hi of each feature
     intp_t* lo              # (d) lowest bin that may be non-zero
     intp_t* hi              # (d) highest
     HistBuf* next_free
@@ -205,7 +206,7 @@ cdef class HistPool:
     """Clean histogram buffers handed from one ``grow_tree`` call to the next (one fit's trees:
     the same features and bins), so that a tree does not allocate and zero its buffers again
     (level-wise growth keeps a level's histograms alive at once: tens to hundreds of buffers of
-    d x max_bins x 3 doubles).  A buffer comes back clean (_hist_put clears the bins it used);
+    d x max_bins x 2 doubles).  A buffer comes back clean (_hist_put clears the bins it used);
     a call that fails drops the pool's buffers.  One fit's own: not shared between threads."""
     cdef HistBuf** bufs
     cdef intp_t n
@@ -220,6 +221,7 @@ cdef class HistPool:
 cdef struct Params:
     Targets t               # w = hessians, wy = gradients, K = 0, reg_lambda, min_child_weight
     intp_t d, max_bins
+    intp_t hbins            # bins of a feature's histogram: max_bins, made odd (_hist_bins)
     const uint8_t* Xb       # (n, d) codes
     const uint8_t* Xbt      # (d, n) the same codes by column (the partitions read one feature), or NULL
     intp_t n
@@ -248,6 +250,15 @@ cdef struct Scratch:
     intp_t n_bufs, cap_bufs
 
 
+cdef inline intp_t _hist_bins(intp_t max_bins) noexcept nogil:
+    """Bins a feature's histogram takes in a buffer: max_bins, made odd.  With 256 bins of 16
+    bytes the features' histograms would lie exactly 4096 bytes apart, and the same bin of
+    two features (correlated columns, low-cardinality ones) the same 4 KB offset: the CPU
+    then takes the load of one for a load of the other's pending store (4K aliasing).  The
+    extra bin stays empty."""
+    return max_bins | 1
+
+
 cdef HistBuf* _hist_get(const Params* P, Scratch* S) noexcept nogil:
     """A zero histogram buffer (from the free list, or a new one); NULL when out of memory."""
     cdef HistBuf* b = S.free_list
@@ -262,7 +273,8 @@ cdef HistBuf* _hist_get(const Params* P, Scratch* S) noexcept nogil:
         return NULL
     S.all_bufs[S.n_bufs] = b
     S.n_bufs += 1
-    b.h = <double*>calloc(P.d * P.max_bins * STRIDE + 8, sizeof(double))
+    # (calloc's alignment, 16 bytes on the 64-bit targets: every (sum h, sum g) bin is aligned)
+    b.h = <double*>calloc(P.d * P.hbins * STRIDE + 8, sizeof(double))
     b.lo = <intp_t*>malloc(P.d * sizeof(intp_t))
     b.hi = <intp_t*>malloc(P.d * sizeof(intp_t))
     if b.h == NULL or b.lo == NULL or b.hi == NULL:
@@ -281,7 +293,7 @@ cdef void _hist_put(const Params* P, Scratch* S, HistBuf* b) noexcept nogil:
     for j in range(P.mf):
         f = P.feats[j]
         if b.hi[f] >= b.lo[f]:
-            memset(b.h + (f * P.max_bins + b.lo[f]) * STRIDE, 0,
+            memset(b.h + (f * P.hbins + b.lo[f]) * STRIDE, 0,
                    (b.hi[f] - b.lo[f] + 1) * STRIDE * sizeof(double))
         b.lo[f] = 0
         b.hi[f] = -1
@@ -301,7 +313,7 @@ cdef void _scan_one(const Params* P, Scratch* S, const HistBuf* b, const double*
     the rest), and wins only when clearly better (by a relative 1e-12, as between features):
     the direction a missing value takes is learned per split, as xgboost's and LightGBM's."""
     cdef intp_t f = P.feats[j], k, c, nc, top
-    cdef const double* h = b.h + f * P.max_bins * STRIDE
+    cdef const double* h = b.h + f * P.hbins * STRIDE
     cdef ScanState st
     cdef ScanState sm
     cdef bint miss_left = False
@@ -353,10 +365,10 @@ cdef void _block_pass(const Params* P, Scratch* S, HistBuf* hs, intp_t start, in
     hs (into fb[j]) and of the sibling (into fb[mf + j]) that are asked for (key, order: the
     categorical scans' scratch, MAXCAT each, this call's own)."""
     cdef intp_t j
-    hist_build(&P.t, hs.h, P.max_bins, STRIDE, hs.lo, hs.hi, P.feats, j0, j1, P.Xb, P.d, P.rows,
-               start, end)
+    hist_build(&P.t, hs.h, P.hbins, STRIDE, hs.lo, hs.hi, P.feats, j0, j1, P.Xb, P.d, P.rows,
+               start, end, gather_prefetch(P.n, P.d, end - start))
     if parent != NULL:
-        hist_subtract(parent.h, hs.h, P.max_bins, STRIDE, parent.lo, parent.hi, P.feats, j0, j1)
+        hist_subtract(parent.h, hs.h, P.hbins, STRIDE, parent.lo, parent.hi, P.feats, j0, j1)
     for j in range(j0, j1):
         if scan_small:
             _scan_one(P, S, hs, tot_small, j, nn_small, &fb[j], key, order)
@@ -446,13 +458,13 @@ cdef void _child_sums(const Params* P, const HistBuf* b, const SplitRecord* sp, 
     cdef const double* hb
     cdef double g1 = 0.0, h1 = 0.0, g2 = 0.0, h2 = 0.0
     for c in range(b.lo[f], b.hi[f] + 1):
-        hb = b.h + (f * P.max_bins + c) * STRIDE
+        hb = b.h + (f * P.hbins + c) * STRIDE
         if _goes_first(sp, c, nc):
-            h1 += hb[1]
-            g1 += hb[2]
+            h1 += hb[0]
+            g1 += hb[1]
         else:
-            h2 += hb[1]
-            g2 += hb[2]
+            h2 += hb[0]
+            g2 += hb[1]
     KG[0] = g1
     KH[0] = h1
     KG[1] = g2
@@ -1064,6 +1076,7 @@ def grow_tree(const uint8_t[:, ::1] Xb,        # IN (n, d) codes
     P.t.wy = &grad[0]
     P.d = Xb.shape[1]
     P.max_bins = edges.shape[1]
+    P.hbins = _hist_bins(P.max_bins)
     P.Xb = &Xb[0, 0]
     P.n = Xb.shape[0]
     P.Xbt = NULL
@@ -1093,7 +1106,7 @@ def grow_tree(const uint8_t[:, ::1] Xb,        # IN (n, d) codes
     # level-wise growth (no leaf limit): at most L.cap nodes split per level, so that their
     # children's histograms (2 L.cap buffers) take at most LEVEL_BYTES
     L.cap = 0 if max_leaf_nodes > 0 else max(<intp_t>1, min(n_leaf_cap, level_bytes
-                                                        // (2 * P.d * P.max_bins * STRIDE * <intp_t>sizeof(double))))
+                                                        // (2 * P.d * P.hbins * STRIDE * <intp_t>sizeof(double))))
     n_scratch = max(P.mf, <intp_t>P.n_threads)      # categorical scratch: per feature, per thread
     try:
         nodes = <Node*>calloc(cap, sizeof(Node))
@@ -1278,7 +1291,7 @@ def quantize(double[::1] v, double scale):
                 v[i] = nearbyint(v[i] * scale) * inv
 
 
-def best_splits(const double[:, :, :, ::1] hist,   # IN (M, d, max_bins, 3) histograms: (-, sum h, sum g)
+def best_splits(const double[:, :, :, ::1] hist,   # IN (M, d, max_bins, 2) histograms: (sum h, sum g)
                 const intp_t[::1] which,           # IN (m,) the histogram (row of hist) of each node
                 const double[:, ::1] tot,          # IN (m, 2) per node: (sum h, sum g)
                 const intp_t[::1] nn,              # IN (m,) rows per node
@@ -1325,6 +1338,7 @@ def best_splits(const double[:, :, :, ::1] hist,   # IN (M, d, max_bins, 3) hist
     P.t.min_child_weight = min_child_weight
     P.d = d
     P.max_bins = mb
+    P.hbins = mb                # (the caller's arrays: their own geometry)
     P.edges = &edges[0, 0]
     P.is_cat = &is_cat[0]
     P.nan_code = &nan_code[0]
@@ -1350,7 +1364,7 @@ def best_splits(const double[:, :, :, ::1] hist,   # IN (M, d, max_bins, 3) hist
                     b.hi[f] = -1
                     for q in range(mb):
                         hb = b.h + (f * mb + q) * STRIDE
-                        if not (hb[1] == 0.0 and hb[2] == 0.0):
+                        if not (hb[0] == 0.0 and hb[1] == 0.0):
                             if b.hi[f] < 0:
                                 b.lo[f] = q
                             b.hi[f] = q
@@ -1382,9 +1396,8 @@ def level_histograms(const uint8_t[:, ::1] Xb,       # IN (n, d) codes
     m histograms written at random: at the deep levels, where a node's rows are scattered over
     the block, this is 1.4-2.3x faster than gathering each node's rows in turn (one core,
     500,000 rows, 16-32 histograms).  With quantized gradients the sums are exact: any row
-    order gives the same values.  Two values a bin, not the growth kernel's STRIDE of 3 (no
-    counts in boosting): a third less to ship from the workers; the driver sums them into the
-    layout ``best_splits`` scans."""
+    order gives the same values.  The growth kernel's layout (two values a bin): the driver sums
+    the workers' histograms and ``best_splits`` scans the sums as they are."""
     cdef intp_t n = Xb.shape[0], d = Xb.shape[1], nb = out.shape[2], i, f, s
     cdef double g, h
     cdef double* o

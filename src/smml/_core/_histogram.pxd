@@ -7,20 +7,40 @@
 # sum w, then the K class weights (classification) or sum w y (regression, K = 0)], so
 # stride = 2 + max(K, 1).  A regression histogram is a (count, sum h, sum g) histogram of
 # second-order boosting with h = w and g = w y (002 "XGBoost"): its leaf value S/W and split
-# score are the boosting ones with lambda = 0.  The boosting kernel (_gbm.pyx) fills the
-# same histograms with h = hessian, g = gradient (no counts: Targets.no_counts) and sets
-# Targets.reg_lambda and min_child_weight; both kernels scan numerical features with
-# scan_bins.  The scans read a histogram and leave it as it is (a caller that subtracts a
+# score are the boosting ones with lambda = 0.  The boosting kernel (_gbm.pyx) fills
+# histograms without the count (Targets.no_counts): bin b = [sum h, sum g], stride 2, 16 bytes
+# (aligned to 16 bytes, a bin never straddles two cache lines and is added in one vector
+# operation), with h = hessian, g = gradient, and sets Targets.reg_lambda and
+# min_child_weight; both kernels scan numerical features with scan_bins.  The scans read a histogram and leave it as it is (a caller that subtracts a
 # sibling's histogram keeps it; the tree kernel clears the bins it used).
 #
 # Tie rule: the first (lowest) candidate with the smallest cost wins.
 from smml._core._typedefs cimport intp_t, uint8_t
 from smml._core._criterion cimport (MAXCAT, Targets, ScanState, cost_lr, score_reg, init_scan)
 
+cdef extern from "smml_prefetch.h":
+    void smml_prefetch_span(const void* p, intp_t nbytes) noexcept nogil
+
+# hist_build's prefetch: the rows GATHER_AHEAD places on are asked for, when the data do not
+# fit in the cache (codes and targets over GATHER_MIN_BYTES) and a node's rows lie far apart
+# in X (over GATHER_MIN_GAP bytes of codes between one and the next, on average): each is then
+# a cache miss, which the hardware's own prefetcher does not foresee.  Rows closer together
+# (a large node's) it streams, and the prefetches would only cost their instructions.
+cdef enum:
+    GATHER_AHEAD = 16
+    GATHER_MIN_BYTES = 1 << 20
+    GATHER_MIN_GAP = 256
+
+
+cdef inline bint gather_prefetch(intp_t n, intp_t d, intp_t nn) noexcept nogil:
+    """Whether hist_build should prefetch the nn rows of a node, out of n rows of d codes
+    (and 16 bytes of targets each)."""
+    return n * (d + 16) > GATHER_MIN_BYTES and n * d >= GATHER_MIN_GAP * nn
+
 
 cdef inline bint _empty(bint no_counts, const double* hb) noexcept nogil:
     if no_counts:
-        return hb[1] == 0.0 and hb[2] == 0.0
+        return hb[0] == 0.0 and hb[1] == 0.0
     return hb[0] == 0.0
 
 
@@ -32,26 +52,43 @@ cdef inline bint bin_empty(const Targets* t, const double* hb) noexcept nogil:
 cdef inline void hist_build(const Targets* t, double* hist, intp_t max_bins, intp_t stride,
                             intp_t* lo, intp_t* hi, const intp_t* feats, intp_t j0, intp_t j1,
                             const uint8_t* codes, intp_t d, const intp_t* samples,
-                            intp_t start, intp_t end) noexcept nogil:
+                            intp_t start, intp_t end, bint prefetch) noexcept nogil:
     """Add samples[start:end] to the histograms of features feats[j0:j1] (all zero before),
     one pass over the rows: the codes are row-major (n, d), so a sample's codes share a
     cache line.  lo[f] / hi[f]: lowest / highest bin present.
 
     Small nodes (fewer samples than bins) track lo / hi while they add; large ones add
-    only (regression / boosting: three adds per value) and find lo / hi from the counts
-    afterwards."""
+    only (regression / boosting: two or three adds per value) and find lo / hi from the
+    counts afterwards.  With ``prefetch`` (gather_prefetch) the codes and targets of the row
+    GATHER_AHEAD places on are asked for before each row is added; it changes no result."""
     cdef intp_t K = t.K, p, i, b, j, f, c = 0
     cdef const uint8_t* row
     cdef double* h
     cdef double wi, v
     cdef bint track = K > 0 or end - start < max_bins
+    cdef intp_t f0 = d, f1 = -1, span, ahead = end - GATHER_AHEAD if prefetch else start
+    # what is read of a row: its codes f0..f1, its weight (h) and its target (g, or its
+    # class).  (The prefetches are written out in each loop: GCC deletes a Cython inline
+    # helper that only prefetches.)
+    cdef const char* tgt = <const char*>t.ycls if K > 0 else <const char*>t.wy
+    cdef intp_t tsz = sizeof(intp_t) if K > 0 else sizeof(double)
+    if j1 <= j0:
+        return
     for j in range(j0, j1):
         f = feats[j]
         lo[f] = MAXCAT
         hi[f] = -1
+        f0 = min(f0, f)
+        f1 = max(f1, f)
+    span = f1 - f0 + 1
     if not track:
         if t.no_counts:
             for p in range(start, end):
+                if p < ahead:
+                    i = samples[p + GATHER_AHEAD]
+                    smml_prefetch_span(codes + i * d + f0, span)
+                    smml_prefetch_span(t.w + i, sizeof(double))
+                    smml_prefetch_span(tgt + i * tsz, tsz)
                 i = samples[p]
                 row = codes + i * d
                 wi = t.w[i]
@@ -59,10 +96,15 @@ cdef inline void hist_build(const Targets* t, double* hist, intp_t max_bins, int
                 for j in range(j0, j1):
                     f = feats[j]
                     h = hist + (f * max_bins + row[f]) * stride
-                    h[1] += wi
-                    h[2] += v
+                    h[0] += wi
+                    h[1] += v
         else:
             for p in range(start, end):
+                if p < ahead:
+                    i = samples[p + GATHER_AHEAD]
+                    smml_prefetch_span(codes + i * d + f0, span)
+                    smml_prefetch_span(t.w + i, sizeof(double))
+                    smml_prefetch_span(tgt + i * tsz, tsz)
                 i = samples[p]
                 row = codes + i * d
                 wi = t.w[i]
@@ -86,6 +128,11 @@ cdef inline void hist_build(const Targets* t, double* hist, intp_t max_bins, int
                     break
         return
     for p in range(start, end):
+        if p < ahead:
+            i = samples[p + GATHER_AHEAD]
+            smml_prefetch_span(codes + i * d + f0, span)
+            smml_prefetch_span(t.w + i, sizeof(double))
+            smml_prefetch_span(tgt + i * tsz, tsz)
         i = samples[p]
         row = codes + i * d
         wi = t.w[i]
@@ -102,10 +149,13 @@ cdef inline void hist_build(const Targets* t, double* hist, intp_t max_bins, int
             if b > hi[f]:
                 hi[f] = b
             h = hist + (f * max_bins + b) * stride
-            if not t.no_counts:
+            if t.no_counts:
+                h[0] += wi
+                h[1] += v
+            else:
                 h[0] += 1.0
-            h[1] += wi
-            h[2 + c] += v
+                h[1] += wi
+                h[2 + c] += v
 
 
 cdef inline bint _add_bin(intp_t K, bint no_counts, intp_t min_leaf, double mcw, double lam, int crit,
@@ -115,13 +165,17 @@ cdef inline bint _add_bin(intp_t K, bint no_counts, intp_t min_leaf, double mcw,
     the compiler keeps them in registers across the bins)."""
     cdef intp_t k
     cdef double c
-    s.nL += <intp_t>hb[0]
-    s.WL += hb[1]
-    if K > 0:
-        for k in range(K):
-            left[k] += hb[2 + k]
+    if no_counts:                       # boosting's (sum h, sum g) bins
+        s.WL += hb[0]
+        s.SL += hb[1]
     else:
-        s.SL += hb[2]
+        s.nL += <intp_t>hb[0]
+        s.WL += hb[1]
+        if K > 0:
+            for k in range(K):
+                left[k] += hb[2 + k]
+        else:
+            s.SL += hb[2]
     if not no_counts:
         if s.nL < min_leaf:
             return False
@@ -215,7 +269,7 @@ cdef inline void scan_categorical(const Targets* t, const double* tot, const dou
     key = weighted mean target (Breiman: a prefix of this order is an optimal subset);
     multiclass: key = proportion of the node's most frequent class (a heuristic).
     Ties in the key are ordered by category code."""
-    cdef intp_t K = t.K, b, k, m = 0, j, kmaj = 0
+    cdef intp_t K = t.K, b, k, m = 0, j, kmaj = 0, ow = 0 if t.no_counts else 1
     cdef double kv, wb
     init_scan(t, tot, st)
     if lo >= hi:
@@ -229,11 +283,11 @@ cdef inline void scan_categorical(const Targets* t, const double* tot, const dou
     for b in range(lo, hi + 1):
         if bin_empty(t, h + b * stride):
             continue
-        wb = h[b * stride + 1]
+        wb = h[b * stride + ow]
         if K > 0:
             kv = h[b * stride + 2 + kmaj] / wb if wb > 0.0 else 0.0
         else:
-            kv = h[b * stride + 2] / wb if wb > 0.0 else 0.0
+            kv = h[b * stride + ow + 1] / wb if wb > 0.0 else 0.0
         # insertion into the ordered list (key, code)
         j = m
         while j > 0 and key[j - 1] > kv:

@@ -35,7 +35,7 @@ from smml._core._typedefs cimport intp_t, int32_t, uint8_t, uint32_t, uint64_t
 from smml._core._openmp cimport threads_for
 from smml._core._criterion cimport (MAXCAT, NWORDS, CRIT_ERROR, CRIT_GINI, CRIT_ENTROPY, CRIT_SQRT, CRIT_MSE,
                                     Targets, SplitRecord, ScanState, cost, cost_lr, init_record)
-from smml._core._histogram cimport hist_build, scan_numeric, scan_categorical
+from smml._core._histogram cimport hist_build, gather_prefetch, scan_numeric, scan_categorical
 from smml._core._frontier cimport (Pending, Frontier, frontier_init, frontier_push, frontier_pop,
                                    frontier_free)
 
@@ -616,10 +616,11 @@ cdef void _evaluate(const Params* P, Scratch* S, intp_t start, intp_t end, intp_
             nb = min(nt, nh)
             for j in prange(nb, num_threads=nb, schedule="static"):
                 hist_build(&P.t, S.hist, P.max_bins, P.stride, S.lo, S.hi, S.hlist, (j * nh) // nb,
-                           ((j + 1) * nh) // nb, P.Xb, d, P.samples, start, end)
+                           ((j + 1) * nh) // nb, P.Xb, d, P.samples, start, end,
+                           gather_prefetch(P.n, d, end - start))
         else:
             hist_build(&P.t, S.hist, P.max_bins, P.stride, S.lo, S.hi, S.hlist, 0, nh,
-                       P.Xb, d, P.samples, start, end)
+                       P.Xb, d, P.samples, start, end, gather_prefetch(P.n, d, end - start))
     if nt > 1:
         for j in prange(mf, num_threads=nt, schedule="dynamic"):
             _scan_feature(P, S, S.features[j], start, end, &S.feat_best[j])

@@ -235,13 +235,13 @@ class _Growth(NamedTuple):
 
 
 def _sum_hists(outs, extra=0):
-    """The workers' histograms, (m, d, nb, 2) each, summed (exact: fixed-point values) into the
-    layout ``_gbm.best_splits`` scans, (m + extra, d, nb, 3): per bin (0, sum h, sum g), the
-    growth kernel's; the ``extra`` rows (zero) are for the siblings' subtracted histograms, so a
-    level's histograms are one array, none copied."""
+    """The workers' histograms, (m, d, nb, 2) each (per bin: sum h, sum g, the growth kernel's
+    layout, which ``_gbm.best_splits`` scans), summed (exact: fixed-point values) into an
+    (m + extra, d, nb, 2) array; the ``extra`` rows (zero) are for the siblings' subtracted
+    histograms, so a level's histograms are one array, none copied."""
     first = outs[0][0]
-    h = np.zeros((first.shape[0] + extra,) + first.shape[1:3] + (3,))
-    v = h[:first.shape[0], :, :, 1:]
+    h = np.zeros((first.shape[0] + extra,) + first.shape[1:])
+    v = h[:first.shape[0]]
     np.copyto(v, first)
     for o in outs[1:]:
         v += o[0]
@@ -250,14 +250,14 @@ def _sum_hists(outs, extra=0):
 
 def _side_totals(hist, f, b, miss_left, nan_code):
     """(H, G) of the first child of the split "code <= b" of feature f (missing values to the
-    first child when miss_left) from the node's (d, nb, 3) histogram: exact sums."""
+    first child when miss_left) from the node's (d, nb, 2) histogram: exact sums."""
     hf = hist[f]
     nc = nan_code[f]
     sel = np.zeros(hf.shape[0], bool)
     sel[:b + 1] = True
     if nc >= 0:
         sel[nc] = bool(miss_left)
-    return float(hf[sel, 1].sum()), float(hf[sel, 2].sum())
+    return float(hf[sel, 0].sum()), float(hf[sel, 1].sum())
 
 
 def _leaf_values(Htot, Gtot, lam, lr):
@@ -289,10 +289,10 @@ def _tree_steps(rows, k, scales, feats, nxt):
     n, edges, nan_code = grow.n, grow.edges, grow.nan_code
     lam, gam, mcw, lr, max_depth = grow.lam, grow.gam, grow.mcw, grow.lr, grow.max_depth
     is_cat = np.zeros(len(nan_code), np.uint8)
-    buf = _sum_hists((yield rows.root(k, scales)))                 # (1, d, nb, 3)
+    buf = _sum_hists((yield rows.root(k, scales)))                 # (1, d, nb, 2)
     # the nodes, in creation order: depth, rows, H, G, split, children
-    Hs = float(buf[0, 0, :, 1].sum())
-    Gs = float(buf[0, 0, :, 2].sum())
+    Hs = float(buf[0, 0, :, 0].sum())
+    Gs = float(buf[0, 0, :, 1].sum())
     depth, nrows, Htot, Gtot = [0], [n], [Hs], [Gs]
     split = [None]
     first = [-1]
