@@ -187,7 +187,7 @@ def loss_sum(int loss,
 # growth of one tree
 
 cdef struct HistBuf:
-    double* h               # (d, hbins, STRIDE); zero outside the bins lo..hi of each feature
+    double* h               # (d, max_bins, STRIDE); zero outside the bins lo..hi of each feature
     intp_t* lo              # (d) lowest bin that may be non-zero
     intp_t* hi              # (d) highest
     HistBuf* next_free
@@ -221,7 +221,6 @@ cdef class HistPool:
 cdef struct Params:
     Targets t               # w = hessians, wy = gradients, K = 0, reg_lambda, min_child_weight
     intp_t d, max_bins
-    intp_t hbins            # bins of a feature's histogram: max_bins, made odd (_hist_bins)
     const uint8_t* Xb       # (n, d) codes
     const uint8_t* Xbt      # (d, n) the same codes by column (the partitions read one feature), or NULL
     intp_t n
@@ -250,15 +249,6 @@ cdef struct Scratch:
     intp_t n_bufs, cap_bufs
 
 
-cdef inline intp_t _hist_bins(intp_t max_bins) noexcept nogil:
-    """Bins a feature's histogram takes in a buffer: max_bins, made odd.  With 256 bins of 16
-    bytes the features' histograms would lie exactly 4096 bytes apart, and the same bin of
-    two features (correlated columns, low-cardinality ones) the same 4 KB offset: the CPU
-    then takes the load of one for a load of the other's pending store (4K aliasing).  The
-    extra bin stays empty."""
-    return max_bins | 1
-
-
 cdef HistBuf* _hist_get(const Params* P, Scratch* S) noexcept nogil:
     """A zero histogram buffer (from the free list, or a new one); NULL when out of memory."""
     cdef HistBuf* b = S.free_list
@@ -274,7 +264,7 @@ cdef HistBuf* _hist_get(const Params* P, Scratch* S) noexcept nogil:
     S.all_bufs[S.n_bufs] = b
     S.n_bufs += 1
     # (calloc's alignment, 16 bytes on the 64-bit targets: every (sum h, sum g) bin is aligned)
-    b.h = <double*>calloc(P.d * P.hbins * STRIDE + 8, sizeof(double))
+    b.h = <double*>calloc(P.d * P.max_bins * STRIDE + 8, sizeof(double))
     b.lo = <intp_t*>malloc(P.d * sizeof(intp_t))
     b.hi = <intp_t*>malloc(P.d * sizeof(intp_t))
     if b.h == NULL or b.lo == NULL or b.hi == NULL:
@@ -293,7 +283,7 @@ cdef void _hist_put(const Params* P, Scratch* S, HistBuf* b) noexcept nogil:
     for j in range(P.mf):
         f = P.feats[j]
         if b.hi[f] >= b.lo[f]:
-            memset(b.h + (f * P.hbins + b.lo[f]) * STRIDE, 0,
+            memset(b.h + (f * P.max_bins + b.lo[f]) * STRIDE, 0,
                    (b.hi[f] - b.lo[f] + 1) * STRIDE * sizeof(double))
         b.lo[f] = 0
         b.hi[f] = -1
@@ -313,7 +303,7 @@ cdef void _scan_one(const Params* P, Scratch* S, const HistBuf* b, const double*
     the rest), and wins only when clearly better (by a relative 1e-12, as between features):
     the direction a missing value takes is learned per split, as xgboost's and LightGBM's."""
     cdef intp_t f = P.feats[j], k, c, nc, top
-    cdef const double* h = b.h + f * P.hbins * STRIDE
+    cdef const double* h = b.h + f * P.max_bins * STRIDE
     cdef ScanState st
     cdef ScanState sm
     cdef bint miss_left = False
@@ -365,10 +355,10 @@ cdef void _block_pass(const Params* P, Scratch* S, HistBuf* hs, intp_t start, in
     hs (into fb[j]) and of the sibling (into fb[mf + j]) that are asked for (key, order: the
     categorical scans' scratch, MAXCAT each, this call's own)."""
     cdef intp_t j
-    hist_build(&P.t, hs.h, P.hbins, STRIDE, hs.lo, hs.hi, P.feats, j0, j1, P.Xb, P.d, P.rows,
+    hist_build(&P.t, hs.h, P.max_bins, STRIDE, hs.lo, hs.hi, P.feats, j0, j1, P.Xb, P.d, P.rows,
                start, end, gather_prefetch(P.n, P.d, end - start))
     if parent != NULL:
-        hist_subtract(parent.h, hs.h, P.hbins, STRIDE, parent.lo, parent.hi, P.feats, j0, j1)
+        hist_subtract(parent.h, hs.h, P.max_bins, STRIDE, parent.lo, parent.hi, P.feats, j0, j1)
     for j in range(j0, j1):
         if scan_small:
             _scan_one(P, S, hs, tot_small, j, nn_small, &fb[j], key, order)
@@ -458,7 +448,7 @@ cdef void _child_sums(const Params* P, const HistBuf* b, const SplitRecord* sp, 
     cdef const double* hb
     cdef double g1 = 0.0, h1 = 0.0, g2 = 0.0, h2 = 0.0
     for c in range(b.lo[f], b.hi[f] + 1):
-        hb = b.h + (f * P.hbins + c) * STRIDE
+        hb = b.h + (f * P.max_bins + c) * STRIDE
         if _goes_first(sp, c, nc):
             h1 += hb[0]
             g1 += hb[1]
@@ -1076,7 +1066,6 @@ def grow_tree(const uint8_t[:, ::1] Xb,        # IN (n, d) codes
     P.t.wy = &grad[0]
     P.d = Xb.shape[1]
     P.max_bins = edges.shape[1]
-    P.hbins = _hist_bins(P.max_bins)
     P.Xb = &Xb[0, 0]
     P.n = Xb.shape[0]
     P.Xbt = NULL
@@ -1106,7 +1095,7 @@ def grow_tree(const uint8_t[:, ::1] Xb,        # IN (n, d) codes
     # level-wise growth (no leaf limit): at most L.cap nodes split per level, so that their
     # children's histograms (2 L.cap buffers) take at most LEVEL_BYTES
     L.cap = 0 if max_leaf_nodes > 0 else max(<intp_t>1, min(n_leaf_cap, level_bytes
-                                                        // (2 * P.d * P.hbins * STRIDE * <intp_t>sizeof(double))))
+                                                        // (2 * P.d * P.max_bins * STRIDE * <intp_t>sizeof(double))))
     n_scratch = max(P.mf, <intp_t>P.n_threads)      # categorical scratch: per feature, per thread
     try:
         nodes = <Node*>calloc(cap, sizeof(Node))
@@ -1338,7 +1327,6 @@ def best_splits(const double[:, :, :, ::1] hist,   # IN (M, d, max_bins, 2) hist
     P.t.min_child_weight = min_child_weight
     P.d = d
     P.max_bins = mb
-    P.hbins = mb                # (the caller's arrays: their own geometry)
     P.edges = &edges[0, 0]
     P.is_cat = &is_cat[0]
     P.nan_code = &nan_code[0]
