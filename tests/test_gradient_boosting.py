@@ -681,10 +681,10 @@ def test_boosting_trees_pass_the_tree_checks(kw):
     m = GradientBoostingClassifier(n_estimators=6, random_state=0, **kw).fit(X, y)
     assert len(m.estimators_) == 18
     for t in m.estimators_:
-        nodes, value, bits = Tree._checked(t.nodes, t.value, t.category_bits)
+        nodes, value, bits = Tree._checked(t.nodes, t.value, t._bits)
         left = t.children_left
         assert np.array_equal(t.children_right, np.where(left >= 0, left + 1, -1))
-        assert nodes is t.nodes and value is t.value and bits is t.category_bits
+        assert nodes is t.nodes and value is t.value and bits is t._bits
 
 
 @pytest.mark.parametrize("mcw", [0.0, 30.0])

@@ -803,6 +803,37 @@ def test_tree_pickles_as_one_structured_array(rng):
     assert np.array_equal(est2.predict_proba(X), est.predict_proba(X))
 
 
+def test_a_tree_without_categorical_tests_stores_no_category_bits(rng):
+    # 32 bytes a node less: the bits are one shared row of zeros; category_bits still reads as
+    # (n_nodes, 4) zeros; the tree predicts, pickles and prunes as before
+    X, y = _data(rng, 400, 4, 3)
+    est = TreeClassifier(random_state=0).fit(X, y)
+    t = est.tree_
+    assert t.node_count > 20 and t._bits.shape == (1, 4) and not t._bits.any()
+    bits = t.category_bits
+    assert bits.shape == (t.node_count, 4) and not bits.any() and not bits.flags.writeable
+    per_node = t.nodes.nbytes + t.value.nbytes + t._bits.nbytes + est._node_label.nbytes
+    assert per_node <= t.node_count * (Tree.NODE_DTYPE.itemsize + 3 * 8 + 1) + 32
+    assert not hasattr(est, "_node_proba")          # derived at predict_proba from value
+    # the same tree made from full zero bits stores the one row too; predictions unchanged
+    t2 = Tree(t.nodes.copy(), t.value.copy(), np.zeros((t.node_count, 4), np.uint64))
+    assert t2._bits.shape == (1, 4)
+    t3 = pickle.loads(pickle.dumps(t))
+    assert t3._bits.shape == (1, 4) and t3.nodes.tobytes() == t.nodes.tobytes()
+    est2 = pickle.loads(pickle.dumps(est))
+    np.testing.assert_array_equal(est2.predict_proba(X), est.predict_proba(X))
+    v = t.value[est.apply(X)]
+    np.testing.assert_array_equal(est.predict_proba(X), v / v.sum(axis=1, keepdims=True))
+    # one row of bits is the stored form only without categorical tests, and only zeros
+    with pytest.raises(ValueError, match="one row per node"):
+        Tree(t.nodes, t.value, np.ones((1, 4), np.uint64))
+    X[:, 3] = rng.integers(0, 5, 400)
+    tc = TreeClassifier(categorical_features=[3], random_state=0).fit(X, y).tree_
+    assert tc.is_categorical.any() and tc._bits.shape == (tc.node_count, 4)
+    with pytest.raises(ValueError, match="one row per node"):
+        Tree(tc.nodes, tc.value, np.zeros((1, 4), np.uint64))
+
+
 def test_tree_rejects_malformed_node_records(rng):
     X, y = _data(rng, 200, 3, 2)
     t = TreeClassifier(max_depth=3).fit(X, y).tree_

@@ -67,7 +67,7 @@ cdef inline void _route_block(const floating* X, intp_t ld, intp_t nr, const Nod
 
 def apply_tree(const floating[:, ::1] X,             # IN (n, d)
                const uint8_t[::1] records,           # IN the tree's Node records, as bytes
-               const uint64_t[:, ::1] category_bits, # IN (n_nodes, NWORDS)
+               const uint64_t[:, ::1] category_bits, # IN (n_nodes, NWORDS), or (1, NWORDS): no categorical test
                intp_t[::1] out,                      # OUT (n,) leaf index per row
                int n_threads):
     cdef intp_t b, i0, n = X.shape[0], d = X.shape[1], nblk = (n + BLOCK - 1) // BLOCK
@@ -84,7 +84,7 @@ def apply_tree(const floating[:, ::1] X,             # IN (n, d)
 def sum_trees(const floating[:, ::1] X,             # IN (n, d)
               const uint8_t[::1] records,           # IN the Node records of several trees, concatenated,
                                                     #    children_left as indices into the whole array
-              const uint64_t[:, ::1] category_bits, # IN (n_nodes, NWORDS)
+              const uint64_t[:, ::1] category_bits, # IN (n_nodes, NWORDS), or (1, NWORDS): no categorical test
               const double[::1] value,              # IN (n_nodes,) value of each node
               const intp_t[::1] roots,              # IN (n_trees,) root of each tree
               const intp_t[::1] column,             # IN (n_trees,) column of out each tree adds to

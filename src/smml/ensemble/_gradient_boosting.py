@@ -72,7 +72,7 @@ from smml._exact_sums import (baseline_scores as _baseline_scores, exact_parts a
                               exact_total as _exact_total)
 from smml._binning import apply_bins, bin_features
 from smml._categorical import CategoricalMixin
-from smml._core import _gbm, _tree_predict
+from smml._core import _gbm, _tree, _tree_predict
 from smml._random import seed_sequence_seed
 from smml._threads import threads_for
 from smml._validation import (InstanceOf, Interval, N_JOBS, Options, RANDOM_STATE, check_is_fitted,
@@ -155,7 +155,7 @@ class _InProcess:
         then of the eval sets'."""
         rec = tree._records()
         for codes, rows, F in sets + [(r[0], r[5], r[4]) for r in self.routed]:
-            _gbm.add_tree_codes(codes, rows, rec, sbin, self.nan_code, tree.category_bits, tree.value, F, k,
+            _gbm.add_tree_codes(codes, rows, rec, sbin, self.nan_code, tree._bits, tree.value, F, k,
                                 self.nt)
 
     def _loss(self, r):
@@ -425,8 +425,11 @@ class _BaseGradientBoosting(CategoricalMixin, SmmlEstimator):   # categorical co
         left = nodes["children_left"]
         offs = np.repeat(roots, sizes)
         nodes["children_left"] = np.where(left >= 0, left + offs, -1)
+        cat = len(nodes) and nodes["is_categorical"].any()
         self._packed = (nodes.view(np.uint8),
-                        np.concatenate([t.category_bits for t in self.estimators_]),
+                        # (one row of zeros when no test is categorical: the kernel reads none)
+                        np.concatenate([t.category_bits for t in self.estimators_]) if cat
+                        else np.zeros((1, _tree.CATEGORY_WORDS), np.uint64),
                         np.concatenate([t.value[:, 0] for t in self.estimators_]),
                         roots, np.tile(np.arange(K, dtype=np.intp), len(sizes) // K))
         self._levels = None

@@ -270,7 +270,7 @@ class _BaseTree(CategoricalMixin, _ReducedErrorPruningMixin, _TextExportMixin, S
     def _apply(self, X):
         t = self.tree_
         out = np.empty(X.shape[0], np.intp)
-        _tree_predict.apply_tree(X, t._records(), t.category_bits, out,
+        _tree_predict.apply_tree(X, t._records(), t._bits, out,
                             threads_for(self._n_threads, X.shape[0], _PREDICT_GRAIN))
         return out
 
@@ -480,11 +480,19 @@ class TreeClassifier(ClassifierMixin, _OccamPruningMixin, _RulesExportMixin, _Ba
         return np.ascontiguousarray(y_encoded, dtype=np.intp), np.zeros(1), self.n_classes_
 
     def _after_tree_change(self):
-        # leaf labels of 000: the most frequent label; ties -> the class that sorts last
+        # leaf labels of 000: the most frequent label; ties -> the class that sorts last (in the
+        # smallest unsigned type that holds a class index: a byte a node for up to 256 classes)
         v = self.tree_.value
-        self._node_label = (v.shape[1] - 1 - np.argmax(v[:, ::-1], axis=1)).astype(np.intp)
+        self._node_label = (v.shape[1] - 1 - np.argmax(v[:, ::-1], axis=1)).astype(
+            np.min_scalar_type(max(v.shape[1] - 1, 0)))
+
+    def _proba_of(self, nodes):
+        """The class proportions of ``nodes`` (weighted counts over their sum; uniform where
+        no weight reached the node), from ``tree_.value``: derived at each call, not kept
+        per node (a forest's members would store V doubles a node more)."""
+        v = self.tree_.value[nodes]
         w = v.sum(axis=1, keepdims=True)
-        self._node_proba = np.divide(v, w, out=np.full_like(v, 1.0 / v.shape[1]), where=w > 0)
+        return np.divide(v, w, out=np.full_like(v, 1.0 / v.shape[1]), where=w > 0)
 
     def predict(self, X: ArrayLike) -> NDArray[Any]:
         """The label of the leaf each row is routed to (its most frequent training label).
@@ -516,7 +524,7 @@ class TreeClassifier(ClassifierMixin, _OccamPruningMixin, _RulesExportMixin, _Ba
             Class proportions, columns as ``classes_``.
         """
         X = self._validate_predict(X)
-        return self._node_proba[self._apply(X)]
+        return self._proba_of(self._apply(X))
 
     def predict_log_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         """The log of :meth:`predict_proba`.

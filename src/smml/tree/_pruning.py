@@ -97,7 +97,7 @@ class _ReducedErrorPruningMixin:
     def _route_sums(self, X, T):
         t = self.tree_
         out = np.zeros((t.node_count, T.shape[1]))
-        _tree_predict.path_sums(X, np.ascontiguousarray(T, dtype=np.float64), t._records(), t.category_bits, out)
+        _tree_predict.path_sums(X, np.ascontiguousarray(T, dtype=np.float64), t._records(), t._bits, out)
         return out
 
 

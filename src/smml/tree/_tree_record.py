@@ -12,6 +12,19 @@ from smml._core import _tree
 
 __all__ = ["Tree"]
 
+#: the category bits of a tree without a categorical test: one row of zeros, shared (no node
+#: reads its row; prediction reads a node's row only when the node tests categories)
+_NO_BITS = np.zeros((1, _tree.CATEGORY_WORDS), np.uint64)
+_NO_BITS.flags.writeable = False
+
+
+def _compact_bits(nodes, bits):
+    """``bits`` as a tree keeps them: ``_NO_BITS`` when no node tests categories and no bit is
+    set (32 bytes a node less: most trees), else as they are."""
+    if len(bits) > 1 and not nodes["is_categorical"].any() and not bits.any():
+        return _NO_BITS
+    return bits
+
 
 class Tree:
     """A fitted tree: one numpy array of node records and two side arrays (node 0 is the root).
@@ -26,7 +39,8 @@ class Tree:
     (test true); the second child is stored right after it, ``children_right[v] =
     children_left[v] + 1``.  The test is ``x[feature] <= threshold`` unless ``is_categorical[v]``,
     when it is ``x[feature] in S`` with S the categories whose bit is set in
-    ``category_bits[v]`` (4 x 64 bits).  ``value`` (n_nodes, V) holds the weighted class counts
+    ``category_bits[v]`` (4 x 64 bits; a tree without a categorical test keeps no bits, and
+    ``category_bits`` is then a read-only view of zeros).  ``value`` (n_nodes, V) holds the weighted class counts
     (classifier) or the mean target (regressor) of the training examples routed to each node.
 
     Parameters
@@ -60,7 +74,7 @@ class Tree:
     _FIELDS = NODE_DTYPE.names + ("children_right", "value", "category_bits")
 
     def __init__(self, nodes: NDArray[Any], value: NDArray[np.float64], category_bits: NDArray[np.uint64]) -> None:
-        self.nodes, self.value, self.category_bits = self._checked(nodes, value, category_bits)
+        self.nodes, self.value, self._bits = self._checked(nodes, value, category_bits)
         self._derive()
 
     @classmethod
@@ -73,7 +87,10 @@ class Tree:
             raise ValueError(f"tree nodes must be a non-empty 1-d array of dtype {cls.NODE_DTYPE}")
         m = len(nodes)
         category_bits = np.ascontiguousarray(category_bits, dtype=np.uint64)
-        if len(value) != m or category_bits.shape != (m, _tree.CATEGORY_WORDS):
+        # category_bits: a row per node, or one row of zeros (a tree without categorical tests)
+        no_bits = category_bits.shape == (1, _tree.CATEGORY_WORDS) and not category_bits.any() \
+            and not nodes["is_categorical"].any()
+        if len(value) != m or (category_bits.shape != (m, _tree.CATEGORY_WORDS) and not no_bits):
             raise ValueError("tree nodes, value and category_bits must have one row per node")
         left = nodes["children_left"]
         internal = np.flatnonzero(left >= 0)
@@ -83,7 +100,7 @@ class Tree:
                              "sibling right after it")
         if np.any(nodes["feature"][internal] < 0):
             raise ValueError("tree nodes: an internal node tests a negative feature index")
-        return nodes, value, category_bits
+        return nodes, value, _compact_bits(nodes, category_bits)
 
     @classmethod
     def _grown(cls, nodes, value, category_bits):
@@ -92,7 +109,7 @@ class Tree:
         tree of a boosting fit passes _checked in tests/test_gradient_boosting.py).  Boosting makes one tree per
         round; the checks cost more than growing a small tree."""
         tree = cls.__new__(cls)
-        tree.nodes, tree.value, tree.category_bits = nodes, value, category_bits
+        tree.nodes, tree.value, tree._bits = nodes, value, _compact_bits(nodes, category_bits)
         tree._derive()
         return tree
 
@@ -104,9 +121,18 @@ class Tree:
         """The node records as bytes, for the prediction kernels (smml._core._tree_predict)."""
         return self._bytes
 
+    @property
+    def category_bits(self) -> NDArray[np.uint64]:
+        """(n_nodes, 4) the category set of each categorical test, as bits (read-only zeros when
+        the tree has no categorical test: none are stored)."""
+        if len(self._bits) == len(self.nodes):
+            return self._bits
+        return np.broadcast_to(self._bits, (len(self.nodes), _tree.CATEGORY_WORDS))
+
     def __getstate__(self):
         state = self.__dict__.copy()
         del state["_bytes"], state["_right"]         # derived from nodes: rebuilt on load
+        state["category_bits"] = state.pop("_bits")  # (1, 4) zeros: no categorical test
         return state
 
     def __setstate__(self, state):
@@ -114,8 +140,9 @@ class Tree:
         # prediction walk outside the arrays
         state = dict(state)
         try:
-            state["nodes"], state["value"], state["category_bits"] = self._checked(
-                state["nodes"], state["value"], state["category_bits"])
+            # (a state from __getstate__ has "category_bits"; the attributes' own name is "_bits")
+            bits = state.pop("category_bits") if "category_bits" in state else state.pop("_bits")
+            state["nodes"], state["value"], state["_bits"] = self._checked(state["nodes"], state["value"], bits)
         except (KeyError, TypeError) as exc:
             raise ValueError(f"tree state is incomplete or malformed: {exc}") from None
         self.__dict__.update(state)
