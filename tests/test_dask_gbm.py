@@ -216,13 +216,16 @@ def test_equal_on_local_threads_and_a_single_chunk():
             _same_model(a, sd.GradientBoostingClassifier(**kw).fit(*_dask(X, y, rows)))
 
 
-def test_equal_where_the_kernel_prefetches_the_rows():
-    # 40,000 x 24 codes and targets take over a megabyte, and the nodes from depth 4 on hold
-    # under 40,000 x 24 / 256 rows: the in-memory kernel prefetches their rows
-    # (_histogram.pxd, gather_prefetch), the workers' level pass reads every row in order
-    X, z = _data(40000, 24, seed=11, nan=0.02)
+@pytest.mark.parametrize("n, d, n_jobs", [(40000, 24, 2), (20000, 70, 1)])
+def test_equal_where_the_kernel_prefetches_and_blocks(n, d, n_jobs):
+    # n x (d + 16) bytes of codes and targets over a megabyte, and the nodes below the top
+    # levels hold under n d / 256 rows: the in-memory kernel prefetches their rows
+    # (_histogram.pxd, gather_prefetch); 70 features on one thread take two passes over a
+    # node's rows (_gbm.pyx, PASS_BYTES: 64 histograms of 256 bins a pass); the workers'
+    # level pass reads every row in order, all features at once
+    X, z = _data(n, d, seed=11, nan=0.02)
     y = (z > 0.5).astype(int)
-    kw = dict(n_estimators=3, max_depth=8, random_state=2, n_jobs=2)
+    kw = dict(n_estimators=3, max_depth=8, random_state=2, n_jobs=n_jobs)
     a = GradientBoostingClassifier(**kw).fit(X, y)
     with dask.config.set(scheduler="threads"):
         _same_model(a, sd.GradientBoostingClassifier(**kw).fit(*_dask(X, y, 15000)))
