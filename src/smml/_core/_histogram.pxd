@@ -11,15 +11,17 @@
 # histograms without the count (Targets.no_counts): bin b = [sum h, sum g], stride 2, 16 bytes
 # (aligned to 16 bytes, a bin never straddles two cache lines and is added in one vector
 # operation), with h = hessian, g = gradient, and sets Targets.reg_lambda and
-# min_child_weight; both kernels scan numerical features with scan_bins.  The scans read a histogram and leave it as it is (a caller that subtracts a
-# sibling's histogram keeps it; the tree kernel clears the bins it used).
+# min_child_weight; both kernels scan numerical features with scan_bins.  The scans read a
+# histogram and leave it as it is (a caller that subtracts a sibling's histogram keeps it; the
+# tree kernel clears the bins it used).
 #
 # Tie rule: the first (lowest) candidate with the smallest cost wins.
 from smml._core._typedefs cimport intp_t, uint8_t
 from smml._core._criterion cimport (MAXCAT, Targets, ScanState, cost_lr, score_reg, init_scan)
 
 cdef extern from "smml_prefetch.h":
-    void smml_prefetch_span(const void* p, intp_t nbytes) noexcept nogil
+    void smml_prefetch_row3(const void* a, intp_t na, const void* b, intp_t nb, const void* c,
+                            intp_t nc) noexcept nogil
 
 # hist_build's prefetch: the rows GATHER_AHEAD places on are asked for, when the data do not
 # fit in the cache (codes and targets over GATHER_MIN_BYTES) and a node's rows lie far apart
@@ -68,8 +70,8 @@ cdef inline void hist_build(const Targets* t, double* hist, intp_t max_bins, int
     cdef bint track = K > 0 or end - start < max_bins
     cdef intp_t f0 = d, f1 = -1, span, ahead = end - GATHER_AHEAD if prefetch else start
     # what is read of a row: its codes f0..f1, its weight (h) and its target (g, or its
-    # class).  (The prefetches are written out in each loop: GCC deletes a Cython inline
-    # helper that only prefetches.)
+    # class).  (The prefetch is a C helper: GCC deletes a Cython inline helper that only
+    # prefetches.)
     cdef const char* tgt = <const char*>t.ycls if K > 0 else <const char*>t.wy
     cdef intp_t tsz = sizeof(intp_t) if K > 0 else sizeof(double)
     if j1 <= j0:
@@ -86,9 +88,7 @@ cdef inline void hist_build(const Targets* t, double* hist, intp_t max_bins, int
             for p in range(start, end):
                 if p < ahead:
                     i = samples[p + GATHER_AHEAD]
-                    smml_prefetch_span(codes + i * d + f0, span)
-                    smml_prefetch_span(t.w + i, sizeof(double))
-                    smml_prefetch_span(tgt + i * tsz, tsz)
+                    smml_prefetch_row3(codes + i * d + f0, span, t.w + i, sizeof(double), tgt + i * tsz, tsz)
                 i = samples[p]
                 row = codes + i * d
                 wi = t.w[i]
@@ -102,9 +102,7 @@ cdef inline void hist_build(const Targets* t, double* hist, intp_t max_bins, int
             for p in range(start, end):
                 if p < ahead:
                     i = samples[p + GATHER_AHEAD]
-                    smml_prefetch_span(codes + i * d + f0, span)
-                    smml_prefetch_span(t.w + i, sizeof(double))
-                    smml_prefetch_span(tgt + i * tsz, tsz)
+                    smml_prefetch_row3(codes + i * d + f0, span, t.w + i, sizeof(double), tgt + i * tsz, tsz)
                 i = samples[p]
                 row = codes + i * d
                 wi = t.w[i]
@@ -130,9 +128,7 @@ cdef inline void hist_build(const Targets* t, double* hist, intp_t max_bins, int
     for p in range(start, end):
         if p < ahead:
             i = samples[p + GATHER_AHEAD]
-            smml_prefetch_span(codes + i * d + f0, span)
-            smml_prefetch_span(t.w + i, sizeof(double))
-            smml_prefetch_span(tgt + i * tsz, tsz)
+            smml_prefetch_row3(codes + i * d + f0, span, t.w + i, sizeof(double), tgt + i * tsz, tsz)
         i = samples[p]
         row = codes + i * d
         wi = t.w[i]

@@ -135,7 +135,7 @@ cdef inline void _sum_block(const floating* X, intp_t ld, intp_t nr, const Node*
 # amount added (a class vote: 1.0; a regression tree: its value).
 
 # A C helper, always_inline: GCC drops the prefetches of a Cython `cdef inline` helper (_linear.pyx)
-cdef extern from "smml_platform.h":
+cdef extern from "smml_prefetch.h":
     void smml_prefetch_node(const char *p) noexcept nogil
 
 cdef enum:

@@ -170,14 +170,4 @@ static SMML_MAYBE_UNUSED int smml_no_hugepages(void *p, size_t n)
 #endif
 }
 
-/* ---- prefetch a tree node's test fields (smml._core._tree_predict) ---- */
-#if defined(__GNUC__) || defined(__clang__)
-static __inline__ __attribute__((always_inline)) void smml_prefetch_node(const char *p) {
-    __builtin_prefetch(p, 0, 3);        /* the test fields: the record's first 18 bytes, */
-    __builtin_prefetch(p + 17, 0, 3);   /* which may straddle two cache lines */
-}
-#else
-static CYTHON_INLINE void smml_prefetch_node(const char *p) { (void)p; }
-#endif
-
 #endif

@@ -20,11 +20,34 @@ smml_prefetch_span(const void *p, ptrdiff_t bytes) {
         __builtin_prefetch(c + off, 0, 3);
     __builtin_prefetch(c + bytes - 1, 0, 3);  /* the span need not start on a line */
 }
+
+/* three spans at once: what a histogram pass reads of one row (its codes, its weight, its
+ * target; smml._core._histogram.hist_build) */
+static __inline__ __attribute__((always_inline)) void
+smml_prefetch_row3(const void *a, ptrdiff_t na, const void *b, ptrdiff_t nb, const void *c, ptrdiff_t nc) {
+    smml_prefetch_span(a, na);
+    smml_prefetch_span(b, nb);
+    smml_prefetch_span(c, nc);
+}
+
+/* a tree node's test fields (smml._core._tree_predict): the record's first 18 bytes, which may
+ * straddle two cache lines */
+static __inline__ __attribute__((always_inline)) void
+smml_prefetch_node(const char *p) {
+    __builtin_prefetch(p, 0, 3);
+    __builtin_prefetch(p + 17, 0, 3);
+}
 #else
 static __inline void
 smml_prefetch_span(const void *p, ptrdiff_t bytes) {
     (void)p; (void)bytes;
 }
+static __inline void
+smml_prefetch_row3(const void *a, ptrdiff_t na, const void *b, ptrdiff_t nb, const void *c, ptrdiff_t nc) {
+    (void)a; (void)na; (void)b; (void)nb; (void)c; (void)nc;
+}
+static __inline void
+smml_prefetch_node(const char *p) { (void)p; }
 #endif
 
 #endif
