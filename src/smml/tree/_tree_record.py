@@ -40,8 +40,9 @@ class Tree:
     children_left[v] + 1``.  The test is ``x[feature] <= threshold`` unless ``is_categorical[v]``,
     when it is ``x[feature] in S`` with S the categories whose bit is set in
     ``category_bits[v]`` (4 x 64 bits; a tree without a categorical test keeps no bits, and
-    ``category_bits`` is then a read-only view of zeros).  ``value`` (n_nodes, V) holds the weighted class counts
-    (classifier) or the mean target (regressor) of the training examples routed to each node.
+    ``category_bits`` is then a read-only view of zeros).  ``value`` (n_nodes, V) holds the
+    weighted class counts (classifier) or the mean target (regressor) of the training examples
+    routed to each node.
 
     Parameters
     ----------
