@@ -338,7 +338,8 @@ def test_tree_memory_and_selection_rule(rng):
     assert len(start) < 4 * 1000 / leaf                            # O(m / leaf_size) nodes
     assert not hasattr(est, "_Tc")                                 # no brute-force copy
     for metric, d, m, want in (("euclidean", 6, 50, "tree"), ("euclidean", 8, 50, "both"),
-                               ("euclidean", 8, 1 << 16, "tree"), ("euclidean", 11, 50, "brute"),
+                               ("euclidean", 8, 1 << 16, "tree"), ("euclidean", 11, 50, "both"),
+                               ("euclidean", 130, 1 << 16, "both"), ("mahalanobis", 11, 50, "both"),
                                ("manhattan", 2, 50, "tree"), ("manhattan", 30, 50, "tree"),
                                ("manhattan", 49, 50, "brute"), ("hamming", 2, 50, "brute"),
                                ("mahalanobis", 3, 50, "tree")):
@@ -386,11 +387,12 @@ def test_both_structures_pick_per_call(rng, monkeypatch, brute_point_ns, pick):
         monkeypatch.setattr(mod, name, lambda *a, _r=real, _n=name, **kw: (calls.append((_n, len(a[0]))),
                                                                            _r(*a, **kw))[1])
     want = ref.KNNClassifier(k=4).fit(X, y).predict(Q)
-    few, probe = _search._FEW_QUERIES, _search._PROBE_QUERIES
+    few, probe = _search._FEW_QUERIES, _search._PROBE_FIRST
     np.testing.assert_array_equal(est.predict(Q[:few]), want[:few])
     assert [c[0] for c in calls] == ["knn"] and est._both_pick is None
     calls.clear()
     np.testing.assert_array_equal(est.predict(Q), want)
+    # the forced model is decisive after the first probe stage
     assert calls[0] == ("knn", probe) and est._both_pick == pick
     gemm = {"knn_gemm", "knn_gemm_split_train"}
     used = {c[0] for c in calls[1:]}
@@ -399,6 +401,44 @@ def test_both_structures_pick_per_call(rng, monkeypatch, brute_point_ns, pick):
     np.testing.assert_array_equal(est.predict(Q[:few + 1]), want[:few + 1])
     used = {c[0] for c in calls}
     assert used == {"knn"} if pick == "tree" else (used and used <= gemm)
+
+
+@pytest.mark.parametrize("brute_point_ns, pick", [(0.0, "brute"), (1e9, "tree")])
+def test_both_structures_probe_stages_span_calls_beyond_the_tree_rule(rng, monkeypatch, brute_point_ns, pick):
+    # beyond _TREE_MAX_D features "both" has no fixed rule for small calls: until the model
+    # has picked, every call's queries go through the tree in probe stages (_PROBE_FIRST,
+    # then up to _PROBE_QUERIES over the model's calls), and the pick then serves the rest
+    # of the call and every later call, small ones included. A model that is never
+    # decisive early picks once _PROBE_QUERIES queries are counted.
+    X = np.vstack([rng.normal(size=(150, 12)), rng.normal(size=(150, 12)) + 6.0])
+    y = rng.integers(0, 3, size=300)
+    Q = np.vstack([rng.normal(size=(100, 12)), rng.normal(size=(100, 12)) + 6.0])[rng.permutation(200)]
+    est = KNNClassifier(n_neighbors=3).fit(X, y)
+    assert est.algorithm_ == "both" and est._tree is not None and est._gemm
+    monkeypatch.setattr(_search, "_PROBE_DECISIVE", np.inf)
+    monkeypatch.setattr(_search, "_COST_BRUTE_POINT", brute_point_ns)
+    monkeypatch.setattr(_search, "_COST_BRUTE_QUERY", brute_point_ns)
+    calls = []
+    for mod, name in ((_kdtree, "knn"), (_knn, "knn_gemm"), (_knn, "knn_gemm_split_train")):
+        real = getattr(mod, name)
+        monkeypatch.setattr(mod, name, lambda *a, _r=real, _n=name, **kw: (calls.append((_n, len(a[0]))),
+                                                                           _r(*a, **kw))[1])
+    want = ref.KNNClassifier(k=3).fit(X, y).predict(Q)
+    first, total = _search._PROBE_FIRST, _search._PROBE_QUERIES
+    np.testing.assert_array_equal(est.predict(Q[:5]), want[:5])         # a small call probes
+    assert calls == [("knn", 5)] and est._both_pick is None and est._probe[0] == 5
+    calls.clear()
+    np.testing.assert_array_equal(est.predict(Q[5:55]), want[5:55])     # 3 to end the stage, then 47
+    assert calls == [("knn", first - 5), ("knn", 50 - (first - 5))] and est._probe[0] == 55
+    calls.clear()
+    np.testing.assert_array_equal(est.predict(Q[55:]), want[55:])       # the last probe, then the pick
+    assert calls[0] == ("knn", total - 55) and est._both_pick == pick and est._probe[0] == total
+    used = {c[0] for c in calls[1:]}
+    assert sum(c[1] for c in calls[1:]) == 200 - total
+    assert used == {"knn"} if pick == "tree" else (used and used <= {"knn_gemm", "knn_gemm_split_train"})
+    calls.clear()
+    np.testing.assert_array_equal(est.predict(Q[:3]), want[:3])         # small calls take the pick
+    assert (calls[0][0] == "knn") == (pick == "tree")
 
 
 def test_both_structures_cost_model_reads_the_tree_work(rng):
@@ -1297,7 +1337,9 @@ def test_both_structures_probe_then_take_either_with_the_same_results(rng, monke
         ip, ii, kk = taken.csr()
         for j, r in enumerate(np.arange(1000)[rows]):
             got[int(r)] = (ii[ip[j]:ip[j + 1]], kk[ip[j]:ip[j + 1]])
-    p = _search._PROBE_QUERIES
+    # the forced model is decisive (either structure estimated far cheaper) after the first
+    # probe stage
+    p = _search._PROBE_FIRST
     pick = "tree" if tree_faster else "brute"
     assert used == [("tree", p), (pick, 1000 - p)]
     # the fitted model keeps the pick for its later calls of more than 64 queries

@@ -60,12 +60,13 @@ _DOC_PARAMS = """
         "auto" picks by metric, dimension d, training size m and number of queries, from
         measurements on a 2-core x86-64 machine (bench/README.md): for Euclidean and
         Mahalanobis the tree up to d = 6, for d = 7..10 the tree when m >= 2^(d+8),
-        otherwise both (the tree for calls of at most 64 queries; the first call of more
-        searches its first 128 queries by the tree, counting the distances and box bounds
-        it computes, and a cost model of the two structures picks the one for the rest and
-        for later calls of more than 64 queries, since clustered or tie-heavy data favour
-        the tree: the same choice on every run),
-        brute force beyond d = 10; for Manhattan the tree up to d = 48 (its leaves' keys,
+        otherwise both: queries go through the tree, which counts the distances and box
+        bounds it computes, until a cost model of the two structures picks the one for
+        the rest and for later calls (after 8 queries when one is estimated over twice as
+        cheap, else after 128, over one or several calls; up to d = 10 a call of at most
+        64 queries always takes the tree). Clustered or tie-heavy data favour the tree,
+        spread-out data brute force, at every d: the same choice on every run. For
+        Manhattan the tree up to d = 48 (its leaves' keys,
         computed several points at a time, beat the exact direct scan even where it
         prunes little); brute force for Hamming.
     n_jobs : int or None

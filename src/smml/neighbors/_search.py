@@ -35,6 +35,7 @@ _FALLBACK_BUDGET = 1 << 22      # max candidate entries of one block of re-searc
 _GRAIN = 1 << 22             # multiply-adds worth one thread (threads_for)
 _MIN_QUERIES_PER_THREAD = 8   # fewer queries per thread: fewer threads
 _SPLIT_TRAIN_BELOW = 64        # fewer queries per thread (Euclidean): threads share out the training chunks
+_MEDIAN_ROWS = 8192             # the gemm rows' centre: the median of at most this many rows
 _SLACK = 8                      # extra candidates kept beyond 1.5 k
 _MAX_KEY = 1e300                # keys (squared / Manhattan distances) must stay below this
 _GEMM_LIMIT = {np.float32: 1e17, np.float64: 1e150}   # gemm only while centred norms are below
@@ -50,15 +51,21 @@ _TREE_OUT_BUDGET = 1 << 16      # kd-tree: max (queries x cap) output entries pe
 _WIDEN_MAX = 8                  # kd-tree: rows of more than cap ties padded up to this x cap, else CSR
 # algorithm="auto" (measured: bench/README.md, 'The algorithm="auto" rule'): the kd-tree up to
 # _TREE_ALWAYS_D features; up to _TREE_MAX_D the tree when m >= 2^(d + _TREE_LOG2_M_OVER_D),
-# else both structures (the tree for calls of at most _FEW_QUERIES queries; the first larger
-# call searches its first _PROBE_QUERIES queries by the tree, counting its work, and a cost
-# model picks the structure of the larger calls, see _search_keys and _both_costs); brute force
-# beyond, and always for Hamming (a box bound is almost always 0 there).
+# else both structures. With both, up to _TREE_MAX_D features a call of at most _FEW_QUERIES
+# queries takes the tree; otherwise, until the cost model has picked, a call's queries are
+# searched by the tree in probe stages that count the tree's work (_PROBE_FIRST queries, then
+# up to _PROBE_QUERIES in all, over the model's calls), and the model (_both_costs) picks the
+# structure of the rest and of every later call: after the first stage when one structure is
+# estimated over _PROBE_DECISIVE times cheaper, else after _PROBE_QUERIES. Brute force always
+# for Hamming (a box bound is almost always 0 there), and for Manhattan beyond _TREE_MAX_D.
 _TREE_ALWAYS_D = {"euclidean": 6, "mahalanobis": 6, "manhattan": 48}
 _TREE_MAX_D = {"euclidean": 10, "mahalanobis": 10, "manhattan": 48}
+_TREE_BOTH = ("euclidean", "mahalanobis")       # metrics with both structures beyond _TREE_MAX_D
 _TREE_LOG2_M_OVER_D = 8
 _FEW_QUERIES = 64
+_PROBE_FIRST = 8
 _PROBE_QUERIES = 128
+_PROBE_DECISIVE = 2.0
 # the cost model of "both" (single-thread ns; measured with bench/bench_grid.py's k-NN data,
 # d = 7-10, m = 5,000-60,000, gaussian, uniform, heavy-tailed, clustered and lattice data:
 # a tree key or box bound 0.46-0.9 ns per feature, the gemm filter 0.08-0.26 ns per training
@@ -81,22 +88,22 @@ def _balanced_chunk(n, n_threads, limit):
 
 def _pick_rule(metric, d, m):
     """algorithm="auto" for ``metric`` on m training points of d features: "tree", "brute"
-    or "both" (both built; each call takes the tree for at most ``_FEW_QUERIES`` queries;
-    the first call of more queries searches its first ``_PROBE_QUERIES`` by the tree, which
-    counts the keys and box bounds it computes, and a cost model of both structures
-    (:meth:`_KNNBase._both_costs`; a model, not a timing, so the choice is the same on every
-    run) picks the one that serves the rest and every later call of more than
-    ``_FEW_QUERIES``). Measured on this machine (bench/README.md): the tree wins by
-    far at low d, for every m and number of queries; in the middle it wins when m is large
-    against 2^d, and on few-row calls (a few leaves against all m rows); beyond, brute
-    force (the gemm filter). Manhattan has no gemm filter: the tree won at every d measured
-    (2-48). Mahalanobis searches its candidates as Euclidean on the transformed data (then
-    ranks them on the exact Mahalanobis keys): the Euclidean rule."""
+    or "both" (both built; the structure of each call is routed by :meth:`_KNNBase._route`:
+    the tree's counted work on the first queries feeds a cost model of both structures,
+    :meth:`_KNNBase._both_costs`, a model and not a timing, so the choice is the same on
+    every run). Measured on this machine (bench/README.md): the tree wins by far at low d,
+    for every m and number of queries; in the middle it wins when m is large against 2^d,
+    and on few-row calls (a few leaves against all m rows); beyond, which one wins depends
+    on the data more than on d: on clustered data the tree searched 100,000 x 16-128 points
+    5-10x faster than the gemm filter, on Gaussian data 5-25x slower. Manhattan has no gemm
+    filter: the tree won at every d measured (2-48). Mahalanobis searches its candidates as
+    Euclidean on the transformed data (then ranks them on the exact Mahalanobis keys): the
+    Euclidean rule."""
     if d <= _TREE_ALWAYS_D.get(metric, 0):
         return "tree"
     if d <= _TREE_MAX_D.get(metric, 0):
         return "tree" if m >= 2 ** (d + _TREE_LOG2_M_OVER_D) else "both"
-    return "brute"
+    return "both" if metric in _TREE_BOTH else "brute"
 
 
 class _KNNBase(SmmlEstimator):
@@ -246,7 +253,8 @@ class _KNNBase(SmmlEstimator):
         self._check_key_range(self._lo, self._hi)
         self.n_samples_fit_ = m
         self.algorithm_ = self._pick_algorithm(m, X.shape[1])
-        self._both_pick = None          # "both": the structure the cost model picked (first large call)
+        self._both_pick = None          # "both": the structure the cost model picked
+        self._probe = (0, 0, 0)         # "both": queries probed by the tree, their keys and box bounds
         self._tree = None
         self._split = None
         self._ytree = None
@@ -261,8 +269,11 @@ class _KNNBase(SmmlEstimator):
         if self.algorithm_ in ("brute", "both") and self._metric in ("euclidean", "mahalanobis"):
             # the centre of the gemm rows: any mu gives the same keys in exact arithmetic, and
             # the error bound grows with the centred norms; the coordinate-wise median keeps
-            # them small when a few far outliers would drag the mean (heavy-tailed data)
-            self._mu = np.median(self._T0, axis=0).astype(np.float64)
+            # them small when a few far outliers would drag the mean (heavy-tailed data); the
+            # median of at most _MEDIAN_ROWS evenly spaced rows (the whole column's median cost
+            # as much as the kd-tree: 0.29 s on 100,000 x 128, strided reads)
+            step = -(-m // _MEDIAN_ROWS)
+            self._mu = np.median(self._T0[::step], axis=0).astype(np.float64)
             self._gemm_dtype = self._dtype
             if self._dtype == np.float64 and _F32_FILTER is not None:
                 with np.errstate(over="ignore"):
@@ -412,36 +423,56 @@ class _KNNBase(SmmlEstimator):
         n = Q0.shape[0]
         cap = min(m, k + k // 2 + _SLACK)
         code = self._metric_code()
-        if self._tree is not None and (self.algorithm_ == "tree" or n <= _FEW_QUERIES):
+        route = self._route(n)
+        if route == "tree":
             yield from self._tree_blocks(Q0, k, cap, code, n_threads, in_order)
             return
-        pick = self.__dict__.get("_both_pick")
-        if self._tree is None or pick == "brute":
+        if route == "brute":
             yield from self._brute_blocks(Q0, k, cap, code, n_threads)
             return
-        if pick == "tree":
-            yield from self._tree_blocks(Q0, k, cap, code, n_threads, in_order)
+        # both structures, not yet picked: which one is faster depends on the data as much
+        # as on its shape (clustered or tie-heavy data favour the tree, spread-out data the
+        # gemm filter), so queries go through the tree in probe stages that count its work
+        # (keys and box bounds computed: the same on every run and thread count), and the
+        # cost model (_both_costs) picks from the counts the structure of the rest of the
+        # call and of every later call of this fitted model
+        done = 0
+        while done < n and self.__dict__.get("_both_pick") is None:
+            probed, keys, bounds = self.__dict__.get("_probe") or (0, 0, 0)
+            stage = _PROBE_FIRST if probed < _PROBE_FIRST else _PROBE_QUERIES
+            take = min(n - done, max(1, stage - probed))
+            work = []
+            part = list(self._tree_blocks(Q0[done:done + take], k, cap, code, n_threads, True, work))
+            w = np.sum(work, axis=0)
+            probed, keys, bounds = probed + take, keys + int(w[0]), bounds + int(w[1])
+            self._probe = (probed, keys, bounds)
+            tree_ns, brute_ns = self._both_costs((keys, bounds), probed)
+            if probed >= _PROBE_QUERIES:
+                self._both_pick = "tree" if tree_ns <= brute_ns else "brute"
+            elif probed >= _PROBE_FIRST and (tree_ns * _PROBE_DECISIVE < brute_ns
+                                             or brute_ns * _PROBE_DECISIVE < tree_ns):
+                self._both_pick = "tree" if tree_ns < brute_ns else "brute"
+            for rows, taken in part:
+                yield slice(rows.start + done, rows.stop + done), taken
+            done += take
+        if done == n:
             return
-        # both structures, first call of more than _FEW_QUERIES queries: which one is faster
-        # depends on the data as much as on its shape (clustered or tie-heavy data favour the
-        # tree, spread-out data in 8-10 dimensions the gemm filter), so its first p queries
-        # go through the tree, which counts its work (keys and box bounds computed, the same
-        # on every run and thread count); the cost model (_both_costs) decides from that
-        # which structure serves the rest and every later call of this fitted model
-        p = min(n, _PROBE_QUERIES)
-        work = []
-        tree_part = list(self._tree_blocks(Q0[:p], k, cap, code, n_threads, True, work))
-        tree_ns, brute_ns = self._both_costs(np.sum(work, axis=0), p)
-        use_tree = tree_ns <= brute_ns
-        self._both_pick = "tree" if use_tree else "brute"
-        yield from tree_part
-        if p == n:
-            return
-        rest = (self._tree_blocks(Q0[p:], k, cap, code, n_threads, in_order) if use_tree
-                else self._brute_blocks(Q0[p:], k, cap, code, n_threads))
+        rest = (self._tree_blocks(Q0[done:], k, cap, code, n_threads, in_order)
+                if self.__dict__.get("_both_pick") == "tree" else self._brute_blocks(Q0[done:], k, cap, code, n_threads))
         for rows, taken in rest:
-            yield (slice(rows.start + p, rows.stop + p) if isinstance(rows, slice)
-                   else rows + p), taken
+            yield (slice(rows.start + done, rows.stop + done) if isinstance(rows, slice)
+                   else rows + done), taken
+
+    def _route(self, n):
+        """The structure of a call of n queries: "tree", "brute" or "probe" (see
+        :func:`_pick_rule`)."""
+        if self._tree is None:
+            return "brute"
+        if self.algorithm_ == "tree":
+            return "tree"
+        if n <= _FEW_QUERIES and self._T0.shape[1] <= _TREE_MAX_D.get(self._metric, 0):
+            return "tree"
+        return self.__dict__.get("_both_pick") or "probe"
 
     def _both_costs(self, work, p):
         """(tree, brute force) estimated single-thread ns of p queries whose tree search
