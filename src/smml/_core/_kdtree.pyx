@@ -709,12 +709,13 @@ def knn(const floating[:, ::1] Q, const floating[:, ::1] Tt, const intp_t[::1] p
     n_over = 0
     total = 0
     width = cap
-    for i in range(nq):
-        if over[i] != NULL:
-            n_over += 1
-            total += out_cnt[i]
-            if out_cnt[i] > width:
-                width = out_cnt[i]
+    with nogil:
+        for i in range(nq):
+            if over[i] != NULL:
+                n_over += 1
+                total += out_cnt[i]
+                if out_cnt[i] > width:
+                    width = out_cnt[i]
     if n_over == 0:
         free(over)
         return None
@@ -726,28 +727,29 @@ def knn(const floating[:, ::1] Q, const floating[:, ::1] Tt, const intp_t[::1] p
         w_key, w_idx = K, P
         if yt != NULL:
             w_lab = L
-        for i in range(nq):
-            o = over[i]
-            if o == NULL:
-                memcpy(&w_key[i, 0], &out_key[i, 0], cap * sizeof(double))
-                memcpy(&w_idx[i, 0], &out_idx[i, 0], cap * sizeof(intp_t))
-                if yt != NULL:
-                    memcpy(&w_lab[i, 0], &out_lab[i, 0], cap * sizeof(intp_t))
-                c = cap
-            else:
-                for c in range(out_cnt[i]):
-                    w_key[i, c] = o[c].key
-                    w_idx[i, c] = o[c].idx
+        with nogil:
+            for i in range(nq):
+                o = over[i]
+                if o == NULL:
+                    memcpy(&w_key[i, 0], &out_key[i, 0], cap * sizeof(double))
+                    memcpy(&w_idx[i, 0], &out_idx[i, 0], cap * sizeof(intp_t))
                     if yt != NULL:
-                        w_lab[i, c] = yt[o[c].pos]
-                c = out_cnt[i]
-                free(o)
-            for c in range(c, width):
-                w_key[i, c] = INFINITY
-                w_idx[i, c] = -1
-                if yt != NULL:
-                    w_lab[i, c] = -1
-        free(over)
+                        memcpy(&w_lab[i, 0], &out_lab[i, 0], cap * sizeof(intp_t))
+                    c = cap
+                else:
+                    for c in range(out_cnt[i]):
+                        w_key[i, c] = o[c].key
+                        w_idx[i, c] = o[c].idx
+                        if yt != NULL:
+                            w_lab[i, c] = yt[o[c].pos]
+                    c = out_cnt[i]
+                    free(o)
+                for c in range(c, width):
+                    w_key[i, c] = INFINITY
+                    w_idx[i, c] = -1
+                    if yt != NULL:
+                        w_lab[i, c] = -1
+            free(over)
         return "padded", K, P, L
     rows = np.empty(n_over, dtype=np.intp)
     ptr = np.zeros(n_over + 1, dtype=np.intp)
@@ -758,20 +760,21 @@ def knn(const floating[:, ::1] Q, const floating[:, ::1] Tt, const intp_t[::1] p
     if yt != NULL:
         o_lab = lab
     j = 0
-    for i in range(nq):
-        o = over[i]
-        if o == NULL:
-            continue
-        o_rows[j] = i
-        for c in range(out_cnt[i]):
-            o_key[o_ptr[j] + c] = o[c].key
-            o_idx[o_ptr[j] + c] = o[c].idx
-            if yt != NULL:
-                o_lab[o_ptr[j] + c] = yt[o[c].pos]
-        o_ptr[j + 1] = o_ptr[j] + out_cnt[i]
-        j += 1
-        free(o)
-    free(over)
+    with nogil:
+        for i in range(nq):
+            o = over[i]
+            if o == NULL:
+                continue
+            o_rows[j] = i
+            for c in range(out_cnt[i]):
+                o_key[o_ptr[j] + c] = o[c].key
+                o_idx[o_ptr[j] + c] = o[c].idx
+                if yt != NULL:
+                    o_lab[o_ptr[j] + c] = yt[o[c].pos]
+            o_ptr[j + 1] = o_ptr[j] + out_cnt[i]
+            j += 1
+            free(o)
+        free(over)
     return "csr", rows, ptr, keys, idx, lab
 
 
