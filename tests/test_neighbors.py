@@ -1285,6 +1285,55 @@ def test_heavy_duplicates_and_empty_leaves_equal_reference(rng, algorithm, n_job
         np.testing.assert_array_equal(D, Dr)
 
 
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_tree_unordered_results_are_the_ordered_points(rng, n_jobs):
+    # ordered=False (a vote that only counts the points) skips the sort: per query the same
+    # k' points (and labels), in the search's order, including results longer than cap
+    # (kept whole) and longer than the rank sort's 128 (merge-sorted when ordered)
+    X = np.vstack([rng.integers(0, 4, size=(3000, 2)).astype(float), np.repeat([[9.0, 9.0]], 300, axis=0)])
+    y = rng.integers(0, 3, size=X.shape[0])
+    Q = np.vstack([rng.integers(-1, 5, size=(200, 2)).astype(float), [[9.0, 9.0], [8.0, 9.0]]])
+    est = KNNClassifier(n_neighbors=5, algorithm="tree").fit(X, y)
+    Q0, _ = est._queries(Q)
+    cap = 15
+    outs = {}
+    for ordered in (True, False):
+        key, idx = np.empty((len(Q0), cap)), np.empty((len(Q0), cap), dtype=np.intp)
+        cnt, lab = np.empty(len(Q0), dtype=np.intp), np.empty((len(Q0), cap), dtype=np.intp)
+        over = _kdtree.knn(Q0, *est._tree, 0, 5, cap, key, idx, cnt, n_jobs, est._ytree, lab,
+                           keep_over=True, widen=10 * cap, ordered=ordered)
+        outs[ordered] = (cnt, _with_over_rows(cnt, key, idx, lab, over))
+    np.testing.assert_array_equal(outs[True][0], outs[False][0])
+    assert outs[True][0].max() > 128                     # the merge sort and the CSR form ran
+    want = ref.KNNClassifier(k=5).fit(X, y)
+    for i in range(len(Q0)):
+        (ki, ii, li), (ku, iu, lu) = outs[True][1][i], outs[False][1][i]
+        order = np.lexsort((iu, ku))
+        np.testing.assert_array_equal(ki, ku[order])
+        np.testing.assert_array_equal(ii, iu[order])
+        np.testing.assert_array_equal(li, lu[order])
+        np.testing.assert_array_equal(li, y[ii])
+        taken = want.taken(Q[i])                          # the notes' k' points, in (key, index) order
+        np.testing.assert_array_equal(ii, [j for _, j in taken])
+        np.testing.assert_array_equal(ki, [v for v, _ in taken])
+    np.testing.assert_array_equal(est.predict(Q), want.predict(Q))
+    np.testing.assert_array_equal(est.predict_proba(Q), want.predict_proba(Q))
+
+
+def _with_over_rows(cnt, key, idx, lab, over):
+    """Per query (keys, indices, labels) of a kd-tree search with keep_over."""
+    rows = [(key[i, :c], idx[i, :c], lab[i, :c]) for i, c in enumerate(cnt) if c <= key.shape[1]]
+    rows = {i: r for i, r in zip([i for i, c in enumerate(cnt) if c <= key.shape[1]], rows)}
+    if over is not None and over[0] == "padded":
+        for i, c in enumerate(cnt):
+            rows[i] = (over[1][i, :c], over[2][i, :c], over[3][i, :c])
+    elif over is not None:
+        _, orow, ptr, okey, oidx, olab = over
+        for j, i in enumerate(orow):
+            rows[int(i)] = (okey[ptr[j]:ptr[j + 1]], oidx[ptr[j]:ptr[j + 1]], olab[ptr[j]:ptr[j + 1]])
+    return [rows[i] for i in range(len(cnt))]
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_gemm_filter_bound_ignores_far_outliers(rng, dtype):
     # heavy-tailed data: the bound over every training point (from the largest norm)

@@ -44,7 +44,9 @@ tau, or a root evicted by a smaller key when the new root has the same key); the
 is emptied whenever tau decreases. At the end the heap holds the k smallest points and
 the tie list every other point with key == D_k, so heap + ties are exactly the k' points
 of the notes' rule, whatever the tree's shape, the leaf size or the thread count. The
-kernel writes the first ``cap`` of them, sorted by (key, index), and ``k'`` itself (which
+kernel writes the first ``cap`` of them, sorted by (key, index) (up to 128 by rank,
+``smml_rank_sort``; longer results by ``smml_sort_entries``; or, for a vote that only
+counts them, unsorted: ``ordered=False``), and ``k'`` itself (which
 may exceed ``cap``: with ``keep_over`` the kernel keeps that query's whole sorted result
 from the same search and returns it, so that no query is searched twice).
 
@@ -74,6 +76,12 @@ cdef extern from "smml_distances.h" nogil:
     void smml_rank_sort(const double *key, const intp_t *idx, const intp_t *pay, intp_t n,
                         intp_t cap, double *out_key, intp_t *out_idx, intp_t *out_pay)
     intp_t smml_first_below_d(const double *r, intp_t n, double top)
+    ctypedef struct Entry "smml_entry":
+        # begins as a Pair does (key, original index)
+        double key
+        intp_t idx          # original training index
+        intp_t pos          # row in tree order
+    void smml_sort_entries(Entry *a, intp_t n, Entry *tmp)
 
 cdef enum:
     KEY_CHUNK = 128      # points whose keys one block call computes
@@ -330,13 +338,6 @@ cdef inline double box_bound(const floating *q, const floating *lo, const floati
     return s
 
 
-ctypedef struct Entry:
-    # begins as a Pair does (key, original index), so cmp_pair orders Entries too
-    double key
-    intp_t idx          # original training index
-    intp_t pos          # row in tree order
-
-
 ctypedef struct KState:
     # knn keeps points by their row in tree order (perm[row] is read for the few results
     # only, at the end); radius by their original index
@@ -347,6 +348,7 @@ ctypedef struct KState:
     intp_t n_ties
     intp_t ties_cap
     Entry *buf          # heap + ties, sorted at the end (more than RANK_MAX of them)
+    Entry *buf_tmp      # the sort's scratch (buf_cap records)
     intp_t buf_cap
     intp_t *stack
     double *sbound
@@ -485,14 +487,17 @@ cdef void _knn_one(const floating *q, const floating *T,
 
 cdef intp_t _finish(KState *st, intp_t k, const intp_t *perm, const intp_t *ytree,
                     double *out_key, intp_t *out_idx, intp_t *out_lab,
-                    intp_t cap, Entry **over) noexcept nogil:
+                    intp_t cap, Entry **over, bint ordered) noexcept nogil:
     """Sort heap + ties by (key, original index), write the first ``cap`` (and their labels
     ``ytree[row]`` if ``out_lab`` is not NULL); return k' (may be > cap). With ``over`` not
     NULL, a result longer than ``cap`` is also kept whole, sorted, in a new array
-    ``over[0]`` (the caller frees it), so that it need not be searched again."""
-    cdef intp_t n = st.hs + st.n_ties, c, w
+    ``over[0]`` (the caller frees it), so that it need not be searched again. Without
+    ``ordered``, the same points in the search's order (nothing sorted: for a vote that
+    only counts them)."""
+    cdef intp_t n = st.hs + st.n_ties, c, w, r
     cdef Entry *p
     cdef Entry *o = NULL
+    cdef double v
     w = n if n < cap else cap
     if n > cap and over != NULL:
         o = <Entry *> malloc(n * sizeof(Entry))
@@ -500,7 +505,24 @@ cdef intp_t _finish(KState *st, intp_t k, const intp_t *perm, const intp_t *ytre
             st.failed = 1
             return 0
         over[0] = o
-    if n <= RANK_MAX:
+    if not ordered:
+        for c in range(n):
+            if c < st.hs:
+                v = st.hv[c]
+                r = st.hi[c]
+            else:
+                v = st.ties[c - st.hs].key
+                r = st.ties[c - st.hs].idx
+            if c < cap:
+                out_key[c] = v
+                out_idx[c] = perm[r]
+                if out_lab != NULL:
+                    out_lab[c] = ytree[r]
+            if o != NULL:
+                o[c].key = v
+                o[c].idx = perm[r]
+                o[c].pos = r
+    elif n <= RANK_MAX:
         for c in range(st.hs):
             st.rk[c] = st.hv[c]
             st.rp[c] = st.hi[c]
@@ -530,6 +552,11 @@ cdef intp_t _finish(KState *st, intp_t k, const intp_t *perm, const intp_t *ytre
                 st.failed = 1
                 return 0
             st.buf = p
+            p = <Entry *> realloc(st.buf_tmp, n * sizeof(Entry))
+            if p == NULL:
+                st.failed = 1
+                return 0
+            st.buf_tmp = p
             st.buf_cap = n
         for c in range(st.hs):
             st.buf[c].key = st.hv[c]
@@ -539,7 +566,7 @@ cdef intp_t _finish(KState *st, intp_t k, const intp_t *perm, const intp_t *ytre
             st.buf[st.hs + c].pos = st.ties[c].idx
         for c in range(n):
             st.buf[c].idx = perm[st.buf[c].pos]
-        qsort(st.buf, n, sizeof(Entry), cmp_pair)
+        smml_sort_entries(st.buf, n, st.buf_tmp)
         for c in range(w):
             out_key[c] = st.buf[c].key
             out_idx[c] = st.buf[c].idx
@@ -565,6 +592,7 @@ cdef KState *_new_state(intp_t k, intp_t depth) noexcept nogil:
     st.stack = <intp_t *> malloc((depth + 2) * sizeof(intp_t))
     st.sbound = <double *> malloc((depth + 2) * sizeof(double))
     st.buf = <Entry *> malloc((k if k > 0 else 1) * sizeof(Entry))
+    st.buf_tmp = <Entry *> malloc((k if k > 0 else 1) * sizeof(Entry))
     st.buf_cap = k if k > 0 else 1
     st.keys = <double *> malloc(KEY_CHUNK * sizeof(double))
     st.rk = <double *> malloc(RANK_MAX * sizeof(double))
@@ -579,6 +607,7 @@ cdef KState *_new_state(intp_t k, intp_t depth) noexcept nogil:
     st.hs = 0
     st.failed = 0
     if st.hv == NULL or st.hi == NULL or st.stack == NULL or st.sbound == NULL or st.buf == NULL \
+            or st.buf_tmp == NULL \
             or st.keys == NULL or st.rk == NULL or st.ri == NULL or st.rp == NULL \
             or st.op == NULL or st.sk == NULL or st.si == NULL:
         st.failed = 1
@@ -593,6 +622,7 @@ cdef void _free_state(KState *st) noexcept nogil:
         free(st.sbound)
         free(st.ties)
         free(st.buf)
+        free(st.buf_tmp)
         free(st.keys)
         free(st.rk)
         free(st.ri)
@@ -625,10 +655,12 @@ def knn(const floating[:, ::1] Q, const floating[:, ::1] Tt, const intp_t[::1] p
         intp_t[::1] out_cnt,                                                            # OUT k'
         int n_threads,
         const intp_t[::1] ytree=None, intp_t[:, ::1] out_lab=None,                     # IN / OUT labels
-        intp_t[:, ::1] out_work=None, bint keep_over=False, intp_t widen=0):           # OUT work / over
+        intp_t[:, ::1] out_work=None, bint keep_over=False, intp_t widen=0,            # OUT work / over
+        bint ordered=True):
     """The notes' k' nearest points of every query (see the module doc): the first ``cap``
     sorted by (exact key, original index) in ``out_key`` / ``out_idx`` (padded with inf /
-    -1), and k' in ``out_cnt`` (a query with k' > cap must be asked again with cap >= k',
+    -1; without ``ordered``, the same k' points unsorted, so ``cap`` >= k' or ``keep_over``
+    is then needed to have them all), and k' in ``out_cnt`` (a query with k' > cap must be asked again with cap >= k',
     unless ``keep_over``). With ``ytree`` (the points' labels in tree order, ``y[perm]``)
     and ``out_lab`` (nq, cap), the labels of the written points too (padded with -1): read
     from the tree-ordered copy, near each other, rather than from y at scattered original
@@ -691,7 +723,7 @@ def knn(const floating[:, ::1] Q, const floating[:, ::1] Tt, const intp_t[::1] p
                      d, first_leaf, metric, k, st)
             out_cnt[i] = _finish(st, k, &perm[0], yt, &out_key[i, 0], &out_idx[i, 0],
                                  &out_lab[i, 0] if yt != NULL else NULL, cap,
-                                 &over[i] if over != NULL else NULL)
+                                 &over[i] if over != NULL else NULL, ordered)
             if wk != NULL:
                 wk[2 * i] = st.n_keys
                 wk[2 * i + 1] = st.n_bounds

@@ -146,6 +146,12 @@ class KNNClassifier(ClassifierMixin, _KNNBase):
         self.default_label_ = self.classes_[self._default]
         return self._fit(X, y)
 
+    def _counts_only(self):
+        """Whether a vote only counts the taken points (uniform weights, no sample weights):
+        integer counts, the same in any order, so the search need not sort them."""
+        uniform = isinstance(self.weights, str) and self.weights == "uniform"
+        return uniform and self.__dict__.get("_sw") is None
+
     def _votes(self, taken, nb):
         _, idx, keys = taken.csr()
         sw = self.__dict__.get("_sw")
@@ -198,7 +204,7 @@ class KNNClassifier(ClassifierMixin, _KNNBase):
         pred = np.empty(Q0.shape[0], dtype=np.intp)
         uniform = isinstance(self.weights, str) and self.weights == "uniform"
         n_threads = self._n_threads()
-        for rows, taken in self._search(Q0, k, n_threads, Qm=Qm):
+        for rows, taken in self._search(Q0, k, n_threads, Qm=Qm, ordered=not self._counts_only()):
             nb = taken.counts.shape[0]
             if uniform and taken.idx is not None and self.__dict__.get("_sw") is None:
                 # the compiled vote (same rule as _decide)
@@ -232,7 +238,7 @@ class KNNClassifier(ClassifierMixin, _KNNBase):
         """
         Q0, Qm, k = self._fitted_queries(X)
         proba = np.empty((Q0.shape[0], self.classes_.size), dtype=np.float64)
-        for rows, taken in self._search(Q0, k, self._n_threads(), Qm=Qm):
+        for rows, taken in self._search(Q0, k, self._n_threads(), Qm=Qm, ordered=not self._counts_only()):
             proba[rows] = self._proba(self._votes(taken, taken.counts.shape[0]))
         return proba
 

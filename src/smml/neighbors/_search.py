@@ -325,7 +325,7 @@ class _KNNBase(SmmlEstimator):
     def _distance(self, key):
         return np.sqrt(key) if self._metric in ("euclidean", "mahalanobis") else key
 
-    def _search(self, Q0, k, n_threads, in_order=False, Qm=None):
+    def _search(self, Q0, k, n_threads, in_order=False, Qm=None, ordered=True):
         """Yield (rows, taken) per block of queries: ``rows`` the block's rows of Q0 (a
         slice, or an index array when the tree searches the queries in its own order,
         unless ``in_order``), ``taken`` a :class:`_Taken`.
@@ -334,11 +334,13 @@ class _KNNBase(SmmlEstimator):
         ``indices[indptr[i]:indptr[i+1]]`` of ``taken.csr()``, sorted by (exact key,
         index), with their exact keys (squared distance for euclidean/mahalanobis).
         ``Qm``: for Mahalanobis, the queries' :class:`_Scaled` (``Q0`` holds them transformed).
+        Without ``ordered`` (a vote that only counts the points) the kd-tree may leave each
+        query's points in the order its search found them: the same points, nothing sorted.
         """
         if self._metric == "mahalanobis":
             yield from self._search_mahalanobis(Q0, Qm, k, n_threads, in_order)
         else:
-            yield from self._search_keys(Q0, k, n_threads, in_order)
+            yield from self._search_keys(Q0, k, n_threads, in_order, ordered)
 
     def _search_mahalanobis(self, Q0, Qm, k, n_threads, in_order):
         """:meth:`_search` for Mahalanobis: a candidate search, then the exact ranking.
@@ -417,7 +419,7 @@ class _KNNBase(SmmlEstimator):
         cand, _ = _padded(_Taken(counts, csr=(ip, ii, kk)))
         return cand, counts
 
-    def _search_keys(self, Q0, k, n_threads, in_order=False):
+    def _search_keys(self, Q0, k, n_threads, in_order=False, ordered=True):
         """:meth:`_search` on the exact keys of ``self._metric_code()`` over ``self._T0``."""
         m, d = self._T0.shape
         n = Q0.shape[0]
@@ -425,7 +427,7 @@ class _KNNBase(SmmlEstimator):
         code = self._metric_code()
         route = self._route(n)
         if route == "tree":
-            yield from self._tree_blocks(Q0, k, cap, code, n_threads, in_order)
+            yield from self._tree_blocks(Q0, k, cap, code, n_threads, in_order, None, ordered)
             return
         if route == "brute":
             yield from self._brute_blocks(Q0, k, cap, code, n_threads)
@@ -442,7 +444,7 @@ class _KNNBase(SmmlEstimator):
             stage = _PROBE_FIRST if probed < _PROBE_FIRST else _PROBE_QUERIES
             take = min(n - done, max(1, stage - probed))
             work = []
-            part = list(self._tree_blocks(Q0[done:done + take], k, cap, code, n_threads, True, work))
+            part = list(self._tree_blocks(Q0[done:done + take], k, cap, code, n_threads, True, work, ordered))
             w = np.sum(work, axis=0)
             probed, keys, bounds = probed + take, keys + int(w[0]), bounds + int(w[1])
             self._probe = (probed, keys, bounds)
@@ -457,7 +459,7 @@ class _KNNBase(SmmlEstimator):
             done += take
         if done == n:
             return
-        rest = (self._tree_blocks(Q0[done:], k, cap, code, n_threads, in_order)
+        rest = (self._tree_blocks(Q0[done:], k, cap, code, n_threads, in_order, None, ordered)
                 if self.__dict__.get("_both_pick") == "tree" else self._brute_blocks(Q0[done:], k, cap, code, n_threads))
         for rows, taken in rest:
             yield (slice(rows.start + done, rows.stop + done) if isinstance(rows, slice)
@@ -540,7 +542,7 @@ class _KNNBase(SmmlEstimator):
                    _relative_slack(d, self._gemm_dtype))
         return out_key, out_idx, cnt
 
-    def _tree_blocks(self, Q0, k, cap, code, n_threads, in_order, work=None):
+    def _tree_blocks(self, Q0, k, cap, code, n_threads, in_order, work=None, ordered=True):
         """:meth:`_search` through the kd-tree. From ``_ORDER_MIN`` queries they are searched
         leaf by leaf (:func:`_kdtree.query_order`: the same results, fewer cache misses),
         in blocks of at most ``_TREE_OUT_BUDGET`` output entries (small outputs are reused
@@ -555,9 +557,9 @@ class _KNNBase(SmmlEstimator):
         for start in range(0, n, block):
             stop = min(n, start + block)
             rows = slice(start, stop) if order is None else order[start:stop]
-            yield rows, self._tree_search(Q0[start:stop], k, cap, code, n_threads, work=work)
+            yield rows, self._tree_search(Q0[start:stop], k, cap, code, n_threads, work=work, ordered=ordered)
 
-    def _tree_search(self, Qb, k, cap, code, n_threads, flat=False, work=None):
+    def _tree_search(self, Qb, k, cap, code, n_threads, flat=False, work=None, ordered=True):
         """The taken points (a :class:`_Taken`) of the queries Qb through the kd-tree, or
         with ``flat`` through the one-leaf tree over the training rows in their own order
         (the exact brute-force scan; ``n_threads`` is then used as given). ``work``: a list
@@ -574,7 +576,7 @@ class _KNNBase(SmmlEstimator):
         # search), as padded rows up to _WIDEN_MAX x cap wide (the compiled vote reads them)
         w = None if work is None else np.empty((nb, 2), dtype=np.intp)
         over = _kdtree.knn(Qb, *tree, code, k, cap, out_key, out_idx, cnt, nt, ytree, lab,
-                           out_work=w, keep_over=True, widen=_WIDEN_MAX * cap)
+                           out_work=w, keep_over=True, widen=_WIDEN_MAX * cap, ordered=ordered)
         if work is not None:
             work.append(w.sum(axis=0))
         if over is None:

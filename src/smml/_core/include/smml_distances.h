@@ -12,6 +12,12 @@
  * pair: O(n^2) branch-free comparisons, for the small n of a k-NN result (a heap sort of
  * 50 pairs costs more in mispredicted branches).
  *
+ * smml_sort_entries: a longer k-NN result (more than the rank sort's 128 points: ties,
+ * duplicates) of (key, index, row) records with distinct indices sorted by (key, index) in
+ * place: insertion sorts of runs of 16, then merges through a scratch buffer, comparisons
+ * and copies inlined (qsort's comparison callback and generic element copies cost 2.5x this
+ * on results of 150 tied points).
+ *
  * smml_first_below_*: the first j < n with r[j] < top, or n: the candidate filter of the
  * brute-force k-NN scan (smml._core._knn), where almost no tile value passes; blocks of 32
  * values are tested branch-free, the block that holds one is searched value by value.
@@ -174,6 +180,53 @@ SMML_MAYBE_UNUSED static void smml_tile_panels_##SUF(Py_ssize_t nr, Py_ssize_t k
 SMML_TILE_PLAIN(d, double, SMML_PANEL_D)
 SMML_TILE_PLAIN(f, float, SMML_PANEL_F)
 #endif
+
+/* ---- sorting a long k-NN result (smml._core._kdtree) ---- */
+typedef struct {
+    double key;
+    ptrdiff_t idx;      /* original training index: distinct within a result */
+    ptrdiff_t pos;      /* row in tree order */
+} smml_entry;
+
+static inline int smml_entry_less(const smml_entry *a, const smml_entry *b) {
+    return a->key < b->key || (a->key == b->key && a->idx < b->idx);
+}
+
+/* a[0 .. n-1] sorted by (key, idx); tmp: room for n records */
+static inline void smml_sort_entries(smml_entry *a, ptrdiff_t n, smml_entry *tmp) {
+    const ptrdiff_t run = 16;
+    ptrdiff_t s, e, i, j, m, o, w;
+    smml_entry x, *src = a, *dst = tmp, *t;
+    for (s = 0; s < n; s += run) {
+        e = s + run < n ? s + run : n;
+        for (i = s + 1; i < e; i++) {
+            x = a[i];
+            for (j = i; j > s && smml_entry_less(&x, &a[j - 1]); j--)
+                a[j] = a[j - 1];
+            a[j] = x;
+        }
+    }
+    for (w = run; w < n; w *= 2) {
+        for (s = 0; s < n; s += 2 * w) {
+            m = s + w < n ? s + w : n;
+            e = s + 2 * w < n ? s + 2 * w : n;
+            i = s;
+            j = m;
+            o = s;
+            while (i < m && j < e)
+                dst[o++] = smml_entry_less(&src[j], &src[i]) ? src[j++] : src[i++];
+            while (i < m)
+                dst[o++] = src[i++];
+            while (j < e)
+                dst[o++] = src[j++];
+        }
+        t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != a)
+        memcpy(a, src, (size_t)n * sizeof(smml_entry));
+}
 
 /* the functions below, compiled portable (_base) and, with SMML_X86_DISPATCH, for
  * AVX2 (_avx2); the name without a suffix calls the copy of smml_isa() (smml_platform.h) */
