@@ -382,10 +382,11 @@ def test_both_structures_pick_per_call(rng, monkeypatch, brute_point_ns, pick):
     monkeypatch.setattr(_search, "_COST_BRUTE_POINT", brute_point_ns)
     monkeypatch.setattr(_search, "_COST_BRUTE_QUERY", brute_point_ns)
     calls = []
-    for mod, name in ((_kdtree, "knn"), (_knn, "knn_gemm"), (_knn, "knn_gemm_split_train")):
+    # the kd-tree's searches: knn, or knn_votes for predict's counts-only vote (both "knn")
+    for mod, name in ((_kdtree, "knn"), (_kdtree, "knn_votes"), (_knn, "knn_gemm"), (_knn, "knn_gemm_split_train")):
         real = getattr(mod, name)
-        monkeypatch.setattr(mod, name, lambda *a, _r=real, _n=name, **kw: (calls.append((_n, len(a[0]))),
-                                                                           _r(*a, **kw))[1])
+        monkeypatch.setattr(mod, name, lambda *a, _r=real, _n=name.replace("_votes", ""), **kw:
+                            (calls.append((_n, len(a[0]))), _r(*a, **kw))[1])
     want = ref.KNNClassifier(k=4).fit(X, y).predict(Q)
     few, probe = _search._FEW_QUERIES, _search._PROBE_FIRST
     np.testing.assert_array_equal(est.predict(Q[:few]), want[:few])
@@ -419,10 +420,11 @@ def test_both_structures_probe_stages_span_calls_beyond_the_tree_rule(rng, monke
     monkeypatch.setattr(_search, "_COST_BRUTE_POINT", brute_point_ns)
     monkeypatch.setattr(_search, "_COST_BRUTE_QUERY", brute_point_ns)
     calls = []
-    for mod, name in ((_kdtree, "knn"), (_knn, "knn_gemm"), (_knn, "knn_gemm_split_train")):
+    # the kd-tree's searches: knn, or knn_votes for predict's counts-only vote (both "knn")
+    for mod, name in ((_kdtree, "knn"), (_kdtree, "knn_votes"), (_knn, "knn_gemm"), (_knn, "knn_gemm_split_train")):
         real = getattr(mod, name)
-        monkeypatch.setattr(mod, name, lambda *a, _r=real, _n=name, **kw: (calls.append((_n, len(a[0]))),
-                                                                           _r(*a, **kw))[1])
+        monkeypatch.setattr(mod, name, lambda *a, _r=real, _n=name.replace("_votes", ""), **kw:
+                            (calls.append((_n, len(a[0]))), _r(*a, **kw))[1])
     want = ref.KNNClassifier(k=3).fit(X, y).predict(Q)
     first, total = _search._PROBE_FIRST, _search._PROBE_QUERIES
     np.testing.assert_array_equal(est.predict(Q[:5]), want[:5])         # a small call probes
@@ -1286,38 +1288,44 @@ def test_heavy_duplicates_and_empty_leaves_equal_reference(rng, algorithm, n_job
 
 
 @pytest.mark.parametrize("n_jobs", [1, 2])
-def test_tree_unordered_results_are_the_ordered_points(rng, n_jobs):
-    # ordered=False (a vote that only counts the points) skips the sort: per query the same
-    # k' points (and labels), in the search's order, including results longer than cap
-    # (kept whole) and longer than the rank sort's 128 (merge-sorted when ordered)
+def test_tree_votes_count_the_taken_points(rng, n_jobs):
+    # knn_votes (a vote that only counts the points): per query the class counts of the same
+    # k' points that knn returns (sorted, whole: results longer than cap and than the rank
+    # sort's 128), and the same k' and work counts; predict / predict_proba equal the notes'
     X = np.vstack([rng.integers(0, 4, size=(3000, 2)).astype(float), np.repeat([[9.0, 9.0]], 300, axis=0)])
     y = rng.integers(0, 3, size=X.shape[0])
     Q = np.vstack([rng.integers(-1, 5, size=(200, 2)).astype(float), [[9.0, 9.0], [8.0, 9.0]]])
     est = KNNClassifier(n_neighbors=5, algorithm="tree").fit(X, y)
     Q0, _ = est._queries(Q)
-    cap = 15
-    outs = {}
-    for ordered in (True, False):
-        key, idx = np.empty((len(Q0), cap)), np.empty((len(Q0), cap), dtype=np.intp)
-        cnt, lab = np.empty(len(Q0), dtype=np.intp), np.empty((len(Q0), cap), dtype=np.intp)
-        over = _kdtree.knn(Q0, *est._tree, 0, 5, cap, key, idx, cnt, n_jobs, est._ytree, lab,
-                           keep_over=True, widen=10 * cap, ordered=ordered)
-        outs[ordered] = (cnt, _with_over_rows(cnt, key, idx, lab, over))
-    np.testing.assert_array_equal(outs[True][0], outs[False][0])
-    assert outs[True][0].max() > 128                     # the merge sort and the CSR form ran
+    cap, nq = 15, len(Q0)
+    key, idx = np.empty((nq, cap)), np.empty((nq, cap), dtype=np.intp)
+    cnt, lab = np.empty(nq, dtype=np.intp), np.empty((nq, cap), dtype=np.intp)
+    w1, w2 = np.empty((nq, 2), dtype=np.intp), np.empty((nq, 2), dtype=np.intp)
+    over = _kdtree.knn(Q0, *est._tree, 0, 5, cap, key, idx, cnt, n_jobs, est._ytree, lab,
+                       out_work=w1, keep_over=True, widen=10 * cap)
+    rows = _with_over_rows(cnt, key, idx, lab, over)
+    V, cnt2 = np.empty((nq, 3), dtype=np.intp), np.empty(nq, dtype=np.intp)
+    _kdtree.knn_votes(Q0, *est._tree, 0, 5, est._ytree, V, cnt2, n_jobs, out_work=w2)
+    np.testing.assert_array_equal(cnt, cnt2)
+    np.testing.assert_array_equal(w1, w2)
+    np.testing.assert_array_equal(V.sum(axis=1), cnt)
+    assert cnt.max() > 128                               # the merge sort and the CSR form ran
     want = ref.KNNClassifier(k=5).fit(X, y)
-    for i in range(len(Q0)):
-        (ki, ii, li), (ku, iu, lu) = outs[True][1][i], outs[False][1][i]
-        order = np.lexsort((iu, ku))
-        np.testing.assert_array_equal(ki, ku[order])
-        np.testing.assert_array_equal(ii, iu[order])
-        np.testing.assert_array_equal(li, lu[order])
-        np.testing.assert_array_equal(li, y[ii])
+    for i in range(nq):
+        ki, ii, li = rows[i]
         taken = want.taken(Q[i])                          # the notes' k' points, in (key, index) order
         np.testing.assert_array_equal(ii, [j for _, j in taken])
         np.testing.assert_array_equal(ki, [v for v, _ in taken])
+        np.testing.assert_array_equal(li, y[ii])
+        np.testing.assert_array_equal(V[i], np.bincount(y[ii], minlength=3))
     np.testing.assert_array_equal(est.predict(Q), want.predict(Q))
     np.testing.assert_array_equal(est.predict_proba(Q), want.predict_proba(Q))
+    with pytest.raises(ValueError):
+        _kdtree.knn_votes(Q0, *est._tree, 0, 5, est._ytree, V[:, :2], cnt2, 1)     # a code >= n_classes
+    with pytest.raises(ValueError):
+        _kdtree.knn_votes(Q0, *est._tree, 0, 5, est._ytree, V[:5], cnt2, 1)        # rows
+    with pytest.raises(ValueError):
+        _kdtree.knn_votes(Q0, *est._tree, 0, len(X) + 1, est._ytree, V, cnt2, 1)   # k > m
 
 
 def _with_over_rows(cnt, key, idx, lab, over):
@@ -1550,13 +1558,17 @@ def test_kdtree_keeps_results_longer_than_cap_in_one_search(rng, monkeypatch, wi
             np.testing.assert_array_equal(lab2[ptr[j]:ptr[j + 1]], want_lab[r, :c])
         np.testing.assert_array_equal(out[0][cnt <= cap], want[0][cnt <= cap, :cap])
     # the estimator (rows widened, or CSR with widen 0): one kernel call, the reference's
-    # predictions and probabilities
-    r = ref.KNNClassifier(k=3).fit(X, y)
+    # predictions and probabilities; with distance weights (the points themselves, not
+    # counted by the kernel) and with uniform ones (knn_votes: the class counts only)
     if not widen:
         monkeypatch.setattr(_search, "_WIDEN_MAX", 0)
-    calls = []
-    real = _kdtree.knn
-    monkeypatch.setattr(_kdtree, "knn", lambda *a, **kw: (calls.append(len(a[0])), real(*a, **kw))[1])
-    np.testing.assert_array_equal(est.predict(Q), r.predict(Q))
-    assert calls == [n]
-    np.testing.assert_allclose(est.predict_proba(Q), r.predict_proba(Q), rtol=0, atol=1e-12)
+    for weights, kernel in (("distance", "knn"), ("uniform", "knn_votes")):
+        est = KNNClassifier(n_neighbors=3, algorithm="tree", weights=weights).fit(X, y)
+        r = ref.KNNClassifier(k=3, weights=weights).fit(X, y)
+        calls = []
+        real = getattr(_kdtree, kernel)
+        monkeypatch.setattr(_kdtree, kernel, lambda *a, _r=real, **kw: (calls.append(len(a[0])), _r(*a, **kw))[1])
+        np.testing.assert_array_equal(est.predict(Q), r.predict(Q))
+        assert calls == [n]
+        np.testing.assert_allclose(est.predict_proba(Q), r.predict_proba(Q), rtol=0, atol=1e-12)
+        monkeypatch.setattr(_kdtree, kernel, real)

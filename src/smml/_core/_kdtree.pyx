@@ -45,8 +45,7 @@ is emptied whenever tau decreases. At the end the heap holds the k smallest poin
 the tie list every other point with key == D_k, so heap + ties are exactly the k' points
 of the notes' rule, whatever the tree's shape, the leaf size or the thread count. The
 kernel writes the first ``cap`` of them, sorted by (key, index) (up to 128 by rank,
-``smml_rank_sort``; longer results by ``smml_sort_entries``; or, for a vote that only
-counts them, unsorted: ``ordered=False``), and ``k'`` itself (which
+``smml_rank_sort``; longer results by ``smml_sort_entries``), and ``k'`` itself (which
 may exceed ``cap``: with ``keep_over`` the kernel keeps that query's whole sorted result
 from the same search and returns it, so that no query is searched twice).
 
@@ -487,17 +486,14 @@ cdef void _knn_one(const floating *q, const floating *T,
 
 cdef intp_t _finish(KState *st, intp_t k, const intp_t *perm, const intp_t *ytree,
                     double *out_key, intp_t *out_idx, intp_t *out_lab,
-                    intp_t cap, Entry **over, bint ordered) noexcept nogil:
+                    intp_t cap, Entry **over) noexcept nogil:
     """Sort heap + ties by (key, original index), write the first ``cap`` (and their labels
     ``ytree[row]`` if ``out_lab`` is not NULL); return k' (may be > cap). With ``over`` not
     NULL, a result longer than ``cap`` is also kept whole, sorted, in a new array
-    ``over[0]`` (the caller frees it), so that it need not be searched again. Without
-    ``ordered``, the same points in the search's order (nothing sorted: for a vote that
-    only counts them)."""
-    cdef intp_t n = st.hs + st.n_ties, c, w, r
+    ``over[0]`` (the caller frees it), so that it need not be searched again."""
+    cdef intp_t n = st.hs + st.n_ties, c, w
     cdef Entry *p
     cdef Entry *o = NULL
-    cdef double v
     w = n if n < cap else cap
     if n > cap and over != NULL:
         o = <Entry *> malloc(n * sizeof(Entry))
@@ -505,24 +501,7 @@ cdef intp_t _finish(KState *st, intp_t k, const intp_t *perm, const intp_t *ytre
             st.failed = 1
             return 0
         over[0] = o
-    if not ordered:
-        for c in range(n):
-            if c < st.hs:
-                v = st.hv[c]
-                r = st.hi[c]
-            else:
-                v = st.ties[c - st.hs].key
-                r = st.ties[c - st.hs].idx
-            if c < cap:
-                out_key[c] = v
-                out_idx[c] = perm[r]
-                if out_lab != NULL:
-                    out_lab[c] = ytree[r]
-            if o != NULL:
-                o[c].key = v
-                o[c].idx = perm[r]
-                o[c].pos = r
-    elif n <= RANK_MAX:
+    if n <= RANK_MAX:
         for c in range(st.hs):
             st.rk[c] = st.hv[c]
             st.rp[c] = st.hi[c]
@@ -655,12 +634,10 @@ def knn(const floating[:, ::1] Q, const floating[:, ::1] Tt, const intp_t[::1] p
         intp_t[::1] out_cnt,                                                            # OUT k'
         int n_threads,
         const intp_t[::1] ytree=None, intp_t[:, ::1] out_lab=None,                     # IN / OUT labels
-        intp_t[:, ::1] out_work=None, bint keep_over=False, intp_t widen=0,            # OUT work / over
-        bint ordered=True):
+        intp_t[:, ::1] out_work=None, bint keep_over=False, intp_t widen=0):           # OUT work / over
     """The notes' k' nearest points of every query (see the module doc): the first ``cap``
     sorted by (exact key, original index) in ``out_key`` / ``out_idx`` (padded with inf /
-    -1; without ``ordered``, the same k' points unsorted, so ``cap`` >= k' or ``keep_over``
-    is then needed to have them all), and k' in ``out_cnt`` (a query with k' > cap must be asked again with cap >= k',
+    -1), and k' in ``out_cnt`` (a query with k' > cap must be asked again with cap >= k',
     unless ``keep_over``). With ``ytree`` (the points' labels in tree order, ``y[perm]``)
     and ``out_lab`` (nq, cap), the labels of the written points too (padded with -1): read
     from the tree-ordered copy, near each other, rather than from y at scattered original
@@ -723,7 +700,7 @@ def knn(const floating[:, ::1] Q, const floating[:, ::1] Tt, const intp_t[::1] p
                      d, first_leaf, metric, k, st)
             out_cnt[i] = _finish(st, k, &perm[0], yt, &out_key[i, 0], &out_idx[i, 0],
                                  &out_lab[i, 0] if yt != NULL else NULL, cap,
-                                 &over[i] if over != NULL else NULL, ordered)
+                                 &over[i] if over != NULL else NULL)
             if wk != NULL:
                 wk[2 * i] = st.n_keys
                 wk[2 * i + 1] = st.n_bounds
@@ -808,6 +785,70 @@ def knn(const floating[:, ::1] Q, const floating[:, ::1] Tt, const intp_t[::1] p
             free(o)
         free(over)
     return "csr", rows, ptr, keys, idx, lab
+
+
+def knn_votes(const floating[:, ::1] Q, const floating[:, ::1] Tt, const intp_t[::1] perm,  # IN
+              const intp_t[::1] start, const intp_t[::1] end,                                # IN tree
+              const floating[:, ::1] lo, const floating[:, ::1] hi,                          # IN boxes
+              int metric, intp_t k,
+              const intp_t[::1] ytree,                 # IN the points' class codes in tree order
+              intp_t[:, ::1] out_votes,                # OUT (nq, n_classes): taken points per class
+              intp_t[::1] out_cnt,                     # OUT k'
+              int n_threads, intp_t[:, ::1] out_work=None):
+    """The class counts of every query's k' nearest points (the same search as :func:`knn`,
+    the same points), for a vote that only counts them (uniform weights): nothing is sorted
+    or written per point, so results of many tied points (duplicates) cost no more than
+    their search. ``out_work`` as in :func:`knn`."""
+    cdef intp_t nq = Q.shape[0], m = Tt.shape[0], d = Tt.shape[1], nc = out_votes.shape[1]
+    cdef intp_t n_nodes = start.shape[0], depth, first_leaf, i, c
+    cdef intp_t *wk = NULL
+    cdef intp_t *v
+    cdef KState *st
+    cdef int failed[1]
+    depth = _check_tree("knn_votes", Q.shape[1], m, d, perm.shape[0], n_nodes, end.shape[0],
+                        lo.shape[0], lo.shape[1], hi.shape[0], hi.shape[1], metric)
+    if ytree.shape[0] != m or out_votes.shape[0] != nq or out_cnt.shape[0] != nq or nc < 1:
+        raise ValueError("knn_votes: bad shapes")
+    if k < 1 or k > m:
+        raise ValueError("knn_votes: bad k")
+    if out_work is not None:
+        if out_work.shape[0] != nq or out_work.shape[1] != 2:
+            raise ValueError("knn_votes: bad out_work shape")
+        if nq:
+            wk = &out_work[0, 0]
+    for i in range(m):
+        if ytree[i] < 0 or ytree[i] >= nc:
+            raise ValueError("knn_votes: a class code is out of range")
+    if nq == 0:
+        return
+    first_leaf = (<intp_t> 1 << depth) - 1
+    n_threads = threads_for(n_threads, nq, 1)
+    failed[0] = 0
+    with nogil, parallel(num_threads=n_threads):
+        st = _new_state(k, depth)
+        for i in prange(nq, schedule="dynamic", chunksize=32):
+            if st == NULL or st.failed:
+                flag_set(failed)
+                continue
+            _knn_one(&Q[i, 0], &Tt[0, 0], &start[0], &end[0], &lo[0, 0], &hi[0, 0],
+                     d, first_leaf, metric, k, st)
+            if st.failed:
+                flag_set(failed)
+                continue
+            v = &out_votes[i, 0]
+            for c in range(nc):
+                v[c] = 0
+            for c in range(st.hs):
+                v[ytree[st.hi[c]]] += 1
+            for c in range(st.n_ties):
+                v[ytree[st.ties[c].idx]] += 1
+            out_cnt[i] = st.hs + st.n_ties
+            if wk != NULL:
+                wk[2 * i] = st.n_keys
+                wk[2 * i + 1] = st.n_bounds
+        _free_state(st)
+    if failed[0]:
+        raise MemoryError("kdtree.knn_votes: could not allocate the per-thread buffers")
 
 
 cdef void _radius_one(const floating *q, const floating *T, const intp_t *perm,

@@ -148,7 +148,7 @@ class KNNClassifier(ClassifierMixin, _KNNBase):
 
     def _counts_only(self):
         """Whether a vote only counts the taken points (uniform weights, no sample weights):
-        integer counts, the same in any order, so the search need not sort them."""
+        the kd-tree can then count them per class itself (``_kdtree.knn_votes``)."""
         uniform = isinstance(self.weights, str) and self.weights == "uniform"
         return uniform and self.__dict__.get("_sw") is None
 
@@ -204,9 +204,11 @@ class KNNClassifier(ClassifierMixin, _KNNBase):
         pred = np.empty(Q0.shape[0], dtype=np.intp)
         uniform = isinstance(self.weights, str) and self.weights == "uniform"
         n_threads = self._n_threads()
-        for rows, taken in self._search(Q0, k, n_threads, Qm=Qm, ordered=not self._counts_only()):
+        for rows, taken in self._search(Q0, k, n_threads, Qm=Qm, votes=self._counts_only()):
             nb = taken.counts.shape[0]
-            if uniform and taken.idx is not None and self.__dict__.get("_sw") is None:
+            if taken.votes is not None:                # the kd-tree counted them
+                pred[rows] = self._decide(taken.votes)
+            elif uniform and taken.idx is not None and self.__dict__.get("_sw") is None:
                 # the compiled vote (same rule as _decide)
                 out = pred[rows] if isinstance(rows, slice) else np.empty(nb, dtype=np.intp)
                 if taken.lab is not None:              # the codes themselves: y = identity
@@ -238,8 +240,9 @@ class KNNClassifier(ClassifierMixin, _KNNBase):
         """
         Q0, Qm, k = self._fitted_queries(X)
         proba = np.empty((Q0.shape[0], self.classes_.size), dtype=np.float64)
-        for rows, taken in self._search(Q0, k, self._n_threads(), Qm=Qm, ordered=not self._counts_only()):
-            proba[rows] = self._proba(self._votes(taken, taken.counts.shape[0]))
+        for rows, taken in self._search(Q0, k, self._n_threads(), Qm=Qm, votes=self._counts_only()):
+            votes = taken.votes if taken.votes is not None else self._votes(taken, taken.counts.shape[0])
+            proba[rows] = self._proba(votes)
         return proba
 
 

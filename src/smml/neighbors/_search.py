@@ -325,7 +325,7 @@ class _KNNBase(SmmlEstimator):
     def _distance(self, key):
         return np.sqrt(key) if self._metric in ("euclidean", "mahalanobis") else key
 
-    def _search(self, Q0, k, n_threads, in_order=False, Qm=None, ordered=True):
+    def _search(self, Q0, k, n_threads, in_order=False, Qm=None, votes=False):
         """Yield (rows, taken) per block of queries: ``rows`` the block's rows of Q0 (a
         slice, or an index array when the tree searches the queries in its own order,
         unless ``in_order``), ``taken`` a :class:`_Taken`.
@@ -334,13 +334,14 @@ class _KNNBase(SmmlEstimator):
         ``indices[indptr[i]:indptr[i+1]]`` of ``taken.csr()``, sorted by (exact key,
         index), with their exact keys (squared distance for euclidean/mahalanobis).
         ``Qm``: for Mahalanobis, the queries' :class:`_Scaled` (``Q0`` holds them transformed).
-        Without ``ordered`` (a vote that only counts the points) the kd-tree may leave each
-        query's points in the order its search found them: the same points, nothing sorted.
+        With ``votes`` (a classifier's vote that only counts the points: uniform weights, no
+        sample weights), the kd-tree's blocks may give only each query's class counts of its
+        taken points (``taken.votes``, (n, n_classes)) and ``taken.counts``, nothing per point.
         """
         if self._metric == "mahalanobis":
             yield from self._search_mahalanobis(Q0, Qm, k, n_threads, in_order)
         else:
-            yield from self._search_keys(Q0, k, n_threads, in_order, ordered)
+            yield from self._search_keys(Q0, k, n_threads, in_order, votes)
 
     def _search_mahalanobis(self, Q0, Qm, k, n_threads, in_order):
         """:meth:`_search` for Mahalanobis: a candidate search, then the exact ranking.
@@ -419,7 +420,7 @@ class _KNNBase(SmmlEstimator):
         cand, _ = _padded(_Taken(counts, csr=(ip, ii, kk)))
         return cand, counts
 
-    def _search_keys(self, Q0, k, n_threads, in_order=False, ordered=True):
+    def _search_keys(self, Q0, k, n_threads, in_order=False, votes=False):
         """:meth:`_search` on the exact keys of ``self._metric_code()`` over ``self._T0``."""
         m, d = self._T0.shape
         n = Q0.shape[0]
@@ -427,7 +428,7 @@ class _KNNBase(SmmlEstimator):
         code = self._metric_code()
         route = self._route(n)
         if route == "tree":
-            yield from self._tree_blocks(Q0, k, cap, code, n_threads, in_order, None, ordered)
+            yield from self._tree_blocks(Q0, k, cap, code, n_threads, in_order, None, votes)
             return
         if route == "brute":
             yield from self._brute_blocks(Q0, k, cap, code, n_threads)
@@ -444,7 +445,7 @@ class _KNNBase(SmmlEstimator):
             stage = _PROBE_FIRST if probed < _PROBE_FIRST else _PROBE_QUERIES
             take = min(n - done, max(1, stage - probed))
             work = []
-            part = list(self._tree_blocks(Q0[done:done + take], k, cap, code, n_threads, True, work, ordered))
+            part = list(self._tree_blocks(Q0[done:done + take], k, cap, code, n_threads, True, work, votes))
             w = np.sum(work, axis=0)
             probed, keys, bounds = probed + take, keys + int(w[0]), bounds + int(w[1])
             self._probe = (probed, keys, bounds)
@@ -459,7 +460,7 @@ class _KNNBase(SmmlEstimator):
             done += take
         if done == n:
             return
-        rest = (self._tree_blocks(Q0[done:], k, cap, code, n_threads, in_order, None, ordered)
+        rest = (self._tree_blocks(Q0[done:], k, cap, code, n_threads, in_order, None, votes)
                 if self.__dict__.get("_both_pick") == "tree" else self._brute_blocks(Q0[done:], k, cap, code, n_threads))
         for rows, taken in rest:
             yield (slice(rows.start + done, rows.stop + done) if isinstance(rows, slice)
@@ -542,7 +543,7 @@ class _KNNBase(SmmlEstimator):
                    _relative_slack(d, self._gemm_dtype))
         return out_key, out_idx, cnt
 
-    def _tree_blocks(self, Q0, k, cap, code, n_threads, in_order, work=None, ordered=True):
+    def _tree_blocks(self, Q0, k, cap, code, n_threads, in_order, work=None, votes=False):
         """:meth:`_search` through the kd-tree. From ``_ORDER_MIN`` queries they are searched
         leaf by leaf (:func:`_kdtree.query_order`: the same results, fewer cache misses),
         in blocks of at most ``_TREE_OUT_BUDGET`` output entries (small outputs are reused
@@ -557,26 +558,34 @@ class _KNNBase(SmmlEstimator):
         for start in range(0, n, block):
             stop = min(n, start + block)
             rows = slice(start, stop) if order is None else order[start:stop]
-            yield rows, self._tree_search(Q0[start:stop], k, cap, code, n_threads, work=work, ordered=ordered)
+            yield rows, self._tree_search(Q0[start:stop], k, cap, code, n_threads, work=work, votes=votes)
 
-    def _tree_search(self, Qb, k, cap, code, n_threads, flat=False, work=None, ordered=True):
+    def _tree_search(self, Qb, k, cap, code, n_threads, flat=False, work=None, votes=False):
         """The taken points (a :class:`_Taken`) of the queries Qb through the kd-tree, or
         with ``flat`` through the one-leaf tree over the training rows in their own order
         (the exact brute-force scan; ``n_threads`` is then used as given). ``work``: a list
-        to which the search's total (keys, box bounds) computed is appended."""
+        to which the search's total (keys, box bounds) computed is appended. ``votes``: a
+        classifier's counts-only vote (:meth:`_search`): only each query's class counts."""
         nb = Qb.shape[0]
         tree = self._flat if flat else self._tree
         ytree = (self._y if self._tree_labels else None) if flat else self._ytree
         nt = n_threads if flat else threads_for(n_threads, nb, _TREE_GRAIN)
+        w = None if work is None else np.empty((nb, 2), dtype=np.intp)
+        if votes and ytree is not None:
+            cnt = np.empty(nb, dtype=np.intp)
+            V = np.empty((nb, self.classes_.size), dtype=np.intp)
+            _kdtree.knn_votes(Qb, *tree, code, k, ytree, V, cnt, nt, out_work=w)
+            if work is not None:
+                work.append(w.sum(axis=0))
+            return _Taken(cnt, votes=V)
         out_key = np.empty((nb, cap), dtype=np.float64)
         out_idx = np.empty((nb, cap), dtype=np.intp)
         cnt = np.empty(nb, dtype=np.intp)
         lab = None if ytree is None else np.empty((nb, cap), dtype=np.intp)
         # more ties than cap: the kernel keeps those queries' whole results (no second
         # search), as padded rows up to _WIDEN_MAX x cap wide (the compiled vote reads them)
-        w = None if work is None else np.empty((nb, 2), dtype=np.intp)
         over = _kdtree.knn(Qb, *tree, code, k, cap, out_key, out_idx, cnt, nt, ytree, lab,
-                           out_work=w, keep_over=True, widen=_WIDEN_MAX * cap, ordered=ordered)
+                           out_work=w, keep_over=True, widen=_WIDEN_MAX * cap)
         if work is not None:
             work.append(w.sum(axis=0))
         if over is None:

@@ -180,11 +180,14 @@ class _Taken:
     ``key`` / ``idx`` are those (n_queries, width) rows (sorted by (key, index), padded
     with inf / -1) and the compiled vote can read them; otherwise they are None. ``lab``
     (the kd-tree's classifiers) holds the class codes of ``idx`` in the same layout, or
-    None. ``csr()`` gives (indptr, indices, keys) in every case.
+    None. ``csr()`` gives (indptr, indices, keys) in every case but one: a counts-only vote
+    (``_kdtree.knn_votes``) gives ``votes`` ((n_queries, n_classes) class counts of the taken
+    points) and ``counts``, nothing per point.
     """
 
-    def __init__(self, counts, key=None, idx=None, csr=None, lab=None):
+    def __init__(self, counts, key=None, idx=None, csr=None, lab=None, votes=None):
         self.counts, self.key, self.idx, self._csr, self.lab = counts, key, idx, csr, lab
+        self.votes = votes
 
     def csr(self):
         if self._csr is None:
