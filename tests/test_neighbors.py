@@ -1328,6 +1328,24 @@ def test_tree_votes_count_the_taken_points(rng, n_jobs):
         _kdtree.knn_votes(Q0, *est._tree, 0, len(X) + 1, est._ytree, V, cnt2, 1)   # k > m
 
 
+def test_tree_votes_only_while_the_counts_are_no_larger_than_the_points(rng, monkeypatch):
+    # knn_votes writes n_classes counts per query: only while that is no more than the cap
+    # points it replaces (k = 1: cap 9); 20 classes take the points' path, same predictions
+    X = rng.integers(0, 5, size=(800, 2)).astype(float)
+    Q = rng.integers(-1, 6, size=(100, 2)).astype(float)
+    for n_classes, counted in ((9, True), (20, False)):
+        y = np.arange(800) % n_classes
+        est = KNNClassifier(n_neighbors=1, algorithm="tree").fit(X, y)
+        calls = []
+        real = _kdtree.knn_votes
+        monkeypatch.setattr(_kdtree, "knn_votes", lambda *a, **kw: (calls.append(1), real(*a, **kw))[1])
+        r = ref.KNNClassifier(k=1).fit(X, y)
+        np.testing.assert_array_equal(est.predict(Q), r.predict(Q))
+        np.testing.assert_array_equal(est.predict_proba(Q), r.predict_proba(Q))
+        assert bool(calls) == counted
+        monkeypatch.setattr(_kdtree, "knn_votes", real)
+
+
 def _with_over_rows(cnt, key, idx, lab, over):
     """Per query (keys, indices, labels) of a kd-tree search with keep_over."""
     rows = [(key[i, :c], idx[i, :c], lab[i, :c]) for i, c in enumerate(cnt) if c <= key.shape[1]]

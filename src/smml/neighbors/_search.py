@@ -565,13 +565,14 @@ class _KNNBase(SmmlEstimator):
         with ``flat`` through the one-leaf tree over the training rows in their own order
         (the exact brute-force scan; ``n_threads`` is then used as given). ``work``: a list
         to which the search's total (keys, box bounds) computed is appended. ``votes``: a
-        classifier's counts-only vote (:meth:`_search`): only each query's class counts."""
+        classifier's counts-only vote (:meth:`_search`): only each query's class counts, when
+        they take no more room than the cap points per query they replace (n_classes <= cap)."""
         nb = Qb.shape[0]
         tree = self._flat if flat else self._tree
         ytree = (self._y if self._tree_labels else None) if flat else self._ytree
         nt = n_threads if flat else threads_for(n_threads, nb, _TREE_GRAIN)
         w = None if work is None else np.empty((nb, 2), dtype=np.intp)
-        if votes and ytree is not None:
+        if votes and ytree is not None and self.classes_.size <= cap:
             cnt = np.empty(nb, dtype=np.intp)
             V = np.empty((nb, self.classes_.size), dtype=np.intp)
             _kdtree.knn_votes(Qb, *tree, code, k, ytree, V, cnt, nt, out_work=w)
