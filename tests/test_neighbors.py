@@ -1304,9 +1304,20 @@ def test_tree_votes_count_the_taken_points(rng, n_jobs):
     over = _kdtree.knn(Q0, *est._tree, 0, 5, cap, key, idx, cnt, n_jobs, est._ytree, lab,
                        out_work=w1, keep_over=True, widen=10 * cap)
     rows = _with_over_rows(cnt, key, idx, lab, over)
-    V, cnt2 = np.empty((nq, 3), dtype=np.intp), np.empty(nq, dtype=np.intp)
-    _kdtree.knn_votes(Q0, *est._tree, 0, 5, est._ytree, V, cnt2, n_jobs, out_work=w2)
+    V, cnt2, pred = np.empty((nq, 3), dtype=np.intp), np.empty(nq, dtype=np.intp), np.empty(nq, dtype=np.intp)
+    _kdtree.knn_votes(Q0, *est._tree, 0, 5, est._ytree, V, cnt2, 7, pred, n_jobs, out_work=w2)
     np.testing.assert_array_equal(cnt, cnt2)
+    tied = (V == V.max(axis=1, keepdims=True)).sum(axis=1) > 1
+    np.testing.assert_array_equal(pred, np.where(tied, 7, V.argmax(axis=1)))   # 7: the given default
+    # a tied vote by hand: 4 points at distance 1 (k' = 4 for k = 2), 2 of class 0, 2 of class 1
+    t = KNNClassifier(n_neighbors=2, algorithm="tree").fit([[1.0, 0], [-1, 0], [0, 1], [0, -1], [5, 5]],
+                                                          [0, 1, 1, 0, 1])
+    Vt, ct, pt = np.empty((2, 2), dtype=np.intp), np.empty(2, dtype=np.intp), np.empty(2, dtype=np.intp)
+    # and [0.9, 0]: [1, 0] (class 0), then [0, 1] and [0, -1] tied (classes 1 and 0): k' = 3
+    _kdtree.knn_votes(np.array([[0.0, 0.0], [0.9, 0.0]]), *t._tree, 0, 2, t._ytree, Vt, ct, 7, pt, n_jobs)
+    np.testing.assert_array_equal(ct, [4, 3])
+    np.testing.assert_array_equal(Vt, [[2, 2], [2, 1]])
+    np.testing.assert_array_equal(pt, [7, 0])
     np.testing.assert_array_equal(w1, w2)
     np.testing.assert_array_equal(V.sum(axis=1), cnt)
     assert cnt.max() > 128                               # the merge sort and the CSR form ran
@@ -1321,11 +1332,13 @@ def test_tree_votes_count_the_taken_points(rng, n_jobs):
     np.testing.assert_array_equal(est.predict(Q), want.predict(Q))
     np.testing.assert_array_equal(est.predict_proba(Q), want.predict_proba(Q))
     with pytest.raises(ValueError):
-        _kdtree.knn_votes(Q0, *est._tree, 0, 5, est._ytree, V[:, :2], cnt2, 1)     # a code >= n_classes
+        _kdtree.knn_votes(Q0, *est._tree, 0, 5, est._ytree, V[:, :2].copy(), cnt2, 0, pred, 1)  # a code >= n_classes
     with pytest.raises(ValueError):
-        _kdtree.knn_votes(Q0, *est._tree, 0, 5, est._ytree, V[:5], cnt2, 1)        # rows
+        _kdtree.knn_votes(Q0, *est._tree, 0, 5, est._ytree, V[:5], cnt2, 0, pred, 1)        # rows
     with pytest.raises(ValueError):
-        _kdtree.knn_votes(Q0, *est._tree, 0, len(X) + 1, est._ytree, V, cnt2, 1)   # k > m
+        _kdtree.knn_votes(Q0, *est._tree, 0, 5, est._ytree, V, cnt2, 0, pred[:5], 1)        # pred rows
+    with pytest.raises(ValueError):
+        _kdtree.knn_votes(Q0, *est._tree, 0, len(X) + 1, est._ytree, V, cnt2, 0, pred, 1)   # k > m
 
 
 def test_tree_votes_only_while_the_counts_are_no_larger_than_the_points(rng, monkeypatch):

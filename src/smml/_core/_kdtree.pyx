@@ -794,20 +794,24 @@ def knn_votes(const floating[:, ::1] Q, const floating[:, ::1] Tt, const intp_t[
               const intp_t[::1] ytree,                 # IN the points' class codes in tree order
               intp_t[:, ::1] out_votes,                # OUT (nq, n_classes): taken points per class
               intp_t[::1] out_cnt,                     # OUT k'
+              intp_t default, intp_t[::1] out_pred,    # IN the tie's class / OUT the vote's class
               int n_threads, intp_t[:, ::1] out_work=None):
     """The class counts of every query's k' nearest points (the same search as :func:`knn`,
     the same points), for a vote that only counts them (uniform weights): nothing is sorted
     or written per point, so results of many tied points (duplicates) cost no more than
-    their search. ``out_work`` as in :func:`knn`."""
+    their search. ``out_pred``: 000's majority vote on them, the class with the most points
+    or ``default`` when several tie for the most (``_knn.vote_uniform``'s rule). ``out_work``
+    as in :func:`knn`."""
     cdef intp_t nq = Q.shape[0], m = Tt.shape[0], d = Tt.shape[1], nc = out_votes.shape[1]
-    cdef intp_t n_nodes = start.shape[0], depth, first_leaf, i, c
+    cdef intp_t n_nodes = start.shape[0], depth, first_leaf, i, c, best, nbest
     cdef intp_t *wk = NULL
     cdef intp_t *v
     cdef KState *st
     cdef int failed[1]
     depth = _check_tree("knn_votes", Q.shape[1], m, d, perm.shape[0], n_nodes, end.shape[0],
                         lo.shape[0], lo.shape[1], hi.shape[0], hi.shape[1], metric)
-    if ytree.shape[0] != m or out_votes.shape[0] != nq or out_cnt.shape[0] != nq or nc < 1:
+    if ytree.shape[0] != m or out_votes.shape[0] != nq or out_cnt.shape[0] != nq or nc < 1 \
+            or out_pred.shape[0] != nq:
         raise ValueError("knn_votes: bad shapes")
     if k < 1 or k > m:
         raise ValueError("knn_votes: bad k")
@@ -843,6 +847,15 @@ def knn_votes(const floating[:, ::1] Q, const floating[:, ::1] Tt, const intp_t[
             for c in range(st.n_ties):
                 v[ytree[st.ties[c].idx]] += 1
             out_cnt[i] = st.hs + st.n_ties
+            best = 0
+            nbest = 1
+            for c in range(1, nc):
+                if v[c] > v[best]:
+                    best = c
+                    nbest = 1
+                elif v[c] == v[best]:
+                    nbest = nbest + 1
+            out_pred[i] = best if nbest == 1 else default
             if wk != NULL:
                 wk[2 * i] = st.n_keys
                 wk[2 * i + 1] = st.n_bounds

@@ -206,8 +206,8 @@ class KNNClassifier(ClassifierMixin, _KNNBase):
         n_threads = self._n_threads()
         for rows, taken in self._search(Q0, k, n_threads, Qm=Qm, votes=self._counts_only()):
             nb = taken.counts.shape[0]
-            if taken.votes is not None:                # the kd-tree counted them
-                pred[rows] = self._decide(taken.votes)
+            if taken.votes is not None:                # the kd-tree counted them and voted
+                pred[rows] = taken.pred
             elif uniform and taken.idx is not None and self.__dict__.get("_sw") is None:
                 # the compiled vote (same rule as _decide)
                 out = pred[rows] if isinstance(rows, slice) else np.empty(nb, dtype=np.intp)

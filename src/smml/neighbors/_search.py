@@ -575,10 +575,11 @@ class _KNNBase(SmmlEstimator):
         if votes and ytree is not None and self.classes_.size <= cap:
             cnt = np.empty(nb, dtype=np.intp)
             V = np.empty((nb, self.classes_.size), dtype=np.intp)
-            _kdtree.knn_votes(Qb, *tree, code, k, ytree, V, cnt, nt, out_work=w)
+            pred = np.empty(nb, dtype=np.intp)
+            _kdtree.knn_votes(Qb, *tree, code, k, ytree, V, cnt, self._default, pred, nt, out_work=w)
             if work is not None:
                 work.append(w.sum(axis=0))
-            return _Taken(cnt, votes=V)
+            return _Taken(cnt, votes=V, pred=pred)
         out_key = np.empty((nb, cap), dtype=np.float64)
         out_idx = np.empty((nb, cap), dtype=np.intp)
         cnt = np.empty(nb, dtype=np.intp)

@@ -182,12 +182,12 @@ class _Taken:
     (the kd-tree's classifiers) holds the class codes of ``idx`` in the same layout, or
     None. ``csr()`` gives (indptr, indices, keys) in every case but one: a counts-only vote
     (``_kdtree.knn_votes``) gives ``votes`` ((n_queries, n_classes) class counts of the taken
-    points) and ``counts``, nothing per point.
+    points), ``pred`` (the vote's class codes) and ``counts``, nothing per point.
     """
 
-    def __init__(self, counts, key=None, idx=None, csr=None, lab=None, votes=None):
+    def __init__(self, counts, key=None, idx=None, csr=None, lab=None, votes=None, pred=None):
         self.counts, self.key, self.idx, self._csr, self.lab = counts, key, idx, csr, lab
-        self.votes = votes
+        self.votes, self.pred = votes, pred
 
     def csr(self):
         if self._csr is None:
