@@ -371,6 +371,21 @@ def test_tree_order_and_blocks_keep_every_output_in_query_order(rng, monkeypatch
         np.testing.assert_array_equal(tr.predict(Q), br.predict(Q))
 
 
+def _forced_model(monkeypatch, brute_point_ns):
+    """The cost model of "both" forced through its brute-force constants (0: brute force
+    always cheaper; 1e9: the tree), and a list that records (kernel, queries) at every search
+    kernel call: the kd-tree's ("knn": knn, or knn_votes for predict's counts-only vote) and
+    the gemm filter's."""
+    monkeypatch.setattr(_search, "_COST_BRUTE_POINT", brute_point_ns)
+    monkeypatch.setattr(_search, "_COST_BRUTE_QUERY", brute_point_ns)
+    calls = []
+    for mod, name in ((_kdtree, "knn"), (_kdtree, "knn_votes"), (_knn, "knn_gemm"), (_knn, "knn_gemm_split_train")):
+        real = getattr(mod, name)
+        monkeypatch.setattr(mod, name, lambda *a, _r=real, _n=name.replace("_votes", ""), **kw:
+                            (calls.append((_n, len(a[0]))), _r(*a, **kw))[1])
+    return calls
+
+
 @pytest.mark.parametrize("brute_point_ns, pick", [(0.0, "brute"), (1e9, "tree")])
 def test_both_structures_pick_per_call(rng, monkeypatch, brute_point_ns, pick):
     # algorithm_ == "both": calls of at most _FEW_QUERIES queries take the tree; the first
@@ -379,14 +394,7 @@ def test_both_structures_pick_per_call(rng, monkeypatch, brute_point_ns, pick):
     X, y, Q = _data("grid", rng, m=300, nq=300, d=8)
     est = KNNClassifier(n_neighbors=4).fit(X, y)
     assert est.algorithm_ == "both" and est._tree is not None and est._gemm
-    monkeypatch.setattr(_search, "_COST_BRUTE_POINT", brute_point_ns)
-    monkeypatch.setattr(_search, "_COST_BRUTE_QUERY", brute_point_ns)
-    calls = []
-    # the kd-tree's searches: knn, or knn_votes for predict's counts-only vote (both "knn")
-    for mod, name in ((_kdtree, "knn"), (_kdtree, "knn_votes"), (_knn, "knn_gemm"), (_knn, "knn_gemm_split_train")):
-        real = getattr(mod, name)
-        monkeypatch.setattr(mod, name, lambda *a, _r=real, _n=name.replace("_votes", ""), **kw:
-                            (calls.append((_n, len(a[0]))), _r(*a, **kw))[1])
+    calls = _forced_model(monkeypatch, brute_point_ns)
     want = ref.KNNClassifier(k=4).fit(X, y).predict(Q)
     few, probe = _search._FEW_QUERIES, _search._PROBE_FIRST
     np.testing.assert_array_equal(est.predict(Q[:few]), want[:few])
@@ -417,14 +425,7 @@ def test_both_structures_probe_stages_span_calls_beyond_the_tree_rule(rng, monke
     est = KNNClassifier(n_neighbors=3).fit(X, y)
     assert est.algorithm_ == "both" and est._tree is not None and est._gemm
     monkeypatch.setattr(_search, "_PROBE_DECISIVE", np.inf)
-    monkeypatch.setattr(_search, "_COST_BRUTE_POINT", brute_point_ns)
-    monkeypatch.setattr(_search, "_COST_BRUTE_QUERY", brute_point_ns)
-    calls = []
-    # the kd-tree's searches: knn, or knn_votes for predict's counts-only vote (both "knn")
-    for mod, name in ((_kdtree, "knn"), (_kdtree, "knn_votes"), (_knn, "knn_gemm"), (_knn, "knn_gemm_split_train")):
-        real = getattr(mod, name)
-        monkeypatch.setattr(mod, name, lambda *a, _r=real, _n=name.replace("_votes", ""), **kw:
-                            (calls.append((_n, len(a[0]))), _r(*a, **kw))[1])
+    calls = _forced_model(monkeypatch, brute_point_ns)
     want = ref.KNNClassifier(k=3).fit(X, y).predict(Q)
     first, total = _search._PROBE_FIRST, _search._PROBE_QUERIES
     np.testing.assert_array_equal(est.predict(Q[:5]), want[:5])         # a small call probes

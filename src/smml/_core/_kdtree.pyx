@@ -66,6 +66,7 @@ from smml._core._typedefs cimport floating, intp_t
 from smml._core._openmp cimport threads_for
 from smml._core._distances cimport SQEUCLIDEAN, MANHATTAN, HAMMING
 from smml._core._heap cimport Pair, cmp_pair, heap_push, heap_sort
+from smml._core._vote cimport majority
 
 cdef extern from "smml_distances.h" nogil:
     void smml_block_keys_d(const double *q, const double *B, intp_t stride, intp_t n,
@@ -626,6 +627,52 @@ def _check_tree(str name, intp_t q_width, intp_t m, intp_t d, intp_t n_perm, int
     return depth
 
 
+cdef int _search_all(const floating *Q, intp_t nq, const floating *T, const intp_t *perm,
+                     const intp_t *start, const intp_t *end, const floating *lo, const floating *hi,
+                     intp_t d, intp_t depth, int metric, intp_t k, int n_threads,
+                     intp_t *out_cnt, intp_t *wk, const intp_t *yt,
+                     double *out_key, intp_t *out_idx, intp_t *out_lab, intp_t cap, Entry **over,
+                     intp_t *votes, intp_t nc, intp_t default, intp_t *pred) noexcept nogil:
+    """Search every query (rows of Q, d wide) on threads, each with its own buffers; per
+    query either its sorted points (:func:`_finish` into out_key / out_idx / out_lab, over)
+    or, with ``votes`` not NULL, its class counts (nc per query, codes ``yt``) and the vote
+    (``pred``, :func:`majority`). k' into out_cnt, the work into wk (unless NULL). Returns 1
+    if a thread could not allocate its buffers, else 0."""
+    cdef intp_t first_leaf = (<intp_t> 1 << depth) - 1, i, c
+    cdef intp_t *v
+    cdef KState *st
+    cdef int failed[1]
+    failed[0] = 0
+    with parallel(num_threads=threads_for(n_threads, nq, 1)):
+        st = _new_state(k, depth)
+        for i in prange(nq, schedule="dynamic", chunksize=32):
+            if st == NULL or st.failed:
+                flag_set(failed)
+                continue
+            _knn_one(Q + i * d, T, start, end, lo, hi, d, first_leaf, metric, k, st)
+            if votes == NULL:
+                out_cnt[i] = _finish(st, k, perm, yt, out_key + i * cap, out_idx + i * cap,
+                                     out_lab + i * cap if out_lab != NULL else NULL, cap,
+                                     over + i if over != NULL else NULL)
+            elif not st.failed:
+                v = votes + i * nc
+                for c in range(nc):
+                    v[c] = 0
+                for c in range(st.hs):
+                    v[yt[st.hi[c]]] += 1
+                for c in range(st.n_ties):
+                    v[yt[st.ties[c].idx]] += 1
+                out_cnt[i] = st.hs + st.n_ties
+                pred[i] = majority(v, nc, default)
+            if wk != NULL:
+                wk[2 * i] = st.n_keys
+                wk[2 * i + 1] = st.n_bounds
+            if st.failed:
+                flag_set(failed)
+        _free_state(st)
+    return failed[0]
+
+
 def knn(const floating[:, ::1] Q, const floating[:, ::1] Tt, const intp_t[::1] perm,   # IN
         const intp_t[::1] start, const intp_t[::1] end,                                 # IN tree
         const floating[:, ::1] lo, const floating[:, ::1] hi,                           # IN boxes
@@ -652,10 +699,9 @@ def knn(const floating[:, ::1] Q, const floating[:, ::1] Tt, const intp_t[::1] p
     at ``indptr[j] .. indptr[j + 1] - 1``; both sorted as above. None when no query has
     k' > cap, or without ``keep_over``."""
     cdef intp_t nq = Q.shape[0], m = Tt.shape[0], d = Tt.shape[1]
-    cdef intp_t n_nodes = start.shape[0], depth, first_leaf, i, j, c, n_over, total, width
+    cdef intp_t n_nodes = start.shape[0], depth, i, j, c, n_over, total, width
     cdef const intp_t *yt = NULL
     cdef intp_t *wk = NULL
-    cdef KState *st
     cdef Entry **over = NULL
     cdef Entry *o
     cdef intp_t[::1] o_rows, o_ptr, o_idx, o_lab
@@ -686,27 +732,11 @@ def knn(const floating[:, ::1] Q, const floating[:, ::1] Tt, const intp_t[::1] p
         over = <Entry **> calloc(nq, sizeof(Entry *))
         if over == NULL:
             raise MemoryError("kdtree.knn: out of memory")
-    first_leaf = (<intp_t> 1 << depth) - 1
-    n_threads = threads_for(n_threads, nq, 1)
-    failed[0] = 0
-    st = NULL
-    with nogil, parallel(num_threads=n_threads):
-        st = _new_state(k, depth)
-        for i in prange(nq, schedule="dynamic", chunksize=32):
-            if st == NULL or st.failed:
-                flag_set(failed)
-                continue
-            _knn_one(&Q[i, 0], &Tt[0, 0], &start[0], &end[0], &lo[0, 0], &hi[0, 0],
-                     d, first_leaf, metric, k, st)
-            out_cnt[i] = _finish(st, k, &perm[0], yt, &out_key[i, 0], &out_idx[i, 0],
-                                 &out_lab[i, 0] if yt != NULL else NULL, cap,
-                                 &over[i] if over != NULL else NULL)
-            if wk != NULL:
-                wk[2 * i] = st.n_keys
-                wk[2 * i + 1] = st.n_bounds
-            if st.failed:
-                flag_set(failed)
-        _free_state(st)
+    with nogil:
+        failed[0] = _search_all(&Q[0, 0], nq, &Tt[0, 0], &perm[0], &start[0], &end[0], &lo[0, 0],
+                                &hi[0, 0], d, depth, metric, k, n_threads, &out_cnt[0], wk, yt,
+                                &out_key[0, 0], &out_idx[0, 0], &out_lab[0, 0] if yt != NULL else NULL,
+                                cap, over, NULL, 0, 0, NULL)
     if failed[0] or not keep_over:
         if over != NULL:
             for i in range(nq):
@@ -803,10 +833,8 @@ def knn_votes(const floating[:, ::1] Q, const floating[:, ::1] Tt, const intp_t[
     or ``default`` when several tie for the most (``_knn.vote_uniform``'s rule). ``out_work``
     as in :func:`knn`."""
     cdef intp_t nq = Q.shape[0], m = Tt.shape[0], d = Tt.shape[1], nc = out_votes.shape[1]
-    cdef intp_t n_nodes = start.shape[0], depth, first_leaf, i, c, best, nbest
+    cdef intp_t n_nodes = start.shape[0], depth, i
     cdef intp_t *wk = NULL
-    cdef intp_t *v
-    cdef KState *st
     cdef int failed[1]
     depth = _check_tree("knn_votes", Q.shape[1], m, d, perm.shape[0], n_nodes, end.shape[0],
                         lo.shape[0], lo.shape[1], hi.shape[0], hi.shape[1], metric)
@@ -825,41 +853,10 @@ def knn_votes(const floating[:, ::1] Q, const floating[:, ::1] Tt, const intp_t[
             raise ValueError("knn_votes: a class code is out of range")
     if nq == 0:
         return
-    first_leaf = (<intp_t> 1 << depth) - 1
-    n_threads = threads_for(n_threads, nq, 1)
-    failed[0] = 0
-    with nogil, parallel(num_threads=n_threads):
-        st = _new_state(k, depth)
-        for i in prange(nq, schedule="dynamic", chunksize=32):
-            if st == NULL or st.failed:
-                flag_set(failed)
-                continue
-            _knn_one(&Q[i, 0], &Tt[0, 0], &start[0], &end[0], &lo[0, 0], &hi[0, 0],
-                     d, first_leaf, metric, k, st)
-            if st.failed:
-                flag_set(failed)
-                continue
-            v = &out_votes[i, 0]
-            for c in range(nc):
-                v[c] = 0
-            for c in range(st.hs):
-                v[ytree[st.hi[c]]] += 1
-            for c in range(st.n_ties):
-                v[ytree[st.ties[c].idx]] += 1
-            out_cnt[i] = st.hs + st.n_ties
-            best = 0
-            nbest = 1
-            for c in range(1, nc):
-                if v[c] > v[best]:
-                    best = c
-                    nbest = 1
-                elif v[c] == v[best]:
-                    nbest = nbest + 1
-            out_pred[i] = best if nbest == 1 else default
-            if wk != NULL:
-                wk[2 * i] = st.n_keys
-                wk[2 * i + 1] = st.n_bounds
-        _free_state(st)
+    with nogil:
+        failed[0] = _search_all(&Q[0, 0], nq, &Tt[0, 0], &perm[0], &start[0], &end[0], &lo[0, 0],
+                                &hi[0, 0], d, depth, metric, k, n_threads, &out_cnt[0], wk, &ytree[0],
+                                NULL, NULL, NULL, 0, NULL, &out_votes[0, 0], nc, default, &out_pred[0])
     if failed[0]:
         raise MemoryError("kdtree.knn_votes: could not allocate the per-thread buffers")
 

@@ -51,6 +51,7 @@ from smml._core._openmp cimport omp_get_thread_num
 from smml._core._distances cimport (SQEUCLIDEAN, MANHATTAN, HAMMING, GEMV_ROWS, exact_key,
                                     neg2_dot_tile)
 from smml._core._heap cimport Pair, cmp_pair, pair_less, heap_push
+from smml._core._vote cimport majority
 
 METRIC_CODES = {"sqeuclidean": SQEUCLIDEAN, "manhattan": MANHATTAN, "hamming": HAMMING}
 
@@ -622,7 +623,7 @@ def vote_uniform(const intp_t[:, ::1] idx, const intp_t[::1] cnt,    # IN  taken
                  int n_threads):
     """000's majority vote over the first ``cnt[i]`` points of row i (all of them <= idx's
     width): the class with the most votes, or ``default`` when several tie for the most."""
-    cdef intp_t nq = idx.shape[0], i, c, best, nbest
+    cdef intp_t nq = idx.shape[0], i, c
     cdef intp_t *votes
     if cnt.shape[0] != nq or pred.shape[0] != nq or n_classes < 1:
         raise ValueError("vote_uniform: bad shapes")
@@ -644,13 +645,5 @@ def vote_uniform(const intp_t[:, ::1] idx, const intp_t[::1] cnt,    # IN  taken
                 votes[c] = 0
             for c in range(cnt[i]):
                 votes[y[idx[i, c]]] += 1
-            best = 0
-            nbest = 1
-            for c in range(1, n_classes):
-                if votes[c] > votes[best]:
-                    best = c
-                    nbest = 1
-                elif votes[c] == votes[best]:
-                    nbest = nbest + 1
-            pred[i] = best if nbest == 1 else default
+            pred[i] = majority(votes, n_classes, default)
         free(votes)
