@@ -643,6 +643,7 @@ cdef int _search_all(const floating *Q, intp_t nq, const floating *T, const intp
     cdef KState *st
     cdef int failed[1]
     failed[0] = 0
+    st = NULL
     with parallel(num_threads=threads_for(n_threads, nq, 1)):
         st = _new_state(k, depth)
         for i in prange(nq, schedule="dynamic", chunksize=32):
