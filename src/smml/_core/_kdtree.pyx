@@ -637,12 +637,16 @@ cdef int _search_all(const floating *Q, intp_t nq, const floating *T, const intp
     query either its sorted points (:func:`_finish` into out_key / out_idx / out_lab, over)
     or, with ``votes`` not NULL, its class counts (nc per query, codes ``yt``) and the vote
     (``pred``, :func:`majority`). k' into out_cnt, the work into wk (unless NULL). Returns 1
-    if a thread could not allocate its buffers, else 0."""
-    cdef intp_t first_leaf = (<intp_t> 1 << depth) - 1, i, c
+    if a thread could not allocate its buffers, 2 if a taken point's class code is outside
+    0 .. nc - 1 (checked on the taken points only: no pass over all the codes per call),
+    else 0."""
+    cdef intp_t first_leaf = (<intp_t> 1 << depth) - 1, i, c, code
     cdef intp_t *v
     cdef KState *st
     cdef int failed[1]
+    cdef int bad[1]
     failed[0] = 0
+    bad[0] = 0
     st = NULL
     with parallel(num_threads=threads_for(n_threads, nq, 1)):
         st = _new_state(k, depth)
@@ -659,10 +663,12 @@ cdef int _search_all(const floating *Q, intp_t nq, const floating *T, const intp
                 v = votes + i * nc
                 for c in range(nc):
                     v[c] = 0
-                for c in range(st.hs):
-                    v[yt[st.hi[c]]] += 1
-                for c in range(st.n_ties):
-                    v[yt[st.ties[c].idx]] += 1
+                for c in range(st.hs + st.n_ties):
+                    code = yt[st.hi[c]] if c < st.hs else yt[st.ties[c - st.hs].idx]
+                    if code < 0 or code >= nc:
+                        flag_set(bad)
+                        break
+                    v[code] += 1
                 out_cnt[i] = st.hs + st.n_ties
                 pred[i] = majority(v, nc, default)
             if wk != NULL:
@@ -671,7 +677,7 @@ cdef int _search_all(const floating *Q, intp_t nq, const floating *T, const intp
             if st.failed:
                 flag_set(failed)
         _free_state(st)
-    return failed[0]
+    return 1 if failed[0] else 2 * bad[0]
 
 
 def knn(const floating[:, ::1] Q, const floating[:, ::1] Tt, const intp_t[::1] perm,   # IN
@@ -834,7 +840,7 @@ def knn_votes(const floating[:, ::1] Q, const floating[:, ::1] Tt, const intp_t[
     or ``default`` when several tie for the most (``_knn.vote_uniform``'s rule). ``out_work``
     as in :func:`knn`."""
     cdef intp_t nq = Q.shape[0], m = Tt.shape[0], d = Tt.shape[1], nc = out_votes.shape[1]
-    cdef intp_t n_nodes = start.shape[0], depth, i
+    cdef intp_t n_nodes = start.shape[0], depth
     cdef intp_t *wk = NULL
     cdef int failed[1]
     depth = _check_tree("knn_votes", Q.shape[1], m, d, perm.shape[0], n_nodes, end.shape[0],
@@ -849,15 +855,14 @@ def knn_votes(const floating[:, ::1] Q, const floating[:, ::1] Tt, const intp_t[
             raise ValueError("knn_votes: bad out_work shape")
         if nq:
             wk = &out_work[0, 0]
-    for i in range(m):
-        if ytree[i] < 0 or ytree[i] >= nc:
-            raise ValueError("knn_votes: a class code is out of range")
     if nq == 0:
         return
     with nogil:
         failed[0] = _search_all(&Q[0, 0], nq, &Tt[0, 0], &perm[0], &start[0], &end[0], &lo[0, 0],
                                 &hi[0, 0], d, depth, metric, k, n_threads, &out_cnt[0], wk, &ytree[0],
                                 NULL, NULL, NULL, 0, NULL, &out_votes[0, 0], nc, default, &out_pred[0])
+    if failed[0] == 2:
+        raise ValueError("knn_votes: a class code is out of range")
     if failed[0]:
         raise MemoryError("kdtree.knn_votes: could not allocate the per-thread buffers")
 

@@ -202,13 +202,13 @@ class KNNClassifier(ClassifierMixin, _KNNBase):
         """
         Q0, Qm, k = self._fitted_queries(X)
         pred = np.empty(Q0.shape[0], dtype=np.intp)
-        uniform = isinstance(self.weights, str) and self.weights == "uniform"
+        counts_only = self._counts_only()
         n_threads = self._n_threads()
-        for rows, taken in self._search(Q0, k, n_threads, Qm=Qm, votes=self._counts_only()):
+        for rows, taken in self._search(Q0, k, n_threads, Qm=Qm, votes=counts_only):
             nb = taken.counts.shape[0]
             if taken.votes is not None:                # the kd-tree counted them and voted
                 pred[rows] = taken.pred
-            elif uniform and taken.idx is not None and self.__dict__.get("_sw") is None:
+            elif counts_only and taken.idx is not None:
                 # the compiled vote (same rule as _decide)
                 out = pred[rows] if isinstance(rows, slice) else np.empty(nb, dtype=np.intp)
                 if taken.lab is not None:              # the codes themselves: y = identity
