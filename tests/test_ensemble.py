@@ -17,7 +17,7 @@ import smml.ensemble as ens
 from smml.ensemble import (AdaBoostClassifier, BaggingClassifier, BaggingRegressor, DecisionStump,
                            RandomForestClassifier, RandomForestRegressor)
 from smml.ensemble._adaboost import _sort_features, _thresholds
-from smml.tree import TreeClassifier, TreeRegressor, sort_columns
+from smml.tree import TreeClassifier, TreeRegressor, sort_columns, sort_columns_ranked
 from smml.reference import adaboost as ref
 
 
@@ -708,7 +708,21 @@ def test_max_samples_float_is_alpha_int_is_a_count(Est):
         Est(max_samples=0).fit(X, y)
 
 
-def test_forest_regressor_trees_are_the_trees_fit_on_the_bootstrap_multiset(rng):
+@pytest.fixture(params=["sorted", "ranked"])
+def forest_mode(request, monkeypatch):
+    """Each of the forest's two ways to use its one sort of all the rows (_forest._shared):
+    each tree's sorted columns cut from it, or the tree kernel's ranked mode; the other
+    way's entry point raises, so a test that passes has used the mode it names."""
+    import smml.ensemble._forest as F
+    monkeypatch.setattr(F, "_ranked", lambda n, d, mf: request.param == "ranked")
+    if request.param == "ranked":
+        def no_cut(*a):
+            raise AssertionError("the ranked mode cut a tree's sorted columns")
+        monkeypatch.setattr(F._tree, "sorted_subset", no_cut)
+    return request.param
+
+
+def test_forest_regressor_trees_are_the_trees_fit_on_the_bootstrap_multiset(rng, forest_mode):
     # the regressor's trees go through the tree's validate-once fast path, as the classifier's
     # (max_samples 0.3: each tree sorts its own rows; the default: cut from one sort of all rows)
     X, y = make_regression(300, 6, noise=5.0, random_state=int(rng.integers(100)))
@@ -780,7 +794,7 @@ def test_sort_columns_ranked_is_the_stable_sort_and_its_first_positions(rng):
 
 
 @pytest.mark.parametrize("sw", [False, True])
-def test_forest_trees_with_ties_are_the_trees_fit_on_the_bootstrap_multiset(rng, sw):
+def test_forest_trees_with_ties_are_the_trees_fit_on_the_bootstrap_multiset(rng, sw, forest_mode):
     # a forest's exact trees use one sort of all the rows: a classifier's trees are the
     # trees grown on the bootstrap multiset alone (integer weights: the same sums in any
     # order), on data full of equal values; a regressor's are those grown from the stable sort
@@ -805,6 +819,111 @@ def test_forest_trees_with_ties_are_the_trees_fit_on_the_bootstrap_multiset(rng,
                                    (vals, order, _tree.first_positions(vals)))
             assert fresh.tree_.nodes.tobytes() == t.tree_.nodes.tobytes()
             assert np.array_equal(fresh.tree_.value, t.tree_.value)
+
+
+def _forest_pair(monkeypatch, make, X, y, **fit):
+    """The forest make() fit in the sorted-columns mode and in the ranked mode."""
+    import smml.ensemble._forest as F
+    out = []
+    for ranked in (False, True):
+        monkeypatch.setattr(F, "_ranked", lambda n, d, mf, r=ranked: r)
+        out.append(make().fit(X, y, **fit))
+    return out
+
+
+@pytest.mark.parametrize("case", ["binary", "multiclass", "regression", "leaf", "weights"])
+def test_forest_ranked_mode_grows_the_sorted_modes_trees(rng, monkeypatch, case):
+    # the ranked mode puts a node's samples in order per candidate (a walk over all rows
+    # for large nodes; an insertion or radix sort of 1-3 digits for smaller ones): the
+    # same order as the sorted columns (equal values by row), so bit for bit the same
+    # trees, on data with many equal values, a constant column and a two-valued one
+    n, d = 3000, 12
+    X = rng.normal(size=(n, d))
+    X[:, :4] = np.round(X[:, :4] * 3) / 3
+    X[:, 5] = 2.5
+    X[:, 6] = rng.integers(0, 2, size=n)
+    X[:, 7] *= 1e6
+    score = X[:, 0] + X[:, 1] * X[:, 8] + 0.5 * X[:, 6] + rng.normal(scale=0.5, size=n)
+    reg = case == "regression"
+    y = score if reg else (np.digitize(score, [-1, 0, 1]) if case == "multiclass" else (score > 0).astype(int))
+    kw = dict(n_estimators=3, random_state=7, n_jobs=2, max_features=3)
+    if case == "leaf":
+        kw.update(min_samples_leaf=5, max_depth=9, criterion="entropy")
+    Est = RandomForestRegressor if reg else RandomForestClassifier
+    fit = {"sample_weight": rng.integers(1, 4, size=n).astype(float)} if case == "weights" else {}
+    a, b = _forest_pair(monkeypatch, lambda: Est(**kw), X, y, **fit)
+    for ta, tb in zip(a.estimators_, b.estimators_):
+        assert ta.tree_.node_count > 30
+        assert ta.tree_.nodes.tobytes() == tb.tree_.nodes.tobytes()
+        assert np.array_equal(ta.tree_.value, tb.tree_.value)
+    np.testing.assert_array_equal(a.predict(X), b.predict(X))
+
+
+def test_forest_picks_the_ranked_mode_for_few_candidates_of_many_features(rng):
+    # the rule (_forest._ranked): sqrt(d) of 400 features is few, of 8 it is not, and a
+    # regressor trying every feature never is
+    import smml.ensemble._forest as F
+    X = rng.normal(size=(2000, 400))
+    f = RandomForestClassifier(n_estimators=2, random_state=0)
+    f.fit(X[:, :8], X[:, 0] > 0)
+    assert f._shared(X[:, :8].copy(), f._make_estimator(0))[0] == "sorted"
+    assert f._shared(X, f._make_estimator(0))[0] == "ranked"
+    r = RandomForestRegressor(n_estimators=2, max_features=1.0, random_state=0).fit(X[:, :50], X[:, 0])
+    assert r._shared(X, r._make_estimator(0))[0] == "sorted"
+    assert F._ranked(2000, 400, 20) and not F._ranked(2000, 8, 2) and not F._ranked(10**6, 128, 11)
+
+
+@pytest.mark.parametrize("score", ["weighted", "002"])
+def test_tree_in_ranked_mode_is_the_tree_on_the_stable_sort(rng, score):
+    # the tree kernel's ranked mode on a subset of the rows (a forest's use): the tree grown
+    # on those rows from their stable sort, 002's slide formulas included
+    X = np.round(rng.normal(size=(2500, 6)) * 4) / 4
+    y = X[:, 0] - X[:, 1] ** 2 + rng.normal(scale=0.3, size=2500)
+    rows = np.flatnonzero(rng.random(2500) < 0.7).astype(np.int32)
+    w = rng.integers(1, 3, size=len(rows)).astype(float)
+    Sg, Rrow = sort_columns_ranked(X, by_row=True)
+    vals, order = sort_columns(X[rows], stable=True)
+    trees = []
+    for pre in ((X, Sg, Rrow, rows), (vals, order, _tree.first_positions(vals))):
+        t = TreeRegressor(splitter="exact", split_score=score, max_features=4, random_state=1)
+        trees.append(t._fit_encoded(None, y[rows], None, w, pre))
+    assert trees[0].tree_.node_count > 100
+    assert trees[0].tree_.nodes.tobytes() == trees[1].tree_.nodes.tobytes()
+    assert np.array_equal(trees[0].tree_.value, trees[1].tree_.value)
+
+
+def test_ranked_mode_inputs_are_checked(rng):
+    X = rng.normal(size=(50, 3))
+    y = (X[:, 0] > 0).astype(np.intp)
+    Sg, Rrow = sort_columns_ranked(X, by_row=True)
+    rows = np.arange(50, dtype=np.int32)
+    t = TreeClassifier(splitter="exact")
+    t._fit_encoded(None, y, np.arange(2), np.ones(50), (X, Sg, Rrow, rows))
+    np.testing.assert_array_equal(t.predict(X), TreeClassifier(splitter="exact").fit(X, y).predict(X))
+    with pytest.raises(RuntimeError, match="ranked columns do not match"):
+        t._fit_encoded(None, y, np.arange(2), np.ones(50), (X, Sg, Rrow[:, :49].copy(), rows))
+    with pytest.raises(RuntimeError, match="ranked columns do not match"):
+        t._fit_encoded(None, y, np.arange(2), np.ones(50), (X, Sg, Rrow, rows.astype(np.int64)))
+    bad = rows.copy()
+    bad[3] = 50
+    with pytest.raises(ValueError, match="outside the N rows"):
+        t._fit_encoded(None, y, np.arange(2), np.ones(50), (X, Sg, Rrow, bad))
+    bad[3] = -1
+    with pytest.raises(ValueError, match="outside the N rows"):
+        t._fit_encoded(None, y, np.arange(2), np.ones(50), (X, Sg, Rrow, bad))
+
+
+def test_sort_columns_ranked_by_row_indexes_the_ranks_by_row(rng):
+    X = np.round(rng.normal(size=(300, 4)), 1)
+    Si, Rs = sort_columns_ranked(X)
+    Sg, Rrow = sort_columns_ranked(X, by_row=True)
+    np.testing.assert_array_equal(Si, Sg)
+    for f in range(4):
+        np.testing.assert_array_equal(Rrow[f, Si[f]], Rs[f])
+        # equal values, equal ranks; a larger value, a larger rank
+        xv = X[:, f]
+        assert np.array_equal(np.sign(xv[:, None] - xv[None, :]),
+                              np.sign(Rrow[f][:, None] - Rrow[f][None, :]))
 
 
 def test_zero_weight_examples_are_absent(rng):

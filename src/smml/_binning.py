@@ -107,11 +107,12 @@ def sort_columns(X: ArrayLike, n_threads: int = 1, stable: bool = False, skip: A
     return Xs, Si
 
 
-def sort_columns_ranked(X, n_threads=1):
+def sort_columns_ranked(X, n_threads=1, by_row=False):
     """Each column of X sorted once, stably (equal values by row): ``(order, ranks)``, both
     (d, n) int32, ``order[j]`` the rows by increasing ``X[:, j]`` and ``ranks[j, p]`` the first
     position in that order of the value at position p (equal values, equal ranks: the
-    kernel's ``first_positions``). The sorted values are not kept (a forest looks a
+    kernel's ``first_positions``); with ``by_row``, ``ranks[j, i]`` is that rank of row i's
+    value instead (``build_tree``'s Rrow). The sorted values are not kept (a forest looks a
     threshold's value up in X through ``order``: ``build_tree``'s Xv / Sg), so the shared
     sort of a forest costs 8 bytes per entry of X instead of 16."""
     n, d = X.shape
@@ -124,12 +125,14 @@ def sort_columns_ranked(X, n_threads=1):
         o = np.argsort(col, kind="stable")
         Si[j] = o
         v = col[o]
-        r = Rs[j]
+        r = np.empty(n, np.int32) if by_row else Rs[j]
         r[0] = 0
         if n > 1:
             np.copyto(r[1:], pos[1:])
             r[1:][v[1:] <= v[:-1]] = 0          # not a new value: take the previous first position
             np.maximum.accumulate(r, out=r)
+        if by_row:
+            Rs[j][o] = r
 
     nt = min(d, threads_for(n_threads, n * d, _SORT_GRAIN))
     if nt > 1:

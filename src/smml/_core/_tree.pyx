@@ -64,6 +64,10 @@ cdef enum:
     SCORE_002 = 1            # psi(I) - psi(I_L) - psi(I_R); V(I) - (W_L^2 V_L + W_R^2 V_R) / W^2 (002)
     SCAN_CHUNK = 256         # positions whose costs _scan_exact computes at once
     SCAN_KMAX = 8            # classes up to which it does (gini)
+    RADIX_SLOTS = 3 * 2048   # ranked mode: up to 3 digits of up to 11 bits (N < 2**30)
+    SMALL_SORT = 24          # ranked mode: nodes up to this size are put in order by insertion
+    WALK_SPAN = 4            # ranked mode: a node of nn samples walks the N sorted rows when
+                             # N <= WALK_SPAN * nn, else sorts its own
 
 CRITERIA = {"error": CRIT_ERROR, "gini": CRIT_GINI, "entropy": CRIT_ENTROPY,
             "sqrt": CRIT_SQRT, "squared_error": CRIT_MSE}
@@ -115,6 +119,14 @@ cdef struct Params:
     int32_t* Rs              # (d, n) exact: the ranks of Si's samples, in Si's order: the first
                              # position in Xs[f] of the sample's value (equal values, equal ranks)
     intp_t* samples          # (n)
+    # ranked mode (a forest's trees, MODE_EXACT with Rrow): no per-tree sorted columns; a node's
+    # samples of each candidate feature are put in order when it is scanned (_ranked_order), from
+    # the ranks of all N rows (shared by the forest's trees)
+    int ranked
+    intp_t N                 # all rows
+    const int32_t* Rrow      # (d, N) the rank of each row's value (Rs's ranks, indexed by row)
+    const int32_t* glob      # (n) each sample's row among the N
+    int rank_bits            # bits of the largest rank (N - 1)
 
 
 cdef struct Scratch:
@@ -140,6 +152,13 @@ cdef struct Scratch:
     uint8_t* goes_left       # (n)
     int32_t* tmp_i           # (n_threads, n + 16)
     int32_t* tmp_r           # (n_threads, n + 16) exact mode: ranks
+    int32_t* ord_i           # (n_threads, n + 16) ranked mode: a feature's samples in order, its
+    int32_t* ord_r           # (n_threads, n + 16) ranks
+    uint64_t* rad            # (n_threads, 2, n + 16) ranked mode: the radix sort's keys
+    intp_t* counts           # (n_threads, RADIX_SLOTS) ranked mode: the radix sort's counts
+    uint64_t* mark           # (N) ranked mode: (stamp << 32) | sample, for the rows of the node
+    uint32_t stamp           # whose features are walked (_ranked_order); 0: sorted instead
+    uint32_t stamp_next      # the next node's (from 1: mark starts all zero)
 
 
 cdef struct NodeStore:
@@ -183,6 +202,15 @@ cdef int _scratch_init(Scratch* s, const Params* P, int n_threads) noexcept nogi
             or s.hlist == NULL or s.hist == NULL or s.sums == NULL or s.catkey == NULL or s.catord == NULL
             or s.goes_left == NULL or s.tmp_i == NULL or s.tmp_r == NULL):
         return -1
+    if P.ranked:
+        s.ord_i = <int32_t*>_alloc(n_threads * (n + 16) * sizeof(int32_t))
+        s.ord_r = <int32_t*>_alloc(n_threads * (n + 16) * sizeof(int32_t))
+        s.counts = <intp_t*>_alloc(n_threads * RADIX_SLOTS * sizeof(intp_t))
+        s.rad = <uint64_t*>_alloc(2 * n_threads * (n + 16) * sizeof(uint64_t))
+        s.mark = <uint64_t*>calloc(P.N, sizeof(uint64_t))
+        if s.ord_i == NULL or s.ord_r == NULL or s.counts == NULL or s.mark == NULL or s.rad == NULL:
+            return -1
+        s.stamp_next = 1
     for j in range(d):
         s.features[j] = j
     return 0
@@ -191,7 +219,8 @@ cdef int _scratch_init(Scratch* s, const Params* P, int n_threads) noexcept nogi
 cdef void _scratch_free(Scratch* s) noexcept nogil:
     free(s.features); free(s.feat_best); free(s.node_tot); free(s.lo); free(s.hi); free(s.hlist)
     free(s.hist); free(s.sums); free(s.catkey); free(s.catord); free(s.goes_left); free(s.tmp_i)
-    free(s.tmp_r)
+    free(s.tmp_r); free(s.ord_i); free(s.ord_r); free(s.counts); free(s.mark)
+    free(s.rad)
     memset(s, 0, sizeof(Scratch))
 
 
@@ -334,14 +363,12 @@ cdef inline uint64_t _rng_next(uint64_t* state) noexcept nogil:
     return z ^ (z >> 31)
 
 
-cdef void _scan_exact(const Params* P, Scratch* S, intp_t f, intp_t start, intp_t end,
-                      SplitRecord* out) noexcept nogil:
-    """Scan numerical feature f over the node's segment of its sorted samples. Equal values
-    have equal ranks: a threshold goes only between different ranks, and its value comes
-    from the root's sorted values (Xs[f, rank])."""
-    cdef intp_t K = P.t.K, n = P.n, p, i, nL, nn = end - start, k
-    cdef const int32_t* rs = P.Rs + f * n
-    cdef const int32_t* si = P.Si + f * n
+cdef void _scan_exact(const Params* P, Scratch* S, intp_t f, const int32_t* si, const int32_t* rs,
+                      intp_t start, intp_t end, SplitRecord* out) noexcept nogil:
+    """Scan numerical feature f over positions [start, end) of its samples in increasing order
+    (si) and their ranks (rs). Equal values have equal ranks: a threshold goes only between
+    different ranks, and its value comes from the root's sorted values (Xs[f, rank])."""
+    cdef intp_t K = P.t.K, p, i, nL, nn = end - start, k
     cdef double* left = S.sums + f * P.sums_stride
     cdef double* right = left + K
     cdef double WL = 0.0, WT = S.node_tot[K], SL = 0.0, ST = S.node_tot[K + 1], c, wi
@@ -408,7 +435,8 @@ cdef void _scan_exact(const Params* P, Scratch* S, intp_t f, intp_t start, intp_
         return
     out.feature = f
     out.n_left = best_p + 1 - start
-    out.bin = best_p         # the threshold: _exact_threshold, for the node's chosen split only
+    out.bin = best_p
+    out.threshold = _rank_pair(rs, best_p)
     out.cost = best
 
 
@@ -421,15 +449,13 @@ cdef inline double _sq_sse(double S, double Q, double W) noexcept nogil:
     return W * v if v > 0.0 else 0.0
 
 
-cdef void _scan_exact_002(const Params* P, Scratch* S, intp_t f, intp_t start, intp_t end,
-                          SplitRecord* out) noexcept nogil:
+cdef void _scan_exact_002(const Params* P, Scratch* S, intp_t f, const int32_t* si, const int32_t* rs,
+                          intp_t start, intp_t end, SplitRecord* out) noexcept nogil:
     """_scan_exact for split_score="002" (002's slide formulas): the cost minimised is
     psi(I_L) + psi(I_R) (classification; psi = c / W) or W_L^2 V(I_L) + W_R^2 V(I_R)
     (regression), the same candidates and tie rule (first smallest) as _scan_exact.  A plain
     loop: the default scans are not touched by this mode."""
-    cdef intp_t K = P.t.K, n = P.n, p, i, nL = 0, nn = end - start, k
-    cdef const int32_t* rs = P.Rs + f * n
-    cdef const int32_t* si = P.Si + f * n
+    cdef intp_t K = P.t.K, p, i, nL = 0, nn = end - start, k
     cdef double* left = S.sums + f * P.sums_stride
     cdef double* right = left + K
     cdef double WL = 0.0, WR, WT = S.node_tot[K], SL = 0.0, ST = S.node_tot[K + 1], QL = 0.0
@@ -475,15 +501,15 @@ cdef void _scan_exact_002(const Params* P, Scratch* S, intp_t f, intp_t start, i
     out.feature = f
     out.n_left = best_p + 1 - start
     out.bin = best_p
+    out.threshold = _rank_pair(rs, best_p)
     out.cost = best
 
 
-cdef inline double _rank_pair(const Params* P, intp_t f, intp_t p) noexcept nogil:
-    """The ranks of sorted positions p and p + 1 of feature f's segment, packed into the bits
-    of a double (rs[p] in the high word): a split's threshold until _resolve_thresholds. The
-    value lookups miss the cache (a forest's go through Sg into Xv): made for all nodes at
-    the end of the growth, independent of each other, their misses overlap."""
-    cdef const int32_t* rs = P.Rs + f * P.n
+cdef inline double _rank_pair(const int32_t* rs, intp_t p) noexcept nogil:
+    """The ranks at sorted positions p and p + 1 (rs), packed into the bits of a double
+    (rs[p] in the high word): a split's threshold until _resolve_thresholds. The value
+    lookups miss the cache (a forest's go through Sg into Xv): made for all nodes at the end
+    of the growth, independent of each other, their misses overlap."""
     cdef uint64_t u = ((<uint64_t><uint32_t>rs[p]) << 32) | <uint64_t><uint32_t>rs[p + 1]
     cdef double x
     memcpy(&x, &u, sizeof(double))
@@ -558,16 +584,139 @@ cdef void _scan_cat(const Params* P, Scratch* S, intp_t f, intp_t start, intp_t 
         out.cat_bits[b >> 6] |= (<uint64_t>1) << (b & 63)
 
 
-cdef void _scan_feature(const Params* P, Scratch* S, intp_t f, intp_t start, intp_t end,
+cdef void _scan_feature(const Params* P, Scratch* S, intp_t f, intp_t start, intp_t end, int tid,
                         SplitRecord* out) noexcept nogil:
+    cdef const int32_t* si
+    cdef const int32_t* rs
     if P.is_cat[f]:
         _scan_cat(P, S, f, start, end, out)
-    elif P.split_score == SCORE_002:        # exact mode (smml.tree checks): 002's formulas
-        _scan_exact_002(P, S, f, start, end, out)
-    elif P.mode == MODE_EXACT:
-        _scan_exact(P, S, f, start, end, out)
-    else:
+        return
+    if P.mode != MODE_EXACT:
         _scan_hist(P, S, f, start, end, out)
+        return
+    if P.ranked:                            # the node's samples put in order now (thread tid's)
+        _ranked_order(P, S, f, start, end, tid)
+        si = S.ord_i + tid * (P.n + 16)
+        rs = S.ord_r + tid * (P.n + 16)
+        end -= start
+        start = 0
+    else:                                   # the node's segment of the sorted columns
+        si = P.Si + f * P.n
+        rs = P.Rs + f * P.n
+    if P.split_score == SCORE_002:          # smml.tree checks: 002's formulas
+        _scan_exact_002(P, S, f, si, rs, start, end, out)
+    else:
+        _scan_exact(P, S, f, si, rs, start, end, out)
+
+
+cdef void _ranked_order(const Params* P, Scratch* S, intp_t f, intp_t start, intp_t end,
+                        int tid) noexcept nogil:
+    """Ranked mode: the node's samples by increasing rank of feature f, equal ranks by sample
+    (the order of the sorted columns of the other mode: the same splits), into thread tid's
+    ord_i and their ranks into ord_r. A node with a stamp (S.stamp set by _evaluate: large
+    nodes) walks all N rows in feature f's order and keeps its own; a small one sorts the
+    keys (rank - the node's lowest rank) << 32 | sample (insertion, or an LSD radix sort
+    on the rank bits with the cheapest number of digits). Its samples are in increasing
+    order (a stable partition of 0..n-1), which makes both orders equal ranks by sample."""
+    cdef intp_t n = P.n, N = P.N, nn = end - start, p, q, j, i, g, dg, c, t
+    cdef intp_t stride = n + 16
+    cdef int32_t* oi = S.ord_i + tid * stride
+    cdef int32_t* orr = S.ord_r + tid * stride
+    cdef uint64_t* ka = S.rad + 2 * tid * stride
+    cdef uint64_t* kb = ka + stride
+    cdef uint64_t* ks
+    cdef uint64_t* kd
+    cdef uint64_t* kx
+    cdef intp_t* cnt = S.counts + tid * RADIX_SLOTS
+    cdef const int32_t* rrow = P.Rrow + f * N
+    cdef const int32_t* sg
+    cdef const intp_t* smp = P.samples + start
+    cdef uint64_t u, want, key, lo_mask = 0xFFFFFFFF
+    cdef int32_t r, lo, hi
+    cdef int passes, bits, best_passes, shift
+    cdef intp_t cost_, best_cost, nb
+    if S.stamp != 0:
+        # walk: every row in f's order, the node's kept (a branch-free store, the slot
+        # advancing only for them)
+        sg = P.Sg + f * N
+        want = <uint64_t>S.stamp
+        q = 0
+        for p in range(N):
+            g = sg[p]
+            u = S.mark[g]
+            oi[q] = <int32_t>(u & lo_mask)
+            orr[q] = rrow[g]
+            q += (u >> 32) == want
+        return
+    lo = rrow[P.glob[smp[0]]]
+    hi = lo
+    for j in range(nn):
+        i = smp[j]
+        r = rrow[P.glob[i]]
+        orr[j] = r
+        lo = r if r < lo else lo
+        hi = r if r > hi else hi
+    if hi == lo:                        # constant in the node: in order already
+        for j in range(nn):
+            oi[j] = <int32_t>smp[j]
+        return
+    for j in range(nn):
+        ka[j] = ((<uint64_t>(orr[j] - lo)) << 32) | <uint64_t>smp[j]
+    if nn <= SMALL_SORT:
+        for j in range(1, nn):
+            key = ka[j]
+            q = j
+            while q > 0 and ka[q - 1] > key:
+                ka[q] = ka[q - 1]
+                q -= 1
+            ka[q] = key
+        ks = ka
+    else:
+        # the number of digits with the least work: passes x (nn + 2^digit bits)
+        bits = 0
+        while ((<intp_t>1) << bits) <= <intp_t>(hi - lo):
+            bits += 1
+        best_passes = 0
+        best_cost = 0
+        for passes in range(1, 4):
+            nb = (bits + passes - 1) // passes
+            if nb > 11:
+                continue
+            cost_ = passes * (nn + ((<intp_t>1) << nb))
+            if best_passes == 0 or cost_ < best_cost:
+                best_passes = passes
+                best_cost = cost_
+        passes = best_passes
+        nb = (bits + passes - 1) // passes
+        c = (<intp_t>1) << nb
+        memset(cnt, 0, passes * c * sizeof(intp_t))
+        for j in range(nn):
+            g = <intp_t>(ka[j] >> 32)
+            for t in range(passes):
+                cnt[t * c + ((g >> (t * nb)) & (c - 1))] += 1
+        for t in range(passes):
+            q = 0
+            for j in range(c):
+                dg = cnt[t * c + j]
+                cnt[t * c + j] = q
+                q += dg
+        ks = ka
+        kd = kb
+        for t in range(passes):
+            shift = <int>(32 + t * nb)
+            for j in range(nn):
+                key = ks[j]
+                g = <intp_t>((key >> shift) & <uint64_t>(c - 1)) + t * c
+                q = cnt[g]
+                cnt[g] = q + 1
+                kd[q] = key
+            kx = ks
+            ks = kd
+            kd = kx
+    for j in range(nn):
+        key = ks[j]
+        oi[j] = <int32_t>(key & lo_mask)
+        orr[j] = <int32_t>(key >> 32) + lo
 
 
 cdef void _evaluate(const Params* P, Scratch* S, intp_t start, intp_t end, intp_t depth,
@@ -611,6 +760,15 @@ cdef void _evaluate(const Params* P, Scratch* S, intp_t start, intp_t end, intp_
             S.hlist[nh] = f
             nh += 1
     nt = threads_for(S.n_threads, nn * mf, P.grain)
+    S.stamp = 0
+    if P.ranked and P.N <= WALK_SPAN * nn:
+        # a large node: its candidates walk all N rows in order (_ranked_order), keeping the
+        # rows that carry this node's stamp
+        S.stamp = S.stamp_next
+        S.stamp_next += 1
+        for j in range(start, end):
+            t = P.samples[j]
+            S.mark[P.glob[t]] = ((<uint64_t>S.stamp) << 32) | <uint64_t>t
     if nh > 0:
         if nt > 1 and nh >= 2:
             nb = min(nt, nh)
@@ -623,10 +781,10 @@ cdef void _evaluate(const Params* P, Scratch* S, intp_t start, intp_t end, intp_
                        P.Xb, d, P.samples, start, end, gather_prefetch(P.n, d, end - start))
     if nt > 1:
         for j in prange(mf, num_threads=nt, schedule="dynamic"):
-            _scan_feature(P, S, S.features[j], start, end, &S.feat_best[j])
+            _scan_feature(P, S, S.features[j], start, end, threadid(), &S.feat_best[j])
     else:
         for j in range(mf):
-            _scan_feature(P, S, S.features[j], start, end, &S.feat_best[j])
+            _scan_feature(P, S, S.features[j], start, end, 0, &S.feat_best[j])
     for j in range(mf):
         r = &S.feat_best[j]
         if r.feature < 0:
@@ -635,8 +793,6 @@ cdef void _evaluate(const Params* P, Scratch* S, intp_t start, intp_t end, intp_
             best[0] = r[0]
     if best.feature < 0:
         return
-    if P.mode == MODE_EXACT and not best.is_cat:
-        best.threshold = _rank_pair(P, best.feature, best.bin)   # the value: _resolve_thresholds
     if P.split_score == SCORE_002:
         # 002's score: psi(I) - psi(I_L) - psi(I_R), or V(I) - (W_L^2 V_L + W_R^2 V_R) / W^2;
         # made when it exceeds the rounding tolerance (1e-12 psi units, 1e-12 the node's mean
@@ -668,6 +824,9 @@ cdef void _partition(const Params* P, Scratch* S, SplitRecord* s, intp_t start, 
     cdef const uint8_t* xb
     cdef int32_t* ti
     cdef int32_t* si
+    cdef const int32_t* rr
+    cdef int32_t ra
+    cdef uint64_t u
     # 1. goes_left per sample
     if s.is_cat:
         xb = P.Xb + f
@@ -680,6 +839,14 @@ cdef void _partition(const Params* P, Scratch* S, SplitRecord* s, intp_t start, 
         for p in range(start, end):
             i = P.samples[p]
             S.goes_left[i] = xb[i * d] <= s.bin
+    elif P.ranked:
+        # the first child: ranks up to the last one on its side (_rank_pair's high word)
+        memcpy(&u, &s.threshold, sizeof(double))
+        ra = <int32_t>(u >> 32)
+        rr = P.Rrow + f * P.N
+        for p in range(start, end):
+            i = P.samples[p]
+            S.goes_left[i] = rr[P.glob[i]] <= ra
     else:
         si = P.Si + f * n
         for p in range(start, end):
@@ -699,7 +866,7 @@ cdef void _partition(const Params* P, Scratch* S, SplitRecord* s, intp_t start, 
     for p in range(r):
         P.samples[q + p] = ti[p]
     # 3. exact: the sorted arrays, when a child is evaluated (_sorted_pending)
-    if P.mode == MODE_EXACT:
+    if P.mode == MODE_EXACT and not P.ranked:
         S.pending = 1
         S.pend_start = start
         S.pend_end = end
@@ -1017,8 +1184,11 @@ def build_tree(int mode, int criterion, intp_t n_classes,
                bint best_first, unsigned long long seed, int n_threads, intp_t grain,
                intp_t decompose_min, int split_score=SCORE_WEIGHTED,
                const double[:, ::1] Xv=None,   # IN with Sg, exact with Rs given: the values of the
-               const int32_t[:, ::1] Sg=None):  # N rows (N, d) and each column's rows by increasing
+               const int32_t[:, ::1] Sg=None,  # N rows (N, d) and each column's rows by increasing
                                                # value (d, N), in place of Xs (see Params.Xv)
+               const int32_t[:, ::1] Rrow=None,  # IN with Xv, Sg: ranked mode (Params.ranked), the
+               const int32_t[::1] glob=None):  # rank of each row's value (d, N) and each sample's
+                                               # row (n,); Si and Rs are then not read
     """Grow one tree; return (nodes, value, category_bits): the NODE_DTYPE records, the
     (n_nodes, V) values and the (n_nodes, CATEGORY_WORDS) category bits.
 
@@ -1027,6 +1197,9 @@ def build_tree(int mode, int criterion, intp_t n_classes,
     ``grain``: samples x features worth a thread of its own (threads_for).
     ``split_score``: 0 (000's weighted decrease) or 1 (002's slide formulas; exact mode and
     numerical features only, which smml.tree checks: the improvement is then the score).
+    With ``Rrow`` and ``glob`` (ranked mode) the tree keeps no sorted columns of its own: each
+    node puts its samples of each candidate feature in order when it scans it, from the ranks
+    of all N rows; the same tree as with the sorted columns of its samples.
     """
     cdef Params P
     cdef Scratch S0
@@ -1093,12 +1266,27 @@ def build_tree(int mode, int criterion, intp_t n_classes,
         P.Sg = &Sg[0, 0]
         P.d_xv = d
         P.xs_stride = Sg.shape[1]
+    if (Rrow is None) != (glob is None):
+        raise ValueError("build_tree: give both Rrow and glob, or neither")
+    if Rrow is not None:
+        if Xv is None or Rrow.shape[0] != d or Rrow.shape[1] != Sg.shape[1] or glob.shape[0] != n:
+            raise ValueError("build_tree: Rrow / glob do not match (with Xv and Sg, (d, N) / (n,))")
+        for j in range(n):
+            if not 0 <= glob[j] < Sg.shape[1]:
+                raise ValueError("build_tree: a sample's row outside the N rows")
+        P.ranked = 1
+        P.N = Sg.shape[1]
+        P.Rrow = &Rrow[0, 0]
+        P.glob = &glob[0]
+        P.rank_bits = 0
+        while ((<intp_t>1) << P.rank_bits) < P.N:
+            P.rank_bits += 1
     P.Si = &Si[0, 0]
     G.V = P.V
     try:
         P.samples = <intp_t*>malloc(n * sizeof(intp_t))
         wy = <double*>malloc((n if K == 0 else 1) * sizeof(double))
-        own_ranks = mode == MODE_EXACT and Rs.shape[0] == 0
+        own_ranks = mode == MODE_EXACT and Rs.shape[0] == 0 and not P.ranked
         rk = <int32_t*>malloc((d * n if own_ranks else 1) * sizeof(int32_t))
         if (P.samples == NULL or wy == NULL or rk == NULL
                 or _scratch_init(&S0, &P, n_threads) != 0):
@@ -1107,7 +1295,7 @@ def build_tree(int mode, int criterion, intp_t n_classes,
             P.Rs = rk
             with nogil:
                 _first_positions(P.Xs, n, d, P.is_cat, rk, threads_for(n_threads, n * d, P.grain))
-        elif mode == MODE_EXACT:
+        elif mode == MODE_EXACT and not P.ranked:
             P.Rs = &Rs[0, 0]
         if K == 0:
             for j in range(n):

@@ -5,6 +5,8 @@ from typing import Any, Literal
 
 from numpy.typing import NDArray
 
+import math
+
 import numpy as np
 
 from smml._binning import sort_columns_ranked
@@ -15,6 +17,20 @@ from smml._validation import (N_JOBS, RANDOM_STATE, Interval, Options, check_is_
 from smml.base import ClassifierMixin, RegressorMixin, store_params
 from smml.ensemble._bagging import (_BaggingClassifierMixin, _BaggingRegressorMixin, _BaseBagging,
                                     _default_tree)
+
+
+#: a forest grows its trees in the tree kernel's ranked mode (``_BaseForest._shared``) when they
+#: try fewer than 1 / (_RANKED_RATIO + _RANKED_PER_DOUBLING log2(N / 16384)) of the d features
+#: per node (N rows): a split costs d partitions in the sorted-columns mode, and in the ranked
+#: one a gather and sort per candidate, whose gathers miss the cache more as the rank columns
+#: grow with N (the timing: bench/forest.md)
+_RANKED_RATIO = 8.0
+_RANKED_PER_DOUBLING = 2.0
+
+
+def _ranked(n_rows, d, n_candidates):
+    """Whether a forest's trees on n_rows x d try few enough candidates for the ranked mode."""
+    return d >= n_candidates * (_RANKED_RATIO + _RANKED_PER_DOUBLING * max(0.0, math.log2(n_rows / 16384)))
 
 
 class _BaseForest(_BaseBagging):
@@ -37,17 +53,32 @@ class _BaseForest(_BaseBagging):
 
     def _shared(self, X, est):
         """Trees with the exact splitter: every column of X sorted once (stable: equal values
-        by row) and ranked, each tree's sorted rows and ranks cut from them by
-        ``_tree.sorted_subset``; the trees look their thresholds up in the values of all rows.
-        Only for bootstrap samples of at least m / 2 draws: cutting passes over all m rows per
-        tree, which costs more than sorting a small sample's rows (the timing: bench/forest.md)."""
+        by row) and ranked. Only for bootstrap samples of at least m / 2 draws: otherwise
+        each tree sorts its own rows (cutting passes over all m rows per tree, which costs more
+        than sorting a small sample's rows: bench/forest.md). Two ways to use the sort:
+
+        - sorted columns (``max_features`` a large share of the d features: ``_ranked``): each
+          tree's sorted rows and ranks are cut from it by ``_tree.sorted_subset``, and every
+          split partitions all d of them (the scans then read them in order);
+        - ranked (fewer candidates: sqrt(d) of d = 128 or 500): the trees keep no sorted
+          columns; a node puts its samples of each candidate in order when it scans it, by
+          their ranks among all rows (``build_tree``'s ranked mode). A split then costs the
+          candidates' work, not d partitions, and a tree's memory does not grow with d.
+
+        Either way the trees look their thresholds up in the values of all rows and are the
+        same trees."""
         if est.splitter != "exact" or 2 * self._n_draw(X.shape[0]) < X.shape[0]:
             return None
         nt = self._n_threads()
+        Xv = np.ascontiguousarray(X, dtype=np.float64)
+        d = X.shape[1]
+        if _ranked(X.shape[0], d, est._n_candidates(d)):
+            Sg, Rrow = sort_columns_ranked(X, nt, by_row=True)
+            return "ranked", Xv, Sg, Rrow
         Si, Rs = sort_columns_ranked(X, nt)
         # the thresholds' values are looked up in X through Si (no sorted copy of the values:
         # the shared sort costs 8 bytes per entry of X, not 16)
-        return (np.ascontiguousarray(X, dtype=np.float64), Si), Si, Rs
+        return "sorted", (Xv, Si), Si, Rs
 
     def _fit_member(self, est, X, y, idx, sw, shared=None):
         """The tree on the bootstrap multiset S_i, given as its distinct rows with
@@ -71,9 +102,12 @@ class _BaseForest(_BaseBagging):
                 rows, w = rows[keep], w[keep]
         presorted = None
         if shared is not None and w.all():
-            local = np.full(X.shape[0], -1, dtype=np.int32)
-            local[rows] = np.arange(len(rows), dtype=np.int32)
-            presorted = (shared[0], *_tree.sorted_subset(shared[1], shared[2], local))
+            if shared[0] == "ranked":           # (Xv, Sg, Rrow, the tree's rows, increasing)
+                presorted = (*shared[1:], rows.astype(np.int32))
+            else:
+                local = np.full(X.shape[0], -1, dtype=np.int32)
+                local[rows] = np.arange(len(rows), dtype=np.int32)
+                presorted = (shared[1], *_tree.sorted_subset(shared[2], shared[3], local))
         # X, y and the weights were validated once in fit: the tree's fast path skips
         # re-validating them per tree (classification: y holds the codes 0..K-1 of classes_)
         classes = np.arange(len(self.classes_)) if self._classifier else None

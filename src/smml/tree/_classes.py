@@ -123,7 +123,9 @@ class _BaseTree(CategoricalMixin, _ReducedErrorPruningMixin, _TextExportMixin, S
         splitter's sorted columns when the caller has them (a forest cuts each tree's from one
         sort of all the rows): (values, order, ranks), ``build_tree``'s Xs, Si and Rs, where
         values may be a pair (Xv, Sg): all rows as float64 and their sort (``build_tree``'s Xv
-        and Sg, in place of a sorted copy of the values); then
+        and Sg, in place of a sorted copy of the values); or (Xv, Sg, Rrow, rows), the ranked
+        mode: no sorted columns of the samples, but the rank of every row's value (d, N) and
+        the samples' rows (n,) int32, increasing (``build_tree``'s Rrow and glob); then
         every weight must be positive, and X may be None (the exact splitter reads only the
         sorted columns).
         """
@@ -141,6 +143,10 @@ class _BaseTree(CategoricalMixin, _ReducedErrorPruningMixin, _TextExportMixin, S
                                       presorted)
         self._after_tree_change()
         return self
+
+    def _n_candidates(self, d):
+        """Features tried per node on d features (``max_features`` resolved)."""
+        return _check_max_features(self.max_features, d)
 
     def _fit_arrays(self, X, ycls, yreg, n_classes, sw, rng_seed, presorted=None):
         if presorted is not None:             # positive weights; X unused (exact splitter)
@@ -179,8 +185,16 @@ class _BaseTree(CategoricalMixin, _ReducedErrorPruningMixin, _TextExportMixin, S
         else:
             Xb, edges = np.zeros((1, 1), np.uint8), np.full((d, 1), np.inf)
         Rs = np.zeros((0, 0), np.int32)          # the kernel ranks Xs itself
-        Xv = Sg = None
-        if presorted is not None:
+        Xv = Sg = Rrow = glob = None
+        if presorted is not None and len(presorted) == 4:     # ranked mode
+            Xv, Sg, Rrow, glob = presorted
+            N = Xv.shape[0]
+            if (Xv.shape[1] != d or Xv.dtype != np.float64 or Sg.shape != (d, N) or Rrow.shape != (d, N)
+                    or glob.shape != (n,) or glob.dtype != np.int32):
+                raise RuntimeError("smml.tree: the ranked columns do not match X")
+            Xs = np.zeros((1, 1))
+            Si = Rs = np.zeros((1, 1), np.int32)
+        elif presorted is not None:
             Xs, Si, Rs = presorted
             if isinstance(Xs, tuple):           # the values through X and its sort (Xv, Sg)
                 Xv, Sg = Xs
@@ -227,7 +241,7 @@ class _BaseTree(CategoricalMixin, _ReducedErrorPruningMixin, _TextExportMixin, S
             max_depth, min(self.min_samples_split, n + 1), min(self.min_samples_leaf, n + 1), mid,
             0 if self.max_leaf_nodes is None else min(self.max_leaf_nodes, 2 * n + 2), mf,
             self.growth == "best", rng_seed, n_threads, _package._GRAIN, _package._DECOMPOSE_MIN,
-            _tree.SPLIT_SCORES[self.split_score], Xv, Sg)
+            _tree.SPLIT_SCORES[self.split_score], Xv, Sg, Rrow, glob)
         # the weighted decrease scales with the weights; 002's scores do not (psi and V are
         # proportions / weighted means), the regression one scales with y^2
         e_imp = 0 if literal else e_w
