@@ -884,12 +884,15 @@ def test_tree_in_ranked_mode_is_the_tree_on_the_stable_sort(rng, score):
     Sg, Rrow = sort_columns_ranked(X, by_row=True)
     vals, order = sort_columns(X[rows], stable=True)
     trees = []
-    for pre in ((X, Sg, Rrow, rows), (vals, order, _tree.first_positions(vals))):
+    assert Rrow.dtype == np.uint16
+    for pre in ((X, Sg, Rrow, rows), (X, Sg, Rrow.astype(np.int32), rows),
+                (vals, order, _tree.first_positions(vals))):
         t = TreeRegressor(splitter="exact", split_score=score, max_features=4, random_state=1)
         trees.append(t._fit_encoded(None, y[rows], None, w, pre))
     assert trees[0].tree_.node_count > 100
-    assert trees[0].tree_.nodes.tobytes() == trees[1].tree_.nodes.tobytes()
-    assert np.array_equal(trees[0].tree_.value, trees[1].tree_.value)
+    for t in trees[1:]:
+        assert trees[0].tree_.nodes.tobytes() == t.tree_.nodes.tobytes()
+        assert np.array_equal(trees[0].tree_.value, t.tree_.value)
 
 
 def test_ranked_mode_inputs_are_checked(rng):
@@ -922,8 +925,10 @@ def test_sort_columns_ranked_by_row_indexes_the_ranks_by_row(rng):
         np.testing.assert_array_equal(Rrow[f, Si[f]], Rs[f])
         # equal values, equal ranks; a larger value, a larger rank
         xv = X[:, f]
-        assert np.array_equal(np.sign(xv[:, None] - xv[None, :]),
-                              np.sign(Rrow[f][:, None] - Rrow[f][None, :]))
+        rk = Rrow[f].astype(np.int64)
+        assert np.array_equal(np.sign(xv[:, None] - xv[None, :]), np.sign(rk[:, None] - rk[None, :]))
+    assert Rrow.dtype == np.uint16                  # 300 rows: ranks fit 16 bits (half the bytes)
+    assert sort_columns_ranked(np.zeros((65537, 1)), by_row=True)[1].dtype == np.int32
 
 
 def test_zero_weight_examples_are_absent(rng):

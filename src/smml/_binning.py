@@ -112,12 +112,12 @@ def sort_columns_ranked(X, n_threads=1, by_row=False):
     (d, n) int32, ``order[j]`` the rows by increasing ``X[:, j]`` and ``ranks[j, p]`` the first
     position in that order of the value at position p (equal values, equal ranks: the
     kernel's ``first_positions``); with ``by_row``, ``ranks[j, i]`` is that rank of row i's
-    value instead (``build_tree``'s Rrow). The sorted values are not kept (a forest looks a
+    value instead (``build_tree``'s Rrow; uint16 when n <= 65536). The sorted values are not kept (a forest looks a
     threshold's value up in X through ``order``: ``build_tree``'s Xv / Sg), so the shared
     sort of a forest costs 8 bytes per entry of X instead of 16."""
     n, d = X.shape
     Si = np.empty((d, n), np.int32)
-    Rs = np.empty((d, n), np.int32)
+    Rs = np.empty((d, n), np.uint16 if by_row and n <= 65536 else np.int32)
     pos = np.arange(n, dtype=np.int32)
 
     def work(j):

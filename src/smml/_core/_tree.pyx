@@ -31,7 +31,7 @@ from libc.string cimport memset, memcpy
 from libc.math cimport INFINITY
 from cython.parallel cimport prange, threadid
 
-from smml._core._typedefs cimport intp_t, int32_t, uint8_t, uint32_t, uint64_t
+from smml._core._typedefs cimport intp_t, int32_t, uint8_t, uint16_t, uint32_t, uint64_t
 from smml._core._openmp cimport threads_for
 from smml._core._criterion cimport (MAXCAT, NWORDS, CRIT_ERROR, CRIT_GINI, CRIT_ENTROPY, CRIT_SQRT, CRIT_MSE,
                                     Targets, SplitRecord, ScanState, cost, cost_lr, init_record)
@@ -124,7 +124,8 @@ cdef struct Params:
     # the ranks of all N rows (shared by the forest's trees)
     int ranked
     intp_t N                 # all rows
-    const int32_t* Rrow      # (d, N) the rank of each row's value (Rs's ranks, indexed by row)
+    const int32_t* Rrow      # (d, N) the rank of each row's value (Rs's ranks, indexed by row), or
+    const uint16_t* Rrow16   # the same as uint16 when N <= 65536 (half the bytes the gathers touch)
     const int32_t* glob      # (n) each sample's row among the N
     int rank_bits            # bits of the largest rank (N - 1)
 
@@ -609,6 +610,13 @@ cdef void _scan_feature(const Params* P, Scratch* S, intp_t f, intp_t start, int
         _scan_exact(P, S, f, si, rs, start, end, out)
 
 
+cdef inline int32_t _rank_of(const Params* P, intp_t f, intp_t g) noexcept nogil:
+    """Ranked mode: the rank of row g's value of feature f."""
+    if P.Rrow16 != NULL:
+        return P.Rrow16[f * P.N + g]
+    return P.Rrow[f * P.N + g]
+
+
 cdef void _ranked_order(const Params* P, Scratch* S, intp_t f, intp_t start, intp_t end,
                         int tid) noexcept nogil:
     """Ranked mode: the node's samples by increasing rank of feature f, equal ranks by sample
@@ -628,7 +636,6 @@ cdef void _ranked_order(const Params* P, Scratch* S, intp_t f, intp_t start, int
     cdef uint64_t* kd
     cdef uint64_t* kx
     cdef intp_t* cnt = S.counts + tid * RADIX_SLOTS
-    cdef const int32_t* rrow = P.Rrow + f * N
     cdef const int32_t* sg
     cdef const intp_t* smp = P.samples + start
     cdef uint64_t u, want, key, lo_mask = 0xFFFFFFFF
@@ -645,14 +652,14 @@ cdef void _ranked_order(const Params* P, Scratch* S, intp_t f, intp_t start, int
             g = sg[p]
             u = S.mark[g]
             oi[q] = <int32_t>(u & lo_mask)
-            orr[q] = rrow[g]
+            orr[q] = _rank_of(P, f, g)
             q += (u >> 32) == want
         return
-    lo = rrow[P.glob[smp[0]]]
+    lo = _rank_of(P, f, P.glob[smp[0]])
     hi = lo
     for j in range(nn):
         i = smp[j]
-        r = rrow[P.glob[i]]
+        r = _rank_of(P, f, P.glob[i])
         orr[j] = r
         lo = r if r < lo else lo
         hi = r if r > hi else hi
@@ -824,7 +831,6 @@ cdef void _partition(const Params* P, Scratch* S, SplitRecord* s, intp_t start, 
     cdef const uint8_t* xb
     cdef int32_t* ti
     cdef int32_t* si
-    cdef const int32_t* rr
     cdef int32_t ra
     cdef uint64_t u
     # 1. goes_left per sample
@@ -843,10 +849,9 @@ cdef void _partition(const Params* P, Scratch* S, SplitRecord* s, intp_t start, 
         # the first child: ranks up to the last one on its side (_rank_pair's high word)
         memcpy(&u, &s.threshold, sizeof(double))
         ra = <int32_t>(u >> 32)
-        rr = P.Rrow + f * P.N
         for p in range(start, end):
             i = P.samples[p]
-            S.goes_left[i] = rr[P.glob[i]] <= ra
+            S.goes_left[i] = _rank_of(P, f, P.glob[i]) <= ra
     else:
         si = P.Si + f * n
         for p in range(start, end):
@@ -1186,9 +1191,10 @@ def build_tree(int mode, int criterion, intp_t n_classes,
                const double[:, ::1] Xv=None,   # IN with Sg, exact with Rs given: the values of the
                const int32_t[:, ::1] Sg=None,  # N rows (N, d) and each column's rows by increasing
                                                # value (d, N), in place of Xs (see Params.Xv)
-               const int32_t[:, ::1] Rrow=None,  # IN with Xv, Sg: ranked mode (Params.ranked), the
+               Rrow=None,                      # IN with Xv, Sg: ranked mode (Params.ranked), the
                const int32_t[::1] glob=None):  # rank of each row's value (d, N) and each sample's
-                                               # row (n,); Si and Rs are then not read
+                                               # row (n,); Si and Rs are then not read. Rrow:
+                                               # int32, or uint16 when N <= 65536
     """Grow one tree; return (nodes, value, category_bits): the NODE_DTYPE records, the
     (n_nodes, V) values and the (n_nodes, CATEGORY_WORDS) category bits.
 
@@ -1206,6 +1212,8 @@ def build_tree(int mode, int criterion, intp_t n_classes,
     cdef NodeStore G
     cdef DeferList defer
     cdef intp_t n = sample_weight.shape[0], d = is_cat.shape[0], K = n_classes, j, m
+    cdef const uint16_t[:, ::1] r16
+    cdef const int32_t[:, ::1] r32
     cdef int rc
     cdef intp_t dummy_i = 0, cutoff
     cdef double* wy = NULL
@@ -1269,6 +1277,12 @@ def build_tree(int mode, int criterion, intp_t n_classes,
     if (Rrow is None) != (glob is None):
         raise ValueError("build_tree: give both Rrow and glob, or neither")
     if Rrow is not None:
+        if isinstance(Rrow, np.ndarray) and Rrow.dtype == np.uint16 and Sg is not None and Sg.shape[1] <= 65536:
+            r16 = Rrow
+            P.Rrow16 = &r16[0, 0] if r16.shape[0] * r16.shape[1] else NULL
+        else:
+            r32 = Rrow
+            P.Rrow = &r32[0, 0] if r32.shape[0] * r32.shape[1] else NULL
         if Xv is None or Rrow.shape[0] != d or Rrow.shape[1] != Sg.shape[1] or glob.shape[0] != n:
             raise ValueError("build_tree: Rrow / glob do not match (with Xv and Sg, (d, N) / (n,))")
         for j in range(n):
@@ -1276,7 +1290,6 @@ def build_tree(int mode, int criterion, intp_t n_classes,
                 raise ValueError("build_tree: a sample's row outside the N rows")
         P.ranked = 1
         P.N = Sg.shape[1]
-        P.Rrow = &Rrow[0, 0]
         P.glob = &glob[0]
         P.rank_bits = 0
         while ((<intp_t>1) << P.rank_bits) < P.N:

@@ -1,5 +1,5 @@
 # One place for the C types every kernel uses, so no kernel needs `cimport numpy`.
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 
 ctypedef double float64_t
 ctypedef float float32_t
