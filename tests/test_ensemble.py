@@ -17,6 +17,7 @@ import smml.ensemble as ens
 from smml.ensemble import (AdaBoostClassifier, BaggingClassifier, BaggingRegressor, DecisionStump,
                            RandomForestClassifier, RandomForestRegressor)
 from smml.ensemble._adaboost import _sort_features, _thresholds
+from smml._binning import rank_columns
 from smml.tree import TreeClassifier, TreeRegressor, sort_columns, sort_columns_ranked
 from smml.reference import adaboost as ref
 
@@ -881,12 +882,11 @@ def test_tree_in_ranked_mode_is_the_tree_on_the_stable_sort(rng, score):
     y = X[:, 0] - X[:, 1] ** 2 + rng.normal(scale=0.3, size=2500)
     rows = np.flatnonzero(rng.random(2500) < 0.7).astype(np.int32)
     w = rng.integers(1, 3, size=len(rows)).astype(float)
-    Sg, Rrow = sort_columns_ranked(X, by_row=True)
+    Rrow = rank_columns(X)
     vals, order = sort_columns(X[rows], stable=True)
     trees = []
     assert Rrow.dtype == np.uint16
-    for pre in ((X, Sg, Rrow, rows), (X, Sg, Rrow.astype(np.int32), rows),
-                (vals, order, _tree.first_positions(vals))):
+    for pre in (("ranked", X, Rrow, rows), (vals, order, _tree.first_positions(vals))):
         t = TreeRegressor(splitter="exact", split_score=score, max_features=4, random_state=1)
         trees.append(t._fit_encoded(None, y[rows], None, w, pre))
     assert trees[0].tree_.node_count > 100
@@ -898,29 +898,35 @@ def test_tree_in_ranked_mode_is_the_tree_on_the_stable_sort(rng, score):
 def test_ranked_mode_inputs_are_checked(rng):
     X = rng.normal(size=(50, 3))
     y = (X[:, 0] > 0).astype(np.intp)
-    Sg, Rrow = sort_columns_ranked(X, by_row=True)
+    Rrow = rank_columns(X)
     rows = np.arange(50, dtype=np.int32)
     t = TreeClassifier(splitter="exact")
-    t._fit_encoded(None, y, np.arange(2), np.ones(50), (X, Sg, Rrow, rows))
+    t._fit_encoded(None, y, np.arange(2), np.ones(50), ("ranked", X, Rrow, rows))
     np.testing.assert_array_equal(t.predict(X), TreeClassifier(splitter="exact").fit(X, y).predict(X))
     with pytest.raises(RuntimeError, match="ranked columns do not match"):
-        t._fit_encoded(None, y, np.arange(2), np.ones(50), (X, Sg, Rrow[:, :49].copy(), rows))
+        t._fit_encoded(None, y, np.arange(2), np.ones(50), ("ranked", X, Rrow[:, :49].copy(), rows))
     with pytest.raises(RuntimeError, match="ranked columns do not match"):
-        t._fit_encoded(None, y, np.arange(2), np.ones(50), (X, Sg, Rrow, rows.astype(np.int64)))
+        t._fit_encoded(None, y, np.arange(2), np.ones(50), ("ranked", X, Rrow, rows.astype(np.int64)))
+    with pytest.raises(RuntimeError, match="ranked columns do not match"):      # int32 ranks, 50 rows
+        t._fit_encoded(None, y, np.arange(2), np.ones(50), ("ranked", X, Rrow.astype(np.int32), rows))
+    with pytest.raises(ValueError, match="do not match"):       # the kernel's own check
+        _tree.build_tree(0, 1, 2, np.zeros((1, 1)), np.zeros((1, 1), np.int32), np.zeros((1, 1), np.int32),
+                         np.zeros((1, 1), np.uint8), np.full((3, 1), np.inf), np.zeros(3, np.uint8), y,
+                         np.zeros(50), np.ones(50), -1, 2, 1, 0.0, 0, 3, False, 0, 1, 1000, 10**9, 0,
+                         X, None, Rrow[:2].copy(), rows)
     bad = rows.copy()
     bad[3] = 50
     with pytest.raises(ValueError, match="outside the N rows"):
-        t._fit_encoded(None, y, np.arange(2), np.ones(50), (X, Sg, Rrow, bad))
+        t._fit_encoded(None, y, np.arange(2), np.ones(50), ("ranked", X, Rrow, bad))
     bad[3] = -1
     with pytest.raises(ValueError, match="outside the N rows"):
-        t._fit_encoded(None, y, np.arange(2), np.ones(50), (X, Sg, Rrow, bad))
+        t._fit_encoded(None, y, np.arange(2), np.ones(50), ("ranked", X, Rrow, bad))
 
 
-def test_sort_columns_ranked_by_row_indexes_the_ranks_by_row(rng):
+def test_rank_columns_are_the_ranks_of_the_stable_sort_by_row(rng):
     X = np.round(rng.normal(size=(300, 4)), 1)
     Si, Rs = sort_columns_ranked(X)
-    Sg, Rrow = sort_columns_ranked(X, by_row=True)
-    np.testing.assert_array_equal(Si, Sg)
+    Rrow = rank_columns(X)
     for f in range(4):
         np.testing.assert_array_equal(Rrow[f, Si[f]], Rs[f])
         # equal values, equal ranks; a larger value, a larger rank
@@ -928,7 +934,7 @@ def test_sort_columns_ranked_by_row_indexes_the_ranks_by_row(rng):
         rk = Rrow[f].astype(np.int64)
         assert np.array_equal(np.sign(xv[:, None] - xv[None, :]), np.sign(rk[:, None] - rk[None, :]))
     assert Rrow.dtype == np.uint16                  # 300 rows: ranks fit 16 bits (half the bytes)
-    assert sort_columns_ranked(np.zeros((65537, 1)), by_row=True)[1].dtype == np.int32
+    assert rank_columns(np.zeros((65537, 1))).dtype == np.int32
 
 
 def test_zero_weight_examples_are_absent(rng):

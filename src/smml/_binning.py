@@ -107,23 +107,32 @@ def sort_columns(X: ArrayLike, n_threads: int = 1, stable: bool = False, skip: A
     return Xs, Si
 
 
+def rank_columns(X, n_threads=1):
+    """The rank of each row's value in each column of X: (d, n), ``ranks[j, i]`` the first
+    position of ``X[i, j]`` in the column's increasing order (equal values, equal ranks), uint16
+    when n <= 65536 else int32: ``build_tree``'s Rrow (a forest's ranked mode)."""
+    return sort_columns_ranked(X, n_threads, by_row=True)[1]
+
+
 def sort_columns_ranked(X, n_threads=1, by_row=False):
     """Each column of X sorted once, stably (equal values by row): ``(order, ranks)``, both
     (d, n) int32, ``order[j]`` the rows by increasing ``X[:, j]`` and ``ranks[j, p]`` the first
     position in that order of the value at position p (equal values, equal ranks: the
     kernel's ``first_positions``); with ``by_row``, ``ranks[j, i]`` is that rank of row i's
-    value instead (``build_tree``'s Rrow; uint16 when n <= 65536). The sorted values are not kept (a forest looks a
+    value instead (``rank_columns``; uint16 when n <= 65536) and order is None (not kept).
+    The sorted values are not kept (a forest looks a
     threshold's value up in X through ``order``: ``build_tree``'s Xv / Sg), so the shared
     sort of a forest costs 8 bytes per entry of X instead of 16."""
     n, d = X.shape
-    Si = np.empty((d, n), np.int32)
+    Si = None if by_row else np.empty((d, n), np.int32)
     Rs = np.empty((d, n), np.uint16 if by_row and n <= 65536 else np.int32)
     pos = np.arange(n, dtype=np.int32)
 
     def work(j):
         col = np.ascontiguousarray(X[:, j], dtype=np.float64)
         o = np.argsort(col, kind="stable")
-        Si[j] = o
+        if not by_row:
+            Si[j] = o
         v = col[o]
         r = np.empty(n, np.int32) if by_row else Rs[j]
         r[0] = 0

@@ -66,8 +66,6 @@ cdef enum:
     SCAN_KMAX = 8            # classes up to which it does (gini)
     RADIX_SLOTS = 3 * 2048   # ranked mode: up to 3 digits of up to 11 bits (N < 2**30)
     SMALL_SORT = 24          # ranked mode: nodes up to this size are put in order by insertion
-    WALK_SPAN = 4            # ranked mode: a node of nn samples walks the N sorted rows when
-                             # N <= WALK_SPAN * nn, else sorts its own
 
 CRITERIA = {"error": CRIT_ERROR, "gini": CRIT_GINI, "entropy": CRIT_ENTROPY,
             "sqrt": CRIT_SQRT, "squared_error": CRIT_MSE}
@@ -127,7 +125,6 @@ cdef struct Params:
     const int32_t* Rrow      # (d, N) the rank of each row's value (Rs's ranks, indexed by row), or
     const uint16_t* Rrow16   # the same as uint16 when N <= 65536 (half the bytes the gathers touch)
     const int32_t* glob      # (n) each sample's row among the N
-    int rank_bits            # bits of the largest rank (N - 1)
 
 
 cdef struct Scratch:
@@ -157,9 +154,6 @@ cdef struct Scratch:
     int32_t* ord_r           # (n_threads, n + 16) ranks
     uint64_t* rad            # (n_threads, 2, n + 16) ranked mode: the radix sort's keys
     intp_t* counts           # (n_threads, RADIX_SLOTS) ranked mode: the radix sort's counts
-    uint64_t* mark           # (N) ranked mode: (stamp << 32) | sample, for the rows of the node
-    uint32_t stamp           # whose features are walked (_ranked_order); 0: sorted instead
-    uint32_t stamp_next      # the next node's (from 1: mark starts all zero)
 
 
 cdef struct NodeStore:
@@ -208,10 +202,8 @@ cdef int _scratch_init(Scratch* s, const Params* P, int n_threads) noexcept nogi
         s.ord_r = <int32_t*>_alloc(n_threads * (n + 16) * sizeof(int32_t))
         s.counts = <intp_t*>_alloc(n_threads * RADIX_SLOTS * sizeof(intp_t))
         s.rad = <uint64_t*>_alloc(2 * n_threads * (n + 16) * sizeof(uint64_t))
-        s.mark = <uint64_t*>calloc(P.N, sizeof(uint64_t))
-        if s.ord_i == NULL or s.ord_r == NULL or s.counts == NULL or s.mark == NULL or s.rad == NULL:
+        if s.ord_i == NULL or s.ord_r == NULL or s.counts == NULL or s.rad == NULL:
             return -1
-        s.stamp_next = 1
     for j in range(d):
         s.features[j] = j
     return 0
@@ -220,7 +212,7 @@ cdef int _scratch_init(Scratch* s, const Params* P, int n_threads) noexcept nogi
 cdef void _scratch_free(Scratch* s) noexcept nogil:
     free(s.features); free(s.feat_best); free(s.node_tot); free(s.lo); free(s.hi); free(s.hlist)
     free(s.hist); free(s.sums); free(s.catkey); free(s.catord); free(s.goes_left); free(s.tmp_i)
-    free(s.tmp_r); free(s.ord_i); free(s.ord_r); free(s.counts); free(s.mark)
+    free(s.tmp_r); free(s.ord_i); free(s.ord_r); free(s.counts)
     free(s.rad)
     memset(s, 0, sizeof(Scratch))
 
@@ -517,6 +509,14 @@ cdef inline double _rank_pair(const int32_t* rs, intp_t p) noexcept nogil:
     return x
 
 
+cdef inline double _row_pair(const Params* P, const int32_t* si, intp_t p) noexcept nogil:
+    """Ranked mode: the rows of the samples at positions p and p + 1, packed as _rank_pair."""
+    cdef uint64_t u = ((<uint64_t><uint32_t>P.glob[si[p]]) << 32) | <uint64_t><uint32_t>P.glob[si[p + 1]]
+    cdef double x
+    memcpy(&x, &u, sizeof(double))
+    return x
+
+
 cdef void _resolve_thresholds(const Params* P, Node* nodes, intp_t m) noexcept nogil:
     """Exact mode: each numerical split's threshold from its two ranks (_rank_pair): the
     midpoint of the values at the two ranks (the lower one where the midpoint rounds onto
@@ -531,7 +531,10 @@ cdef void _resolve_thresholds(const Params* P, Node* nodes, intp_t m) noexcept n
         memcpy(&u, &nodes[j].threshold, sizeof(double))
         ra = <intp_t>(u >> 32)
         rb = <intp_t>(u & <uint64_t>0xFFFFFFFF)
-        if P.Xv != NULL:
+        if P.ranked:                    # two rows (_row_pair)
+            a = P.Xv[ra * P.d_xv + f]
+            b = P.Xv[rb * P.d_xv + f]
+        elif P.Xv != NULL:
             a = P.Xv[<intp_t>P.Sg[f * P.xs_stride + ra] * P.d_xv + f]
             b = P.Xv[<intp_t>P.Sg[f * P.xs_stride + rb] * P.d_xv + f]
         else:
@@ -608,6 +611,11 @@ cdef void _scan_feature(const Params* P, Scratch* S, intp_t f, intp_t start, int
         _scan_exact_002(P, S, f, si, rs, start, end, out)
     else:
         _scan_exact(P, S, f, si, rs, start, end, out)
+    if P.ranked and out.feature >= 0:
+        # the rows on either side of the threshold (_resolve_thresholds reads their values)
+        # and, in bin, the first child's last rank (_partition)
+        out.threshold = _row_pair(P, si, out.bin)
+        out.bin = rs[out.bin]
 
 
 cdef inline int32_t _rank_of(const Params* P, intp_t f, intp_t g) noexcept nogil:
@@ -621,11 +629,11 @@ cdef void _ranked_order(const Params* P, Scratch* S, intp_t f, intp_t start, int
                         int tid) noexcept nogil:
     """Ranked mode: the node's samples by increasing rank of feature f, equal ranks by sample
     (the order of the sorted columns of the other mode: the same splits), into thread tid's
-    ord_i and their ranks into ord_r. A node with a stamp (S.stamp set by _evaluate: large
-    nodes) walks all N rows in feature f's order and keeps its own; a small one sorts the
-    keys (rank - the node's lowest rank) << 32 | sample (insertion, or an LSD radix sort
-    on the rank bits with the cheapest number of digits). Its samples are in increasing
-    order (a stable partition of 0..n-1), which makes both orders equal ranks by sample."""
+    ord_i and their ranks into ord_r: the keys (rank - the node's lowest rank) << 32 | sample
+    sorted (insertion, or an LSD radix sort on the rank bits with the cheapest number of
+    digits). Its samples are in increasing order (a stable partition of 0..n-1), so equal
+    ranks stay by sample. (Walking all N rows in the order of f and keeping the node's, for
+    large nodes, measured level with sorting them: not kept, bench/forest.md.)"""
     cdef intp_t n = P.n, N = P.N, nn = end - start, p, q, j, i, g, dg, c, t
     cdef intp_t stride = n + 16
     cdef int32_t* oi = S.ord_i + tid * stride
@@ -642,19 +650,6 @@ cdef void _ranked_order(const Params* P, Scratch* S, intp_t f, intp_t start, int
     cdef int32_t r, lo, hi
     cdef int passes, bits, best_passes, shift
     cdef intp_t cost_, best_cost, nb
-    if S.stamp != 0:
-        # walk: every row in f's order, the node's kept (a branch-free store, the slot
-        # advancing only for them)
-        sg = P.Sg + f * N
-        want = <uint64_t>S.stamp
-        q = 0
-        for p in range(N):
-            g = sg[p]
-            u = S.mark[g]
-            oi[q] = <int32_t>(u & lo_mask)
-            orr[q] = _rank_of(P, f, g)
-            q += (u >> 32) == want
-        return
     lo = _rank_of(P, f, P.glob[smp[0]])
     hi = lo
     for j in range(nn):
@@ -767,15 +762,6 @@ cdef void _evaluate(const Params* P, Scratch* S, intp_t start, intp_t end, intp_
             S.hlist[nh] = f
             nh += 1
     nt = threads_for(S.n_threads, nn * mf, P.grain)
-    S.stamp = 0
-    if P.ranked and P.N <= WALK_SPAN * nn:
-        # a large node: its candidates walk all N rows in order (_ranked_order), keeping the
-        # rows that carry this node's stamp
-        S.stamp = S.stamp_next
-        S.stamp_next += 1
-        for j in range(start, end):
-            t = P.samples[j]
-            S.mark[P.glob[t]] = ((<uint64_t>S.stamp) << 32) | <uint64_t>t
     if nh > 0:
         if nt > 1 and nh >= 2:
             nb = min(nt, nh)
@@ -832,7 +818,6 @@ cdef void _partition(const Params* P, Scratch* S, SplitRecord* s, intp_t start, 
     cdef int32_t* ti
     cdef int32_t* si
     cdef int32_t ra
-    cdef uint64_t u
     # 1. goes_left per sample
     if s.is_cat:
         xb = P.Xb + f
@@ -846,9 +831,8 @@ cdef void _partition(const Params* P, Scratch* S, SplitRecord* s, intp_t start, 
             i = P.samples[p]
             S.goes_left[i] = xb[i * d] <= s.bin
     elif P.ranked:
-        # the first child: ranks up to the last one on its side (_rank_pair's high word)
-        memcpy(&u, &s.threshold, sizeof(double))
-        ra = <int32_t>(u >> 32)
+        # the first child: ranks up to its last one (_scan_feature leaves it in bin)
+        ra = <int32_t>s.bin
         for p in range(start, end):
             i = P.samples[p]
             S.goes_left[i] = _rank_of(P, f, P.glob[i]) <= ra
@@ -1191,7 +1175,7 @@ def build_tree(int mode, int criterion, intp_t n_classes,
                const double[:, ::1] Xv=None,   # IN with Sg, exact with Rs given: the values of the
                const int32_t[:, ::1] Sg=None,  # N rows (N, d) and each column's rows by increasing
                                                # value (d, N), in place of Xs (see Params.Xv)
-               Rrow=None,                      # IN with Xv, Sg: ranked mode (Params.ranked), the
+               Rrow=None,                      # IN with Xv, no Sg: ranked mode (Params.ranked), the
                const int32_t[::1] glob=None):  # rank of each row's value (d, N) and each sample's
                                                # row (n,); Si and Rs are then not read. Rrow:
                                                # int32, or uint16 when N <= 65536
@@ -1205,7 +1189,8 @@ def build_tree(int mode, int criterion, intp_t n_classes,
     numerical features only, which smml.tree checks: the improvement is then the score).
     With ``Rrow`` and ``glob`` (ranked mode) the tree keeps no sorted columns of its own: each
     node puts its samples of each candidate feature in order when it scans it, from the ranks
-    of all N rows; the same tree as with the sorted columns of its samples.
+    of all N rows; the same tree as with the sorted columns of its samples (stable: equal
+    values by row; ``glob`` increasing). Thresholds are read from Xv's rows.
     """
     cdef Params P
     cdef Scratch S0
@@ -1264,9 +1249,29 @@ def build_tree(int mode, int criterion, intp_t n_classes,
             P.cat_stride = d * MAXCAT
     P.Xs = &Xs[0, 0]
     P.xs_stride = Xs.shape[1]
-    if (Xv is None) != (Sg is None):
+    if (Rrow is None) != (glob is None):
+        raise ValueError("build_tree: give both Rrow and glob, or neither")
+    if Rrow is None and (Xv is None) != (Sg is None):
         raise ValueError("build_tree: give both Xv and Sg, or neither")
-    if Xv is not None:
+    if Rrow is not None:
+        if mode != MODE_EXACT or Xv is None or Sg is not None or Xv.shape[1] != d or Xv.shape[0] == 0 \
+                or Rrow.ndim != 2 or Rrow.shape[0] != d or Rrow.shape[1] != Xv.shape[0] or glob.shape[0] != n:
+            raise ValueError("build_tree: Xv / Rrow / glob do not match (exact mode, no Sg, (N, d) / (d, N) / (n,))")
+        if isinstance(Rrow, np.ndarray) and Rrow.dtype == np.uint16 and Xv.shape[0] <= 65536:
+            r16 = Rrow
+            P.Rrow16 = &r16[0, 0]
+        else:
+            r32 = Rrow
+            P.Rrow = &r32[0, 0]
+        for j in range(n):
+            if not 0 <= glob[j] < Xv.shape[0]:
+                raise ValueError("build_tree: a sample's row outside the N rows")
+        P.ranked = 1
+        P.N = Xv.shape[0]
+        P.Xv = &Xv[0, 0]
+        P.d_xv = d
+        P.glob = &glob[0]
+    elif Xv is not None:
         if mode != MODE_EXACT or Rs.shape[0] == 0 or Sg.shape[0] != d or Xv.shape[1] != d \
                 or Sg.shape[1] != Xv.shape[0] or Xv.shape[0] == 0:
             raise ValueError("build_tree: Xv / Sg do not match (exact mode with ranks, (N, d) / (d, N))")
@@ -1274,26 +1279,6 @@ def build_tree(int mode, int criterion, intp_t n_classes,
         P.Sg = &Sg[0, 0]
         P.d_xv = d
         P.xs_stride = Sg.shape[1]
-    if (Rrow is None) != (glob is None):
-        raise ValueError("build_tree: give both Rrow and glob, or neither")
-    if Rrow is not None:
-        if isinstance(Rrow, np.ndarray) and Rrow.dtype == np.uint16 and Sg is not None and Sg.shape[1] <= 65536:
-            r16 = Rrow
-            P.Rrow16 = &r16[0, 0] if r16.shape[0] * r16.shape[1] else NULL
-        else:
-            r32 = Rrow
-            P.Rrow = &r32[0, 0] if r32.shape[0] * r32.shape[1] else NULL
-        if Xv is None or Rrow.shape[0] != d or Rrow.shape[1] != Sg.shape[1] or glob.shape[0] != n:
-            raise ValueError("build_tree: Rrow / glob do not match (with Xv and Sg, (d, N) / (n,))")
-        for j in range(n):
-            if not 0 <= glob[j] < Sg.shape[1]:
-                raise ValueError("build_tree: a sample's row outside the N rows")
-        P.ranked = 1
-        P.N = Sg.shape[1]
-        P.glob = &glob[0]
-        P.rank_bits = 0
-        while ((<intp_t>1) << P.rank_bits) < P.N:
-            P.rank_bits += 1
     P.Si = &Si[0, 0]
     G.V = P.V
     try:

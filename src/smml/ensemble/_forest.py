@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from smml._binning import sort_columns_ranked
+from smml._binning import rank_columns, sort_columns_ranked
 from smml._class_weight import CLASS_WEIGHT_SUBSAMPLE
 from smml._core import _tree
 from smml._progress import VERBOSE
@@ -60,10 +60,11 @@ class _BaseForest(_BaseBagging):
         - sorted columns (``max_features`` a large share of the d features: ``_ranked``): each
           tree's sorted rows and ranks are cut from it by ``_tree.sorted_subset``, and every
           split partitions all d of them (the scans then read them in order);
-        - ranked (fewer candidates: sqrt(d) of d = 128 or 500): the trees keep no sorted
-          columns; a node puts its samples of each candidate in order when it scans it, by
-          their ranks among all rows (``build_tree``'s ranked mode). A split then costs the
-          candidates' work, not d partitions, and a tree's memory does not grow with d.
+        - ranked (fewer candidates: sqrt(d) of d = 128 or 500): only each row's rank per
+          column is kept (``rank_columns``: 2 bytes per entry of X up to 65,536 rows, else 4);
+          the trees keep no sorted columns, a node puts its samples of each candidate in order
+          when it scans it, by their ranks (``build_tree``'s ranked mode). A split then costs
+          the candidates' work, not d partitions, and a tree's memory does not grow with d.
 
         Either way the trees look their thresholds up in the values of all rows and are the
         same trees."""
@@ -73,8 +74,7 @@ class _BaseForest(_BaseBagging):
         Xv = np.ascontiguousarray(X, dtype=np.float64)
         d = X.shape[1]
         if _ranked(X.shape[0], d, est._n_candidates(d)):
-            Sg, Rrow = sort_columns_ranked(X, nt, by_row=True)
-            return "ranked", Xv, Sg, Rrow
+            return "ranked", Xv, rank_columns(X, nt)
         Si, Rs = sort_columns_ranked(X, nt)
         # the thresholds' values are looked up in X through Si (no sorted copy of the values:
         # the shared sort costs 8 bytes per entry of X, not 16)
@@ -102,8 +102,8 @@ class _BaseForest(_BaseBagging):
                 rows, w = rows[keep], w[keep]
         presorted = None
         if shared is not None and w.all():
-            if shared[0] == "ranked":           # (Xv, Sg, Rrow, the tree's rows, increasing)
-                presorted = (*shared[1:], rows.astype(np.int32))
+            if shared[0] == "ranked":           # (Xv, Rrow, the tree's rows, increasing)
+                presorted = ("ranked", shared[1], shared[2], rows.astype(np.int32))
             else:
                 local = np.full(X.shape[0], -1, dtype=np.int32)
                 local[rows] = np.arange(len(rows), dtype=np.int32)

@@ -37,6 +37,11 @@ _SPLIT_SCORES = ("weighted", "002")     # split_score: 000's weighted decrease, 
 _PREDICT_GRAIN = 1_024
 
 
+def _presorted_d(presorted):
+    """The features of ``_fit_encoded``'s presorted columns (either form)."""
+    return presorted[2].shape[0] if isinstance(presorted[0], str) else presorted[1].shape[0]
+
+
 def _check_max_features(mf, d):
     if mf is None:
         return d
@@ -123,9 +128,10 @@ class _BaseTree(CategoricalMixin, _ReducedErrorPruningMixin, _TextExportMixin, S
         splitter's sorted columns when the caller has them (a forest cuts each tree's from one
         sort of all the rows): (values, order, ranks), ``build_tree``'s Xs, Si and Rs, where
         values may be a pair (Xv, Sg): all rows as float64 and their sort (``build_tree``'s Xv
-        and Sg, in place of a sorted copy of the values); or (Xv, Sg, Rrow, rows), the ranked
-        mode: no sorted columns of the samples, but the rank of every row's value (d, N) and
-        the samples' rows (n,) int32, increasing (``build_tree``'s Rrow and glob); then
+        and Sg, in place of a sorted copy of the values); or ("ranked", Xv, Rrow, rows), the
+        ranked mode: no sorted columns of the samples, but all N rows as float64, the rank of
+        every row's value (d, N; ``rank_columns``) and the samples' rows (n,) int32, increasing
+        (``build_tree``'s Xv, Rrow and glob); then
         every weight must be positive, and X may be None (the exact splitter reads only the
         sorted columns).
         """
@@ -134,7 +140,7 @@ class _BaseTree(CategoricalMixin, _ReducedErrorPruningMixin, _TextExportMixin, S
             raise ValueError("_fit_encoded supports neither categorical_features nor pruning")
         self._cat_idx = []
         self.categories_ = {}
-        self.n_features_in_ = X.shape[1] if presorted is None else presorted[1].shape[0]
+        self.n_features_in_ = X.shape[1] if presorted is None else _presorted_d(presorted)
         ycls, yreg, n_classes = self._encoded_targets(y, classes)
         if getattr(self, "class_weight", None) is not None:
             sample_weight = weighted_by_class(sample_weight, self.class_weight, self.classes_, ycls)
@@ -150,7 +156,7 @@ class _BaseTree(CategoricalMixin, _ReducedErrorPruningMixin, _TextExportMixin, S
 
     def _fit_arrays(self, X, ycls, yreg, n_classes, sw, rng_seed, presorted=None):
         if presorted is not None:             # positive weights; X unused (exact splitter)
-            n, d = len(sw), presorted[1].shape[0]
+            n, d = len(sw), _presorted_d(presorted)
         else:
             if n_classes > 0:
                 sw, X, ycls = drop_zero_weight(sw, X, ycls)
@@ -186,10 +192,11 @@ class _BaseTree(CategoricalMixin, _ReducedErrorPruningMixin, _TextExportMixin, S
             Xb, edges = np.zeros((1, 1), np.uint8), np.full((d, 1), np.inf)
         Rs = np.zeros((0, 0), np.int32)          # the kernel ranks Xs itself
         Xv = Sg = Rrow = glob = None
-        if presorted is not None and len(presorted) == 4:     # ranked mode
-            Xv, Sg, Rrow, glob = presorted
+        if presorted is not None and isinstance(presorted[0], str):     # ranked mode
+            _, Xv, Rrow, glob = presorted
             N = Xv.shape[0]
-            if (Xv.shape[1] != d or Xv.dtype != np.float64 or Sg.shape != (d, N) or Rrow.shape != (d, N)
+            if (Xv.shape[1] != d or Xv.dtype != np.float64 or Rrow.shape != (d, N)
+                    or Rrow.dtype != (np.uint16 if N <= 65536 else np.int32)
                     or glob.shape != (n,) or glob.dtype != np.int32):
                 raise RuntimeError("smml.tree: the ranked columns do not match X")
             Xs = np.zeros((1, 1))
