@@ -501,8 +501,9 @@ cdef void _scan_exact_002(const Params* P, Scratch* S, intp_t f, const int32_t* 
 cdef inline double _rank_pair(const int32_t* rs, intp_t p) noexcept nogil:
     """The ranks at sorted positions p and p + 1 (rs), packed into the bits of a double
     (rs[p] in the high word): a split's threshold until _resolve_thresholds. The value
-    lookups miss the cache (a forest's go through Sg into Xv): made for all nodes at the end
-    of the growth, independent of each other, their misses overlap."""
+    lookups miss the cache (a forest's go through Sg into Xv; in the ranked mode, _row_pair's
+    rows into Xv): made for all nodes at the end of the growth, independent of each other,
+    their misses overlap."""
     cdef uint64_t u = ((<uint64_t><uint32_t>rs[p]) << 32) | <uint64_t><uint32_t>rs[p + 1]
     cdef double x
     memcpy(&x, &u, sizeof(double))
@@ -634,7 +635,7 @@ cdef void _ranked_order(const Params* P, Scratch* S, intp_t f, intp_t start, int
     digits). Its samples are in increasing order (a stable partition of 0..n-1), so equal
     ranks stay by sample. (Walking all N rows in the order of f and keeping the node's, for
     large nodes, measured level with sorting them: not kept, bench/forest.md.)"""
-    cdef intp_t n = P.n, N = P.N, nn = end - start, p, q, j, i, g, dg, c, t
+    cdef intp_t n = P.n, nn = end - start, q, j, i, g, dg, c, t
     cdef intp_t stride = n + 16
     cdef int32_t* oi = S.ord_i + tid * stride
     cdef int32_t* orr = S.ord_r + tid * stride
@@ -644,9 +645,8 @@ cdef void _ranked_order(const Params* P, Scratch* S, intp_t f, intp_t start, int
     cdef uint64_t* kd
     cdef uint64_t* kx
     cdef intp_t* cnt = S.counts + tid * RADIX_SLOTS
-    cdef const int32_t* sg
     cdef const intp_t* smp = P.samples + start
-    cdef uint64_t u, want, key, lo_mask = 0xFFFFFFFF
+    cdef uint64_t key, lo_mask = 0xFFFFFFFF
     cdef int32_t r, lo, hi
     cdef int passes, bits, best_passes, shift
     cdef intp_t cost_, best_cost, nb
