@@ -695,6 +695,20 @@ def test_staged_score_checks_lengths():
     assert len(list(ada.staged_score(X, y))) == len(ada.estimators_)
 
 
+@pytest.mark.parametrize("Est", [BaggingClassifier, RandomForestRegressor])
+def test_bootstrap_samples_are_the_draws_kept_as_int32(Est):
+    # S_t as drawn in turn with each tree's seed (randint's int64 draws), kept as int32
+    X = np.random.default_rng(0).normal(size=(90, 3))
+    y = X[:, 0] if Est is RandomForestRegressor else (X[:, 0] > 0).astype(int)
+    est = Est(n_estimators=4, random_state=5).fit(X, y)
+    rs = np.random.RandomState(5)
+    for S in est.estimators_samples_:
+        want = rs.randint(0, 90, size=90)
+        rs.randint(0, 2**31 - 1)                             # the tree's seed
+        assert S.dtype == np.int32
+        np.testing.assert_array_equal(S, want)
+
+
 @pytest.mark.parametrize("Est", [BaggingClassifier, RandomForestClassifier])
 def test_max_samples_float_is_alpha_int_is_a_count(Est):
     rng = np.random.default_rng(0)

@@ -312,6 +312,8 @@ class _BaseBagging(SmmlEstimator):
         samples, seeds = [], []
         for t in range(T if replay or T0 == 0 else T - T0):
             S_t = rng.randint(0, m, size=k)
+            if m <= np.iinfo(np.int32).max:
+                S_t = S_t.astype(np.int32)     # the same draws, kept in half the memory
             seed = int(rng.randint(0, 2**31 - 1))
             if not replay or t >= T0:
                 samples.append(S_t)
@@ -625,7 +627,8 @@ class BaggingClassifier(_BaggingClassifierMixin, ClassifierMixin, _BaseBagging):
     estimators_ : list of classifiers
         The T fitted predictors h_1..h_T.
     estimators_samples_ : list of ndarray
-        The bootstrap indices S_t of each predictor.
+        The bootstrap indices S_t of each predictor (int32 below 2**31 rows: half the memory
+        of int64 indices).
     classes_ : ndarray of shape (n_classes,)
         The sorted labels.
     oob_score_ : float
@@ -706,7 +709,8 @@ class BaggingRegressor(_BaggingRegressorMixin, RegressorMixin, _BaseBagging):
     estimators_ : list of regressors
         The T fitted predictors h_1..h_T.
     estimators_samples_ : list of ndarray
-        The bootstrap indices S_t of each predictor.
+        The bootstrap indices S_t of each predictor (int32 below 2**31 rows: half the memory
+        of int64 indices).
     oob_score_ : float
         Out-of-bag R^2 (``oob_score=True`` only).
     oob_error_ : float

@@ -197,7 +197,7 @@ class RandomForestClassifier(_BaggingClassifierMixin, ClassifierMixin, _BaseFore
     estimators_ : list of TreeClassifier
         The T fitted trees.
     estimators_samples_ : list of ndarray
-        The bootstrap indices of each tree.
+        The bootstrap indices of each tree (int32 below 2**31 rows).
     classes_ : ndarray of shape (n_classes,)
         The sorted labels.
     feature_importances_ : ndarray of shape (n_features,)
@@ -286,7 +286,7 @@ class RandomForestRegressor(_BaggingRegressorMixin, RegressorMixin, _BaseForest)
     estimators_ : list of TreeRegressor
         The T fitted trees.
     estimators_samples_ : list of ndarray
-        The bootstrap indices of each tree.
+        The bootstrap indices of each tree (int32 below 2**31 rows).
     feature_importances_ : ndarray of shape (n_features,)
         Mean over the trees of their normalised impurity decreases (MDI).
     oob_score_ : float
