@@ -5,7 +5,8 @@ mode"). The two modes grow the same trees; this times them interleaved in one pr
     OMP_NUM_THREADS=2 python bench/ab_forest_ranked.py [--shapes 20000x500 20000x128 ...]
         [--trees 100] [--rounds 2]
 
-Data: bench_grid's tabular data (binary task), max_features="sqrt", n_jobs=2. Prints per shape
+Data: bench_grid's tabular data (``--task``, binary by default), max_features="sqrt" (a regressor:
+1/3, as the grid), n_jobs=2. Prints per shape
 the best time of each mode, sorted / ranked, and which mode the default rule picks.
 """
 import argparse
@@ -19,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_grid as grid  # noqa: E402
 
 import smml.ensemble._forest as F  # noqa: E402
-from smml.ensemble import RandomForestClassifier  # noqa: E402
+from smml.ensemble import RandomForestClassifier, RandomForestRegressor  # noqa: E402
 
 
 def main():
@@ -28,22 +29,26 @@ def main():
                                                       "100000x128"])
     p.add_argument("--trees", type=int, default=100)
     p.add_argument("--rounds", type=int, default=2)
+    p.add_argument("--task", choices=["binary", "5 classes", "regression"], default="binary")
     a = p.parse_args()
     rule = F._ranked
-    print(f"# {a.trees} trees, max_features='sqrt', n_jobs=2, best of {a.rounds} interleaved rounds")
+    reg = a.task == "regression"
+    Est, mf_param = (RandomForestRegressor, 1.0 / 3.0) if reg else (RandomForestClassifier, "sqrt")
+    print(f"# {a.task}, {a.trees} trees, max_features={mf_param!r}, n_jobs=2, best of {a.rounds} "
+          "interleaved rounds")
     print("| rows x d (candidates) | sorted columns s | ranked s | sorted / ranked | the rule picks |")
     print("|---|---|---|---|---|")
     for shape in a.shapes:
         n, d = map(int, shape.split("x"))
         X, ys = grid._tabular(n, d, 0)
-        y = ys["binary"]
-        mf = max(1, int(math.sqrt(d)))
+        y = ys[a.task]
+        mf = max(1, int(d / 3.0)) if reg else max(1, int(math.sqrt(d)))
         best = {}
         for _ in range(a.rounds):
             for mode in ("sorted", "ranked"):
                 F._ranked = lambda *args, m=mode: m == "ranked"
                 t = time.perf_counter()
-                RandomForestClassifier(n_estimators=a.trees, n_jobs=2, random_state=0).fit(X, y)
+                Est(n_estimators=a.trees, max_features=mf_param, n_jobs=2, random_state=0).fit(X, y)
                 best[mode] = min(best.get(mode, math.inf), time.perf_counter() - t)
         F._ranked = rule
         pick = "ranked" if rule(n, d, mf) else "sorted"
