@@ -508,11 +508,14 @@ def test_bagging_bad_inputs():
 def test_forest_is_bagging_of_smml_trees(rng):
     X, y = make_classification(200, 9, n_informative=5, random_state=int(rng.integers(100)))
     f = RandomForestClassifier(n_estimators=7, max_samples=0.8, oob_score=True, random_state=3).fit(X, y)
-    assert all(isinstance(t, TreeClassifier) and t.max_features == "sqrt" for t in f.estimators_)
+    # fully grown depth-first (no max_leaf_nodes: the order only assigns the feature draws)
+    assert all(isinstance(t, TreeClassifier) and t.max_features == "sqrt" and t.growth == "depth"
+               for t in f.estimators_)
     assert all(len(s) == 160 for s in f.estimators_samples_)
     # each tree is the smml tree grown on its bootstrap sample with its seed
     for t, s in zip(f.estimators_[:3], f.estimators_samples_):
-        fresh = TreeClassifier(max_features="sqrt", random_state=t.random_state, n_jobs=1).fit(X[s], y[s])
+        fresh = TreeClassifier(max_features="sqrt", growth="depth", random_state=t.random_state,
+                               n_jobs=1).fit(X[s], y[s])
         np.testing.assert_array_equal(fresh.predict(X), t.predict(X))
     votes = np.stack([t.predict(X) for t in f.estimators_])
     np.testing.assert_array_equal(f.predict(X), (votes.mean(axis=0) > 0.5).astype(int))
@@ -746,8 +749,8 @@ def test_forest_regressor_trees_are_the_trees_fit_on_the_bootstrap_multiset(rng,
         for t, s in zip(f.estimators_, f.estimators_samples_):
             counts = np.bincount(s, minlength=len(y))
             rows = np.flatnonzero(counts)
-            fresh = TreeRegressor(max_features="sqrt", random_state=t.random_state, n_jobs=1).fit(
-                X[rows], y[rows], sample_weight=counts[rows].astype(float))
+            fresh = TreeRegressor(max_features="sqrt", growth="depth", random_state=t.random_state,
+                                  n_jobs=1).fit(X[rows], y[rows], sample_weight=counts[rows].astype(float))
             assert fresh.tree_.nodes.tobytes() == t.tree_.nodes.tobytes()
             assert np.array_equal(fresh.tree_.value, t.tree_.value)
 
