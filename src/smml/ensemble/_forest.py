@@ -125,8 +125,8 @@ class _BaseForest(_BaseBagging):
         splitter = "exact" if self.splitter == "auto" else self.splitter
         # depth-first growth: a forest's trees have no max_leaf_nodes, so the order in which
         # leaves are split decides only which node gets which draw of max_features features;
-        # a stack costs less than best-first's heap (50 trees, 20,000 x 8: 1.18x; 100,000 x 8
-        # regression 1.16x; 20,000 x 32 and x 128 binary 1.03x: bench/forest.md)
+        # a stack costs less than best-first's heap (50 trees: 1.02-1.20x on 20,000 x 8 and x 32,
+        # 1.16x on 100,000 x 8 regression: bench/forest.md, bench/ab_forest_growth.py)
         return _default_tree(self._classifier, criterion=self.criterion, max_depth=self.max_depth,
                              min_samples_split=self.min_samples_split,
                              min_samples_leaf=self.min_samples_leaf, max_features=self.max_features,
