@@ -757,3 +757,95 @@ def test_preserves_dtype_tag_is_what_transform_does():
         out = km.fit(X.astype(dt)).transform(X.astype(dt))
         assert (out.dtype == dt) == (np.dtype(dt).name in tags)
         assert km.cluster_centers_.dtype == dt
+
+
+# ---- distance bounds (Hamerly's test): a shortcut that changes no result ----------------------------
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("kind", ["blobs", "grid", "dups", "offset"])
+def test_distance_bounds_change_no_fit(rng, monkeypatch, dtype, kind):
+    # the same labels, centroids, J path and iterations, bit for bit, with the bounds forced on
+    # and off: continuous data, exact ties everywhere (grid), empty clusters re-seeded (dups),
+    # data far from the origin (the centred gemm), with and without weights
+    n = 3000
+    X = (_data("blobs", rng, n=n, d=5) + 1e5) if kind == "offset" else _data(kind, rng, n=n, d=5)
+    X = X.astype(dtype)
+    w = rng.integers(0, 3, size=n).astype(float) if kind != "grid" else None
+    for k in (3, 40):
+        init = X[rng.choice(n, k, replace=False)] + 0.125
+        fits = []
+        for bounds in (False, True):
+            monkeypatch.setattr(cl, "_BOUNDS", bounds)
+            fits.append(KMeans(k, init=init, tol=0, max_iter=40, n_jobs=2).fit(X, sample_weight=w))
+        _assert_same_fit(fits[1], fits[0], dtype, exact_centres=True)
+
+
+def test_distance_bounds_with_small_blocks_and_threads(rng, monkeypatch, small_layout):
+    X = _data("blobs", rng, n=600, d=3)
+    init = X[:70] + 0.01
+    fits = []
+    for bounds in (False, True):
+        monkeypatch.setattr(cl, "_BOUNDS", bounds)
+        fits.append([KMeans(70, init=init, tol=0, max_iter=30, n_jobs=j).fit(X) for j in (1, 3)])
+    for f in fits[0][1:] + fits[1]:
+        _assert_same_fit(f, fits[0][0], np.float64, exact_centres=True)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_distance_bounds_hold_after_each_iteration(rng, dtype):
+    # ub[i] >= ||x_i - c_label||, lb[i] <= ||x_i - c_j|| for every other j, for the centroids
+    # the labels were computed from, after the first call (every row computed) and the later
+    # ones (most rows skipped); and a row is skipped only when its label is the exact argmin
+    n, d, k = 2000, 4, 24
+    X = _data("blobs", rng, n=n, d=d).astype(dtype)
+    xn = np.einsum("ij,ij->i", X.astype(np.float64), X.astype(np.float64))
+    C = X[rng.choice(n, k, replace=False)].copy()
+    lab = np.full(n, -1, dtype=np.int32)
+    ub, lb = np.empty(n, dtype=np.float32), np.empty(n, dtype=np.float32)
+    acc, anch = np.empty((1, k * (d + 2))), np.empty((1, k), dtype=np.intp)
+    cnt = np.empty((1, 2), dtype=np.intp)
+    coef = _euclidean_error_coef(d, dtype)
+    prev = None
+    for it in range(12):
+        cn = np.einsum("ij,ij->i", C.astype(np.float64), C.astype(np.float64))
+        C_new = np.empty_like(C)
+        _kmeans.lloyd_iter(X, X, xn, np.empty(0), C, C, cn, np.zeros(d), False, False, coef, lab,
+                           C_new, C_new, np.empty(k), acc, anch, cnt, n, 256, True, 2, True, ub, lb, prev)
+        D = np.sqrt(((X.astype(np.float64)[:, None, :] - C.astype(np.float64)[None]) ** 2).sum(-1))
+        assert_array_equal(lab, np.argmin(D, axis=1))
+        own = D[np.arange(n), lab]
+        D[np.arange(n), lab] = np.inf
+        assert np.all(ub.astype(np.float64) >= own)
+        assert np.all(lb.astype(np.float64) <= D.min(axis=1))
+        prev = C
+        C = C_new
+
+
+def test_distance_bounds_rule_and_kernel_checks():
+    from smml import _kmeans_loop as loop
+    assert not loop.use_bounds(8, 64) and not loop.use_bounds(32, 256)    # few clusters: never
+    assert not loop.use_bounds(64, 2) and loop.use_bounds(64, 16)
+    assert loop.use_bounds(256, 2) and not loop.use_bounds(256, loop.BOUNDS_MAX_D + 1)
+    X = np.zeros((4, 2))
+    C = np.zeros((2, 2))
+    n = np.zeros(4)
+    acc, cnt = np.zeros((1, 2 * 4)), np.zeros((1, 2), dtype=np.intp)
+    anch = np.zeros((1, 2), dtype=np.intp)
+    f4 = np.zeros(4, dtype=np.float32)
+
+    def call(lab, ub, lb, prev):
+        return _kmeans.lloyd_iter(X, X, n, np.empty(0), C, C, np.zeros(2), np.zeros(2), False, False,
+                                  1e-10, lab, C.copy(), C.copy(), np.zeros(2), acc, anch, cnt, 4, 4, True, 1,
+                                  True, ub, lb, prev)
+    lab = np.zeros(4, dtype=np.int32)
+    with pytest.raises(ValueError, match="together"):
+        call(lab, f4, None, None)
+    with pytest.raises(ValueError, match="n entries"):
+        call(lab, f4, f4[:3], None)
+    with pytest.raises(ValueError, match="needs the bounds"):
+        call(lab, None, None, C)
+    with pytest.raises(ValueError, match="C_prev"):
+        call(lab, f4, f4.copy(), C[:1])
+    with pytest.raises(ValueError, match="out of range"):        # bounds of labels never set
+        call(np.full(4, -1, dtype=np.int32), f4, f4.copy(), C)
+    call(np.full(4, -1, dtype=np.int32), f4, f4.copy(), None)      # the first call: fine

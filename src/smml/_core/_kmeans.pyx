@@ -41,8 +41,8 @@ computed from the per-cluster totals as sum_j (Q_j - 2 mu_j.S_j + W_j ||mu_j||^2
 :func:`assign` computes J exactly, row by row (for ``inertia_`` and ``score``).
 """
 from libc.stdlib cimport malloc, free
-from libc.string cimport memset
-from libc.math cimport INFINITY
+from libc.string cimport memset, memcpy
+from libc.math cimport INFINITY, NAN, sqrt
 from cython.parallel cimport prange, parallel
 
 from smml._core._typedefs cimport floating, intp_t, int32_t
@@ -59,6 +59,12 @@ cdef extern from "smml_kmeans.h":
     void _best_rows_f32 "smml_best_rows_f32" (const float *tile, intp_t nr, intp_t kp, const float *cn32,
                                               const int32_t *prev, const double *xn, double coef4,
                                               double R2, int32_t *out) noexcept nogil
+    void _best2_rows_d "smml_best2_rows_d" (const double *tile, intp_t nr, intp_t kp, const double *cn,
+                                            const double *xn, double coef4, double R2, int32_t *out,
+                                            double *lo) noexcept nogil
+    void _best2_rows_f32 "smml_best2_rows_f32" (const float *tile, intp_t nr, intp_t kp, const float *cn32,
+                                                const double *xn, double coef4, double R2, int32_t *out,
+                                                double *lo) noexcept nogil
     void _add_rows_d "smml_add_rows_d" (const double *X, intp_t nr, intp_t d, const int32_t *labels,
                                         const double *xn, const double *w, intp_t k,
                                         double *S) noexcept nogil
@@ -122,6 +128,98 @@ cdef inline int32_t _exact_best(const floating *trow, const double *cn, intp_t k
                 best = e
                 j1 = j
     return <int32_t> j1
+
+
+# ---- distance bounds (Hamerly's test) ------------------------------------------------------
+
+# Slack of the bounds. exact_key gives the squared distance within a relative (d + 2) u64
+# (u64 = 2^-53): under 2e-11 for d <= 10^5, the largest d the bounds are used for
+# (BOUNDS_MAX_D in smml._kmeans_loop), so a distance computed from it, or from a tile
+# value within the tile's error bound, times _UP (_DOWN) is above (below) the true one. A
+# row keeps its label without computing its distances only when u < l _KEEP: its centroid
+# is then nearer than every other by a relative 1e-9, far more than the rounding of
+# exact_key, so the exact distances (the labels' definition) order them the same way.
+# Bounds are stored in float32, rounded outward (_up32, _down32).
+cdef double _UP = 1.0 + 1e-10
+cdef double _DOWN = 1.0 - 1e-10
+cdef double _KEEP = 1.0 - 1e-9
+cdef double _UP32 = 1.0 + 2.384185791015625e-07      # 1 + 2^-22: rounding to float32 (2^-24) stays above
+cdef double _DOWN32 = 1.0 - 2.384185791015625e-07
+
+
+cdef inline float _up32(double u) noexcept nogil:
+    """u rounded to a float32 that is >= u."""
+    return <float> (u * _UP32)
+
+
+cdef inline float _down32(double l) noexcept nogil:
+    """l rounded to a float32 that is <= l (0 when l <= 0: distances are >= 0)."""
+    if not l > 0.0:
+        return 0.0
+    return <float> (l * _DOWN32)
+
+
+cdef inline void _best2_rows(const floating *tile, intp_t nr, intp_t kp, const double *cn,
+                             const float *cn32, const double *xn, double coef4, double R2, bint simd,
+                             int32_t *out, double *lo) noexcept nogil:
+    """:func:`_best_rows` without the previous-label pass, and lo[i] = the second smallest
+    v_j of a row with a single candidate (see smml_best2_rows in smml_kmeans.h)."""
+    cdef intp_t i, j
+    cdef double v, m1, m2
+    if simd:
+        if floating is double:
+            _best2_rows_d(tile, nr, kp, cn, xn, coef4, R2, out, lo)
+        else:
+            _best2_rows_f32(tile, nr, kp, cn32, xn, coef4, R2, out, lo)
+        return
+    _best_rows(tile, nr, kp, cn, cn32, NULL, xn, coef4, R2, simd, out)
+    for i in range(nr):
+        m1 = INFINITY
+        m2 = INFINITY
+        for j in range(kp):
+            v = <double> tile[i * kp + j] + cn[j]
+            if v < m1:
+                m2 = m1
+                m1 = v
+            elif v < m2:
+                m2 = v
+        lo[i] = m2
+
+
+cdef inline void _set_bounds(const floating *t, const double *cn, intp_t kp, intp_t lab, double lo,
+                             double xn, double eps2, float *ub, float *lb) noexcept nogil:
+    """From a tile row (v_j = t[j] + cn[j], each within eps2 / 2 of E_j - xn) and ``lo``, the
+    smallest v_j over j != lab (NaN: not known, computed here): ub >= the distance to
+    centroid ``lab``, lb <= the distance to every other."""
+    cdef intp_t j
+    cdef double v, vl = <double> t[lab] + cn[lab]
+    if lo != lo:
+        lo = INFINITY
+        for j in range(kp):
+            v = <double> t[j] + cn[j]
+            if j != lab and v < lo:
+                lo = v
+    v = xn + vl + eps2
+    ub[0] = _up32(sqrt(v if v > 0.0 else 0.0) * _UP)
+    v = xn + lo - eps2
+    lb[0] = _down32(sqrt(v) * _DOWN) if v > 0.0 else 0.0
+
+
+cdef void _drifts(const floating[:, ::1] C, const floating[:, ::1] C_prev, double *drift,
+                  double *m1, double *m2, intp_t *a1) noexcept nogil:
+    """drift[j] >= ||C_j - C_prev_j||; m1 = the largest (at a1), m2 the largest of the others."""
+    cdef intp_t j, k = C.shape[0], d = C.shape[1]
+    m1[0] = 0.0
+    m2[0] = 0.0
+    a1[0] = -1
+    for j in range(k):
+        drift[j] = sqrt(exact_key(&C[j, 0], &C_prev[j, 0], d, SQEUCLIDEAN)) * _UP
+        if drift[j] > m1[0]:
+            m2[0] = m1[0]
+            m1[0] = drift[j]
+            a1[0] = j
+        elif drift[j] > m2[0]:
+            m2[0] = drift[j]
 
 
 cdef inline double _max_norm(const double *cn, intp_t k) noexcept nogil:
@@ -198,7 +296,8 @@ cdef int _pass(const floating[:, ::1] Xg, const floating[:, ::1] X, const double
                const double[::1] cn, double coef, int32_t[::1] labels,
                double *acc, intp_t *anch, intp_t *counts, double *Jpart,
                bint assign, bint accumulate, intp_t block_rows, intp_t chunk_rows,
-               bint fast, int n_threads) noexcept nogil:
+               bint fast, int n_threads, float *ub=NULL, float *lb=NULL, const double *drift=NULL,
+               double m1=0.0, double m2=0.0, intp_t a1=-1) noexcept nogil:
     """Blocks of rows in parallel: assign (labels; changes and exact checks counted in
     ``counts[2 b]``, ``counts[2 b + 1]``) and/or accumulate the block's totals into
     ``acc + b * k (d + 2)`` = [S (k x d) | W (k) | Q (k)] (``acc`` may be NULL when not
@@ -206,7 +305,28 @@ cdef int _pass(const floating[:, ::1] Xg, const floating[:, ::1] X, const double
     ``anch + b * k`` (see :func:`_note_members`; ``anch`` NULL: not recorded), and/or (``Jpart`` not NULL) sum w_i ||x_i - c_{label_i}||^2 over the
     block's rows in order, every distance computed exactly, into ``Jpart[b]``. The tile has kp columns (k rounded up to the panel width; the padding
     columns have cn = +inf): the packed-panel tile when ``fast`` (and the CPU has it),
-    else the BLAS tile. Returns 0, or 1 if an allocation failed."""
+    else the BLAS tile. Returns 0, or 1 if an allocation failed.
+
+    Bounds (``ub`` not NULL, with ``assign``): ub[i] >= the distance of row i to its
+    centroid, lb[i] <= its distance to every other, set from the tile for every row whose
+    distances are computed. With ``drift`` (the centroids' moves since the labels were set,
+    m1 the largest, at a1, m2 the largest of the others; see :func:`_drifts`), Hamerly's
+    test first: u = ub + drift[label], l = lb - (the largest move of another centroid);
+    a row with u < l _KEEP keeps its label (ub, lb <- u, l); the other rows are gathered,
+    and only they go through the tile. (Hamerly's second test, on the exact distance to
+    the row's centroid, saved the tile for about 2% of the rows on the grid's data and
+    cost more than it saved.) Without ``drift`` every row is computed (the first pass)."""
+    cdef floating *Xb
+    cdef double *xnb
+    cdef int32_t *pb
+    cdef intp_t *ix
+    cdef double *lo2
+    cdef const floating *src
+    cdef const double *sxn
+    cdef const int32_t *sprev
+    cdef intp_t nf, q
+    cdef double u, l
+    cdef bint bounded = assign and ub != NULL
     cdef intp_t n = Xg.shape[0], d = Xg.shape[1], k = Cg.shape[0]
     cdef intp_t n_blocks = (n + block_rows - 1) // block_rows
     cdef intp_t pw = panel_width(&Cg[0, 0]), kp = (k + pw - 1) // pw * pw
@@ -248,13 +368,26 @@ cdef int _pass(const floating[:, ::1] Xg, const floating[:, ::1] X, const double
     with parallel(num_threads=n_threads):
         tile = NULL
         best = NULL
+        Xb = NULL
+        xnb = NULL
+        pb = NULL
+        ix = NULL
+        lo2 = NULL
+        if bounded:
+            lo2 = <double *> malloc(chunk_rows * sizeof(double))
         if assign:
             tile = <floating *> malloc(chunk_rows * kp * sizeof(floating))
             best = <int32_t *> malloc(chunk_rows * sizeof(int32_t))
+        if bounded and drift != NULL:
+            Xb = <floating *> malloc(chunk_rows * d * sizeof(floating))
+            xnb = <double *> malloc(chunk_rows * sizeof(double))
+            pb = <int32_t *> malloc(chunk_rows * sizeof(int32_t))
+            ix = <intp_t *> malloc(chunk_rows * sizeof(intp_t))
         # dynamic: a thread slowed down by another process does not hold up the pass;
         # results do not depend on which thread takes a block
         for b in prange(n_blocks, schedule="dynamic"):
-            if assign and (tile == NULL or best == NULL):
+            if (assign and (tile == NULL or best == NULL)) or (bounded and lo2 == NULL) or (
+                    bounded and drift != NULL and (Xb == NULL or xnb == NULL or pb == NULL or ix == NULL)):
                 flag_set(failed)                # any thread: atomic (_atomic.pxd)
                 continue
             r0 = b * block_rows
@@ -278,22 +411,56 @@ cdef int _pass(const floating[:, ::1] Xg, const floating[:, ::1] X, const double
                 if c1 > r1:
                     c1 = r1
                 nr = c1 - c0
-                if assign:
-                    if fast:
-                        neg2_dot_tile_panels(nr, kp, d, &Xg[c0, 0], Cp, tile)
-                    else:
-                        neg2_dot_tile(<int> nr, <int> kp, <int> d, &Xg[c0, 0], Cp, tile)
-                if assign:
-                    _best_rows(tile, nr, kp, cnp, cnp32, &labels[c0], &xn[c0], coef4, R2, simd, best)
+                nf = nr
+                src = &Xg[c0, 0]
+                sxn = &xn[c0]
+                sprev = &labels[c0]
+                if bounded and drift != NULL:
+                    # Hamerly's test; the rows that fail it are gathered (ix, Xb, xnb, pb)
+                    nf = 0
                     for i in range(c0, c1):
-                        lab = best[i - c0]
+                        j = labels[i]
+                        u = <double> ub[i] + drift[j]
+                        l = <double> lb[i] - (m2 if j == a1 else m1)
+                        if not u < l * _KEEP:
+                            ix[nf] = i
+                            nf = nf + 1
+                            continue
+                        ub[i] = _up32(u)
+                        lb[i] = _down32(l)
+                    if nf < nr:
+                        for q in range(nf):
+                            i = ix[q]
+                            memcpy(Xb + q * d, &Xg[i, 0], d * sizeof(floating))
+                            xnb[q] = xn[i]
+                            pb[q] = labels[i]
+                        src = Xb
+                        sxn = xnb
+                        sprev = pb
+                if assign and nf > 0:
+                    if fast:
+                        neg2_dot_tile_panels(nf, kp, d, src, Cp, tile)
+                    else:
+                        neg2_dot_tile(<int> nf, <int> kp, <int> d, src, Cp, tile)
+                    if bounded:
+                        _best2_rows(tile, nf, kp, cnp, cnp32, sxn, coef4, R2, simd, best, lo2)
+                    else:
+                        _best_rows(tile, nf, kp, cnp, cnp32, sprev, sxn, coef4, R2, simd, best)
+                    for q in range(nf):
+                        i = ix[q] if nf < nr else c0 + q
+                        lab = best[q]
                         if lab < 0:
                             n_ex = n_ex + 1
-                            lab = _exact_best(tile + (i - c0) * kp, cnp, kp, coef4 * (xn[i] + R2),
+                            lab = _exact_best(tile + q * kp, cnp, kp, coef4 * (sxn[q] + R2),
                                               &X[i, 0], &C[0, 0], d)
+                            if bounded:
+                                lo2[q] = NAN
                         if lab != labels[i]:
                             n_chg = n_chg + 1
                             labels[i] = lab
+                        if bounded:
+                            _set_bounds(tile + q * kp, cnp, kp, lab, lo2[q], sxn[q],
+                                        coef4 * (sxn[q] + R2), &ub[i], &lb[i])
                 if accumulate:
                     if simd:
                         if floating is double:
@@ -323,6 +490,11 @@ cdef int _pass(const floating[:, ::1] Xg, const floating[:, ::1] X, const double
                 Jpart[b] = Jb
         free(tile)
         free(best)
+        free(Xb)
+        free(xnb)
+        free(pb)
+        free(ix)
+        free(lo2)
     free(Cp)
     free(cnp)
     free(cnp32)
@@ -458,7 +630,10 @@ def lloyd_iter(const floating[:, ::1] Xg, const floating[:, ::1] X,     # IN  (n
                intp_t[:, ::1] anch,                                      # WORK (n_blocks, k); OUT anch[0]:
                                                                          #      row a if cluster j is all row a
                intp_t[:, ::1] counts,                                    # WORK (n_blocks, 2)
-               intp_t block_rows, intp_t chunk_rows, bint fast, int n_threads, bint update=True):
+               intp_t block_rows, intp_t chunk_rows, bint fast, int n_threads, bint update=True,
+               float[::1] ub=None, float[::1] lb=None,                   # IN/OUT (n,) distance bounds
+               const floating[:, ::1] C_prev=None):                      # IN  (k, d) centroids of the
+                                                                         #     bounds (None: not valid)
     """One Lloyd iteration (see the module doc). ``C_new`` may be ``Cg_new`` when not
     centred (likewise ``C`` and ``Cg``). Returns (J(c_new, mu_old), labels changed,
     rows decided on exact distances, empty clusters).
@@ -467,19 +642,50 @@ def lloyd_iter(const floating[:, ::1] Xg, const floating[:, ::1] X,     # IN  (n
     and ``counts`` keep one row per block, ``anch[0]`` holds the anchors of all the blocks
     merged (rows of this call's X), the centroid outputs are not written, and J and the
     empty clusters are returned as 0.0 and 0 (``smml.dask.KMeans`` merges every chunk's
-    blocks in block order, with :func:`update_from_blocks`)."""
+    blocks in block order, with :func:`update_from_blocks`).
+
+    Distance bounds (Hamerly's test, see :func:`_pass`): with ``ub`` and ``lb`` (float32,
+    n entries each) the call sets them for the new labels and centroids ``C``. When
+    ``C_prev`` is also given, the bounds held on entry are those of the current labels and
+    the centroids ``C_prev``, and rows they prove still nearest to their centroid keep
+    their label without computing their distances: the labels are the same as without
+    bounds, bit for bit (the distances that decide them are exact)."""
     cdef intp_t n = Xg.shape[0], d = Xg.shape[1], k = Cg.shape[0]
     cdef intp_t n_blocks = (n + block_rows - 1) // block_rows, b
-    cdef intp_t n_changed = 0, n_exact = 0, n_empty = 0
-    cdef double J = 0.0
+    cdef intp_t n_changed = 0, n_exact = 0, n_empty = 0, a1 = -1
+    cdef double J = 0.0, m1 = 0.0, m2 = 0.0
     cdef int failed = 0
+    cdef double *drift = NULL
+    cdef float *ubp = NULL
+    cdef float *lbp = NULL
     _check(Xg, X, xn, w, Cg, C, cn, labels, block_rows, chunk_rows)
     _check_out_work(C_new, Cg_new, cn_new, acc, anch, counts, n_blocks, k, d)
+    if (ub is None) != (lb is None) or (ub is not None and (ub.shape[0] != n or lb.shape[0] != n)):
+        raise ValueError("k-means kernel: bounds must be given together, n entries each")
+    if C_prev is not None:
+        if ub is None:
+            raise ValueError("k-means kernel: C_prev needs the bounds")
+        if C_prev.shape[0] != k or C_prev.shape[1] != d:
+            raise ValueError("k-means kernel: C_prev disagrees in shape with C")
+        for b in range(n):
+            if labels[b] < 0 or labels[b] >= k:
+                raise ValueError("k-means kernel: bounds given for labels out of range")
     if n == 0:
         return 0.0, 0, 0, k
+    if ub is not None:
+        ubp = &ub[0]
+        lbp = &lb[0]
+    if C_prev is not None:
+        drift = <double *> malloc(k * sizeof(double))
+        if drift == NULL:
+            raise MemoryError("lloyd_iter: could not allocate the drifts")
     with nogil:
+        if drift != NULL:
+            _drifts(C, C_prev, drift, &m1, &m2, &a1)
         failed = _pass(Xg, X, xn, w, Cg, C, cn, coef, labels, &acc[0, 0], &anch[0, 0], &counts[0, 0],
-                       NULL, True, True, block_rows, chunk_rows, fast, n_threads)
+                       NULL, True, True, block_rows, chunk_rows, fast, n_threads, ubp, lbp, drift,
+                       m1, m2, a1)
+        free(drift)
         if not failed:
             for b in range(n_blocks):
                 n_changed += counts[b, 0]

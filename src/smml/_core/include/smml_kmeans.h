@@ -173,8 +173,78 @@ static void smml_best_rows_f32(const float *tile, Py_ssize_t nr, Py_ssize_t kp, 
     else
         smml_best_rows_f32_body(tile, nr, kp, cn32, prev, xn, coef4, R2, out, 0);
 }
+/* smml_best2_rows: the test of smml_best_rows (without the previous-label pass) and, for
+   the distance bounds, lo[i] = the second smallest v_j of the row (the smallest over the
+   columns other than the argmin, ties counted): one pass keeping each lane's two smallest,
+   then, for a row with a single candidate, a search for the argmin's column. A row with
+   several candidates gets out[i] = -1 (lo[i] unset: the caller picks the label among them
+   and computes lo). The float32 version computes in float32 as smml_best_rows_f32 (the
+   same error bound). */
+__attribute__((target("avx2"), always_inline))
+static inline __m256d smml_hmin4(__m256d v) {       /* the minimum, in every lane */
+    v = _mm256_min_pd(v, _mm256_permute2f128_pd(v, v, 1));
+    return _mm256_min_pd(v, _mm256_permute_pd(v, 5));
+}
+__attribute__((target("avx2"), always_inline))
+static inline __m256 smml_hmin8(__m256 v) {
+    v = _mm256_min_ps(v, _mm256_permute2f128_ps(v, v, 1));
+    v = _mm256_min_ps(v, _mm256_shuffle_ps(v, v, _MM_SHUFFLE(1, 0, 3, 2)));
+    return _mm256_min_ps(v, _mm256_shuffle_ps(v, v, _MM_SHUFFLE(2, 3, 0, 1)));
+}
+#define SMML_BEST2_BODY(VEC, W, SET1, LOAD, ADD, MIN, MAX, CMP, MOVEMASK, BLENDV, HMIN, LANES, CVT1, T) \
+    Py_ssize_t i, j; \
+    const VEC inf = SET1(INFINITY); \
+    for (i = 0; i < nr; i++) { \
+        const T *t = tile + i * kp; \
+        VEC m1 = inf, m2 = inf, v, g1, g2, one; \
+        T thr; \
+        int m; \
+        for (j = 0; j < kp; j += W) { \
+            v = ADD(LOAD(t + j), LOAD(cn + j)); \
+            m2 = MIN(m2, MAX(m1, v)); \
+            m1 = MIN(m1, v); \
+        } \
+        g1 = HMIN(m1); \
+        /* one lane holding the minimum (the lowest) set to +inf: its second smallest \
+           is then the smallest of the rest, and of every lane's second smallest */ \
+        m = MOVEMASK(CMP(m1, g1, _CMP_EQ_OQ)); \
+        one = LANES(__builtin_ctz(m)); \
+        g2 = HMIN(MIN(BLENDV(m1, inf, one), m2)); \
+        thr = (T) (CVT1(g1) + (T) (coef4 * (xn[i] + R2))); \
+        if (CVT1(g2) > thr) { \
+            for (j = 0; j < kp; j += W) { \
+                m = MOVEMASK(CMP(ADD(LOAD(t + j), LOAD(cn + j)), g1, _CMP_EQ_OQ)); \
+                if (m) break; \
+            } \
+            out[i] = (int32_t) (j + __builtin_ctz(m)); \
+            lo[i] = (double) CVT1(g2); \
+        } else { \
+            out[i] = -1; \
+        } \
+    }
+/* a mask vector with lane `lane` set */
+#define SMML_LANE4(lane) _mm256_castsi256_pd(_mm256_cmpeq_epi64(_mm256_setr_epi64x(0, 1, 2, 3), _mm256_set1_epi64x(lane)))
+#define SMML_LANE8(lane) _mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(lane)))
+__attribute__((target("avx2")))
+static void smml_best2_rows_d(const double *tile, Py_ssize_t nr, Py_ssize_t kp, const double *cn,
+                              const double *xn, double coef4, double R2, int32_t *out, double *lo) {
+    SMML_BEST2_BODY(__m256d, 4, _mm256_set1_pd, _mm256_loadu_pd, _mm256_add_pd, _mm256_min_pd, _mm256_max_pd,
+                    _mm256_cmp_pd, _mm256_movemask_pd, _mm256_blendv_pd, smml_hmin4, SMML_LANE4,
+                    _mm256_cvtsd_f64, double)
+}
+__attribute__((target("avx2")))
+static void smml_best2_rows_f32(const float *tile, Py_ssize_t nr, Py_ssize_t kp, const float *cn,
+                                const double *xn, double coef4, double R2, int32_t *out, double *lo) {
+    SMML_BEST2_BODY(__m256, 8, _mm256_set1_ps, _mm256_loadu_ps, _mm256_add_ps, _mm256_min_ps, _mm256_max_ps,
+                    _mm256_cmp_ps, _mm256_movemask_ps, _mm256_blendv_ps, smml_hmin8, SMML_LANE8,
+                    _mm256_cvtss_f32, float)
+}
 #else
 /* never called: fast_tile_available() is false here */
+static void smml_best2_rows_d(const double *tile, Py_ssize_t nr, Py_ssize_t kp, const double *cn,
+                              const double *xn, double coef4, double R2, int32_t *out, double *lo) {}
+static void smml_best2_rows_f32(const float *tile, Py_ssize_t nr, Py_ssize_t kp, const float *cn,
+                                const double *xn, double coef4, double R2, int32_t *out, double *lo) {}
 static void smml_best_rows_d(const double *tile, Py_ssize_t nr, Py_ssize_t kp, const double *cn,
                              const int32_t *prev, const double *xn, double coef4, double R2,
                              int32_t *out) {}
