@@ -1604,3 +1604,21 @@ def test_kdtree_keeps_results_longer_than_cap_in_one_search(rng, monkeypatch, wi
         assert calls == [n]
         np.testing.assert_allclose(est.predict_proba(Q), r.predict_proba(Q), rtol=0, atol=1e-12)
         monkeypatch.setattr(_kdtree, kernel, real)
+
+
+def test_predict_time_revalidation_after_a_cached_check(rng):
+    # predict-time validation is skipped while the parameters are the same immutable objects
+    # (smml.base._revalidate_params); any set_params is checked again
+    X = rng.normal(size=(30, 2))
+    y = np.arange(30) % 2
+    est = KNNClassifier(n_neighbors=3).fit(X, y)
+    p = est.predict(X[:5])
+    est.predict(X[:5])                                   # cached now
+    est.set_params(weights="bogus")
+    with pytest.raises(ValueError, match="weights"):
+        est.predict(X[:5])
+    est.set_params(weights="uniform", n_neighbors=0)
+    with pytest.raises(ValueError, match="n_neighbors"):
+        est.predict(X[:5])
+    est.set_params(n_neighbors=3)
+    np.testing.assert_array_equal(est.predict(X[:5]), p)

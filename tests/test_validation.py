@@ -525,3 +525,45 @@ def test_misaligned_inputs_are_copied_before_the_kernels():
     assert np.array_equal(a.predict(X), b.predict(Xm))
     a, b = KMeans(n_clusters=3, random_state=0).fit(X), KMeans(n_clusters=3, random_state=0).fit(Xm)
     assert np.array_equal(a.labels_, b.labels_)
+
+
+def test_revalidation_caches_only_unchanged_immutable_parameters():
+    # smml.base._revalidate_params (predict time): an int parameter that is the same object is
+    # not checked again; a new value is; a list (changeable in place) is checked every time
+    from smml.base import SmmlEstimator
+    from smml._validation import InstanceOf, Interval
+
+    seen = []
+
+    class Spy:
+        def __init__(self, c):
+            self.c = c
+
+        def is_satisfied_by(self, v):
+            seen.append(v)
+            return self.c.is_satisfied_by(v)
+
+        def __str__(self):
+            return str(self.c)
+
+    class Est(SmmlEstimator):
+        _parameter_spec = {"a": Spy(Interval(int, 0, None)), "b": Spy(InstanceOf(list, type(None)))}
+
+        def __init__(self, a=1, b=None):
+            self.a, self.b = a, b
+
+    e = Est(a=2)
+    e._revalidate_params()
+    e._revalidate_params()
+    assert seen == [2, None]                          # the second call: cached
+    e.set_params(a=-1)
+    with pytest.raises(ValueError, match="parameter a"):
+        e._revalidate_params()
+    seen.clear()
+    f = Est(a=2, b=[1])
+    f._revalidate_params()
+    f._revalidate_params()
+    assert seen == [2, [1], 2, [1]]                   # a list: never cached
+    f.set_params(b="not a list")
+    with pytest.raises(ValueError, match="parameter b"):
+        f._revalidate_params()
