@@ -196,14 +196,28 @@ static inline __m256 smml_hmin8(__m256 v) {
     const VEC inf = SET1(INFINITY); \
     for (i = 0; i < nr; i++) { \
         const T *t = tile + i * kp; \
-        VEC m1 = inf, m2 = inf, v, g1, g2, one; \
+        VEC m1 = inf, m2 = inf, n1 = inf, n2 = inf, v, u, g1, g2, one; \
         T thr; \
         int m; \
-        for (j = 0; j < kp; j += W) { \
+        /* two independent pairs of accumulators (even and odd vectors), merged after: the \
+           min chains are half as long */ \
+        for (j = 0; j + 2 * W <= kp; j += 2 * W) { \
+            v = ADD(LOAD(t + j), LOAD(cn + j)); \
+            u = ADD(LOAD(t + j + W), LOAD(cn + j + W)); \
+            m2 = MIN(m2, MAX(m1, v)); \
+            m1 = MIN(m1, v); \
+            n2 = MIN(n2, MAX(n1, u)); \
+            n1 = MIN(n1, u); \
+        } \
+        if (j < kp) { \
             v = ADD(LOAD(t + j), LOAD(cn + j)); \
             m2 = MIN(m2, MAX(m1, v)); \
             m1 = MIN(m1, v); \
         } \
+        /* each lane's two smallest of both pairs: the smaller of the firsts, then the \
+           smallest of the larger first and the two seconds */ \
+        m2 = MIN(MAX(m1, n1), MIN(m2, n2)); \
+        m1 = MIN(m1, n1); \
         g1 = HMIN(m1); \
         /* one lane holding the minimum (the lowest) set to +inf: its second smallest \
            is then the smallest of the rest, and of every lane's second smallest */ \
