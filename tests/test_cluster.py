@@ -243,13 +243,17 @@ def test_default_layout_bit_identical_for_any_thread_count(rng, dtype):
     _assert_same_fit(ours, ref_fit, dtype)
 
 
-def test_packed_tile_and_blas_tile_give_identical_fits(rng, monkeypatch):
-    X = _data("grid", rng, n=2000, d=6)
+@pytest.mark.parametrize("k", [3, 9, 20])
+@pytest.mark.parametrize("kind", ["grid", "continuous"])
+def test_packed_tile_and_blas_tile_give_identical_fits(rng, monkeypatch, k, kind):
+    # k = 3 and 20 (float32): a half panel of 8 columns after 0 and 1 full panels of 16;
+    # 2003 rows: chunks whose rows are not a multiple of the tile's 4 / 8 row blocks
+    X = _data(kind, rng, n=2003, d=6)
     for dtype in DTYPES:
         fits = []
         for fast in (True, False):
             monkeypatch.setattr(cl, "_FAST_TILE", fast)
-            fits.append(KMeans(9, n_init=1, tol=0, random_state=2).fit(X.astype(dtype)))
+            fits.append(KMeans(k, n_init=1, tol=0, random_state=2).fit(X.astype(dtype)))
         _assert_same_fit(fits[0], fits[1], dtype, exact_centres=True)
 
 

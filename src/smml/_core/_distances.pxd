@@ -85,7 +85,9 @@ cdef inline void neg2_dot_tile(int nqb, int ntb, int d, const floating *Qr, cons
 # kernel). This tile reads the rows in place and the (few) columns from panels packed
 # once: panel p holds columns p*PW .. p*PW + PW - 1 of -2 C (zero past k) feature by feature,
 # PW = PANEL_D (float64) or PANEL_F (float32) = two AVX2 vectors; a 4-row x 2-vector
-# register block of fused multiply-adds (its speed against gemm's: bench/cluster.md). It is
+# register block of fused multiply-adds (its speed against gemm's: bench/cluster.md), and for
+# a float32 kp that is an odd multiple of 8, a last half panel of one vector computed 8 rows x
+# 1 vector at a time (k = 8, float32: half the multiply-adds of a padded panel). It is
 # compiled for AVX2 + FMA with a target attribute (the wheel stays generic x86-64) and
 # used only when ``fast_tile_available()``; elsewhere callers use neg2_dot_tile. Its
 # rounding differs from gemm's (fused multiply-adds, another order) but stays within the
@@ -93,6 +95,7 @@ cdef inline void neg2_dot_tile(int nqb, int ntb, int d, const floating *Qr, cons
 cdef extern from "smml_distances.h":
     int PANEL_D "SMML_PANEL_D"
     int PANEL_F "SMML_PANEL_F"
+    int PANEL_UNIT "SMML_PANEL_UNIT"
     bint fast_tile_available "smml_fast_tile_available" () noexcept nogil
     void _pack_panels_d "smml_pack_panels_d" (const double *C, intp_t k, intp_t d, intp_t kp,
                                               double *P) noexcept nogil
@@ -105,11 +108,10 @@ cdef extern from "smml_distances.h":
 
 
 cdef inline intp_t panel_width(const floating *dummy) noexcept nogil:
-    """Columns per panel (the padding unit of ``kp``) for the tile of this dtype."""
-    if floating is double:
-        return PANEL_D
-    else:
-        return PANEL_F
+    """The padding unit of ``kp`` for the tile of this dtype: 8 columns (float64: a panel of
+    two vectors; float32: half a panel, packed and computed as one vector, so that 8
+    centroids or fewer are not computed as 16)."""
+    return PANEL_UNIT
 
 
 cdef inline void pack_panels(const floating *C, intp_t k, intp_t d, intp_t kp,

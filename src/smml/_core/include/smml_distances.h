@@ -99,17 +99,24 @@ static inline int smml_any_below_f(const float *r, const double *t, Py_ssize_t n
 #include "smml_platform.h"
 #define SMML_PANEL_D 8
 #define SMML_PANEL_F 16
+/* kp, the tile's columns, is a multiple of the unit: 8 (float64: one panel; float32: half a
+   panel, so that k <= 8 centroids do not pay for 16 columns) */
+#define SMML_PANEL_UNIT 8
 /* panel layout: P[(p * d + f) * PW + c] = -2 C[p * PW + c, f], 0 for p * PW + c >= k
-   (the factor -2 is exact, so the tile needs no multiply) */
+   (the factor -2 is exact, so the tile needs no multiply); when kp is not a multiple of PW,
+   the last UNIT columns are a half panel of width UNIT at P + (kp - UNIT) d:
+   [f * UNIT + c] = -2 C[kp - UNIT + c, f] */
 #define SMML_PACK(NAME, T, PW) \
 SMML_MAYBE_UNUSED static void NAME(const T *C, Py_ssize_t k, Py_ssize_t d, Py_ssize_t kp, T *P) { \
-    Py_ssize_t p, f, c, j; \
-    for (p = 0; p < kp / PW; p++) \
+    Py_ssize_t p, f, c, j, w; \
+    for (p = 0; p < kp; p += w) { \
+        w = kp - p >= PW ? PW : SMML_PANEL_UNIT; \
         for (f = 0; f < d; f++) \
-            for (c = 0; c < PW; c++) { \
-                j = p * PW + c; \
-                P[(p * d + f) * PW + c] = j < k ? (T) -2 * C[j * d + f] : (T) 0; \
+            for (c = 0; c < w; c++) { \
+                j = p + c; \
+                P[p * d + f * w + c] = j < k ? (T) -2 * C[j * d + f] : (T) 0; \
             } \
+    } \
 }
 SMML_PACK(smml_pack_panels_d, double, SMML_PANEL_D)
 SMML_PACK(smml_pack_panels_f, float, SMML_PANEL_F)
@@ -147,15 +154,44 @@ static void smml_tile1_##SUF(Py_ssize_t d, const T *X, const T *P, T *out) { \
     } \
     STORE(out, a0); STORE(out + W, a1); \
 } \
+/* the half panel (one vector of W columns): 8 rows at a time, eight independent sums */ \
+SMML_TARGET_AVX2_FMA SMML_MAYBE_UNUSED \
+static void smml_tile8h_##SUF(Py_ssize_t d, const T *X, const T *P, T *out, Py_ssize_t ldt) { \
+    VEC a0 = ZERO(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0, c; \
+    Py_ssize_t f; \
+    for (f = 0; f < d; f++) { \
+        c = LOAD(P + f * W); \
+        a0 = FMA(BCAST(X + f), c, a0); a1 = FMA(BCAST(X + d + f), c, a1); \
+        a2 = FMA(BCAST(X + 2 * d + f), c, a2); a3 = FMA(BCAST(X + 3 * d + f), c, a3); \
+        a4 = FMA(BCAST(X + 4 * d + f), c, a4); a5 = FMA(BCAST(X + 5 * d + f), c, a5); \
+        a6 = FMA(BCAST(X + 6 * d + f), c, a6); a7 = FMA(BCAST(X + 7 * d + f), c, a7); \
+    } \
+    STORE(out, a0); STORE(out + ldt, a1); STORE(out + 2 * ldt, a2); STORE(out + 3 * ldt, a3); \
+    STORE(out + 4 * ldt, a4); STORE(out + 5 * ldt, a5); STORE(out + 6 * ldt, a6); STORE(out + 7 * ldt, a7); \
+} \
+SMML_TARGET_AVX2_FMA SMML_MAYBE_UNUSED \
+static void smml_tile1h_##SUF(Py_ssize_t d, const T *X, const T *P, T *out) { \
+    VEC a0 = ZERO(); \
+    Py_ssize_t f; \
+    for (f = 0; f < d; f++) a0 = FMA(BCAST(X + f), LOAD(P + f * W), a0); \
+    STORE(out, a0); \
+} \
 SMML_MAYBE_UNUSED static void smml_tile_panels_##SUF(Py_ssize_t nr, Py_ssize_t kp, Py_ssize_t d, \
                                                      const T *X, const T *P, T *out) { \
-    Py_ssize_t p, r; \
-    for (p = 0; p < kp / (2 * W); p++) { \
-        const T *Pp = P + p * d * 2 * W; \
+    Py_ssize_t p, r, full = kp / (2 * W) * (2 * W); \
+    for (p = 0; p < full; p += 2 * W) { \
+        const T *Pp = P + p * d; \
         for (r = 0; r + 4 <= nr; r += 4) \
-            smml_tile4_##SUF(d, X + r * d, d, Pp, out + r * kp + p * 2 * W, kp); \
+            smml_tile4_##SUF(d, X + r * d, d, Pp, out + r * kp + p, kp); \
         for (; r < nr; r++) \
-            smml_tile1_##SUF(d, X + r * d, Pp, out + r * kp + p * 2 * W); \
+            smml_tile1_##SUF(d, X + r * d, Pp, out + r * kp + p); \
+    } \
+    if (full < kp) {        /* a half panel (float32: kp an odd multiple of 8) */ \
+        const T *Pp = P + full * d; \
+        for (r = 0; r + 8 <= nr; r += 8) \
+            smml_tile8h_##SUF(d, X + r * d, Pp, out + r * kp + full, kp); \
+        for (; r < nr; r++) \
+            smml_tile1h_##SUF(d, X + r * d, Pp, out + r * kp + full); \
     } \
 }
 SMML_TILE_KERNELS(d, double, __m256d, 4, _mm256_setzero_pd, _mm256_loadu_pd, _mm256_broadcast_sd,
@@ -168,14 +204,16 @@ SMML_MAYBE_UNUSED static int smml_fast_tile_available(void) { return 0; }
 #define SMML_TILE_PLAIN(SUF, T, PW) \
 SMML_MAYBE_UNUSED static void smml_tile_panels_##SUF(Py_ssize_t nr, Py_ssize_t kp, Py_ssize_t d, \
                                                      const T *X, const T *P, T *out) { \
-    Py_ssize_t p, r, f, c; \
+    Py_ssize_t p, r, f, c, w; \
     for (r = 0; r < nr; r++) \
-        for (p = 0; p < kp / PW; p++) \
-            for (c = 0; c < PW; c++) { \
+        for (p = 0; p < kp; p += w) { \
+            w = kp - p >= PW ? PW : SMML_PANEL_UNIT; \
+            for (c = 0; c < w; c++) { \
                 T s = 0; \
-                for (f = 0; f < d; f++) s += X[r * d + f] * P[(p * d + f) * PW + c]; \
-                out[r * kp + p * PW + c] = s; \
+                for (f = 0; f < d; f++) s += X[r * d + f] * P[p * d + f * w + c]; \
+                out[r * kp + p + c] = s; \
             } \
+        } \
 }
 SMML_TILE_PLAIN(d, double, SMML_PANEL_D)
 SMML_TILE_PLAIN(f, float, SMML_PANEL_F)
