@@ -222,12 +222,12 @@ def test_block_layout_depends_on_shape_only_and_balances_small_data():
         # the least whole number of chunks that cuts n rows into at most MIN_BLOCKS blocks
         assert n_blocks <= cl._MIN_BLOCKS
         assert rows == cl._CHUNK_ROWS or -(-n // (rows - cl._CHUNK_ROWS)) > cl._MIN_BLOCKS
-        assert n_blocks * k * (d + 2) <= max(cl._ACC_BUDGET, k * (d + 2))
+        assert n_blocks * cl._loop.acc_width(k, d) <= max(cl._ACC_BUDGET, cl._loop.acc_width(k, d))
     assert cl._block_rows(20_000, 8, 64) == 768                       # 27 blocks, not 5 of 4096
     assert cl._block_rows(cl._MIN_BLOCKS * cl._BLOCK_ROWS, 8, 64) == cl._BLOCK_ROWS
     assert cl._block_rows(10 ** 7, 8, 64) == cl._BLOCK_ROWS
     big = cl._block_rows(10 ** 7, 256, 256)                             # the budget: larger blocks
-    assert big > cl._BLOCK_ROWS and -(-10 ** 7 // big) * 256 * 258 <= cl._ACC_BUDGET
+    assert big > cl._BLOCK_ROWS and -(-10 ** 7 // big) * cl._loop.acc_width(256, 256) <= cl._ACC_BUDGET
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -674,7 +674,7 @@ def test_blocks_partial_sums_then_update_equal_one_lloyd_iteration(dtype, centre
 
     def run(update):
         lab = np.full(1000, -1, dtype=np.int32)
-        acc, anch = np.empty((nb, k * 5)), np.empty((nb, k), dtype=np.intp)
+        acc, anch = np.empty((nb, k * _kmeans.record_width(3))), np.empty((nb, k), dtype=np.intp)
         cnt = np.empty((nb, 2), dtype=np.intp)
         out = (np.empty_like(Cg), np.empty_like(C), np.empty(k))
         res = _kmeans.lloyd_iter(Xg, X, xn, np.empty(0), Cg, C, cn, mean, centred, False, 1e-6, lab,
@@ -806,7 +806,7 @@ def test_distance_bounds_hold_after_each_iteration(rng, dtype):
     C = X[rng.choice(n, k, replace=False)].copy()
     lab = np.full(n, -1, dtype=np.int32)
     ub, lb = np.empty(n, dtype=np.float32), np.empty(n, dtype=np.float32)
-    acc, anch = np.empty((1, k * (d + 2))), np.empty((1, k), dtype=np.intp)
+    acc, anch = np.empty((1, k * _kmeans.record_width(d))), np.empty((1, k), dtype=np.intp)
     cnt = np.empty((1, 2), dtype=np.intp)
     coef = _euclidean_error_coef(d, dtype)
     prev = None

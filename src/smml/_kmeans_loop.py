@@ -36,7 +36,7 @@ from smml._core._sums import row_norms_sq
 from smml._gemm_bounds import centre as _centre
 
 __all__ = ["CHUNK_ROWS", "BLOCK_ROWS", "MIN_BLOCKS", "ACC_BUDGET", "GRAIN", "MAX_NORM_SQ", "GEMM_LIMIT32",
-           "FAST_TILE", "BOUNDS_MIN_K", "BOUNDS_MIN_WORK", "BOUNDS_MAX_D", "use_bounds", "block_rows", "check_norms", "centring", "init_array", "n_runs", "Operands", "gemm_centroids",
+           "FAST_TILE", "BOUNDS_MIN_K", "BOUNDS_MIN_WORK", "BOUNDS_MAX_D", "use_bounds", "block_rows", "acc_width", "acc_weights", "check_norms", "centring", "init_array", "n_runs", "Operands", "gemm_centroids",
            "move_to_empty", "warn_empty", "lloyd_loop", "InProcess", "run_in_process"]
 
 # Kernel layout (smml.cluster keeps its own copies, which its tests change)
@@ -67,15 +67,26 @@ def use_bounds(k, d, min_k=BOUNDS_MIN_K, min_work=BOUNDS_MIN_WORK, max_d=BOUNDS_
 def block_rows(n, k, d, base=BLOCK_ROWS, chunk=CHUNK_ROWS, budget=ACC_BUDGET, min_blocks=MIN_BLOCKS):
     """Rows per block: ``base``, fewer on small data (the fewest whole chunks that cut the n
     rows into at most ``min_blocks`` blocks, when that is under ``base``), more when
-    n_blocks x k (d + 2) would pass the budget; a multiple of ``chunk``. Depends on the
+    n_blocks x :func:`acc_width` would pass the budget; a multiple of ``chunk``. Depends on the
     shapes only, never on the thread count.
 
     Blocks are the unit of work of a thread (dynamic schedule): 20,000 rows in blocks of
     4,096 were 5 blocks, 3 on one thread and 2 on the other, a 2-thread iteration a fifth
     longer than an even split; 27 blocks of 768 rows (14 and 13): under 4% longer."""
-    max_blocks = max(1, budget // (k * (d + 2)))
+    max_blocks = max(1, budget // acc_width(k, d))
     rows = max(min(base, -(-n // min_blocks)), -(-n // max_blocks), 1)
     return int(-(-rows // chunk) * chunk)
+
+
+def acc_width(k, d):
+    """Doubles of one block's partial sums: k records [S_j (d) | W_j | Q_j | zeros] of
+    ``_kmeans.record_width(d)`` doubles (d + 2 rounded up to a multiple of 4)."""
+    return k * _kmeans.record_width(d)
+
+
+def acc_weights(row, k, d):
+    """The clusters' weights W_j (a copy) from a row of partial sums (:func:`acc_width`)."""
+    return row[d::_kmeans.record_width(d)][:k].copy()
 
 
 def check_norms(top, limit=MAX_NORM_SQ):
@@ -261,7 +272,7 @@ class InProcess:
         n, d = self.ops.X.shape
         k = self.k
         n_blocks = -(-n // self.block)
-        self.acc = np.empty((n_blocks, k * (d + 2)))
+        self.acc = np.empty((n_blocks, acc_width(k, d)))
         self.counts = np.empty((n_blocks, 2), dtype=np.intp)
         self.anch = np.empty((n_blocks, k), dtype=np.intp)
         C, Cg, _ = cent
@@ -288,7 +299,7 @@ class InProcess:
             self.chunk_rows, self.fast_tile, self.nt, True, self.ub, self.lb,
             C_new if self.valid else None)       # C_new still holds the previous call's centroids
         self.valid = self.bounds
-        return out, J, n_changed, n_empty, self.acc[0, k * d:k * d + k].copy()
+        return out, J, n_changed, n_empty, acc_weights(self.acc[0], k, d)
 
     def sqdist(self, C):
         dist = np.empty(self.ops.X.shape[0])

@@ -66,15 +66,28 @@ cdef extern from "smml_kmeans.h":
                                                 const double *xn, double coef4, double R2, int32_t *out,
                                                 double *lo) noexcept nogil
     void _add_rows_d "smml_add_rows_d" (const double *X, intp_t nr, intp_t d, const int32_t *labels,
-                                        const double *xn, const double *w, intp_t k,
+                                        const double *xn, const double *w, intp_t R,
                                         double *S) noexcept nogil
     void _add_rows_f "smml_add_rows_f" (const float *X, intp_t nr, intp_t d, const int32_t *labels,
-                                        const double *xn, const double *w, intp_t k,
+                                        const double *xn, const double *w, intp_t R,
                                         double *S) noexcept nogil
 
 
 cdef enum:
     _MERGE_PARALLEL = 1 << 20   # block totals merged on several threads from this many additions
+
+
+cdef inline intp_t _rec(intp_t d) noexcept nogil:
+    """Doubles per cluster in the partial sums: the record [S (d) | W | Q], padded with zeros
+    to a multiple of 4 (one or two vectors hold its tail: smml_add_rows)."""
+    return (d + 5) // 4 * 4
+
+
+def record_width(intp_t d):
+    """Doubles per cluster in a block's partial sums (``acc`` rows hold k such records)."""
+    if d < 1:
+        raise ValueError("record_width: d must be positive")
+    return _rec(d)
 
 
 # ---- per-row decisions ---------------------------------------------------------------------
@@ -300,7 +313,7 @@ cdef int _pass(const floating[:, ::1] Xg, const floating[:, ::1] X, const double
                double m1=0.0, double m2=0.0, intp_t a1=-1) noexcept nogil:
     """Blocks of rows in parallel: assign (labels; changes and exact checks counted in
     ``counts[2 b]``, ``counts[2 b + 1]``) and/or accumulate the block's totals into
-    ``acc + b * k (d + 2)`` = [S (k x d) | W (k) | Q (k)] (``acc`` may be NULL when not
+    ``acc + b * k R``, k records [S_j (d) | W_j | Q_j | zeros] of R = :func:`_rec` (d) doubles (``acc`` may be NULL when not
     accumulating) and, per cluster, the block's first member / mixed state into
     ``anch + b * k`` (see :func:`_note_members`; ``anch`` NULL: not recorded), and/or (``Jpart`` not NULL) sum w_i ||x_i - c_{label_i}||^2 over the
     block's rows in order, every distance computed exactly, into ``Jpart[b]``. The tile has kp columns (k rounded up to the panel width; the padding
@@ -328,7 +341,7 @@ cdef int _pass(const floating[:, ::1] Xg, const floating[:, ::1] X, const double
     cdef intp_t nf, q
     cdef double u, l
     cdef bint bounded = assign and ub != NULL
-    cdef intp_t n = Xg.shape[0], d = Xg.shape[1], k = Cg.shape[0]
+    cdef intp_t n = Xg.shape[0], d = Xg.shape[1], k = Cg.shape[0], R = _rec(d)
     cdef intp_t n_blocks = (n + block_rows - 1) // block_rows
     cdef intp_t pw = panel_width(&Cg[0, 0]), kp = (k + pw - 1) // pw * pw
     cdef intp_t b, r0, r1, c0, c1, nr, i, j, n_chg, n_ex
@@ -395,9 +408,9 @@ cdef int _pass(const floating[:, ::1] Xg, const floating[:, ::1] X, const double
             r1 = r0 + block_rows
             if r1 > n:
                 r1 = n
-            S = acc + b * k * (d + 2)
+            S = acc + b * k * R
             if accumulate:
-                memset(S, 0, k * (d + 2) * sizeof(double))
+                memset(S, 0, k * R * sizeof(double))
                 if anch != NULL:
                     for j in range(k):
                         anch[b * k + j] = -1
@@ -466,16 +479,16 @@ cdef int _pass(const floating[:, ::1] Xg, const floating[:, ::1] X, const double
                     if simd:
                         if floating is double:
                             _add_rows_d(&Xg[c0, 0], nr, d, &labels[c0], &xn[c0],
-                                        &w[c0] if weighted else NULL, k, S)
+                                        &w[c0] if weighted else NULL, R, S)
                         else:
                             _add_rows_f(&Xg[c0, 0], nr, d, &labels[c0], &xn[c0],
-                                        &w[c0] if weighted else NULL, k, S)
+                                        &w[c0] if weighted else NULL, R, S)
                     else:
                         for i in range(c0, c1):
                             j = labels[i]
                             wi = w[i] if weighted else 1.0
                             _add_row(&Xg[i, 0], xn[i], wi, weighted, d,
-                                     S + j * d, S + k * d + j, S + k * d + k + j)
+                                     S + j * R, S + j * R + d, S + j * R + d + 1)
                     if anch != NULL:
                         _note_members(&X[0, 0], d, c0, c1, &labels[c0], anch + b * k)
                 if Jpart != NULL:
@@ -520,15 +533,15 @@ cdef void _merge(double *acc, intp_t n_blocks, intp_t width, int n_threads) noex
 cdef double _objective(const double *tot, const floating[:, ::1] Cg, const double[::1] cn,
                        intp_t k, intp_t d) noexcept nogil:
     """J = sum_j (Q_j - 2 mu_j.S_j + W_j ||mu_j||^2), terms clamped at 0 (see module doc)."""
-    cdef intp_t j, f
+    cdef intp_t j, f, R = _rec(d)
     cdef double J = 0.0, dot, t
     cdef const double *S
     for j in range(k):
-        S = tot + j * d
+        S = tot + j * R
         dot = 0.0
         for f in range(d):
             dot = dot + <double> Cg[j, f] * S[f]
-        t = tot[k * d + k + j] - 2.0 * dot + tot[k * d + j] * cn[j]
+        t = S[d + 1] - 2.0 * dot + S[d] * cn[j]
         if t > 0.0:
             J = J + t
     return J
@@ -542,10 +555,10 @@ cdef intp_t _update(const double *tot, const intp_t *pure, const floating[:, ::1
     """mu_j = fl(m + S_j / W_j) for every cluster of positive weight; an empty cluster
     (W_j = 0) keeps its centroid; a cluster whose members are all row a (``pure[j] = a``)
     gets mu_j = x_a exactly. Returns the number of empty clusters."""
-    cdef intp_t j, f, n_empty = 0
+    cdef intp_t j, f, n_empty = 0, R = _rec(d)
     cdef double W, v, s
     for j in range(k):
-        W = tot[k * d + j]
+        W = tot[j * R + d]
         if not W > 0.0:
             n_empty += 1
             for f in range(d):
@@ -558,7 +571,7 @@ cdef intp_t _update(const double *tot, const intp_t *pure, const floating[:, ::1
             if pure[j] >= 0:
                 v = <double> X[pure[j], f]
             else:
-                v = tot[j * d + f] / W
+                v = tot[j * R + f] / W
                 if centred:
                     v = mean[f] + v
             if round32:
@@ -583,7 +596,7 @@ cdef intp_t _merge_and_update(double *acc, const intp_t *pure, intp_t n_blocks,
     """The end of an iteration from the blocks' partial sums (anchors already merged into
     ``pure``): the blocks merged in order into acc[0], J of the assignment (when J is not
     NULL) and the update step. Returns the number of empty clusters."""
-    _merge(acc, n_blocks, k * (d + 2), n_threads)
+    _merge(acc, n_blocks, k * _rec(d), n_threads)
     if J != NULL:
         J[0] = _objective(acc, Cg, cn, k, d)
     return _update(acc, pure, X, mean, centred, round32, C, Cg, cn, C_new, Cg_new, cn_new, k, d)
@@ -612,7 +625,7 @@ def _check_out_work(floating[:, ::1] C_new, floating[:, ::1] Cg_new, double[::1]
     if (C_new.shape[0] != k or Cg_new.shape[0] != k or C_new.shape[1] != d or Cg_new.shape[1] != d
             or cn_new.shape[0] != k):
         raise ValueError("k-means kernel: output centroid arrays disagree in shape")
-    if (acc.shape[0] < n_blocks or acc.shape[1] != k * (d + 2) or counts.shape[0] < n_blocks
+    if (acc.shape[0] < n_blocks or acc.shape[1] != k * _rec(d) or counts.shape[0] < n_blocks
             or anch.shape[0] < n_blocks or anch.shape[1] != k):
         raise ValueError("k-means kernel: work arrays too small")
 
@@ -626,8 +639,8 @@ def lloyd_iter(const floating[:, ::1] Xg, const floating[:, ::1] X,     # IN  (n
                int32_t[::1] labels,                                      # IN/OUT previous -> new labels
                floating[:, ::1] Cg_new, floating[:, ::1] C_new,          # OUT (k, d) centroids mu_new
                double[::1] cn_new,                                       # OUT ||Cg_new_j||^2
-               double[:, ::1] acc,                                       # WORK (n_blocks, k (d + 2));
-                                                                         #      OUT acc[0] = [S | W | Q]
+               double[:, ::1] acc,                                       # WORK (n_blocks, k record_width(d));
+                                                                         #      OUT acc[0]: the k records [S_j | W_j | Q_j | 0]
                intp_t[:, ::1] anch,                                      # WORK (n_blocks, k); OUT anch[0]:
                                                                          #      row a if cluster j is all row a
                intp_t[:, ::1] counts,                                    # WORK (n_blocks, 2)
@@ -701,8 +714,8 @@ def lloyd_iter(const floating[:, ::1] Xg, const floating[:, ::1] X,     # IN  (n
 
 
 def update_from_blocks(const floating[:, ::1] V,                    # IN  (n_blocks k, d) anchor values
-                       double[:, ::1] acc,                              # IN  (n_blocks, k (d + 2));
-                                                                        #     OUT acc[0] = [S | W | Q]
+                       double[:, ::1] acc,                              # IN  (n_blocks, k record_width(d));
+                                                                        #     OUT acc[0]: the k records [S_j | W_j | Q_j | 0]
                        intp_t[:, ::1] anch,                             # IN  (n_blocks, k): row of V,
                                                                         #     -1 or -2; OUT anch[0]
                        const floating[:, ::1] Cg, const floating[:, ::1] C,
@@ -717,7 +730,7 @@ def update_from_blocks(const floating[:, ::1] V,                    # IN  (n_blo
     cdef intp_t n_blocks = acc.shape[0], d = Cg.shape[1], k = Cg.shape[0], i, n_empty = 0
     cdef intp_t n_rows = V.shape[0]
     cdef double J = 0.0
-    if (n_blocks < 1 or n_rows < 1 or acc.shape[1] != k * (d + 2) or anch.shape[0] != n_blocks
+    if (n_blocks < 1 or n_rows < 1 or acc.shape[1] != k * _rec(d) or anch.shape[0] != n_blocks
             or anch.shape[1] != k):
         raise ValueError("update_from_blocks: acc and anchors disagree in shape")
     if V.shape[1] != d or C.shape[0] != k or C.shape[1] != d or cn.shape[0] != k or mean.shape[0] != d:

@@ -79,7 +79,7 @@ class _Group:
             n_threads = get_worker().state.nthreads
         self.nt = max(1, int(n_threads))
         nb = -(-n // block)
-        self.acc = np.empty((nb, k * (d + 2)))
+        self.acc = np.empty((nb, _loop.acc_width(k, d)))
         self.anch = np.empty((nb, k), dtype=np.intp)
         self.counts = np.empty((nb, 2), dtype=np.intp)
         self.labels = np.full(n, -1, dtype=np.int32)
@@ -176,7 +176,7 @@ def _reduce(parts, cent, shift, round32):
     J, n_empty = _kmeans.update_from_blocks(V, acc, anch, Cg, C, cn, mean, shift is not None,
                                             round32, Cg_new, C_new, cn_new)
     changed = sum(int(p[3]) for p in parts)
-    return (C_new, Cg_new, cn_new), J, changed, n_empty, acc[0, k * d:k * d + k].copy()
+    return (C_new, Cg_new, cn_new), J, changed, n_empty, _loop.acc_weights(acc[0], k, d)
 
 
 def _fanned(loop, n_groups, shift, round32):

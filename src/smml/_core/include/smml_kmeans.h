@@ -22,7 +22,7 @@
    assignment, takes the full test).
 
    smml_add_rows: for each row i, S[label_i] += w_i x_i (float64), W[label_i] += w_i,
-   Q[label_i] += w_i xn_i, rows in order; w == NULL means w_i = 1. */
+   Q[label_i] += w_i xn_i, rows in order; w == NULL means w_i = 1 (the record layout: below). */
 #include "smml_platform.h"
 #if SMML_X86_DISPATCH
 /* the previous-label pass from this many tile columns: below, the pass it saves costs
@@ -85,29 +85,48 @@ static void smml_best_rows_d(const double *tile, Py_ssize_t nr, Py_ssize_t kp, c
     else
         smml_best_rows_d_body(tile, nr, kp, cn, prev, xn, coef4, R2, out, 0);
 }
+/* smml_add_rows: a cluster's partial sums are one record of R doubles (R = d + 2 rounded up
+   to a multiple of 4): [S (d) | W | Q | zeros]. The features by fours, then the record's
+   tail (the last d % 4 features, W and Q) as one or two vectors: each element gets the same
+   additions, in the same order, as one scalar addition per element would give. */
 #define SMML_ADD_ROWS(SUF, T, LOAD4) \
 __attribute__((target("avx2"))) \
 static void smml_add_rows_##SUF(const T *X, Py_ssize_t nr, Py_ssize_t d, const int32_t *labels, \
-                                const double *xn, const double *w, Py_ssize_t k, double *S) { \
-    double *W = S + k * d, *Q = S + k * d + k; \
-    Py_ssize_t i, f; \
+                                const double *xn, const double *w, Py_ssize_t R, double *S) { \
+    Py_ssize_t i, f, f4 = d & ~(Py_ssize_t) 3; \
+    __m256d t0, t1; \
+    double wi, q, x0, x1, x2; \
     for (i = 0; i < nr; i++) { \
         const T *x = X + i * d; \
-        double *s = S + (Py_ssize_t) labels[i] * d; \
+        double *s = S + (Py_ssize_t) labels[i] * R; \
         if (w) { \
-            __m256d wi = _mm256_set1_pd(w[i]); \
-            for (f = 0; f + 4 <= d; f += 4) \
-                _mm256_storeu_pd(s + f, _mm256_add_pd(_mm256_loadu_pd(s + f), _mm256_mul_pd(wi, LOAD4(x + f)))); \
-            for (; f < d; f++) s[f] += w[i] * (double) x[f]; \
-            W[labels[i]] += w[i]; \
-            Q[labels[i]] += w[i] * xn[i]; \
+            __m256d wv = _mm256_set1_pd(w[i]); \
+            wi = w[i]; \
+            q = wi * xn[i]; \
+            for (f = 0; f < f4; f += 4) \
+                _mm256_storeu_pd(s + f, _mm256_add_pd(_mm256_loadu_pd(s + f), _mm256_mul_pd(wv, LOAD4(x + f)))); \
+            x0 = d > f4 ? wi * (double) x[f4] : 0.0; \
+            x1 = d > f4 + 1 ? wi * (double) x[f4 + 1] : 0.0; \
+            x2 = d > f4 + 2 ? wi * (double) x[f4 + 2] : 0.0; \
         } else { \
-            for (f = 0; f + 4 <= d; f += 4) \
+            wi = 1.0; \
+            q = xn[i]; \
+            for (f = 0; f < f4; f += 4) \
                 _mm256_storeu_pd(s + f, _mm256_add_pd(_mm256_loadu_pd(s + f), LOAD4(x + f))); \
-            for (; f < d; f++) s[f] += (double) x[f]; \
-            W[labels[i]] += 1.0; \
-            Q[labels[i]] += xn[i]; \
+            x0 = d > f4 ? (double) x[f4] : 0.0; \
+            x1 = d > f4 + 1 ? (double) x[f4 + 1] : 0.0; \
+            x2 = d > f4 + 2 ? (double) x[f4 + 2] : 0.0; \
         } \
+        switch (d - f4) { \
+        case 0: t0 = _mm256_setr_pd(wi, q, 0.0, 0.0); break; \
+        case 1: t0 = _mm256_setr_pd(x0, wi, q, 0.0); break; \
+        case 2: t0 = _mm256_setr_pd(x0, x1, wi, q); break; \
+        default: \
+            t0 = _mm256_setr_pd(x0, x1, x2, wi); \
+            t1 = _mm256_setr_pd(q, 0.0, 0.0, 0.0); \
+            _mm256_storeu_pd(s + f4 + 4, _mm256_add_pd(_mm256_loadu_pd(s + f4 + 4), t1)); \
+        } \
+        _mm256_storeu_pd(s + f4, _mm256_add_pd(_mm256_loadu_pd(s + f4), t0)); \
     } \
 }
 #define SMML_LOAD4_D(p) _mm256_loadu_pd(p)
@@ -263,9 +282,9 @@ static void smml_best_rows_d(const double *tile, Py_ssize_t nr, Py_ssize_t kp, c
                              const int32_t *prev, const double *xn, double coef4, double R2,
                              int32_t *out) {}
 static void smml_add_rows_d(const double *X, Py_ssize_t nr, Py_ssize_t d, const int32_t *labels,
-                            const double *xn, const double *w, Py_ssize_t k, double *S) {}
+                            const double *xn, const double *w, Py_ssize_t R, double *S) {}
 static void smml_add_rows_f(const float *X, Py_ssize_t nr, Py_ssize_t d, const int32_t *labels,
-                            const double *xn, const double *w, Py_ssize_t k, double *S) {}
+                            const double *xn, const double *w, Py_ssize_t R, double *S) {}
 static void smml_best_rows_f32(const float *tile, Py_ssize_t nr, Py_ssize_t kp, const float *cn32,
                                const int32_t *prev, const double *xn, double coef4, double R2,
                                int32_t *out) {}
