@@ -341,6 +341,9 @@ cdef int _pass(const floating[:, ::1] Xg, const floating[:, ::1] X, const double
     cdef intp_t nf, q
     cdef double u, l
     cdef bint bounded = assign and ub != NULL
+    # the labels by a raw pointer: through the memoryview, the per-row loops reloaded its data
+    # pointer at every row (the compiler cannot prove the stores leave it alone)
+    cdef int32_t *labp = &labels[0]
     cdef intp_t n = Xg.shape[0], d = Xg.shape[1], k = Cg.shape[0], R = _rec(d)
     cdef intp_t n_blocks = (n + block_rows - 1) // block_rows
     cdef intp_t pw = panel_width(&Cg[0, 0]), kp = (k + pw - 1) // pw * pw
@@ -433,7 +436,7 @@ cdef int _pass(const floating[:, ::1] Xg, const floating[:, ::1] X, const double
                     # Hamerly's test; the rows that fail it are gathered (ix, Xb, xnb, pb)
                     nf = 0
                     for i in range(c0, c1):
-                        j = labels[i]
+                        j = labp[i]
                         u = <double> ub[i] + drift[j]
                         l = <double> lb[i] - (m2 if j == a1 else m1)
                         if not u < l * _KEEP:
@@ -447,7 +450,7 @@ cdef int _pass(const floating[:, ::1] Xg, const floating[:, ::1] X, const double
                             i = ix[q]
                             memcpy(Xb + q * d, &Xg[i, 0], d * sizeof(floating))
                             xnb[q] = xn[i]
-                            pb[q] = labels[i]
+                            pb[q] = labp[i]
                         src = Xb
                         sxn = xnb
                         sprev = pb
@@ -469,9 +472,9 @@ cdef int _pass(const floating[:, ::1] Xg, const floating[:, ::1] X, const double
                                               &X[i, 0], &C[0, 0], d)
                             if bounded:
                                 lo2[q] = NAN
-                        if lab != labels[i]:
+                        if lab != labp[i]:
                             n_chg = n_chg + 1
-                            labels[i] = lab
+                            labp[i] = lab
                         if bounded:
                             _set_bounds(tile + q * kp, cnp, kp, lab, lo2[q], sxn[q],
                                         coef4 * (sxn[q] + R2), &ub[i], &lb[i])
