@@ -47,7 +47,7 @@ _Self = TypeVar("_Self")
 # Kernel layout (module-level so that tests can check that results do not depend on it).
 _CHUNK_ROWS = _loop.CHUNK_ROWS      # rows per gemm tile
 _BLOCK_ROWS = _loop.BLOCK_ROWS      # rows per block of partial sums (fixed: results do not depend on threads)
-_ACC_BUDGET = _loop.ACC_BUDGET      # at most this many float64 partial sums (n_blocks x k (d + 2))
+_ACC_BUDGET = _loop.ACC_BUDGET      # at most this many float64 partial sums (n_blocks x acc_width(k, d))
 _MIN_BLOCKS = _loop.MIN_BLOCKS      # fewer rows per block on small data (threads share the blocks evenly)
 _GRAIN = _loop.GRAIN                # multiply-adds (rows x clusters x features) worth a thread
 _MAX_NORM_SQ = _loop.MAX_NORM_SQ    # squared norms above this could overflow the float64 distances
