@@ -36,7 +36,8 @@ from smml._core._sums import row_norms_sq
 from smml._gemm_bounds import centre as _centre
 
 __all__ = ["CHUNK_ROWS", "BLOCK_ROWS", "MIN_BLOCKS", "ACC_BUDGET", "GRAIN", "MAX_NORM_SQ", "GEMM_LIMIT32",
-           "FAST_TILE", "BOUNDS_MIN_K", "BOUNDS_MIN_WORK", "BOUNDS_MAX_D", "use_bounds", "block_rows", "acc_width", "acc_weights", "check_norms", "centring", "init_array", "n_runs", "Operands", "gemm_centroids",
+           "FAST_TILE", "BOUNDS_MIN_K", "BOUNDS_MIN_WORK", "BOUNDS_MAX_D", "use_bounds", "block_rows",
+           "acc_width", "acc_weights", "check_norms", "centring", "init_array", "n_runs", "Operands", "gemm_centroids",
            "move_to_empty", "warn_empty", "lloyd_loop", "InProcess", "run_in_process"]
 
 # Kernel layout (smml.cluster keeps its own copies, which its tests change)
@@ -84,9 +85,9 @@ def acc_width(k, d):
     return k * _kmeans.record_width(d)
 
 
-def acc_weights(row, k, d):
+def acc_weights(row, d):
     """The clusters' weights W_j (a copy) from a row of partial sums (:func:`acc_width`)."""
-    return row[d::_kmeans.record_width(d)][:k].copy()
+    return row[d::_kmeans.record_width(d)].copy()       # a row of k records: k weights
 
 
 def check_norms(top, limit=MAX_NORM_SQ):
@@ -299,7 +300,7 @@ class InProcess:
             self.chunk_rows, self.fast_tile, self.nt, True, self.ub, self.lb,
             C_new if self.valid else None)       # C_new still holds the previous call's centroids
         self.valid = self.bounds
-        return out, J, n_changed, n_empty, acc_weights(self.acc[0], k, d)
+        return out, J, n_changed, n_empty, acc_weights(self.acc[0], d)
 
     def sqdist(self, C):
         dist = np.empty(self.ops.X.shape[0])

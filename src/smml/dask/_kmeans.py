@@ -176,7 +176,7 @@ def _reduce(parts, cent, shift, round32):
     J, n_empty = _kmeans.update_from_blocks(V, acc, anch, Cg, C, cn, mean, shift is not None,
                                             round32, Cg_new, C_new, cn_new)
     changed = sum(int(p[3]) for p in parts)
-    return (C_new, Cg_new, cn_new), J, changed, n_empty, _loop.acc_weights(acc[0], k, d)
+    return (C_new, Cg_new, cn_new), J, changed, n_empty, _loop.acc_weights(acc[0], d)
 
 
 def _fanned(loop, n_groups, shift, round32):

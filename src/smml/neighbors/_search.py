@@ -187,13 +187,17 @@ class _KNNBase(SmmlEstimator):
                              "training set)")
         return int(k)
 
-    def _fitted_queries(self, X):
-        """(queries, k) for a predict-time call. The parameters are validated again:
-        ``set_params`` after fit may have changed ``n_neighbors`` or ``weights`` (unchanged
-        parameters are not checked twice: ``_revalidate_params``)."""
+    def _check_fitted(self):
+        """Every predict-time call: fitted, and the parameters validated again (``set_params``
+        after fit may have changed ``n_neighbors`` or ``weights``; unchanged parameters are
+        not checked twice: ``_revalidate_params``)."""
         if "n_samples_fit_" not in self.__dict__:
             check_is_fitted(self, "n_samples_fit_")         # raises scikit-learn's NotFittedError
         self._revalidate_params()
+
+    def _fitted_queries(self, X):
+        """(queries, k) for a predict-time call (:meth:`_check_fitted` first)."""
+        self._check_fitted()
         return self._queries(X) + (self._checked_k(self.n_samples_fit_),)
 
     def _check_key_range(self, lo, hi):
@@ -678,8 +682,7 @@ class _KNNBase(SmmlEstimator):
         distances : ndarray (n_queries, n_neighbors), float64 (only if return_distance)
         indices : ndarray (n_queries, n_neighbors), intp
         """
-        check_is_fitted(self, "n_samples_fit_")
-        self._validate_params()
+        self._check_fitted()
         m = self.n_samples_fit_
         k = self._checked_k(m) if n_neighbors is None else self._checked_k(None, n_neighbors)
         self_query = X is None
@@ -744,8 +747,7 @@ class _KNNBase(SmmlEstimator):
         distances : ndarray of n_queries float64 arrays (only if return_distance)
         indices : ndarray of n_queries intp arrays
         """
-        check_is_fitted(self, "n_samples_fit_")
-        self._validate_params()
+        self._check_fitted()
         thr = exact_thr = self._radius_key(r)
         self_query = X is None
         Q0, Qm = (self._T0, self._self_scaled()) if self_query else self._queries(X)
