@@ -71,6 +71,28 @@ def test_leaf_values_and_gain_follow_the_notes():
 
 
 @pytest.mark.parametrize("kind", ["reg", "bin", "multi"])
+@pytest.mark.parametrize("d", [1, 4, 7, 9])
+def test_against_reference_nodes_with_more_rows_than_bins(kind, d):
+    # nodes of at least max_bins rows fill their histograms in the compiled row pass (four
+    # features an iteration, then the rest); features of 12 values each, max_bins 16: the
+    # bins are the values, as in the reference
+    rng = np.random.default_rng(d)
+    X = rng.integers(0, 12, size=(600, d)).astype(float)
+    f = np.sin(X[:, 0]) + 0.3 * X[:, -1] + 0.1 * rng.normal(size=600)
+    params = dict(n_estimators=3, learning_rate=0.4, max_depth=4, reg_lambda=0.7, min_child_weight=0.05)
+    if kind == "reg":
+        sm = GradientBoostingRegressor(max_bins=16, **params).fit(X, f)
+        rf = ref.GradientBoostingRegressor(**params).fit(X, f)
+        np.testing.assert_allclose(sm.predict(X), rf.predict(X), rtol=1e-9, atol=1e-9)
+    else:
+        y = (f > np.median(f)).astype(int) if kind == "bin" else np.digitize(f, np.quantile(f, [0.3, 0.7]))
+        sm = GradientBoostingClassifier(max_bins=16, **params).fit(X, y)
+        rf = ref.GradientBoostingClassifier(**params).fit(X, y)
+        np.testing.assert_allclose(sm.predict_proba(X), rf.predict_proba(X), rtol=1e-9, atol=1e-9)
+    assert max(t.node_count for t in sm.estimators_) > 7
+
+
+@pytest.mark.parametrize("kind", ["reg", "bin", "multi"])
 def test_against_reference(kind):
     X, y = _data(n=60, d=3, seed=3, kind=kind)
     params = dict(n_estimators=4, learning_rate=0.4, max_depth=3, reg_lambda=0.7, gamma=0.01,
@@ -831,3 +853,24 @@ def test_level_and_subtree_growth_equal_node_by_node_growth(max_depth):
             np.testing.assert_array_equal(F2, F)
     with pytest.raises(ValueError, match="Xb transposed"):
         grow(0, 1, pool, Xbt=Xb)
+
+
+@pytest.mark.parametrize("n", [0, 1, 16384, 16385, 100003])
+def test_max_and_rounding_are_the_same_on_any_thread_count(n):
+    # abs_max and quantize work in blocks of 16,384 values shared by the threads; a block of
+    # values too large for the fast rounding takes nearbyint: the same values either way
+    from smml._core import _gbm
+    from smml._exact_sums import fixed_scale
+    rng = np.random.default_rng(n)
+    g = rng.normal(size=n) * rng.choice([1e-9, 1.0, 1e3], size=n)
+    if n > 20000:
+        g[20000:20010] = 2.0 ** 53 * rng.normal(size=10)     # one block past the fast range
+    m = _gbm.abs_max(g)
+    assert m == (np.abs(g).max() if n else 0.0)
+    s = fixed_scale(max(n, 1), m) if n <= 20000 else 0.5
+    ref = np.rint(g * s) / s
+    for nt in (1, 2, 3):
+        assert _gbm.abs_max(g, nt) == m
+        q = g.copy()
+        _gbm.quantize(q, s, nt)
+        assert np.array_equal(q, ref)

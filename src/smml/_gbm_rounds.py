@@ -53,15 +53,15 @@ def gradients(loss_code, y, F, sw, G, H, n_threads, want_loss):
     scores F, per class, into G and H (K, n); returns ``(loss, maxima)``, the weighted training
     loss at F (0 unless ``want_loss``) and per class ``(max |g_k|, max |h_k|)``."""
     loss = _gbm.gradients(loss_code, y, F, sw, G, H, n_threads, want_loss)
-    return loss, [(_gbm.abs_max(g), _gbm.abs_max(h)) for g, h in zip(G, H)]
+    return loss, [(_gbm.abs_max(g, n_threads), _gbm.abs_max(h, n_threads)) for g, h in zip(G, H)]
 
 
-def quantize(G, H, scales):
+def quantize(G, H, scales, n_threads=1):
     """A ``"quantize"`` request's answer: G[k] and H[k] rounded in place to multiples of the
-    class's scales ``(s_g, s_h)``."""
+    class's scales ``(s_g, s_h)``, on n_threads threads (the same values on any number)."""
     for k, (sg, sh) in enumerate(scales):
-        _gbm.quantize(G[k], sg)
-        _gbm.quantize(H[k], sh)
+        _gbm.quantize(G[k], sg, n_threads)
+        _gbm.quantize(H[k], sh, n_threads)
 
 
 def boosting_rounds(rounds, first, last, K, n, d, m, mf, rng, wsum, scale, stop=None):

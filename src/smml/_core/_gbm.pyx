@@ -48,7 +48,7 @@ from smml._core._openmp cimport threads_for, omp_get_thread_num
 from smml._core._atomic cimport flag_set
 from smml._core._criterion cimport MAXCAT, NWORDS, Targets, SplitRecord, ScanState, init_record, init_scan
 from smml._core._histogram cimport (bin_empty, gather_prefetch, hist_build, hist_subtract, scan_bins,
-                                    scan_categorical)
+                                    scan_categorical, smml_hist_row_hg)
 from smml._core._frontier cimport (Pending, Frontier, frontier_init, frontier_push, frontier_pop,
                                    frontier_free)
 from smml._core._tree cimport Node, leaf_test
@@ -1255,19 +1255,59 @@ def add_tree_codes(const uint8_t[:, ::1] Xb,       # IN (n, d) codes (training o
 NWORDS_ = NWORDS
 
 
-def abs_max(const double[::1] v):
-    """max_i |v_i| (0 for an empty v): order-independent, so a cluster's workers' maxima
-    combine to the in-memory one."""
-    cdef intp_t i, n = v.shape[0]
-    cdef double m = 0.0, a
-    with nogil:
-        for i in range(n):
-            a = fabs(v[i])
-            m = a if a > m else m          # a select, not a branch per value
+cdef enum:
+    ROUND_BLOCK = 16384     # rows per block of abs_max / quantize (a thread's share: whole blocks)
+
+
+cdef double _abs_max_range(const double* v, intp_t a, intp_t b) noexcept nogil:
+    cdef intp_t i
+    cdef double m = 0.0, x
+    for i in range(a, b):
+        x = fabs(v[i])
+        m = x if x > m else m          # a select, not a branch per value
     return m
 
 
-def quantize(double[::1] v, double scale):
+def abs_max(const double[::1] v, int n_threads=1):
+    """max_i |v_i| (0 for an empty v): order-independent, so a cluster's workers' maxima
+    combine to the in-memory one, and the blocks' maxima (n_threads threads) to the serial
+    one."""
+    cdef intp_t n = v.shape[0], nb = (n + ROUND_BLOCK - 1) // ROUND_BLOCK, b
+    cdef double m = 0.0
+    cdef int nt = threads_for(n_threads, n, 2 * ROUND_BLOCK)
+    if n == 0:
+        return 0.0
+    cdef double[::1] part = np.zeros(nb)
+    with nogil:
+        if nt > 1:
+            for b in prange(nb, num_threads=nt, schedule="static"):
+                part[b] = _abs_max_range(&v[0], b * ROUND_BLOCK, min(n, (b + 1) * ROUND_BLOCK))
+        else:
+            for b in range(nb):
+                part[b] = _abs_max_range(&v[0], b * ROUND_BLOCK, min(n, (b + 1) * ROUND_BLOCK))
+        for b in range(nb):
+            m = part[b] if part[b] > m else m
+    return m
+
+
+cdef void _quantize_range(double* v, intp_t a, intp_t b, double scale) noexcept nogil:
+    cdef intp_t i
+    cdef double inv = 1.0 / scale, x
+    cdef double big = 6755399441055744.0       # 1.5 * 2^52
+    cdef double lim = 2251799813685248.0       # 2^51
+    cdef bint small = True
+    for i in range(a, b):
+        small = small & (fabs(v[i] * scale) < lim)
+    if small:
+        for i in range(a, b):
+            x = v[i] * scale
+            v[i] = ((x + big) - big) * inv
+    else:
+        for i in range(a, b):
+            v[i] = nearbyint(v[i] * scale) * inv
+
+
+def quantize(double[::1] v, double scale, int n_threads=1):
     """v_i <- rint(v_i * scale) / scale in place (scale a power of two: both products exact).
     With scale <= 2^51 / (n max|v|), every sum of any subset of the n values, in any order
     and grouping, is exact (an integer times 1/scale below 2^53 / scale): histograms summed
@@ -1276,23 +1316,20 @@ def quantize(double[::1] v, double scale):
     The rounding is (x + 1.5 2^52) - 1.5 2^52: for |x| < 2^51 (what the scale guarantees) the
     sum lies in [2^52, 2^53), whose spacing is 1, so it rounds x to the nearest integer, ties
     to even, exactly as ``nearbyint`` in the default rounding mode, without a libm call per
-    value (a plain add and subtract, which vectorise). A larger |x| (a scale the caller did
-    not bound) takes ``nearbyint``."""
-    cdef intp_t i, n = v.shape[0]
-    cdef double inv = 1.0 / scale, x
-    cdef double big = 6755399441055744.0       # 1.5 * 2^52
-    cdef double lim = 2251799813685248.0       # 2^51
-    cdef bint small = True
+    value (a plain add and subtract, which vectorise). A block of values with a larger |x| (a
+    scale the caller did not bound) takes ``nearbyint``: both round alike, so the result does
+    not depend on the blocks, nor on the n_threads threads that share them."""
+    cdef intp_t n = v.shape[0], nb = (n + ROUND_BLOCK - 1) // ROUND_BLOCK, b
+    cdef int nt = threads_for(n_threads, n, 2 * ROUND_BLOCK)
+    if n == 0:
+        return
     with nogil:
-        for i in range(n):
-            small = small & (fabs(v[i] * scale) < lim)
-        if small:
-            for i in range(n):
-                x = v[i] * scale
-                v[i] = ((x + big) - big) * inv
+        if nt > 1:
+            for b in prange(nb, num_threads=nt, schedule="static"):
+                _quantize_range(&v[0], b * ROUND_BLOCK, min(n, (b + 1) * ROUND_BLOCK), scale)
         else:
-            for i in range(n):
-                v[i] = nearbyint(v[i] * scale) * inv
+            for b in range(nb):
+                _quantize_range(&v[0], b * ROUND_BLOCK, min(n, (b + 1) * ROUND_BLOCK), scale)
 
 
 def best_splits(const double[:, :, :, ::1] hist,   # IN (M, d, max_bins, 2) histograms: (sum h, sum g)
@@ -1401,11 +1438,7 @@ def level_histograms(const uint8_t[:, ::1] Xb,       # IN (n, d) codes
     500,000 rows, 16-32 histograms).  With quantized gradients the sums are exact: any row
     order gives the same values.  The growth kernel's layout (two values a bin): the driver sums
     the workers' histograms and ``best_splits`` scans the sums as they are."""
-    cdef intp_t n = Xb.shape[0], d = Xb.shape[1], nb = out.shape[2], i, f, s
-    cdef double g, h
-    cdef double* o
-    cdef double* base
-    cdef const uint8_t* row
+    cdef intp_t n = Xb.shape[0], d = Xb.shape[1], nb = out.shape[2], i, s
     if out.shape[0] == 0:
         return
     with nogil:
@@ -1414,14 +1447,7 @@ def level_histograms(const uint8_t[:, ::1] Xb,       # IN (n, d) codes
             if s < 0:
                 continue
             counts[s] += 1
-            row = &Xb[i, 0]
-            g = grad[i]
-            h = hess[i]
-            base = &out[s, 0, 0, 0]
-            for f in range(d):
-                o = base + (f * nb + row[f]) * 2
-                o[0] += h
-                o[1] += g
+            smml_hist_row_hg(&out[s, 0, 0, 0], nb * 2, &Xb[i, 0], d, hess[i], grad[i])
 
 
 def route_level(const uint8_t[:, ::1] Xb,            # IN (n, d) codes

@@ -23,6 +23,13 @@ cdef extern from "smml_prefetch.h":
     void smml_prefetch_row3(const void* a, intp_t na, const void* b, intp_t nb, const void* c,
                             intp_t nc) noexcept nogil
 
+cdef extern from "smml_histogram.h":
+    void smml_hist_row_hg(double* b, intp_t fstride, const uint8_t* row, intp_t nf, double hi,
+                          double gi) noexcept nogil
+    void smml_hist_hg_rows(double* hist, intp_t fstride, const uint8_t* codes, intp_t d, intp_t f0,
+                           intp_t nf, const intp_t* samples, intp_t start, intp_t end, const double* h,
+                           const double* g, int prefetch) noexcept nogil
+
 # hist_build's prefetch: the rows GATHER_AHEAD places on are asked for, when the data do not
 # fit in the cache (codes and targets over GATHER_MIN_BYTES) and a node's rows lie far apart
 # in X (over GATHER_MIN_GAP bytes of codes between one and the next, on average): each is then
@@ -61,7 +68,9 @@ cdef inline void hist_build(const Targets* t, double* hist, intp_t max_bins, int
 
     Small nodes (fewer samples than bins) track lo / hi while they add; large ones add
     only (regression / boosting: two or three adds per value) and find lo / hi from the
-    counts afterwards.  With ``prefetch`` (gather_prefetch) the codes and targets of the row
+    counts afterwards.  Boosting's large nodes on consecutive features (all of them, without
+    column sampling) take the C pass smml_hist_hg_rows (smml_histogram.h), the same sums in
+    the same order.  With ``prefetch`` (gather_prefetch) the codes and targets of the row
     GATHER_AHEAD places on are asked for before each row is added; it changes no result."""
     cdef intp_t K = t.K, p, i, b, j, f, c = 0
     cdef const uint8_t* row
@@ -84,7 +93,11 @@ cdef inline void hist_build(const Targets* t, double* hist, intp_t max_bins, int
         f1 = max(f1, f)
     span = f1 - f0 + 1
     if not track:
-        if t.no_counts:
+        if t.no_counts and stride == 2 and span == j1 - j0:
+            # consecutive features (all of them, without column sampling): the C pass
+            smml_hist_hg_rows(hist, max_bins * stride, codes, d, f0, span, samples, start, end, t.w,
+                              t.wy, prefetch)
+        elif t.no_counts:
             for p in range(start, end):
                 if p < ahead:
                     i = samples[p + GATHER_AHEAD]

@@ -116,7 +116,7 @@ class _Rows:
         to the round's fixed point first, as in memory); the root's histogram (its rows are the
         fit's n: none to send)."""
         if scales is not None:
-            quantize(self.G, self.H, scales)
+            quantize(self.G, self.H, scales, self.nt)
         self.k = k
         self.node.fill(0)
         self.slot.fill(0)

@@ -128,7 +128,7 @@ class _InProcess:
         return gradients(self.loss_code, self.y, self.F, self.sw, self.G, self.H, self.nt, want_loss)
 
     def quantize(self, scales):
-        quantize(self.G, self.H, scales)
+        quantize(self.G, self.H, scales, self.nt)
 
     def tree(self, k, rows, feats, more):
         lam, gam, mcw, lr, max_depth, max_leaf = self.params
