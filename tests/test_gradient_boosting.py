@@ -315,14 +315,18 @@ def test_gradients_and_the_loss_in_one_pass(loss, K):
     out = []
     for nt in (1, 2):
         for want in (False, True):
-            G, H = np.empty((K, n)), np.empty((K, n))
-            v = _gbm.gradients(loss, y, F, sw, G, H, nt, want)
+            G, H, M = np.empty((K, n)), np.empty((K, n)), np.full((K, 2), np.nan)
+            v = _gbm.gradients(loss, y, F, sw, G, H, nt, want, M)
             out.append((G, H))
+            # each class's max |g| and |h|, found block by block as they are made
+            np.testing.assert_array_equal(M, np.c_[np.abs(G).max(axis=1), np.abs(H).max(axis=1)])
             if want:
                 assert v == _gbm.loss_sum(loss, y, F, sw, nt) == _gbm.loss_sum(loss, y, F, sw, 1)
     for G, H in out[1:]:
         np.testing.assert_array_equal(G, out[0][0])
         np.testing.assert_array_equal(H, out[0][1])
+    with pytest.raises(ValueError, match="maxima"):
+        _gbm.gradients(loss, y, F, sw, G, H, 1, False, np.empty((K, 3)))
     G, H = out[0]
     if loss == 0:
         g, h, lv = -2 * (y - F[:, 0]), np.full(n, 2.0), (y - F[:, 0]) ** 2
@@ -874,3 +878,54 @@ def test_max_and_rounding_are_the_same_on_any_thread_count(n):
         q = g.copy()
         _gbm.quantize(q, s, nt)
         assert np.array_equal(q, ref)
+
+
+def test_route_level_with_histograms_equals_the_two_passes():
+    # smml.dask's workers move a level's rows and fill the children's histograms in one pass
+    # (route_level with out): the same moves, counts and histograms as route_level, then
+    # level_histograms on the new slots
+    from smml._core import _gbm
+    rng = np.random.default_rng(5)
+    n, d, nb = 3000, 6, 12
+    Xb = rng.integers(0, nb, size=(n, d)).astype(np.uint8)
+    nan_code = np.full(d, -1, np.intp)
+    nan_code[2] = nb - 1                            # feature 2's last code: missing values
+    node0 = rng.integers(0, 3, n).astype(np.int32)  # nodes 0, 1, 2; 0 and 2 split, 1 not
+    feature = np.array([2, -1, 4, -1, -1, -1, -1], np.intp)
+    split_bin = np.array([5, -1, 7, -1, -1, -1, -1], np.int32)
+    missing_left = np.array([1, 0, 0, 0, 0, 0, 0], np.uint8)
+    first_child = np.array([3, -1, 5, -1, -1, -1, -1], np.int32)
+    child_slot = np.array([-1, -1, -1, 0, -1, -1, 1], np.int32)   # nodes 3 and 6 get histograms
+    g = np.round(rng.normal(size=n) * 64) / 64
+    h = np.round(rng.random(n) * 64) / 64
+    runs = []
+    for fused in (False, True):
+        node = node0.copy()
+        slot = np.empty(n, np.int32)
+        counts = np.zeros(7, np.int64)
+        out = np.zeros((2, d, nb, 2))
+        if fused:
+            _gbm.route_level(Xb, node, feature, split_bin, missing_left, nan_code, first_child, child_slot,
+                             slot, counts, g, h, out)
+        else:
+            _gbm.route_level(Xb, node, feature, split_bin, missing_left, nan_code, first_child, child_slot,
+                             slot, counts)
+            _gbm.level_histograms(Xb, slot, g, h, out, np.zeros(2, np.int64))
+        runs.append((node, slot, counts, out))
+    for a, b in zip(*runs):
+        np.testing.assert_array_equal(a, b)
+    node, slot, counts, out = runs[1]
+    # against the rule itself: node 0 tests feature 2 (missing to the left), node 2 feature 4
+    c = Xb[:, 2]
+    left0 = np.where(c == nb - 1, True, c <= 5)
+    want = np.where(node0 == 0, np.where(left0, 3, 4), np.where(node0 == 2, np.where(Xb[:, 4] <= 7, 5, 6), 1))
+    np.testing.assert_array_equal(node, want)
+    np.testing.assert_array_equal(counts, np.bincount(want, minlength=7))
+    for s, u in ((0, 3), (1, 6)):
+        rows = want == u
+        for f in range(d):
+            np.testing.assert_array_equal(out[s, f, :, 0], np.bincount(Xb[rows, f], h[rows], minlength=nb))
+            np.testing.assert_array_equal(out[s, f, :, 1], np.bincount(Xb[rows, f], g[rows], minlength=nb))
+    with pytest.raises(ValueError, match="shapes"):
+        _gbm.route_level(Xb, node0.copy(), feature, split_bin, missing_left, nan_code, first_child, child_slot,
+                         slot, np.zeros(7, np.int64), g[:-1], h, np.zeros((2, d, nb, 2)))

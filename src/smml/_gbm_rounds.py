@@ -52,8 +52,9 @@ def gradients(loss_code, y, F, sw, G, H, n_threads, want_loss):
     """A ``"grads"`` request's answer on the rows held: each row's gradient and hessian at the
     scores F, per class, into G and H (K, n); returns ``(loss, maxima)``, the weighted training
     loss at F (0 unless ``want_loss``) and per class ``(max |g_k|, max |h_k|)``."""
-    loss = _gbm.gradients(loss_code, y, F, sw, G, H, n_threads, want_loss)
-    return loss, [(_gbm.abs_max(g, n_threads), _gbm.abs_max(h, n_threads)) for g, h in zip(G, H)]
+    maxima = np.empty((G.shape[0], 2))
+    loss = _gbm.gradients(loss_code, y, F, sw, G, H, n_threads, want_loss, maxima)
+    return loss, [(float(g), float(h)) for g, h in maxima]
 
 
 def quantize(G, H, scales, n_threads=1):

@@ -90,23 +90,43 @@ cdef extern from "smml_gbm.h" nogil:
                                   double* G, double* H, intp_t ld, intp_t n, int want_loss, double* ex)
 
 
+cdef double _abs_max_range(const double* v, intp_t a, intp_t b) noexcept nogil:
+    cdef intp_t i
+    cdef double m = 0.0, x
+    for i in range(a, b):
+        x = fabs(v[i])
+        m = x if x > m else m          # a select, not a branch per value
+    return m
+
+
 cdef double _loss_pass(int loss, const double[::1] y, const double[:, ::1] F, const double[::1] sw,
-                       double* G, double* H, intp_t ld, int nt, bint want_loss) except? -1.0:
+                       double* G, double* H, intp_t ld, int nt, bint want_loss,
+                       double* maxima=NULL) except? -1.0:
     """The gradients (into G, H, (K, ld) row-major, unless G is NULL) and / or the loss sum,
     over blocks of LOSS_BLOCK rows, the blocks' sums added in block order: the same values
-    on any thread count, and the same loss sum with or without the gradients."""
-    cdef intp_t n = F.shape[0], K = F.shape[1], nb, b, i, r0, r1
+    on any thread count, and the same loss sum with or without the gradients.  ``maxima``
+    (with G): (K, 2) out, each class's max |g| and max |h|, taken from each block while it is
+    still in cache (maxima do not depend on the order)."""
+    cdef intp_t n = F.shape[0], K = F.shape[1], nb, b, i, r0, r1, k
     cdef double acc, w, v
     cdef double* part
+    cdef double* bmax = NULL
     cdef double* ex
     cdef int failed[1]
     failed[0] = 0
     if n == 0:
+        if maxima != NULL:
+            memset(maxima, 0, 2 * K * sizeof(double))
         return 0.0
     nb = (n + LOSS_BLOCK - 1) // LOSS_BLOCK
     part = <double*>malloc(nb * sizeof(double))
     if part == NULL:
         raise MemoryError("smml.ensemble: could not allocate the loss partial sums")
+    if maxima != NULL and G != NULL:
+        bmax = <double*>malloc(nb * 2 * K * sizeof(double))
+        if bmax == NULL:
+            free(part)
+            raise MemoryError("smml.ensemble: could not allocate the gradients' maxima")
     with nogil, parallel(num_threads=nt):
         ex = NULL
         if loss == LOSS_SOFTMAX:
@@ -132,11 +152,22 @@ cdef double _loss_pass(int loss, const double[::1] y, const double[:, ::1] F, co
                 acc = smml_gbm_softmax_block(&F[r0, 0], K, &y[r0], &sw[r0], G + r0 if G != NULL else NULL,
                                              H + r0 if G != NULL else NULL, ld, r1 - r0, want_loss, ex)
             part[b] = acc
+            if bmax != NULL:
+                for k in range(K):
+                    bmax[(b * K + k) * 2] = _abs_max_range(G + k * ld, r0, r1)
+                    bmax[(b * K + k) * 2 + 1] = _abs_max_range(H + k * ld, r0, r1)
         free(ex)
     acc = 0.0
     for b in range(nb):
         acc = acc + part[b]
     free(part)
+    if bmax != NULL:
+        for k in range(2 * K):
+            v = 0.0
+            for b in range(nb):
+                v = bmax[b * 2 * K + k] if bmax[b * 2 * K + k] > v else v
+            maxima[k] = v
+        free(bmax)
     if failed[0]:
         raise MemoryError("smml.ensemble: could not allocate the softmax scratch")
     return acc if want_loss else 0.0
@@ -149,7 +180,8 @@ def gradients(int loss,
               double[:, ::1] G,             # OUT (K, n) w g_i
               double[:, ::1] H,             # OUT (K, n) w h_i
               int n_threads,
-              bint want_loss=False):
+              bint want_loss=False,
+              double[:, ::1] maxima=None):  # OUT (K, 2) per class max |w g_i|, max |w h_i|, or None
     """Squared error (002 "Quadratic loss"): l = (y - y')^2, g = -2 (y - F), h = 2.
     Logistic (002 "Logistic loss", natural log): l = -(1-y) log(1-p) - y log p with
     p = 1 / (1 + e^-F): g = p - y, h = p (1 - p).  Softmax (K classes): p_k = e^F_k / sum e^F,
@@ -161,15 +193,20 @@ def gradients(int loss,
     compute anyway (a boosting round's training loss is the next round's gradients' F).
     The exponential and logarithm of the logistic and softmax losses are ``smml_gbm.h``'s
     vectorised ones (within about 1 ulp of libm's); each row's e^-|F| or e^(F_k - max F)
-    is computed once."""
+    is computed once.  ``maxima``: each class's largest |w g_i| and |w h_i| (``abs_max`` of the
+    rows of G and H), found while the gradients are made."""
     cdef intp_t n = F.shape[0], K = F.shape[1]
     if G.shape[0] != K or H.shape[0] != K or G.shape[1] != n or H.shape[1] != n or y.shape[0] != n \
             or sw.shape[0] != n:
         raise ValueError("gradients: shapes disagree")
+    if maxima is not None and (maxima.shape[0] != K or maxima.shape[1] != 2):
+        raise ValueError("gradients: maxima must be (K, 2)")
     if n == 0:
+        if maxima is not None:
+            maxima[:, :] = 0.0
         return 0.0
     return _loss_pass(loss, y, F, sw, &G[0, 0], &H[0, 0], n, threads_for(n_threads, n * K, EXP_GRAIN),
-                      want_loss)
+                      want_loss, &maxima[0, 0] if maxima is not None else NULL)
 
 
 def loss_sum(int loss,
@@ -1264,15 +1301,6 @@ cdef enum:
     ROUND_BLOCK = 16384     # rows per block of abs_max / quantize (a thread's share: whole blocks)
 
 
-cdef double _abs_max_range(const double* v, intp_t a, intp_t b) noexcept nogil:
-    cdef intp_t i
-    cdef double m = 0.0, x
-    for i in range(a, b):
-        x = fabs(v[i])
-        m = x if x > m else m          # a select, not a branch per value
-    return m
-
-
 def abs_max(const double[::1] v, int n_threads=1):
     """max_i |v_i| (0 for an empty v): order-independent, so a cluster's workers' maxima
     combine to the in-memory one, and the blocks' maxima (n_threads threads) to the serial
@@ -1296,20 +1324,25 @@ def abs_max(const double[::1] v, int n_threads=1):
 
 
 cdef void _quantize_range(double* v, intp_t a, intp_t b, double scale) noexcept nogil:
-    cdef intp_t i
+    """v[a:b] rounded, 256 values at a time: tested, then rounded while still in L1 (one pass
+    over memory)."""
+    cdef intp_t i, c, e
     cdef double inv = 1.0 / scale, x
     cdef double big = 6755399441055744.0       # 1.5 * 2^52
     cdef double lim = 2251799813685248.0       # 2^51
-    cdef bint small = True
-    for i in range(a, b):
-        small = small & (fabs(v[i] * scale) < lim)
-    if small:
-        for i in range(a, b):
-            x = v[i] * scale
-            v[i] = ((x + big) - big) * inv
-    else:
-        for i in range(a, b):
-            v[i] = nearbyint(v[i] * scale) * inv
+    cdef bint small
+    for c in range(a, b, 256):
+        e = min(c + 256, b)
+        small = True
+        for i in range(c, e):
+            small = small & (fabs(v[i] * scale) < lim)
+        if small:
+            for i in range(c, e):
+                x = v[i] * scale
+                v[i] = ((x + big) - big) * inv
+        else:
+            for i in range(c, e):
+                v[i] = nearbyint(v[i] * scale) * inv
 
 
 def quantize(double[::1] v, double scale, int n_threads=1):
@@ -1464,11 +1497,24 @@ def route_level(const uint8_t[:, ::1] Xb,            # IN (n, d) codes
                 const int32_t[::1] first_child,      # IN per node id: the id of its first child
                 const int32_t[::1] child_slot,       # IN per node id: its histogram slot, -1: none
                 int32_t[::1] slot,                   # OUT (n,) the slot of the row's new node, -1: none
-                int64_t[::1] counts):                # OUT per node id: its rows after the move, zero before
+                int64_t[::1] counts,                 # OUT per node id: its rows after the move, zero before
+                const double[::1] grad=None,         # IN (n,) w g_i (quantized), with out
+                const double[::1] hess=None,         # IN (n,) w h_i (quantized), with out
+                double[:, :, :, ::1] out=None):      # OUT (m, d, nb, 2) the slots' histograms, zero before
     """Move each row of a split node to its child (the kernel's _goes_first rule: a missing
     value to the learned side, else "code <= bin"); rows of unsplit nodes stay (slot -1).
-    Counts every node's rows in the same pass."""
-    cdef intp_t n = Xb.shape[0], i, s, f, c, left
+    Counts every node's rows in the same pass.  With ``out``, a row whose new node has a
+    slot adds its (h, g) to that slot's histogram in the same pass too (what
+    ``level_histograms`` would add after the move: one pass over the rows a level, not two)."""
+    cdef intp_t n = Xb.shape[0], d = Xb.shape[1], i, s, f, c, left, cs, nb = 0, per = 0
+    cdef double* o = NULL
+    if out is not None and out.shape[0] > 0:
+        if out.shape[1] != d or out.shape[3] != 2 or grad is None or hess is None \
+                or grad.shape[0] != n or hess.shape[0] != n:
+            raise ValueError("route_level: shapes disagree")
+        nb = out.shape[2]
+        per = d * nb * 2
+        o = &out[0, 0, 0, 0]
     with nogil:
         for i in range(n):
             s = node[i]
@@ -1484,8 +1530,11 @@ def route_level(const uint8_t[:, ::1] Xb,            # IN (n, d) codes
                 left = c <= split_bin[s]
             s = first_child[s] + (0 if left else 1)
             node[i] = <int32_t>s
-            slot[i] = child_slot[s]
+            cs = child_slot[s]
+            slot[i] = <int32_t>cs
             counts[s] += 1
+            if o != NULL and cs >= 0:
+                smml_hist_row_hg(o + cs * per, nb * 2, &Xb[i, 0], d, hess[i], grad[i])
 
 
 def add_leaf_values(int32_t[::1] leaf, const double[::1] value, double[:, ::1] F, intp_t k):

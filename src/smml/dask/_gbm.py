@@ -133,9 +133,11 @@ class _Rows:
         """The rows of the split nodes to their children; the histograms of the m children
         asked for (``child_slot``) and the rows of every node."""
         counts = np.zeros(len(feature), np.int64)
+        out = np.zeros((m, self.Xb.shape[1], self.grow.nb, 2))
+        # the move and the children's histograms in one pass over the rows
         _gbm.route_level(self.Xb, self.node, feature, split_bin, missing_left, self.nan_code, first_child,
-                         child_slot, self.slot, counts)
-        return self._hist(m), counts
+                         child_slot, self.slot, counts, self.G[self.k], self.H[self.k], out)
+        return out, counts
 
     def values(self, k, value):
         """The tree's leaf values (by node id) into F's column k."""
