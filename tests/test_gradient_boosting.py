@@ -929,3 +929,30 @@ def test_route_level_with_histograms_equals_the_two_passes():
     with pytest.raises(ValueError, match="shapes"):
         _gbm.route_level(Xb, node0.copy(), feature, split_bin, missing_left, nan_code, first_child, child_slot,
                          slot, np.zeros(7, np.int64), g[:-1], h, np.zeros((2, d, nb, 2)))
+
+
+def test_fold_scores_adds_each_class_row_and_clears_it():
+    from smml._core import _gbm
+    rng = np.random.default_rng(8)
+    for n, K in ((0, 3), (1, 2), (40000, 5)):
+        F = rng.normal(size=(n, K))
+        D = rng.normal(size=(K, n))
+        want = F + D.T
+        for nt in (1, 2):
+            F2, D2 = F.copy(), D.copy()
+            _gbm.fold_scores(F2, D2, nt)
+            np.testing.assert_array_equal(F2, want)
+            assert not D2.any()
+    with pytest.raises(ValueError, match="shapes"):
+        _gbm.fold_scores(np.zeros((4, 3)), np.zeros((3, 5)), 1)
+
+
+@pytest.mark.parametrize("subsample", [1.0, 0.6])
+def test_multiclass_scores_the_same_with_the_round_buffer(subsample):
+    # K classes: the trees' values go through the round's buffer D into F; the training scores
+    # stay those of the fitted model (every class, subsampled rows routed too)
+    X, y = _data(n=1500, d=6, seed=31, kind="multi", k=4)
+    gb = GradientBoostingClassifier(n_estimators=5, subsample=subsample, max_depth=3, random_state=1).fit(X, y)
+    P = gb.predict_proba(X)
+    loss = -np.mean(np.log(P[np.arange(len(y)), np.searchsorted(gb.classes_, y)]))
+    np.testing.assert_allclose(gb.train_score_[-1], loss, rtol=1e-12)

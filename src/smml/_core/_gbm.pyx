@@ -1537,6 +1537,28 @@ def route_level(const uint8_t[:, ::1] Xb,            # IN (n, d) codes
                 smml_hist_row_hg(o + cs * per, nb * 2, &Xb[i, 0], d, hess[i], grad[i])
 
 
+def fold_scores(double[:, ::1] F,          # IN/OUT (n, K) scores
+                double[:, ::1] D,          # IN/OUT (K, n) a round's tree values per class; zeroed
+                int n_threads):
+    """F[i, k] += D[k, i], then D[k, i] = 0: a multiclass round's trees write their values into
+    D's rows (one class a row, contiguous, where F's column k puts each row's entry on its own
+    cache line), folded into F once a round (bit for bit the same F: each D[k, i] holds the one
+    value its row got from class k's tree, and 0 + v = v)."""
+    cdef intp_t n = F.shape[0], K = F.shape[1], b, nb, i, k, r0, r1
+    if D.shape[0] != K or D.shape[1] != n:
+        raise ValueError("fold_scores: shapes disagree")
+    nb = (n + LOSS_BLOCK - 1) // LOSS_BLOCK
+    cdef int nt = threads_for(n_threads, n * K, EXP_GRAIN)
+    with nogil:
+        for b in prange(nb, num_threads=max(nt, 1), schedule="static"):
+            r0 = b * LOSS_BLOCK
+            r1 = min(r0 + LOSS_BLOCK, n)
+            for k in range(K):
+                for i in range(r0, r1):
+                    F[i, k] += D[k, i]
+                    D[k, i] = 0.0
+
+
 def add_leaf_values(int32_t[::1] leaf, const double[::1] value, double[:, ::1] F, intp_t k):
     """F[i, k] += value[leaf[i]] for each row (leaf -1: unchanged)."""
     cdef intp_t n = leaf.shape[0], i
