@@ -30,20 +30,6 @@ smml_prefetch_row3(const void *a, ptrdiff_t na, const void *b, ptrdiff_t nb, con
     smml_prefetch_span(c, nc);
 }
 
-/* x[rows[p] * ld] += v for p in [a, b): a leaf's value into the scores of its rows, which lie
- * apart in memory (a multiclass F of n x K scores: each row's entry its own cache line); the
- * entry SMML_SCATTER_AHEAD rows on is asked for first */
-#define SMML_SCATTER_AHEAD 16
-static __inline__ __attribute__((always_inline)) void
-smml_add_scattered(double *x, ptrdiff_t ld, const ptrdiff_t *rows, ptrdiff_t a, ptrdiff_t b, double v) {
-    ptrdiff_t p, ahead = b - SMML_SCATTER_AHEAD;
-    for (p = a; p < b; p++) {
-        if (p < ahead)
-            __builtin_prefetch(x + rows[p + SMML_SCATTER_AHEAD] * ld, 1, 3);
-        x[rows[p] * ld] += v;
-    }
-}
-
 /* a tree node's test fields (smml._core._tree_predict): the record's first 18 bytes, which may
  * straddle two cache lines */
 static __inline__ __attribute__((always_inline)) void
@@ -62,12 +48,6 @@ smml_prefetch_row3(const void *a, ptrdiff_t na, const void *b, ptrdiff_t nb, con
 }
 static __inline void
 smml_prefetch_node(const char *p) { (void)p; }
-static __inline void
-smml_add_scattered(double *x, ptrdiff_t ld, const ptrdiff_t *rows, ptrdiff_t a, ptrdiff_t b, double v) {
-    ptrdiff_t p;
-    for (p = a; p < b; p++)
-        x[rows[p] * ld] += v;
-}
 #endif
 
 #endif
