@@ -943,16 +943,21 @@ def test_fold_scores_adds_each_class_row_and_clears_it():
             _gbm.fold_scores(F2, D2, nt)
             np.testing.assert_array_equal(F2, want)
             assert not D2.any()
+            F2, D2 = F.copy(), D.copy()
+            _gbm.fold_scores(F2, D2, nt, False)             # (the fit's gradient rows: left as they are)
+            np.testing.assert_array_equal(F2, want)
+            np.testing.assert_array_equal(D2, D)
     with pytest.raises(ValueError, match="shapes"):
         _gbm.fold_scores(np.zeros((4, 3)), np.zeros((3, 5)), 1)
 
 
 @pytest.mark.parametrize("subsample", [1.0, 0.6])
 def test_multiclass_scores_the_same_with_the_round_buffer(subsample):
-    # K classes: the trees' values go through the round's buffer D into F; the training scores
-    # stay those of the fitted model (every class, subsampled rows routed too)
+    # K classes: each tree's values go into its class's gradient row (assign), folded into F
+    # after the round; the training scores stay those of the fitted model (every class,
+    # subsampled rows routed too), round by round
     X, y = _data(n=1500, d=6, seed=31, kind="multi", k=4)
     gb = GradientBoostingClassifier(n_estimators=5, subsample=subsample, max_depth=3, random_state=1).fit(X, y)
-    P = gb.predict_proba(X)
-    loss = -np.mean(np.log(P[np.arange(len(y)), np.searchsorted(gb.classes_, y)]))
-    np.testing.assert_allclose(gb.train_score_[-1], loss, rtol=1e-12)
+    idx = np.searchsorted(gb.classes_, y)
+    for t, P in enumerate(gb.staged_predict_proba(X)):
+        np.testing.assert_allclose(gb.train_score_[t], -np.mean(np.log(P[np.arange(len(y)), idx])), rtol=1e-12)

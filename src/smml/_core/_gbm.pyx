@@ -1075,7 +1075,10 @@ def grow_tree(const uint8_t[:, ::1] Xb,        # IN (n, d) codes
               double reg_lambda, double gamma, double min_child_weight, double learning_rate,
               intp_t max_depth, intp_t max_leaf_nodes, int n_threads, intp_t grain,
               HistPool pool=None, intp_t level_bytes=LEVEL_BYTES,
-              const uint8_t[:, ::1] Xbt=None):   # IN (d, n) Xb transposed (the partitions read it), or None
+              const uint8_t[:, ::1] Xbt=None,    # IN (d, n) Xb transposed (the partitions read it), or None
+              bint assign=False):                # F[i, k_col] = the value instead of +=
+    # (assign: F may be the tree's own grad viewed (n, 1): the values are written after the
+    # growth, which reads grad no more)
     """Grow one boosting tree; return (nodes, value, category_bits, split_bin): NODE_DTYPE
     records, the (n_nodes, 1) node values (learning_rate * w*), the (n_nodes, NWORDS)
     category sets and the (n_nodes,) code threshold of each numerical test ("code <= bin").
@@ -1209,14 +1212,18 @@ def grow_tree(const uint8_t[:, ::1] Xb,        # IN (n, d) codes
             rc = _grow(&P, &S, &L, nodes, value, bits, sbin, seg, node_hist, m, &n_nodes)
             if rc == 0:
                 # the leaves' segments are disjoint: each F entry is updated once, on any thread
-                # (a multiclass fit passes one contiguous row of its round's buffer, not F's column
-                # k: _gradient_boosting._InProcess.D)
+                # (a multiclass fit passes its class's gradient row, done with, not F's column k:
+                # _gradient_boosting._InProcess.tree)
                 for node in prange(n_nodes, num_threads=threads_for(P.n_threads, m, PART_GRAIN),
                                    schedule="dynamic"):
                     if nodes[node].children_left < 0:
                         v = value[node]
-                        for p in range(seg[2 * node], seg[2 * node + 1]):
-                            F[rows[p], k_col] += v
+                        if assign:
+                            for p in range(seg[2 * node], seg[2 * node + 1]):
+                                F[rows[p], k_col] = v
+                        else:
+                            for p in range(seg[2 * node], seg[2 * node + 1]):
+                                F[rows[p], k_col] += v
         if rc != 0:
             raise MemoryError("smml.ensemble: out of memory while growing a boosting tree")
         # every buffer back on the free list (cleared): the pool keeps them for the next tree
@@ -1535,12 +1542,13 @@ def route_level(const uint8_t[:, ::1] Xb,            # IN (n, d) codes
 
 
 def fold_scores(double[:, ::1] F,          # IN/OUT (n, K) scores
-                double[:, ::1] D,          # IN/OUT (K, n) a round's tree values per class; zeroed
-                int n_threads):
-    """F[i, k] += D[k, i], then D[k, i] = 0: a multiclass round's trees write their values into
-    D's rows (one class a row, contiguous, where F's column k puts each row's entry on its own
-    cache line), folded into F once a round (bit for bit the same F: each D[k, i] holds the one
-    value its row got from class k's tree, and 0 + v = v)."""
+                double[:, ::1] D,          # IN/OUT (K, n) a round's tree values per class
+                int n_threads,
+                bint clear=True):
+    """F[i, k] += D[k, i], then (``clear``) D[k, i] = 0: a multiclass round's trees write their
+    values into D's rows (one class a row, contiguous, where F's column k puts each row's entry
+    on its own cache line), folded into F once a round (bit for bit the same F as adding each
+    tree's values to F: D[k, i] is the one value its row got from class k's tree)."""
     cdef intp_t n = F.shape[0], K = F.shape[1], b, nb, i, k, r0, r1
     if D.shape[0] != K or D.shape[1] != n:
         raise ValueError("fold_scores: shapes disagree")
@@ -1553,7 +1561,9 @@ def fold_scores(double[:, ::1] F,          # IN/OUT (n, K) scores
             for k in range(K):
                 for i in range(r0, r1):
                     F[i, k] += D[k, i]
-                    D[k, i] = 0.0
+                if clear:
+                    for i in range(r0, r1):
+                        D[k, i] = 0.0
 
 
 def add_leaf_values(int32_t[::1] leaf, const double[::1] value, double[:, ::1] F, intp_t k):

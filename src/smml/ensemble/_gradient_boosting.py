@@ -123,11 +123,12 @@ class _InProcess:
         self.all_feats = np.arange(d, dtype=np.intp)
         self.out_rows = None
         self.pool = _gbm.HistPool()            # the trees' histogram buffers, reused
-        # K classes: a round's trees write their rows' values into D[k] (contiguous), folded
-        # into F after the round's last tree (_gbm.fold_scores): F's column k puts each row's
-        # entry on its own cache line (500,000 x 8, 5 classes, depth 3: the kernel's F update
-        # was 10% of the fit's CPU)
-        self.D = np.zeros((G.shape[0], n)) if G.shape[0] > 1 else None
+        # K classes: tree k writes its rows' values into G[k] (contiguous; the tree is done with
+        # its gradients, and the next round makes new ones), and G is folded into F after the
+        # round's last tree (_gbm.fold_scores): F's column k puts each row's entry on its own
+        # cache line (500,000 x 8, 5 classes, depth 3: the kernel's F update was 10% of the
+        # fit's CPU), and a buffer of its own would cost K n doubles
+        self.buffered = G.shape[0] > 1
 
     def grads(self, want_loss):
         return gradients(self.loss_code, self.y, self.F, self.sw, self.G, self.H, self.nt, want_loss)
@@ -147,21 +148,24 @@ class _InProcess:
         src = self.all_rows if rows is None else rows
         work = self.work_rows[:len(src)]
         np.copyto(work, src)
-        if self.D is None:
-            F, col = self.F, k
+        if self.buffered:
+            F, col = self.G[k].reshape(-1, 1), 0
         else:
-            F, col = self.D[k].reshape(-1, 1), 0
+            F, col = self.F, k
         nodes, value, bits, sbin = _gbm.grow_tree(
             self.Xb, self.edges, self.is_cat, self.nan_code, self.G[k], self.H[k],
             work, self.all_feats if feats is None else feats,
-            F, col, lam, gam, mcw, lr, max_depth, max_leaf, self.nt, _GRAIN, self.pool, Xbt=self.XbT)
+            F, col, lam, gam, mcw, lr, max_depth, max_leaf, self.nt, _GRAIN, self.pool, Xbt=self.XbT,
+            assign=self.buffered)
         tree = Tree._grown(nodes, value, bits)
         # the rows left out of the subsample, then the eval sets, through the tree
         if self.out_rows is not None:
+            if self.buffered:
+                F[self.out_rows] = 0.0
             self._route_rows(tree, sbin, col, [(self.Xb, self.out_rows, F)])
         self._route(tree, sbin, k, [])
-        if self.D is not None and k == len(self.D) - 1:
-            _gbm.fold_scores(self.F, self.D, self.nt)
+        if self.buffered and k == len(self.G) - 1:
+            _gbm.fold_scores(self.F, self.G, self.nt, False)
         return tree, sbin
 
     def replay(self, tree, sbin, k):
