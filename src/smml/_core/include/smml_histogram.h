@@ -6,8 +6,8 @@
  * Cython loop it replaced against this one (a one-off C harness): 1.21 -> 1.04 ns a bin
  * update at 8 features, 1.26 -> 0.88 at 32, 1.18 -> 0.91 at 128, 1.28 -> 0.95 at 500; whole
  * boosting fits of the grid (bench_grid.py cells, 2 threads) 1.02-1.31x faster.
- * smml._core._gbm.level_histograms (smml.dask's workers) adds its rows with
- * smml_hist_row_hg.
+ * smml.dask's workers add their rows with smml_hist_row_hg (smml._core._gbm.level_histograms
+ * and route_level).
  *
  * Every bin gets the same values in the same row order as the loop it replaces: the
  * histograms, hence the trees, are bit for bit the same. */
