@@ -1302,28 +1302,18 @@ NWORDS_ = NWORDS
 
 
 cdef enum:
-    ROUND_BLOCK = 16384     # rows per block of abs_max / quantize (a thread's share: whole blocks)
+    ROUND_BLOCK = 16384     # rows per block of quantize (a thread's share: whole blocks)
 
 
-def abs_max(const double[::1] v, int n_threads=1):
+def abs_max(const double[::1] v):
     """max_i |v_i| (0 for an empty v): order-independent, so a cluster's workers' maxima
-    combine to the in-memory one, and the blocks' maxima (n_threads threads) to the serial
-    one."""
-    cdef intp_t n = v.shape[0], nb = (n + ROUND_BLOCK - 1) // ROUND_BLOCK, b
+    combine to the in-memory one.  (The fit takes its maxima from the gradient pass itself,
+    ``gradients(..., maxima)``; this is for a caller that holds the values only.)"""
+    cdef intp_t n = v.shape[0]
     cdef double m = 0.0
-    cdef int nt = threads_for(n_threads, n, 2 * ROUND_BLOCK)
-    if n == 0:
-        return 0.0
-    cdef double[::1] part = np.zeros(nb)
-    with nogil:
-        if nt > 1:
-            for b in prange(nb, num_threads=nt, schedule="static"):
-                part[b] = _abs_max_range(&v[0], b * ROUND_BLOCK, min(n, (b + 1) * ROUND_BLOCK))
-        else:
-            for b in range(nb):
-                part[b] = _abs_max_range(&v[0], b * ROUND_BLOCK, min(n, (b + 1) * ROUND_BLOCK))
-        for b in range(nb):
-            m = part[b] if part[b] > m else m
+    if n > 0:
+        with nogil:
+            m = _abs_max_range(&v[0], 0, n)
     return m
 
 
@@ -1542,13 +1532,12 @@ def route_level(const uint8_t[:, ::1] Xb,            # IN (n, d) codes
 
 
 def fold_scores(double[:, ::1] F,          # IN/OUT (n, K) scores
-                double[:, ::1] D,          # IN/OUT (K, n) a round's tree values per class
-                int n_threads,
-                bint clear=True):
-    """F[i, k] += D[k, i], then (``clear``) D[k, i] = 0: a multiclass round's trees write their
-    values into D's rows (one class a row, contiguous, where F's column k puts each row's entry
-    on its own cache line), folded into F once a round (bit for bit the same F as adding each
-    tree's values to F: D[k, i] is the one value its row got from class k's tree)."""
+                const double[:, ::1] D,    # (K, n) a round's tree values per class
+                int n_threads):
+    """F[i, k] += D[k, i]: a multiclass round's trees write their values into D's rows (one
+    class a row, contiguous, where F's column k puts each row's entry on its own cache line),
+    folded into F once a round (bit for bit the same F as adding each tree's values to F:
+    D[k, i] is the one value its row got from class k's tree)."""
     cdef intp_t n = F.shape[0], K = F.shape[1], b, nb, i, k, r0, r1
     if D.shape[0] != K or D.shape[1] != n:
         raise ValueError("fold_scores: shapes disagree")
@@ -1561,9 +1550,6 @@ def fold_scores(double[:, ::1] F,          # IN/OUT (n, K) scores
             for k in range(K):
                 for i in range(r0, r1):
                     F[i, k] += D[k, i]
-                if clear:
-                    for i in range(r0, r1):
-                        D[k, i] = 0.0
 
 
 def add_leaf_values(int32_t[::1] leaf, const double[::1] value, double[:, ::1] F, intp_t k):

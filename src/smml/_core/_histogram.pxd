@@ -93,7 +93,7 @@ cdef inline void hist_build(const Targets* t, double* hist, intp_t max_bins, int
         f1 = max(f1, f)
     span = f1 - f0 + 1
     if not track:
-        if t.no_counts and stride == 2 and span == j1 - j0:
+        if t.no_counts and span == j1 - j0:      # (no_counts: stride 2)
             # consecutive features (all of them, without column sampling): the C pass
             smml_hist_hg_rows(hist, max_bins * stride, codes, d, f0, span, samples, start, end, t.w,
                               t.wy, prefetch)

@@ -165,7 +165,7 @@ class _InProcess:
             self._route_rows(tree, sbin, col, [(self.Xb, self.out_rows, F)])
         self._route(tree, sbin, k, [])
         if self.buffered and k == len(self.G) - 1:
-            _gbm.fold_scores(self.F, self.G, self.nt, False)
+            _gbm.fold_scores(self.F, self.G, self.nt)
         return tree, sbin
 
     def replay(self, tree, sbin, k):
