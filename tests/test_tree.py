@@ -12,7 +12,7 @@ from threadpoolctl import threadpool_limits
 
 from smml.bounds import erm_tree_bound, occam_tree_bound, tree_code_length
 from smml.reference import tree as ref
-from smml.tree import Tree, TreeClassifier, TreeRegressor
+from smml.tree import Tree, TreeClassifier, TreeRegressor, bin_edges
 
 CRITERIA = ["gini", "entropy", "error", "sqrt"]
 
@@ -1230,3 +1230,55 @@ def test_class_weight_rejects_bad_values():
     with pytest.raises(ValueError, match="zero for every example"):
         TreeClassifier(class_weight={"a": 0.0, "b": 0.0, "c": 0.0}).fit(X, y)
     assert "class_weight" not in TreeRegressor().get_params()
+
+
+def _edges_by_definition(X, max_bins, seed, reserve=None, sample=None):
+    """bin_edges' rule written out with np.unique: the midpoints between the distinct values
+    of (the seed's subsample of) each column, or at max_bins quantiles of its distinct values."""
+    n, d = X.shape
+    if sample is not None and n > sample:
+        sub = np.sort(np.random.default_rng(seed).choice(n, sample, replace=False))
+        X = X[sub]
+    out = []
+    for j in range(d):
+        v = np.unique(X[:, j])
+        v = v[~np.isnan(v)]
+        mb = max_bins - 1 if reserve is not None and reserve[j] else max_bins
+        if len(v) <= mb:
+            a, b = v[:-1], v[1:]
+        else:
+            idx = (np.arange(1, mb) * (len(v) - 1)) // mb
+            a, b = v[idx], v[idx + 1]
+        mid = a / 2.0 + b / 2.0
+        bad = (mid >= b) | (mid < a)
+        mid[bad] = a[bad]
+        out.append(np.unique(mid) if len(v) > mb else mid)
+    return out
+
+
+@pytest.mark.parametrize("sample", [None, 300])
+def test_bin_edges_follow_their_definition(monkeypatch, sample):
+    # ties, -0.0 beside 0.0, NaN, a constant column, a column of NaN only, more columns than
+    # one gathered block; with ``sample`` the subsample path (a block of columns of the
+    # sampled rows at a time)
+    import smml._binning as B
+    monkeypatch.setattr(B, "_SORT_GRAIN", 1000)         # the columns shared by two threads
+    if sample is not None:
+        monkeypatch.setattr(B, "_BIN_SUBSAMPLE", sample)
+    rng = np.random.default_rng(3)
+    n, d = 1000, 37
+    X = rng.normal(size=(n, d))
+    X[:, 1] = rng.integers(0, 5, n)
+    X[:, 2] = np.where(rng.random(n) < 0.5, 0.0, -0.0)
+    X[rng.random((n, d)) < 0.05] = np.nan
+    X[:, 3] = 7.0
+    X[:, 4] = np.nan
+    X[:, 5] = np.round(X[:, 5], 1)
+    reserve = rng.random(d) < 0.5
+    for max_bins in (2, 16, 256):
+        got = bin_edges(X, max_bins, seed=11, n_threads=2, reserve=reserve)
+        want = _edges_by_definition(X, max_bins, 11, reserve, sample)
+        assert len(got) == d
+        for j in range(d):
+            np.testing.assert_array_equal(got[j], want[j])
+        assert got[3].size == 0 and got[4].size == 0

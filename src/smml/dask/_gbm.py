@@ -701,7 +701,7 @@ _HOW_IT_RUNS = """    How it is fitted. Each worker holds consecutive row blocks
     for the whole fit (a Dask actor; on dask's local schedulers one group of this process holds
     all). The bin edges are the in-memory fit's: :func:`smml.tree.bin_edges` on the same
     sample of rows (the rows the in-memory fit samples, ``random_state``'s draw; all rows below
-    50,000), gathered from the workers; each worker then codes its rows. Each round the workers
+    200,000), gathered from the workers; each worker then codes its rows. Each round the workers
     compute their rows' gradients and hessians and report their maxima (the round's fixed-point
     scales); every tree is then ONE call from the driver, which the workers grow together a
     LEVEL at a time: for all the nodes of a level each worker builds the histograms of its rows
