@@ -840,6 +840,7 @@ def test_level_and_subtree_growth_equal_node_by_node_growth(max_depth):
         return out, rows, F
 
     (nodes, value, bits, sbin), rows, F = grow(10**6, 1)
+    nodes_bf, value_bf, bits_bf, sbin_bf = nodes.copy(), value, bits, sbin
     order, new = _depth_first_ids(nodes)
     assert len(order) == len(nodes) >= 15
     assert np.all(F[np.setdiff1d(np.arange(n), sub)] == 0) and np.all(F[sub] != 0)
@@ -848,13 +849,23 @@ def test_level_and_subtree_growth_equal_node_by_node_growth(max_depth):
     want = (nodes.view(np.uint8), value[order], bits[order], sbin[order])
     pool = _gbm.HistPool()
     XbT = np.ascontiguousarray(Xb.T)        # the partitions read the split feature's column
+    # row_chunk: on few features a large node's histogram is built by chunks of rows (a thread
+    # a chunk; 0: by blocks of features only); 50 and 7 rows per chunk make this test's nodes
+    # take it, one chunk per pair for some, several for others
     for nt in (1, 2, 3):
-        for kw in ({}, {"level_bytes": 1}, {"Xbt": XbT}, {"level_bytes": 1, "Xbt": XbT}):
+        for kw in ({}, {"level_bytes": 1}, {"Xbt": XbT}, {"level_bytes": 1, "Xbt": XbT}, {"row_chunk": 0},
+                   {"row_chunk": 50}, {"row_chunk": 7, "Xbt": XbT}, {"row_chunk": 50, "level_bytes": 1}):
             got, rows2, F2 = grow(0, nt, pool, **kw)
             for a, b in zip((got[0].view(np.uint8),) + got[1:], want):
                 np.testing.assert_array_equal(a, b)
             np.testing.assert_array_equal(rows2, rows)
             np.testing.assert_array_equal(F2, F)
+    # best-first (a leaf limit), node by node: the same tree by row chunks
+    for kw in ({"row_chunk": 0}, {"row_chunk": 50}, {"row_chunk": 7}):
+        got, rows2, F2 = grow(10**6, 2, pool, **kw)
+        for a, b in zip((got[0].view(np.uint8),) + got[1:], (nodes_bf.view(np.uint8), value_bf, bits_bf, sbin_bf)):
+            np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(F2, F)
     with pytest.raises(ValueError, match="Xb transposed"):
         grow(0, 1, pool, Xbt=Xb)
 
