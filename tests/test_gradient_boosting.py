@@ -967,3 +967,29 @@ def test_multiclass_scores_the_same_with_the_round_buffer(subsample):
     idx = np.searchsorted(gb.classes_, y)
     for t, P in enumerate(gb.staged_predict_proba(X)):
         np.testing.assert_allclose(gb.train_score_[t], -np.mean(np.log(P[np.arange(len(y)), idx])), rtol=1e-12)
+
+
+def test_exact_parts_sum_exactly_on_any_values():
+    # exact_parts bins each value's significand by binary exponent (integer sums, the kernel
+    # _sums.exact_bins): the total is math.fsum's (correctly rounded) for subnormal, tiny,
+    # huge, negative-zero and cancelling values, in any order and chunking; non-finite values
+    # are refused
+    import math
+    from smml._exact_sums import exact_parts, exact_total
+    rng = np.random.default_rng(12)
+    v = np.concatenate([rng.normal(size=5000) * 10.0 ** rng.integers(-300, 300, size=5000),
+                        [5e-324, -5e-324, 2.2250738585072014e-308, -0.0, 0.0, 1e16, 1.0, -1e16, 3e-320]])
+    rng.shuffle(v)
+    ref = math.fsum(v)
+    assert exact_total([exact_parts(v)]) == ref
+    assert exact_total([exact_parts(c) for c in np.array_split(v, 7)[::-1]]) == ref
+    assert exact_total([exact_parts(np.zeros(0))]) == 0.0
+    big = 1.7976931348623157e308                       # (fsum overflows on these)
+    assert exact_total([exact_parts(np.array([big, 1.0, -big, 2.0 ** -1074]))]) == 1.0
+    assert exact_total([exact_parts(np.array([big, -1.0]))]) == big
+    assert exact_total([exact_parts(np.array([5e-324] * 3))]) == 1.5e-323
+    w = rng.normal(size=100000)
+    assert exact_total([exact_parts(w), exact_parts(-w)]) == 0.0
+    for bad in (np.inf, -np.inf, np.nan):
+        with pytest.raises(ValueError, match="finite"):
+            exact_parts(np.array([1.0, bad]))

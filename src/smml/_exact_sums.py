@@ -28,23 +28,23 @@ def fixed_scale(n, vmax):
 
 
 def exact_parts(v):
-    """The exact sum of the float64 values v as ``{exponent: integer}`` (sum of integer *
-    2^(exponent - 53)): parts of several arrays add exactly (``exact_total``)."""
+    """The exact sum of the finite float64 values v as ``{exponent: integer}`` (sum of integer
+    * 2^(exponent - 53)): parts of several arrays add exactly (``exact_total``).  One pass of
+    ``smml._core._sums.exact_bins`` (integer sums per binary exponent), 2^36 values at a time."""
+    from smml._core import _sums
     v = np.ascontiguousarray(v, dtype=np.float64).ravel()
+    hi = np.zeros(2048, np.int64)
+    lo = np.zeros(2048, np.int64)
     out = {}
-    step = 1 << 22
+    step = 1 << 36
     for a in range(0, len(v), step):
-        m, e = np.frexp(v[a:a + step])
-        M = (m * 2.0 ** 53).astype(np.int64)           # exact: m has 53 bits, |m| < 1
-        hi = M >> 26                                   # M = hi 2^26 + lo, 0 <= lo < 2^26
-        lo = M - (hi << 26)
-        e0 = int(e.min()) if len(e) else 0
-        # float64 bin sums of at most 2^22 values below 2^27 in magnitude: exact
-        sh = np.bincount(e - e0, weights=hi)
-        sl = np.bincount(e - e0, weights=lo)
-        for i in np.flatnonzero((sh != 0) | (sl != 0)):
-            key = int(i) + e0
-            out[key] = out.get(key, 0) + (int(sh[i]) << 26) + int(sl[i])
+        if not _sums.exact_bins(v[a:a + step], hi, lo):
+            raise ValueError("exact_parts: the values must be finite")
+        for i in np.flatnonzero((hi != 0) | (lo != 0)):
+            key = int(i) - 1021
+            out[key] = out.get(key, 0) + (int(hi[i]) << 26) + int(lo[i])
+        hi[:] = 0
+        lo[:] = 0
     return out
 
 

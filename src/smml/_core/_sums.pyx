@@ -3,7 +3,9 @@
 test) and the chained column sums of row blocks (smml.dask's centring, bit for bit numpy's)."""
 from cython.parallel cimport prange
 
-from smml._core._typedefs cimport floating, intp_t
+from libc.string cimport memcpy
+
+from smml._core._typedefs cimport floating, int64_t, intp_t, uint64_t
 
 
 cdef void _row_norms_sq(const floating[:, ::1] X, double[::1] out,
@@ -45,3 +47,44 @@ def col_sums_continued(const floating[:, ::1] X, double[::1] acc):
         for i in range(n):
             for f in range(d):
                 acc[f] = acc[f] + <double> X[i, f]
+
+
+cdef enum:
+    EXP_SLOTS = 2048        # the binary exponents of finite float64 values: key + 1021 in 0..2045
+
+
+def exact_bins(const double[::1] v, int64_t[::1] hi, int64_t[::1] lo):
+    """The exact sum of v binned by binary exponent (smml._exact_sums.exact_parts): each
+    value is M 2^(key - 53), M a signed integer below 2^53 (its 53-bit significand; key =
+    max(biased exponent, 1) - 1022), split as M = h 2^26 + l with 0 <= l < 2^26, and
+    hi[key + 1021] += h, lo[key + 1021] += l: int64 sums, exact up to 2^36 values.  hi and lo
+    (EXP_SLOTS each) are added to, not cleared.  Returns False (nothing added) when a value is
+    not finite."""
+    cdef intp_t n = v.shape[0], i
+    cdef uint64_t bits, e
+    cdef int64_t M, h
+    cdef bint ok = True
+    if hi.shape[0] != EXP_SLOTS or lo.shape[0] != EXP_SLOTS:
+        raise ValueError("exact_bins: hi and lo need 2048 slots")
+    if n > (<intp_t>1 << 36):
+        raise ValueError("exact_bins: at most 2^36 values a call")
+    with nogil:
+        for i in range(n):
+            if not (v[i] - v[i] == 0.0):        # NaN or infinite
+                ok = False
+                break
+        if ok:
+            for i in range(n):
+                memcpy(&bits, &v[i], sizeof(double))
+                e = (bits >> 52) & 0x7FF
+                M = <int64_t>(bits & ((<uint64_t>1 << 52) - 1))
+                if e > 0:
+                    M = M | (<int64_t>1 << 52)
+                else:
+                    e = 1
+                if bits >> 63:
+                    M = -M
+                h = M >> 26                     # (floor: arithmetic shift)
+                hi[e - 1] += h
+                lo[e - 1] += M - (h << 26)
+    return ok
