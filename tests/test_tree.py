@@ -672,18 +672,26 @@ def test_very_deep_tree_exports_and_prunes():
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_binning_kernel_is_searchsorted(dtype, rng):
+@pytest.mark.parametrize("n", [1, 3, 500, 515, 1027])
+def test_binning_kernel_is_searchsorted(dtype, n, rng):
+    # blocks of 256 rows, four rows' searches at once and the rest one by one: row counts
+    # that leave every remainder; NaN gets code 0 (no edge is below it; apply_bins then gives
+    # it its own code); a skipped column keeps what it holds
     from smml._core import _binning
     for ne in [0, 1, 2, 3, 7, 254, 255]:
-        X = rng.normal(size=(500, 3)).astype(dtype)
-        E = np.sort(rng.normal(size=(3, max(ne, 1))), axis=1)
+        X = rng.normal(size=(n, 4)).astype(dtype)
+        E = np.sort(rng.normal(size=(4, max(ne, 1))), axis=1)
         X[:5, 0] = E[0, 0]                                # values equal to an edge: code <= b
-        E = np.concatenate([E, np.full((3, 2), np.inf)], 1)
-        out = np.zeros((500, 3), np.uint8)
-        _binning.bin_columns(X, E, np.full(3, ne, np.intp), np.zeros(3, np.uint8), out, 2)
+        X[rng.random(n) < 0.1, 1] = np.nan
+        E = np.concatenate([E, np.full((4, 2), np.inf)], 1)
+        out = np.full((n, 4), 77, np.uint8)
+        skip = np.array([0, 0, 0, 1], np.uint8)
+        _binning.bin_columns(X, E, np.full(4, ne, np.intp), skip, out, 2)
         ref = np.stack([np.searchsorted(E[f, :ne], X[:, f].astype(np.float64), side="left")
                         for f in range(3)], 1)
-        assert np.array_equal(out, ref)
+        ref[np.isnan(X[:, :3])] = 0
+        assert np.array_equal(out[:, :3], ref)
+        assert np.all(out[:, 3] == 77)
 
 
 # ---- regressions found by fuzzing bad / unusual input --------------------------------------
