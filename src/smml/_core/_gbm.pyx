@@ -669,38 +669,77 @@ cdef intp_t _partition_range(const Params* P, Scratch* S, const SplitRecord* sp,
     return q - a
 
 
+cdef intp_t _partition_into_tmp(const Params* P, Scratch* S, const SplitRecord* sp, intp_t a,
+                                intp_t b) noexcept nogil:
+    """rows[a:b] into tmp[a:b]: the rows of the first child from tmp[a] up (in their order),
+    the others from tmp[b - 1] down (in reverse order); returns how many go first.  (Branch
+    free as _partition_range: a row is written to both free ends, and only its side's end
+    moves; the free slots tmp[q..r] hold both until the last row.)"""
+    cdef intp_t p, i, q = a, r = b - 1, f = sp.feature, d = P.d, nc = P.nan_code[sp.feature], left
+    cdef const uint8_t* col = P.Xb + f if P.Xbt == NULL else P.Xbt + f * P.n
+    cdef intp_t step = d if P.Xbt == NULL else 1
+    for p in range(a, b):
+        i = P.rows[p]
+        left = _goes_first(sp, col[i * step], nc)
+        S.tmp[q] = i
+        S.tmp[r] = i
+        q += left
+        r -= 1 - left
+    return q - a
+
+
+cdef void _gather_range(const Params* P, Scratch* S, intp_t a, intp_t b, intp_t cnt, intp_t first,
+                        intp_t second) noexcept nogil:
+    """A range's sides from tmp[a:b] (_partition_into_tmp) back into rows: its first side's
+    cnt rows at rows[first:], its second side's (in their order again) at rows[second:]."""
+    cdef intp_t j, nr = b - a - cnt
+    memcpy(P.rows + first, S.tmp + a, cnt * sizeof(intp_t))
+    for j in range(nr):
+        P.rows[second + j] = S.tmp[b - 1 - j]
+
+
 cdef intp_t _partition(const Params* P, Scratch* S, const SplitRecord* sp, intp_t start,
                        intp_t end) noexcept nogil:
     """Rows of the first child first, both sides in their order; returns where the second starts.
 
     A node of nn rows is cut into nc = min(nn // PART_GRAIN, MAX_PART_THREADS) ranges (at least
-    one), partitioned apart (on up to nc threads), then the first sides and the second sides are
-    laid end to end in range order: the same rows in the same order as one pass, on any thread
-    count."""
-    cdef intp_t nn = end - start, c, a, b, q, nr
+    one), partitioned apart into tmp (on up to nc threads), then each range's first side and
+    second side are copied back to their places (first sides, then second sides, in range
+    order; in parallel too: a serial copy of a tall node's rows left the other threads idle):
+    the same rows in the same order as one pass, on any thread count.  One range: in place."""
+    cdef intp_t nn = end - start, c, q, nr
     cdef intp_t nc = min(max(nn // PART_GRAIN, <intp_t> 1), <intp_t> MAX_PART_THREADS)
     cdef intp_t cnt[MAX_PART_THREADS]
+    cdef intp_t first[MAX_PART_THREADS]
+    cdef intp_t second[MAX_PART_THREADS]
     cdef int nt = threads_for(P.n_threads, nn, PART_GRAIN)
     if nt > nc:
         nt = <int> nc
+    if nc == 1:
+        q = start + _partition_range(P, S, sp, start, end)
+        memcpy(P.rows + q, S.tmp + start, (end - q) * sizeof(intp_t))
+        return q
     if nt <= 1:
         for c in range(nc):
-            cnt[c] = _partition_range(P, S, sp, start + c * nn // nc, start + (c + 1) * nn // nc)
+            cnt[c] = _partition_into_tmp(P, S, sp, start + c * nn // nc, start + (c + 1) * nn // nc)
     else:
         for c in prange(nc, num_threads=nt, schedule="static"):
-            cnt[c] = _partition_range(P, S, sp, start + c * nn // nc, start + (c + 1) * nn // nc)
-    q = start + cnt[0]
-    for c in range(1, nc):              # first sides: rows[a:a + cnt] to the end of the previous ones
-        a = start + c * nn // nc
-        memmove(P.rows + q, P.rows + a, cnt[c] * sizeof(intp_t))
+            cnt[c] = _partition_into_tmp(P, S, sp, start + c * nn // nc, start + (c + 1) * nn // nc)
+    q = start
+    for c in range(nc):
+        first[c] = q
         q += cnt[c]
-    b = q
-    for c in range(nc):                 # second sides, from tmp
-        a = start + c * nn // nc
-        nr = start + (c + 1) * nn // nc - a - cnt[c]
-        memcpy(P.rows + q, S.tmp + a, nr * sizeof(intp_t))
-        q += nr
-    return b
+    nr = q
+    for c in range(nc):
+        second[c] = nr
+        nr += (start + (c + 1) * nn // nc) - (start + c * nn // nc) - cnt[c]
+    if nt <= 1:
+        for c in range(nc):
+            _gather_range(P, S, start + c * nn // nc, start + (c + 1) * nn // nc, cnt[c], first[c], second[c])
+    else:
+        for c in prange(nc, num_threads=nt, schedule="static"):
+            _gather_range(P, S, start + c * nn // nc, start + (c + 1) * nn // nc, cnt[c], first[c], second[c])
+    return q
 
 
 cdef void _set_node(const Params* P, Node* nd, double* value, intp_t start, intp_t end, intp_t depth,
