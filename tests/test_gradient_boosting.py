@@ -868,6 +868,21 @@ def test_level_and_subtree_growth_equal_node_by_node_growth(max_depth):
         np.testing.assert_array_equal(F2, F)
     with pytest.raises(ValueError, match="Xb transposed"):
         grow(0, 1, pool, Xbt=Xb)
+    # fill_rows: the kernel sets rows to 0..m-1 itself (a tree on all the rows; what rows held
+    # is not read): the tree of rows = arange(n)
+    for nt in (1, 2):
+        outs = []
+        for rows0, kw in ((np.arange(n, dtype=np.intp), {}), (np.full(n, -7, np.intp), {"fill_rows": True})):
+            F = np.zeros((n, 1))
+            out = _gbm.grow_tree(Xb, edges, is_cat, nan_code, g, h, rows0, feats, F, 0, lam, 0.0, 0.0, lr,
+                                 max_depth, 0, nt, 64, pool, **kw)
+            outs.append((out, rows0, F))
+        (a, ra, Fa), (b, rb, Fb) = outs
+        for x, y in zip((a[0].view(np.uint8),) + a[1:], (b[0].view(np.uint8),) + b[1:]):
+            np.testing.assert_array_equal(x, y)
+        np.testing.assert_array_equal(ra, rb)
+        np.testing.assert_array_equal(Fa, Fb)
+        assert np.all(Fa != 0)
 
 
 @pytest.mark.parametrize("n", [0, 1, 16384, 16385, 100003])

@@ -1295,7 +1295,8 @@ def grow_tree(const uint8_t[:, ::1] Xb,        # IN (n, d) codes
               HistPool pool=None, intp_t level_bytes=LEVEL_BYTES,
               const uint8_t[:, ::1] Xbt=None,    # IN (d, n) Xb transposed (the partitions read it), or None
               bint assign=False,                 # F[i, k_col] = the value instead of +=
-              intp_t row_chunk=ROW_CHUNK):       # least rows of a row-parallel chunk (0: none)
+              intp_t row_chunk=ROW_CHUNK,        # least rows of a row-parallel chunk (0: none)
+              bint fill_rows=False):             # rows[p] = p first (the tree's rows are all of them)
     # (assign: F may be the tree's own grad viewed (n, 1): the values are written after the
     # growth, which reads grad no more)
     """Grow one boosting tree; return (nodes, value, category_bits, split_bin): NODE_DTYPE
@@ -1308,12 +1309,14 @@ def grow_tree(const uint8_t[:, ::1] Xb,        # IN (n, d) codes
     alive (a wider level goes on in subtrees, or depth-first); the tree does not depend on it
     (tests make it small to take those paths).  ``row_chunk``: the least rows of a chunk of a
     row-parallel histogram (few features, _row_mode; 0: feature blocks only); nor on it.
+    ``fill_rows``: rows is first set to 0, 1, ..., m - 1 here, on the threads (a tree on all
+    the rows: no serial copy of them by the caller).
 
     Every input is validated by smml.ensemble before this call."""
     cdef Params P
     cdef Scratch S
     cdef Level L
-    cdef intp_t m = rows.shape[0], cap, n_nodes = 0, j, n_leaf_cap, n_scratch
+    cdef intp_t m = rows.shape[0], cap, n_nodes = 0, j, n_leaf_cap, n_scratch, nb
     cdef int rc
     cdef bint clean = False
     cdef HistBuf* b
@@ -1361,6 +1364,12 @@ def grow_tree(const uint8_t[:, ::1] Xb,        # IN (n, d) codes
     P.grain = max(1, grain)
     P.row_chunk = max(0, row_chunk)
     P.rows = &rows[0]
+    if fill_rows:
+        nb = (m + PART_GRAIN - 1) // PART_GRAIN
+        with nogil:
+            for j in prange(nb, num_threads=threads_for(P.n_threads, m, PART_GRAIN), schedule="static"):
+                for p in range(j * PART_GRAIN, min(m, (j + 1) * PART_GRAIN)):
+                    rows[p] = p
     # at most 2 L - 1 nodes for L leaves; L <= m, <= 2^max_depth, <= max_leaf_nodes
     n_leaf_cap = m
     if max_depth >= 0 and max_depth < 40 and (<intp_t>1 << max_depth) < n_leaf_cap:

@@ -145,9 +145,12 @@ class _InProcess:
                 keep[rows] = False
                 self.out_rows = np.flatnonzero(keep)
         # the tree's own rows get their scores in the kernel (from its leaves' rows)
-        src = self.all_rows if rows is None else rows
-        work = self.work_rows[:len(src)]
-        np.copyto(work, src)
+        # (all rows: the kernel writes them in on its threads, not a serial copy here)
+        if rows is None:
+            work = self.work_rows
+        else:
+            work = self.work_rows[:len(rows)]
+            np.copyto(work, rows)
         if self.buffered:
             F, col = self.G[k].reshape(-1, 1), 0
         else:
@@ -156,7 +159,7 @@ class _InProcess:
             self.Xb, self.edges, self.is_cat, self.nan_code, self.G[k], self.H[k],
             work, self.all_feats if feats is None else feats,
             F, col, lam, gam, mcw, lr, max_depth, max_leaf, self.nt, _GRAIN, self.pool, Xbt=self.XbT,
-            assign=self.buffered)
+            assign=self.buffered, fill_rows=rows is None)
         tree = Tree._grown(nodes, value, bits)
         # the rows left out of the subsample, then the eval sets, through the tree
         if self.out_rows is not None:
