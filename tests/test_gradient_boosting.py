@@ -345,6 +345,18 @@ def test_gradients_and_the_loss_in_one_pass(loss, K):
     np.testing.assert_allclose(H, sw * h, rtol=1e-12, atol=1e-300)
     G2, H2 = np.empty((K, n)), np.empty((K, n))
     np.testing.assert_allclose(_gbm.gradients(loss, y, F, sw, G2, H2, 2, True), np.dot(sw, lv), rtol=1e-12)
+    # hess=False (the square loss's h = 2 w, the same every round): H is left as it is, its
+    # maxima 0; G and the loss as with it
+    if loss == 0:
+        for nt in (1, 2):
+            H3, G3, M3 = np.full((1, n), 7.5), np.empty((1, n)), np.full((1, 2), np.nan)
+            assert _gbm.gradients(loss, y, F, sw, G3, H3, nt, True, M3, False) == _gbm.loss_sum(loss, y, F, sw, 1)
+            np.testing.assert_array_equal(G3, G)
+            assert np.all(H3 == 7.5)
+            np.testing.assert_array_equal(M3, [[np.abs(G).max(), 0.0]])
+    else:
+        with pytest.raises(ValueError, match="square loss"):
+            _gbm.gradients(loss, y, F, sw, G2, H2, 1, False, None, False)
 
 
 def test_categorical_features():
@@ -1008,3 +1020,29 @@ def test_exact_parts_sum_exactly_on_any_values():
     for bad in (np.inf, -np.inf, np.nan):
         with pytest.raises(ValueError, match="finite"):
             exact_parts(np.array([1.0, bad]))
+
+
+@pytest.mark.parametrize("loss", ["squared_error", "half_squared_error"])
+def test_square_loss_hessians_kept_between_rounds(monkeypatch, loss):
+    # the square loss's h = 2 w is written and rounded in the first round only (the fit keeps
+    # H and its maximum): the same model, bit for bit, as writing and rounding it every round;
+    # weighted rows, subsampled rows and an eval set
+    import smml.ensemble._gradient_boosting as gb_module
+    rng = np.random.default_rng(21)
+    X = rng.normal(size=(3000, 5))
+    y = np.sin(2 * X[:, 0]) + X[:, 1] * X[:, 2] + 0.1 * rng.normal(size=3000)
+    sw = rng.uniform(0.2, 3.0, size=3000)
+    kw = dict(loss=loss, n_estimators=12, max_depth=4, subsample=0.8, random_state=3, n_jobs=2)
+    a = GradientBoostingRegressor(**kw).fit(X, y, sample_weight=sw, eval_set=[(X[:500], y[:500])])
+    init = gb_module._InProcess.__init__
+
+    def every_round(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        self.fixed_h = False
+    monkeypatch.setattr(gb_module._InProcess, "__init__", every_round)
+    b = GradientBoostingRegressor(**kw).fit(X, y, sample_weight=sw, eval_set=[(X[:500], y[:500])])
+    for ta, tb in zip(a.estimators_, b.estimators_):
+        np.testing.assert_array_equal(ta.nodes, tb.nodes)
+        np.testing.assert_array_equal(ta.value, tb.value)
+    np.testing.assert_array_equal(a.predict(X), b.predict(X))
+    np.testing.assert_array_equal(a.train_score_, b.train_score_)

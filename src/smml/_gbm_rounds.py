@@ -48,21 +48,28 @@ def draws(rng, n, m, d, mf):
     return rows, feats
 
 
-def gradients(loss_code, y, F, sw, G, H, n_threads, want_loss):
+def gradients(loss_code, y, F, sw, G, H, n_threads, want_loss, h_max=None):
     """A ``"grads"`` request's answer on the rows held: each row's gradient and hessian at the
     scores F, per class, into G and H (K, n); returns ``(loss, maxima)``, the weighted training
-    loss at F (0 unless ``want_loss``) and per class ``(max |g_k|, max |h_k|)``."""
+    loss at F (0 unless ``want_loss``) and per class ``(max |g_k|, max |h_k|)``.  ``h_max``
+    (the square loss, from the second round on): H holds the h = 2 w of the rounds before,
+    unchanged, and h_max is their maximum: H is not written again."""
     maxima = np.empty((G.shape[0], 2))
-    loss = _gbm.gradients(loss_code, y, F, sw, G, H, n_threads, want_loss, maxima)
+    loss = _gbm.gradients(loss_code, y, F, sw, G, H, n_threads, want_loss, maxima, h_max is None)
+    if h_max is not None:
+        maxima[0, 1] = h_max
     return loss, [(float(g), float(h)) for g, h in maxima]
 
 
-def quantize(G, H, scales, n_threads=1):
+def quantize(G, H, scales, n_threads=1, hess=True):
     """A ``"quantize"`` request's answer: G[k] and H[k] rounded in place to multiples of the
-    class's scales ``(s_g, s_h)``, on n_threads threads (the same values on any number)."""
+    class's scales ``(s_g, s_h)``, on n_threads threads (the same values on any number).
+    ``hess`` False: H is left as it is (rounded already to the same scale: rounding again
+    would not change it)."""
     for k, (sg, sh) in enumerate(scales):
         _gbm.quantize(G[k], sg, n_threads)
-        _gbm.quantize(H[k], sh, n_threads)
+        if hess:
+            _gbm.quantize(H[k], sh, n_threads)
 
 
 def boosting_rounds(rounds, first, last, K, n, d, m, mf, rng, wsum, scale, stop=None):

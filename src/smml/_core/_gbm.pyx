@@ -101,12 +101,14 @@ cdef double _abs_max_range(const double* v, intp_t a, intp_t b) noexcept nogil:
 
 cdef double _loss_pass(int loss, const double[::1] y, const double[:, ::1] F, const double[::1] sw,
                        double* G, double* H, intp_t ld, int nt, bint want_loss,
-                       double* maxima=NULL) except? -1.0:
+                       double* maxima=NULL, bint write_h=True) except? -1.0:
     """The gradients (into G, H, (K, ld) row-major, unless G is NULL) and / or the loss sum,
     over blocks of LOSS_BLOCK rows, the blocks' sums added in block order: the same values
     on any thread count, and the same loss sum with or without the gradients.  ``maxima``
     (with G): (K, 2) out, each class's max |g| and max |h|, taken from each block while it is
-    still in cache (maxima do not depend on the order)."""
+    still in cache (maxima do not depend on the order).  ``write_h`` False (the square loss
+    only): H is left as it is (h = 2 w does not change from round to round) and its maxima
+    are 0."""
     cdef intp_t n = F.shape[0], K = F.shape[1], nb, b, i, r0, r1, k
     cdef double acc, w, v
     cdef double* part
@@ -136,13 +138,23 @@ cdef double _loss_pass(int loss, const double[::1] y, const double[:, ::1] F, co
             r1 = min(r0 + LOSS_BLOCK, n)
             acc = 0.0
             if loss == LOSS_SQUARED:
-                for i in range(r0, r1):
-                    w = sw[i]
-                    if G != NULL:
+                if G != NULL and write_h:
+                    for i in range(r0, r1):
+                        w = sw[i]
                         G[i] = -2.0 * w * (y[i] - F[i, 0])
                         H[i] = 2.0 * w
-                    v = (y[i] - F[i, 0]) * (y[i] - F[i, 0])
-                    acc = acc + w * v
+                        v = (y[i] - F[i, 0]) * (y[i] - F[i, 0])
+                        acc = acc + w * v
+                elif G != NULL:
+                    for i in range(r0, r1):
+                        w = sw[i]
+                        G[i] = -2.0 * w * (y[i] - F[i, 0])
+                        v = (y[i] - F[i, 0]) * (y[i] - F[i, 0])
+                        acc = acc + w * v
+                else:
+                    for i in range(r0, r1):
+                        v = (y[i] - F[i, 0]) * (y[i] - F[i, 0])
+                        acc = acc + sw[i] * v
             elif loss == LOSS_LOGISTIC:
                 acc = smml_gbm_logistic_block(&F[r0, 0], &y[r0], &sw[r0], G + r0 if G != NULL else NULL,
                                               H + r0 if G != NULL else NULL, r1 - r0, want_loss)
@@ -155,7 +167,7 @@ cdef double _loss_pass(int loss, const double[::1] y, const double[:, ::1] F, co
             if bmax != NULL:
                 for k in range(K):
                     bmax[(b * K + k) * 2] = _abs_max_range(G + k * ld, r0, r1)
-                    bmax[(b * K + k) * 2 + 1] = _abs_max_range(H + k * ld, r0, r1)
+                    bmax[(b * K + k) * 2 + 1] = _abs_max_range(H + k * ld, r0, r1) if write_h else 0.0
         free(ex)
     acc = 0.0
     for b in range(nb):
@@ -181,7 +193,8 @@ def gradients(int loss,
               double[:, ::1] H,             # OUT (K, n) w h_i
               int n_threads,
               bint want_loss=False,
-              double[:, ::1] maxima=None):  # OUT (K, 2) per class max |w g_i|, max |w h_i|, or None
+              double[:, ::1] maxima=None,   # OUT (K, 2) per class max |w g_i|, max |w h_i|, or None
+              bint hess=True):              # False (square loss): H as it is, its maxima 0
     """Squared error (002 "Quadratic loss"): l = (y - y')^2, g = -2 (y - F), h = 2.
     Logistic (002 "Logistic loss", natural log): l = -(1-y) log(1-p) - y log p with
     p = 1 / (1 + e^-F): g = p - y, h = p (1 - p).  Softmax (K classes): p_k = e^F_k / sum e^F,
@@ -194,7 +207,9 @@ def gradients(int loss,
     The exponential and logarithm of the logistic and softmax losses are ``smml_gbm.h``'s
     vectorised ones (within about 1 ulp of libm's); each row's e^-|F| or e^(F_k - max F)
     is computed once.  ``maxima``: each class's largest |w g_i| and |w h_i| (``abs_max`` of the
-    rows of G and H), found while the gradients are made."""
+    rows of G and H), found while the gradients are made.  ``hess`` False: the square loss's
+    h = 2 w are not written again (H keeps the values of a call before, as the fit quantized
+    them; its maxima are given as 0)."""
     cdef intp_t n = F.shape[0], K = F.shape[1]
     if G.shape[0] != K or H.shape[0] != K or G.shape[1] != n or H.shape[1] != n or y.shape[0] != n \
             or sw.shape[0] != n:
@@ -205,8 +220,10 @@ def gradients(int loss,
         if maxima is not None:
             maxima[:, :] = 0.0
         return 0.0
+    if not hess and loss != LOSS_SQUARED:
+        raise ValueError("gradients: hess=False is for the square loss (its h does not change)")
     return _loss_pass(loss, y, F, sw, &G[0, 0], &H[0, 0], n, threads_for(n_threads, n * K, EXP_GRAIN),
-                      want_loss, &maxima[0, 0] if maxima is not None else NULL)
+                      want_loss, &maxima[0, 0] if maxima is not None else NULL, hess)
 
 
 def loss_sum(int loss,
@@ -299,6 +316,7 @@ cdef struct RowJob:
     intp_t end
     HistBuf* buf
     bint own                # buf is the chunk's own (back to the free list after the sums)
+    bint pf                 # prefetch (gather_prefetch of its node: a chunk is as sparse as the node)
 
 
 cdef HistBuf* _hist_get(const Params* P, Scratch* S) noexcept nogil:
@@ -465,10 +483,12 @@ cdef intp_t _add_jobs(const Params* P, Scratch* S, HistBuf* hs, intp_t start, in
     hs, the others into buffers of their own; returns the new number of jobs, or -1 (no buffer:
     the ones taken are given back)."""
     cdef intp_t nn = end - start, k = max(<intp_t>1, nn // chunk), c
+    cdef bint pf = gather_prefetch(P.n, P.d, nn)
     k = max(<intp_t>1, min(k, S.max_jobs - nj))     # (max_jobs: room for every pair's first)
     for c in range(k):
         S.jobs[nj + c].start = start + (c * nn) // k
         S.jobs[nj + c].end = start + ((c + 1) * nn) // k
+        S.jobs[nj + c].pf = pf
         S.jobs[nj + c].own = c > 0
         if c == 0:
             S.jobs[nj].buf = hs
@@ -492,7 +512,7 @@ cdef void _put_jobs(const Params* P, Scratch* S, intp_t j0, intp_t j1) noexcept 
 
 cdef void _run_job(const Params* P, const RowJob* jb) noexcept nogil:
     hist_build(&P.t, jb.buf.h, P.max_bins, STRIDE, jb.buf.lo, jb.buf.hi, P.feats, 0, P.mf, P.Xb, P.d, P.rows,
-               jb.start, jb.end, gather_prefetch(P.n, P.d, jb.end - jb.start))
+               jb.start, jb.end, jb.pf)
 
 
 cdef void _merge_jobs(const Params* P, HistBuf* hs, const RowJob* jobs, intp_t nj, intp_t j0,
@@ -870,9 +890,11 @@ cdef int _grow_levels(const Params* P, Scratch* S, Level* L, Node* nodes, double
     the order: the tree is the depth-first one (its node ids are renumbered in depth-first order
     afterwards, _renumber).  Per level: the partitions of the nodes (a node per task; a large
     node's own parallel _partition), then ONE parallel region for every histogram and scan of the
-    level (tasks: (node, block of features)), then the picks.  Each feature's histogram of a node
-    is built by one thread in row order and every sum is exact: results do not depend on the
-    thread count.  Returns 0, or -1 (out of memory)."""
+    level (tasks: (node, block of features)), then the picks; on few features (_row_mode) the
+    histograms first, in a region of their own by row chunks, and the region of (node, block of
+    features) tasks sums the chunks before the subtraction and the scans.  Every sum is exact
+    (fixed point) and each scan is one thread's: results do not depend on the thread count.
+    Returns 0, or -1 (out of memory)."""
     cdef intp_t q, c, nn, small, big, np_, nt_, t, nb, b, kid, work, part_rows, nxt_n, nj, chunk, hrows
     cdef int nt
     cdef Pending* cur
