@@ -747,7 +747,8 @@ cdef intp_t _partition(const Params* P, Scratch* S, const SplitRecord* sp, intp_
     one), partitioned apart into tmp (on up to nc threads), then each range's first side and
     second side are copied back to their places (first sides, then second sides, in range
     order; in parallel too: a serial copy of a tall node's rows left the other threads idle):
-    the same rows in the same order as one pass, on any thread count.  One range: in place."""
+    the same rows in the same order as one pass, on any thread count.  One thread: that pass,
+    in place."""
     cdef intp_t nn = end - start, c, q, nr
     cdef intp_t nc = min(max(nn // PART_GRAIN, <intp_t> 1), <intp_t> MAX_PART_THREADS)
     cdef intp_t cnt[MAX_PART_THREADS]
@@ -756,16 +757,13 @@ cdef intp_t _partition(const Params* P, Scratch* S, const SplitRecord* sp, intp_
     cdef int nt = threads_for(P.n_threads, nn, PART_GRAIN)
     if nt > nc:
         nt = <int> nc
-    if nc == 1:
+    if nt <= 1:
+        # one thread: one pass in place (the ranges' concatenation is this pass's order)
         q = start + _partition_range(P, S, sp, start, end)
         memcpy(P.rows + q, S.tmp + start, (end - q) * sizeof(intp_t))
         return q
-    if nt <= 1:
-        for c in range(nc):
-            cnt[c] = _partition_into_tmp(P, S, sp, start + c * nn // nc, start + (c + 1) * nn // nc)
-    else:
-        for c in prange(nc, num_threads=nt, schedule="static"):
-            cnt[c] = _partition_into_tmp(P, S, sp, start + c * nn // nc, start + (c + 1) * nn // nc)
+    for c in prange(nc, num_threads=nt, schedule="static"):
+        cnt[c] = _partition_into_tmp(P, S, sp, start + c * nn // nc, start + (c + 1) * nn // nc)
     q = start
     for c in range(nc):
         first[c] = q
@@ -774,12 +772,8 @@ cdef intp_t _partition(const Params* P, Scratch* S, const SplitRecord* sp, intp_
     for c in range(nc):
         second[c] = nr
         nr += (start + (c + 1) * nn // nc) - (start + c * nn // nc) - cnt[c]
-    if nt <= 1:
-        for c in range(nc):
-            _gather_range(P, S, start + c * nn // nc, start + (c + 1) * nn // nc, cnt[c], first[c], second[c])
-    else:
-        for c in prange(nc, num_threads=nt, schedule="static"):
-            _gather_range(P, S, start + c * nn // nc, start + (c + 1) * nn // nc, cnt[c], first[c], second[c])
+    for c in prange(nc, num_threads=nt, schedule="static"):
+        _gather_range(P, S, start + c * nn // nc, start + (c + 1) * nn // nc, cnt[c], first[c], second[c])
     return q
 
 
