@@ -687,38 +687,19 @@ cdef void _child_sums(const Params* P, const HistBuf* b, const SplitRecord* sp, 
     KH[1] = h2
 
 
-cdef intp_t _partition_range(const Params* P, Scratch* S, const SplitRecord* sp, intp_t a,
-                             intp_t b) noexcept nogil:
-    """rows[a:b]: the rows of the first child moved to the front of the range (in their order),
-    the others to tmp[a:] (in their order); returns how many go first."""
-    cdef intp_t p, i, q = a, r = a, f = sp.feature, d = P.d, nc = P.nan_code[sp.feature], left
+cdef intp_t _partition_into_tmp(const Params* P, Scratch* S, const SplitRecord* sp, intp_t a,
+                                intp_t b) noexcept nogil:
+    """rows[a:b] into tmp[a:b]: the rows of the first child from tmp[a] up (in their order),
+    the others from tmp[b - 1] down (in reverse order); returns how many go first."""
+    cdef intp_t p, i, q = a, r = b - 1, f = sp.feature, d = P.d, nc = P.nan_code[sp.feature], left
     # the split feature's codes: one column of Xbt when given (a byte a row: the reads stay
     # in cache on tall data; 1,000,000 x 28, depth 6: 0.83x the fit's CPU), else strided in
     # the rows of Xb
     cdef const uint8_t* col = P.Xb + f if P.Xbt == NULL else P.Xbt + f * P.n
     cdef intp_t step = d if P.Xbt == NULL else 1
     # branch-free (which side a row goes is as random as the data): each row is written to
-    # both sides' next slot and only its own side's count advances (the other slot is
-    # overwritten later or lies past the side's end)
-    for p in range(a, b):
-        i = P.rows[p]
-        left = _goes_first(sp, col[i * step], nc)
-        P.rows[q] = i
-        S.tmp[r] = i
-        q += left
-        r += 1 - left
-    return q - a
-
-
-cdef intp_t _partition_into_tmp(const Params* P, Scratch* S, const SplitRecord* sp, intp_t a,
-                                intp_t b) noexcept nogil:
-    """rows[a:b] into tmp[a:b]: the rows of the first child from tmp[a] up (in their order),
-    the others from tmp[b - 1] down (in reverse order); returns how many go first.  (Branch
-    free as _partition_range: a row is written to both free ends, and only its side's end
-    moves; the free slots tmp[q..r] hold both until the last row.)"""
-    cdef intp_t p, i, q = a, r = b - 1, f = sp.feature, d = P.d, nc = P.nan_code[sp.feature], left
-    cdef const uint8_t* col = P.Xb + f if P.Xbt == NULL else P.Xbt + f * P.n
-    cdef intp_t step = d if P.Xbt == NULL else 1
+    # both free ends and only its own side's end moves (the free slots tmp[q..r] hold both
+    # until the last row)
     for p in range(a, b):
         i = P.rows[p]
         left = _goes_first(sp, col[i * step], nc)
@@ -747,8 +728,7 @@ cdef intp_t _partition(const Params* P, Scratch* S, const SplitRecord* sp, intp_
     one), partitioned apart into tmp (on up to nc threads), then each range's first side and
     second side are copied back to their places (first sides, then second sides, in range
     order; in parallel too: a serial copy of a tall node's rows left the other threads idle):
-    the same rows in the same order as one pass, on any thread count.  One thread: that pass,
-    in place."""
+    the same rows in the same order as one pass, on any thread count.  One thread: one range."""
     cdef intp_t nn = end - start, c, q, nr
     cdef intp_t nc = min(max(nn // PART_GRAIN, <intp_t> 1), <intp_t> MAX_PART_THREADS)
     cdef intp_t cnt[MAX_PART_THREADS]
@@ -758,10 +738,10 @@ cdef intp_t _partition(const Params* P, Scratch* S, const SplitRecord* sp, intp_
     if nt > nc:
         nt = <int> nc
     if nt <= 1:
-        # one thread: one pass in place (the ranges' concatenation is this pass's order)
-        q = start + _partition_range(P, S, sp, start, end)
-        memcpy(P.rows + q, S.tmp + start, (end - q) * sizeof(intp_t))
-        return q
+        # one thread: one range (the ranges' concatenation is its order)
+        q = _partition_into_tmp(P, S, sp, start, end)
+        _gather_range(P, S, start, end, q, start, start + q)
+        return start + q
     for c in prange(nc, num_threads=nt, schedule="static"):
         cnt[c] = _partition_into_tmp(P, S, sp, start + c * nn // nc, start + (c + 1) * nn // nc)
     q = start
