@@ -86,5 +86,5 @@ def exact_bins(const double[::1] v, int64_t[::1] hi, int64_t[::1] lo):
                     M = -M
                 h = M >> 26                     # (floor: arithmetic shift)
                 hi[e - 1] += h
-                lo[e - 1] += M - (h << 26)
+                lo[e - 1] += M - h * 67108864   # (h 2^26 as a product: a negative h shifted is UB)
     return ok
