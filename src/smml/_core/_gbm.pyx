@@ -39,7 +39,7 @@
 # order), the loss is summed over fixed blocks: results do not depend on the
 # thread count.
 from libc.stdlib cimport malloc, calloc, free
-from libc.string cimport memcpy, memmove, memset
+from libc.string cimport memcpy, memset
 from libc.math cimport fabs, INFINITY, nearbyint
 from cython.parallel cimport parallel, prange
 
@@ -138,23 +138,14 @@ cdef double _loss_pass(int loss, const double[::1] y, const double[:, ::1] F, co
             r1 = min(r0 + LOSS_BLOCK, n)
             acc = 0.0
             if loss == LOSS_SQUARED:
-                if G != NULL and write_h:
-                    for i in range(r0, r1):
-                        w = sw[i]
+                for i in range(r0, r1):
+                    w = sw[i]
+                    if G != NULL:
                         G[i] = -2.0 * w * (y[i] - F[i, 0])
-                        H[i] = 2.0 * w
-                        v = (y[i] - F[i, 0]) * (y[i] - F[i, 0])
-                        acc = acc + w * v
-                elif G != NULL:
-                    for i in range(r0, r1):
-                        w = sw[i]
-                        G[i] = -2.0 * w * (y[i] - F[i, 0])
-                        v = (y[i] - F[i, 0]) * (y[i] - F[i, 0])
-                        acc = acc + w * v
-                else:
-                    for i in range(r0, r1):
-                        v = (y[i] - F[i, 0]) * (y[i] - F[i, 0])
-                        acc = acc + sw[i] * v
+                        if write_h:
+                            H[i] = 2.0 * w
+                    v = (y[i] - F[i, 0]) * (y[i] - F[i, 0])
+                    acc = acc + w * v
             elif loss == LOSS_LOGISTIC:
                 acc = smml_gbm_logistic_block(&F[r0, 0], &y[r0], &sw[r0], G + r0 if G != NULL else NULL,
                                               H + r0 if G != NULL else NULL, r1 - r0, want_loss)
@@ -538,9 +529,9 @@ cdef void _merge_jobs(const Params* P, HistBuf* hs, const RowJob* jobs, intp_t n
             lo = min(lo, b.lo[f])
             hi = max(hi, b.hi[f])
         h = hs.h + f * P.max_bins * STRIDE
-        while lo <= hi and h[lo * STRIDE] == 0.0 and h[lo * STRIDE + 1] == 0.0:
+        while lo <= hi and bin_empty(&P.t, h + lo * STRIDE):
             lo += 1
-        while hi >= lo and h[hi * STRIDE] == 0.0 and h[hi * STRIDE + 1] == 0.0:
+        while hi >= lo and bin_empty(&P.t, h + hi * STRIDE):
             hi -= 1
         if hi < lo:
             lo = MAXCAT
@@ -567,18 +558,13 @@ cdef void _node_pass(const Params* P, Scratch* S, HistBuf* hs, intp_t start, int
         if nj > 1:
             for j in prange(nj, num_threads=nt, schedule="dynamic"):
                 _run_job(P, &S.jobs[j])
-            nb = min(<intp_t>nt, P.mf)
-            nt = threads_for(P.n_threads, (nj + 2) * P.mf * P.max_bins, P.grain)
-            if nt > 1 and nb > 1:
-                for j in prange(nb, num_threads=nb, schedule="static"):
-                    _merge_jobs(P, hs, S.jobs + 1, nj - 1, (j * P.mf) // nb, ((j + 1) * P.mf) // nb)
-                    _finish_pass(P, S, hs, parent, scan_small, scan_big, nn, nn_big, tot_small, tot_big,
-                                 (j * P.mf) // nb, ((j + 1) * P.mf) // nb, S.feat_best,
-                                 S.catkey + j * MAXCAT, S.catord + j * MAXCAT)
-            else:
-                _merge_jobs(P, hs, S.jobs + 1, nj - 1, 0, P.mf)
-                _finish_pass(P, S, hs, parent, scan_small, scan_big, nn, nn_big, tot_small, tot_big, 0, P.mf,
-                             S.feat_best, S.catkey, S.catord)
+            # the chunks' sums, the subtraction and the scans: a block of features a thread
+            nb = min(<intp_t>threads_for(P.n_threads, (nj + 2) * P.mf * P.max_bins, P.grain), P.mf)
+            for j in prange(nb, num_threads=nb, schedule="static"):
+                _merge_jobs(P, hs, S.jobs + 1, nj - 1, (j * P.mf) // nb, ((j + 1) * P.mf) // nb)
+                _finish_pass(P, S, hs, parent, scan_small, scan_big, nn, nn_big, tot_small, tot_big,
+                             (j * P.mf) // nb, ((j + 1) * P.mf) // nb, S.feat_best,
+                             S.catkey + j * MAXCAT, S.catord + j * MAXCAT)
             _put_jobs(P, S, 0, nj)
             return
         # (no buffer for a chunk, or a single chunk: by features)
@@ -782,6 +768,8 @@ cdef struct Pair:
     # a node of the level being split: its children's histograms and scans
     intp_t q                # the node's index in Level.lev
     intp_t small            # 0 / 1: the child whose histogram is built from its rows
+    intp_t start, end       # that child's rows
+    intp_t nn_big           # the other child's number of rows
     intp_t kid              # id of the first child
     bint need[2]            # the child may be split (it gets a histogram and a scan)
     HistBuf* hs             # the smaller child's histogram (new)
@@ -817,25 +805,16 @@ cdef void _pair_task(const Params* P, Scratch* S, const Level* L, const Task* tk
     """One task of a level's region: features feats[j0:j1] of one pair (histogram of the smaller
     child, subtraction from the parent's, scans of both), the categorical scratch the thread's."""
     cdef const Pair* pr = &L.pairs[tk.pair]
-    cdef const Pending* nd = &L.lev[pr.q]
-    cdef intp_t small = pr.small, big = 1 - pr.small, start, end, nn_big
-    if small == 0:
-        start = nd.start
-        end = L.mid[pr.q]
-        nn_big = nd.end - L.mid[pr.q]
-    else:
-        start = L.mid[pr.q]
-        end = nd.end
-        nn_big = L.mid[pr.q] - nd.start
+    cdef intp_t small = pr.small, big = 1 - pr.small
     if pr.njob > 0:
         # (built by row chunks: their sums, then the subtraction and the scans)
         _merge_jobs(P, pr.hs, S.jobs + pr.job0 + 1, pr.njob - 1, tk.j0, tk.j1)
-        _finish_pass(P, S, pr.hs, pr.parent, pr.need[small], pr.need[big], end - start, nn_big,
+        _finish_pass(P, S, pr.hs, pr.parent, pr.need[small], pr.need[big], pr.end - pr.start, pr.nn_big,
                      pr.tot, pr.tot + 2, tk.j0, tk.j1, L.fb + tk.pair * 2 * P.mf,
                      S.catkey + tid * MAXCAT, S.catord + tid * MAXCAT)
         return
-    _block_pass(P, S, pr.hs, start, end, pr.parent, pr.need[small], pr.need[big], end - start, nn_big,
-                pr.tot, pr.tot + 2, tk.j0, tk.j1, L.fb + tk.pair * 2 * P.mf,
+    _block_pass(P, S, pr.hs, pr.start, pr.end, pr.parent, pr.need[small], pr.need[big], pr.end - pr.start,
+                pr.nn_big, pr.tot, pr.tot + 2, tk.j0, tk.j1, L.fb + tk.pair * 2 * P.mf,
                 S.catkey + tid * MAXCAT, S.catord + tid * MAXCAT)
 
 
@@ -930,6 +909,9 @@ cdef int _grow_levels(const Params* P, Scratch* S, Level* L, Node* nodes, double
             big = 1 - small
             pr.q = q
             pr.small = small
+            pr.start = kids[small].start
+            pr.end = kids[small].end
+            pr.nn_big = kids[big].end - kids[big].start
             pr.kid = kid
             pr.hs = _hist_get(P, S)
             if pr.hs == NULL:
@@ -951,19 +933,14 @@ cdef int _grow_levels(const Params* P, Scratch* S, Level* L, Node* nodes, double
             # then summed by its tasks below
             hrows = 0
             for t in range(np_):
-                q = L.pairs[t].q
-                hrows += min(L.mid[q] - L.lev[q].start, L.lev[q].end - L.mid[q])
+                hrows += L.pairs[t].end - L.pairs[t].start
             chunk = _chunk_rows(P, hrows, nt)
             nj = 0
             work = 0
             for t in range(np_):
                 pr = &L.pairs[t]
-                q = pr.q
                 pr.job0 = nj
-                if pr.small == 0:
-                    nj = _add_jobs(P, S, pr.hs, L.lev[q].start, L.mid[q], chunk, nj)
-                else:
-                    nj = _add_jobs(P, S, pr.hs, L.mid[q], L.lev[q].end, chunk, nj)
+                nj = _add_jobs(P, S, pr.hs, pr.start, pr.end, chunk, nj)
                 if nj < 0:
                     _put_jobs(P, S, 0, pr.job0)
                     return -1

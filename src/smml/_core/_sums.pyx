@@ -5,6 +5,7 @@ from cython.parallel cimport prange
 
 from libc.string cimport memcpy
 
+from smml._core._finite cimport all_finite
 from smml._core._typedefs cimport floating, int64_t, intp_t, uint64_t
 
 
@@ -63,16 +64,15 @@ def exact_bins(const double[::1] v, int64_t[::1] hi, int64_t[::1] lo):
     cdef intp_t n = v.shape[0], i
     cdef uint64_t bits, e
     cdef int64_t M, h
-    cdef bint ok = True
+    cdef bint ok
     if hi.shape[0] != EXP_SLOTS or lo.shape[0] != EXP_SLOTS:
         raise ValueError("exact_bins: hi and lo need 2048 slots")
     if n > (<intp_t>1 << 36):
         raise ValueError("exact_bins: at most 2^36 values a call")
+    if n == 0:
+        return True
     with nogil:
-        for i in range(n):
-            if not (v[i] - v[i] == 0.0):        # NaN or infinite
-                ok = False
-                break
+        ok = all_finite(&v[0], n)
         if ok:
             for i in range(n):
                 memcpy(&bits, &v[i], sizeof(double))
