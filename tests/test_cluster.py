@@ -825,6 +825,111 @@ def test_distance_bounds_hold_after_each_iteration(rng, dtype):
         C = C_new
 
 
+# ---- group bounds (Yinyang's test): one lower bound per group of centroids ---------------------
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("kind", ["blobs", "grid", "dups", "offset"])
+@pytest.mark.parametrize("d", [5, 20])
+def test_group_bounds_change_no_fit(rng, monkeypatch, dtype, kind, d):
+    # forced on with 2, 5 and k groups (uneven groups, groups of one, panels padded past a
+    # group's centroids, an odd d): the same labels, centroids, J path and iterations, bit for
+    # bit, as without any bounds and as with Hamerly's, on ties (grid), empty clusters
+    # re-seeded (dups), data far from the origin, with and without weights
+    n = 2000
+    X = (_data("blobs", rng, n=n, d=d) + 1e5) if kind == "offset" else _data(kind, rng, n=n, d=d)
+    X = X.astype(dtype)
+    w = rng.integers(0, 3, size=n).astype(float) if kind != "grid" else None
+    k = 40
+    init = X[rng.choice(n, k, replace=False)] + 0.125
+    monkeypatch.setattr(cl, "_BOUNDS", False)
+    ref = KMeans(k, init=init, tol=0, max_iter=40, n_jobs=2).fit(X, sample_weight=w)
+    monkeypatch.setattr(cl, "_BOUNDS", True)
+    for groups in (0, 2, 5, k):
+        monkeypatch.setattr(cl, "_GROUPS", groups)
+        fit = KMeans(k, init=init, tol=0, max_iter=40, n_jobs=2).fit(X, sample_weight=w)
+        _assert_same_fit(fit, ref, dtype, exact_centres=True)
+
+
+def test_group_bounds_with_small_blocks_and_threads(rng, monkeypatch, small_layout):
+    X = _data("blobs", rng, n=600, d=9)
+    init = X[:70] + 0.01
+    monkeypatch.setattr(cl, "_BOUNDS", False)
+    ref = KMeans(70, init=init, tol=0, max_iter=30, n_jobs=1).fit(X)
+    monkeypatch.setattr(cl, "_BOUNDS", True)
+    monkeypatch.setattr(cl, "_GROUPS", 4)
+    for j in (1, 3):
+        _assert_same_fit(KMeans(70, init=init, tol=0, max_iter=30, n_jobs=j).fit(X), ref, np.float64,
+                         exact_centres=True)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_group_bounds_hold_after_each_iteration(rng, dtype):
+    # ub[i] >= ||x_i - c_label||; lb[i, g] <= ||x_i - c_j|| for every j of group g but the label,
+    # for the centroids the labels were computed from; the labels the exact argmin
+    from smml import _kmeans_loop as loop
+    n, d, k, t = 2000, 11, 48, 5
+    X = _data("blobs", rng, n=n, d=d).astype(dtype)
+    xn = np.einsum("ij,ij->i", X.astype(np.float64), X.astype(np.float64))
+    C = X[rng.choice(n, k, replace=False)].copy()
+    gid = loop.centroid_groups(C, t)
+    assert gid.dtype == np.int32 and gid.min() >= 0 and gid.max() < t
+    lab = np.full(n, -1, dtype=np.int32)
+    ub, lb = np.empty(n, dtype=np.float32), np.empty(n * t, dtype=np.float32)
+    acc, anch = np.empty((1, k * _kmeans.record_width(d))), np.empty((1, k), dtype=np.intp)
+    cnt = np.empty((1, 2), dtype=np.intp)
+    coef = _euclidean_error_coef(d, dtype)
+    prev = None
+    for it in range(12):
+        cn = np.einsum("ij,ij->i", C.astype(np.float64), C.astype(np.float64))
+        C_new = np.empty_like(C)
+        _kmeans.lloyd_iter(X, X, xn, np.empty(0), C, C, cn, np.zeros(d), False, False, coef, lab,
+                           C_new, C_new, np.empty(k), acc, anch, cnt, n, 256, True, 2, True, ub, lb, prev,
+                           gid)
+        D = np.sqrt(((X.astype(np.float64)[:, None, :] - C.astype(np.float64)[None]) ** 2).sum(-1))
+        assert_array_equal(lab, np.argmin(D, axis=1))
+        own = D[np.arange(n), lab]
+        D[np.arange(n), lab] = np.inf
+        assert np.all(ub.astype(np.float64) >= own)
+        L = lb.reshape(n, t).astype(np.float64)
+        for g in range(t):
+            assert np.all(L[:, g] <= D[:, gid == g].min(axis=1))
+        prev = C
+        C = C_new
+
+
+def test_group_bounds_rule_and_kernel_checks():
+    from smml import _kmeans_loop as loop
+    assert loop.group_count(256, 256) == 16 and loop.group_count(128, 64) == 8
+    assert loop.group_count(64, 256) == 0 and loop.group_count(256, 16) == 0    # Hamerly's there
+    X = np.zeros((4, 2))
+    C = np.zeros((3, 2))
+    n = np.zeros(4)
+    acc, cnt = np.zeros((1, 3 * 4)), np.zeros((1, 2), dtype=np.intp)
+    anch = np.zeros((1, 3), dtype=np.intp)
+
+    def call(ub, lb, groups):
+        return _kmeans.lloyd_iter(X, X, n, np.empty(0), C, C, np.zeros(3), np.zeros(2), False, False,
+                                  1e-10, np.zeros(4, dtype=np.int32), C.copy(), C.copy(), np.zeros(3), acc,
+                                  anch, cnt, 4, 4, True, 1, True, ub, lb, C, groups)
+    f4, f8 = np.zeros(4, dtype=np.float32), np.zeros(8, dtype=np.float32)
+    with pytest.raises(ValueError, match="groups need the bounds"):
+        call(None, None, np.zeros(3, dtype=np.int32))
+    with pytest.raises(ValueError, match="groups need the bounds"):
+        call(f4, f8, np.zeros(2, dtype=np.int32))
+    for bad in ([0, -1, 1], [0, 3, 1]):
+        with pytest.raises(ValueError, match="group out of range"):
+            call(f4, f8, np.array(bad, dtype=np.int32))
+    with pytest.raises(ValueError, match="n t with groups"):
+        call(f4, f4.copy(), np.array([0, 1, 1], dtype=np.int32))     # 2 groups: 8 bounds
+    call(f4, f8, np.array([0, 1, 1], dtype=np.int32))                 # fine
+    # the groups of neighbouring centroids: two far clusters of centroids, two groups
+    Cs = np.concatenate([np.zeros((5, 2)), np.full((5, 2), 100.0)]) + np.arange(10)[:, None] * 0.01
+    g = loop.centroid_groups(Cs, 2)
+    assert len(set(g[:5])) == 1 and len(set(g[5:])) == 1 and g[0] != g[5]
+    # identical centroids: the groups left empty are dropped, one group numbered 0
+    assert_array_equal(loop.centroid_groups(np.ones((6, 3)), 3), np.zeros(6, dtype=np.int32))
+
+
 def test_distance_bounds_rule_and_kernel_checks():
     from smml import _kmeans_loop as loop
     assert not loop.use_bounds(8, 64) and not loop.use_bounds(32, 256)    # few clusters: never

@@ -54,6 +54,7 @@ _MAX_NORM_SQ = _loop.MAX_NORM_SQ    # squared norms above this could overflow th
 _GEMM_LIMIT32 = _loop.GEMM_LIMIT32  # float32 data with squared norms above this is computed in float64
 _FAST_TILE = _loop.FAST_TILE        # the packed-panel AVX2 tile where the CPU has it (else the BLAS tile)
 _BOUNDS = None                      # distance bounds: None by smml._kmeans_loop.use_bounds, or forced on / off
+_GROUPS = None                      # groups of the bounds: None by smml._kmeans_loop.group_count, or forced (0: Hamerly's)
 
 
 def _block_rows(n, k, d):
@@ -150,7 +151,11 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Sm
     centroid still nearest (by a relative margin of 1e-9, far above the rounding of the
     exact distances) keeps its label without its distances being computed. The labels,
     centroids and J are the same, bit for bit, as without the bounds; the bounds cost two
-    float32 per row.
+    float32 per row. With many clusters of many features (``k >= 128``, ``d >= 64``) the
+    centroids are split once into ``k // 16`` groups of neighbours and a row keeps one lower
+    bound per group instead of one (Ding et al., "Yinyang K-means", 2015): a row the bounds
+    do not settle computes only the groups its upper bound reaches. Again the same labels,
+    centroids and J, bit for bit; ``k // 16 + 1`` float32 per row.
 
     Parameters
     ----------
@@ -302,7 +307,7 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Sm
         n, d = ops.X.shape
         k = self.n_clusters
         group = _loop.InProcess(ops, w, self._shift, self._round32, k, _block_rows(n, k, d), _CHUNK_ROWS,
-                                _FAST_TILE, _euclidean_error_coef(d, self._dtype), nt, _BOUNDS)
+                                _FAST_TILE, _euclidean_error_coef(d, self._dtype), nt, _BOUNDS, _GROUPS)
         return _loop.run_in_process(_loop.lloyd_loop(self._gemm_centroids(C0), self.max_iter, self.tol), group,
                                     on_lloyd)
 

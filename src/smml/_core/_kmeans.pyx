@@ -65,6 +65,12 @@ cdef extern from "smml_kmeans.h":
     void _best2_rows_f32 "smml_best2_rows_f32" (const float *tile, intp_t nr, intp_t kp, const float *cn32,
                                                 const double *xn, double coef4, double R2, int32_t *out,
                                                 double *lo) noexcept nogil
+    void _row_panels_d "smml_row_panels_d" (intp_t d, const double *x, const double *P, intp_t kp,
+                                            double *out) noexcept nogil
+    void _row_panels_f "smml_row_panels_f" (intp_t d, const float *x, const float *P, intp_t kp,
+                                            float *out) noexcept nogil
+    double _dot_d "smml_dot_d" (const double *a, const double *b, intp_t n) noexcept nogil
+    float _dot_f "smml_dot_f" (const float *a, const float *b, intp_t n) noexcept nogil
     void _add_rows_d "smml_add_rows_d" (const double *X, intp_t nr, intp_t d, const int32_t *labels,
                                         const double *xn, const double *w, intp_t R,
                                         double *S) noexcept nogil
@@ -167,9 +173,7 @@ cdef inline float _up32(double u) noexcept nogil:
 
 cdef inline float _down32(double l) noexcept nogil:
     """l rounded to a float32 that is <= l (0 when l <= 0: distances are >= 0)."""
-    if not l > 0.0:
-        return 0.0
-    return <float> (l * _DOWN32)
+    return <float> ((l if l > 0.0 else 0.0) * _DOWN32)
 
 
 cdef inline void _best2_rows(const floating *tile, intp_t nr, intp_t kp, const double *cn,
@@ -217,6 +221,188 @@ cdef inline void _set_bounds(const floating *t, const double *cn, intp_t kp, int
     v = xn + lo - eps2
     lb[0] = _down32(sqrt(v) * _DOWN) if v > 0.0 else 0.0
 
+
+
+# ---- group bounds (Yinyang's test) -----------------------------------------------------------
+
+# With many clusters one lower bound per row (Hamerly's) moves by the largest drift of all the
+# other centroids at every update and soon proves nothing. The centroids are split once into t
+# groups (``smml._kmeans_loop.centroid_groups``: neighbouring initial centroids together); a row
+# keeps one lower bound per group (its distance to every centroid of the group but its own),
+# moved by the group's largest drift only (Ding et al., "Yinyang K-means", 2015). A row whose
+# upper bound is below every group's bound keeps its label; otherwise only the groups whose
+# bound its exact upper bound reaches are computed, centroid by centroid. The labels stay the
+# ones of exact distances: the same slack (_KEEP) proves a skipped group farther, and the
+# computed v_j are within the tile's error bound (any order of the dot product's sum), so
+# near-ties go to exact_key as in the tile path.
+
+cdef inline double _dot(const floating *a, const floating *b, intp_t d, bint simd) noexcept nogil:
+    """a.b in the data's type, four running sums (within the gemm bound: any order); AVX2
+    with ``simd`` (smml_dot_*)."""
+    cdef floating s0 = 0, s1 = 0, s2 = 0, s3 = 0
+    cdef intp_t f = 0
+    if simd:
+        if floating is double:
+            return _dot_d(a, b, d)
+        else:
+            return <double> _dot_f(a, b, d)
+    while f + 4 <= d:
+        s0 = s0 + a[f] * b[f]
+        s1 = s1 + a[f + 1] * b[f + 1]
+        s2 = s2 + a[f + 2] * b[f + 2]
+        s3 = s3 + a[f + 3] * b[f + 3]
+        f = f + 4
+    while f < d:
+        s0 = s0 + a[f] * b[f]
+        f = f + 1
+    return <double> ((s0 + s1) + (s2 + s3))
+
+
+cdef inline void _row_panels(intp_t d, const floating *x, const floating *P, intp_t kp,
+                             floating *out) noexcept nogil:
+    if floating is double:
+        _row_panels_d(d, x, P, kp, out)
+    else:
+        _row_panels_f(d, x, P, kp, out)
+
+
+cdef inline float _lower32(double xn, double v, double eps2) noexcept nogil:
+    """A float32 lower bound on the distance whose v_j (within eps2 / 2) is v."""
+    cdef double s = xn + v - eps2
+    if not s > 0.0:
+        return 0.0
+    return _down32(sqrt(s) * _DOWN)
+
+
+cdef inline float _upper32(double xn, double v, double eps2) noexcept nogil:
+    cdef double s = xn + v + eps2
+    return _up32(sqrt(s if s > 0.0 else 0.0) * _UP)
+
+
+cdef inline void _set_group_bounds(const floating *t, const double *cn, intp_t lab, double xn,
+                                   double eps2, const int32_t *gid, const int32_t *gmem,
+                                   const int32_t *gptr, intp_t ng, float *ub,
+                                   float *lbrow) noexcept nogil:
+    """From a tile row (v_j = t[j] + cn[j]): ub >= the distance to centroid ``lab``, lbrow[g] <=
+    the distance to every centroid of group g but ``lab`` (+inf: none)."""
+    cdef intp_t g, p, j
+    cdef double v, lo, lo2
+    ub[0] = _upper32(xn, <double> t[lab] + cn[lab], eps2)
+    for g in range(ng):
+        lo = INFINITY
+        if g == gid[lab]:
+            for p in range(gptr[g], gptr[g + 1]):
+                j = gmem[p]
+                v = <double> t[j] + cn[j] if j != lab else INFINITY
+                lo = v if v < lo else lo
+        else:
+            # two running minima (half the dependency chain)
+            lo2 = INFINITY
+            p = gptr[g]
+            while p + 2 <= gptr[g + 1]:
+                v = <double> t[gmem[p]] + cn[gmem[p]]
+                lo = v if v < lo else lo
+                v = <double> t[gmem[p + 1]] + cn[gmem[p + 1]]
+                lo2 = v if v < lo2 else lo2
+                p = p + 2
+            if p < gptr[g + 1]:
+                v = <double> t[gmem[p]] + cn[gmem[p]]
+                lo = v if v < lo else lo
+            lo = lo2 if lo2 < lo else lo
+        lbrow[g] = _lower32(xn, lo, eps2) if lo < INFINITY else <float> INFINITY
+
+cdef int32_t _row_groups(const floating *xg, const floating *x, double xn, const floating *Cg,
+                         const floating *C, const double *cn, intp_t d, int32_t lab, double eps2,
+                         const int32_t *gid, const int32_t *gmem, const int32_t *gptr, intp_t ng,
+                         const double *lg, double *vb, unsigned char *comp, double *glo,
+                         int32_t *garg, float *ub, float *lbrow, intp_t *n_ex, bint simd,
+                         const floating *Pg, const intp_t *gcol, floating *trow) noexcept nogil:
+    """A row that failed the global test: its label among its own centroid (v computed first:
+    its exact upper bound) and the groups that bound reaches (``lg``: the groups' bounds
+    moved by their drifts), each of their centroids computed (one tile row of the group's
+    packed panels ``Pg`` with ``simd``, else a dot product each); then its new bounds. Returns
+    the label (a near-tie settled by exact_key, the lowest index on equal distances).
+    Scratch: ``vb`` (k), ``comp``, ``glo`` (2 ng), ``garg`` (ng), ``trow`` (a group's columns)."""
+    cdef double vl = cn[lab] - 2.0 * _dot(xg, Cg + lab * d, d, simd)
+    cdef double ut = sqrt(xn + vl + eps2 if xn + vl + eps2 > 0.0 else 0.0) * _UP
+    cdef double m1 = vl, m2 = INFINITY, v, a1, a2, thr, e, eb, lo
+    cdef int32_t best = lab, j, j1, ai
+    cdef intp_t g, p, g0
+    cdef float l32
+    for g in range(ng):
+        if ut < lg[g] * _KEEP:
+            comp[g] = 0
+            continue
+        comp[g] = 1
+        g0 = gptr[g]
+        if simd:
+            # the group's packed panels (its centroids in gmem order, from column gcol[g], padded
+            # to a multiple of 8 columns) against the row
+            _row_panels(d, xg, Pg + gcol[g] * d, gcol[g + 1] - gcol[g], trow)
+        # the group's two smallest v (the first's centroid), and the row's two smallest
+        a1 = INFINITY
+        a2 = INFINITY
+        ai = -1
+        for p in range(g0, gptr[g + 1]):
+            j = gmem[p]
+            if j == lab:
+                v = vl
+            else:
+                if simd:
+                    v = <double> trow[p - g0] + cn[j]
+                else:
+                    v = cn[j] - 2.0 * _dot(xg, Cg + j * d, d, simd)
+                if v < m1:
+                    m2 = m1
+                    m1 = v
+                    best = j
+                elif v < m2:
+                    m2 = v
+            vb[j] = v
+            if v < a1:
+                a2 = a1
+                a1 = v
+                ai = j
+            elif v < a2:
+                a2 = v
+        glo[2 * g] = a1
+        glo[2 * g + 1] = a2
+        garg[g] = ai
+    vb[lab] = vl
+    thr = m1 + eps2
+    if m2 <= thr:
+        # a tie or near-tie (a second v within eps2 of the smallest): exact distances decide
+        n_ex[0] = n_ex[0] + 1
+        eb = INFINITY
+        j1 = -1
+        if vl <= thr:
+            eb = exact_key(x, C + lab * d, d, SQEUCLIDEAN)
+            j1 = lab
+        for g in range(ng):
+            if comp[g]:
+                for p in range(gptr[g], gptr[g + 1]):
+                    j = gmem[p]
+                    if j != lab and vb[j] <= thr:
+                        e = exact_key(x, C + j * d, d, SQEUCLIDEAN)
+                        if j1 < 0 or e < eb or (e == eb and j < j1):
+                            eb = e
+                            j1 = j
+        best = j1
+    ub[0] = _upper32(xn, vb[best], eps2)
+    for g in range(ng):
+        if comp[g]:
+            # every centroid of the group but the label: the smallest, or the second when the
+            # smallest is the label's (equal values count twice: a2 is then a1)
+            lo = glo[2 * g + 1] if garg[g] == best else glo[2 * g]
+            lbrow[g] = _lower32(xn, lo, eps2) if lo < INFINITY else <float> INFINITY
+        else:
+            lbrow[g] = _down32(lg[g])
+    if best != lab and not comp[gid[lab]]:
+        # the old label joins its (skipped) group's others
+        l32 = _lower32(xn, vl, eps2)
+        if l32 < lbrow[gid[lab]]:
+            lbrow[gid[lab]] = l32
+    return best
 
 cdef void _drifts(const floating[:, ::1] C, const floating[:, ::1] C_prev, double *drift,
                   double *m1, double *m2, intp_t *a1) noexcept nogil:
@@ -310,7 +496,9 @@ cdef int _pass(const floating[:, ::1] Xg, const floating[:, ::1] X, const double
                double *acc, intp_t *anch, intp_t *counts, double *Jpart,
                bint assign, bint accumulate, intp_t block_rows, intp_t chunk_rows,
                bint fast, int n_threads, float *ub=NULL, float *lb=NULL, const double *drift=NULL,
-               double m1=0.0, double m2=0.0, intp_t a1=-1) noexcept nogil:
+               double m1=0.0, double m2=0.0, intp_t a1=-1, const int32_t *gid=NULL,
+               const int32_t *gmem=NULL, const int32_t *gptr=NULL, intp_t ng=0,
+               const double *gdrift=NULL) noexcept nogil:
     """Blocks of rows in parallel: assign (labels; changes and exact checks counted in
     ``counts[2 b]``, ``counts[2 b + 1]``) and/or accumulate the block's totals into
     ``acc + b * k R``, k records [S_j (d) | W_j | Q_j | zeros] of R = :func:`_rec` (d) doubles (``acc`` may be NULL when not
@@ -329,7 +517,12 @@ cdef int _pass(const floating[:, ::1] Xg, const floating[:, ::1] X, const double
     and only they go through the tile. (Hamerly's second test, on the exact distance to
     the row's centroid, saved the tile for under 2% of the rows on the grid's data; its
     gain was within the A/B's noise, so it is left out.) Without ``drift`` every row is
-    computed (the first pass)."""
+    computed (the first pass).
+
+    Group bounds (``ng`` > 0, see :func:`_row_groups`): ``lb`` holds ng bounds per row (row i's
+    at ``lb + i ng``), ``gmem`` the centroids by group (group g's at gptr[g] .. gptr[g + 1] - 1),
+    ``gid`` each centroid's group; with ``drift``, ``gdrift`` each group's largest drift, and a
+    row that fails the test is computed by :func:`_row_groups` instead of the tile."""
     cdef floating *Xb
     cdef double *xnb
     cdef int32_t *pb
@@ -341,6 +534,19 @@ cdef int _pass(const floating[:, ::1] Xg, const floating[:, ::1] X, const double
     cdef intp_t nf, q
     cdef double u, l
     cdef bint bounded = assign and ub != NULL
+    cdef bint grouped = bounded and ng > 0
+    cdef floating *Pg = NULL
+    cdef floating *Gtmp = NULL
+    cdef intp_t *gcol = NULL
+    cdef floating *trow
+    cdef double *glo
+    cdef int32_t *garg
+    cdef intp_t p
+    cdef double *vb
+    cdef double *lgp
+    cdef unsigned char *comp
+    cdef double lmin
+    cdef intp_t g
     # the labels by a raw pointer: through the memoryview, the per-row loops reloaded its data
     # pointer at every row (the compiler cannot prove the stores leave it alone)
     cdef int32_t *labp = &labels[0]
@@ -382,6 +588,30 @@ cdef int _pass(const floating[:, ::1] Xg, const floating[:, ::1] X, const double
         for j in range(kp):
             cnp[j] = cn[j] if j < k else INFINITY
             cnp32[j] = <float> cnp[j]
+    if grouped and drift != NULL and simd:
+        # each group's centroids packed as the tile's panels, groups one after another, each
+        # padded to a multiple of 8 columns (_row_groups' tiles of one row)
+        gcol = <intp_t *> malloc((ng + 1) * sizeof(intp_t))
+        Gtmp = <floating *> malloc(k * d * sizeof(floating))
+        if gcol != NULL:
+            gcol[0] = 0
+            for g in range(ng):
+                gcol[g + 1] = gcol[g] + (gptr[g + 1] - gptr[g] + 7) // 8 * 8
+            Pg = <floating *> malloc((gcol[ng] * d + 1) * sizeof(floating))
+        if gcol == NULL or Gtmp == NULL or Pg == NULL:
+            free(gcol)
+            free(Gtmp)
+            free(Pg)
+            free(Cp)
+            free(cnp)
+            free(cnp32)
+            return 1
+        for g in range(ng):
+            for p in range(gptr[g], gptr[g + 1]):
+                memcpy(Gtmp + (p - gptr[g]) * d, &Cg[gmem[p], 0], d * sizeof(floating))
+            if gptr[g + 1] > gptr[g]:
+                pack_panels(Gtmp, gptr[g + 1] - gptr[g], d, gcol[g + 1] - gcol[g], Pg + gcol[g] * d)
+        free(Gtmp)
     with parallel(num_threads=n_threads):
         tile = NULL
         best = NULL
@@ -390,8 +620,22 @@ cdef int _pass(const floating[:, ::1] Xg, const floating[:, ::1] X, const double
         pb = NULL
         ix = NULL
         lo2 = NULL
+        vb = NULL
+        lgp = NULL
+        comp = NULL
         if bounded:
             lo2 = <double *> malloc(chunk_rows * sizeof(double))
+        trow = NULL
+        glo = NULL
+        garg = NULL
+        if grouped:
+            glo = <double *> malloc(2 * ng * sizeof(double))
+            garg = <int32_t *> malloc(ng * sizeof(int32_t))
+        if grouped and drift != NULL:
+            trow = <floating *> malloc((k + 8) * sizeof(floating))
+            vb = <double *> malloc(k * sizeof(double))
+            lgp = <double *> malloc(ng * sizeof(double))
+            comp = <unsigned char *> malloc(ng)
         if assign:
             tile = <floating *> malloc(chunk_rows * kp * sizeof(floating))
             best = <int32_t *> malloc(chunk_rows * sizeof(int32_t))
@@ -404,7 +648,9 @@ cdef int _pass(const floating[:, ::1] Xg, const floating[:, ::1] X, const double
         # results do not depend on which thread takes a block
         for b in prange(n_blocks, schedule="dynamic"):
             if (assign and (tile == NULL or best == NULL)) or (bounded and lo2 == NULL) or (
-                    bounded and drift != NULL and (Xb == NULL or xnb == NULL or pb == NULL or ix == NULL)):
+                    bounded and drift != NULL and (Xb == NULL or xnb == NULL or pb == NULL or ix == NULL)) or (
+                    grouped and (glo == NULL or garg == NULL)) or (
+                    grouped and drift != NULL and (vb == NULL or lgp == NULL or comp == NULL or trow == NULL)):
                 flag_set(failed)                # any thread: atomic (_atomic.pxd)
                 continue
             r0 = b * block_rows
@@ -432,7 +678,29 @@ cdef int _pass(const floating[:, ::1] Xg, const floating[:, ::1] X, const double
                 src = &Xg[c0, 0]
                 sxn = &xn[c0]
                 sprev = &labels[c0]
-                if bounded and drift != NULL:
+                if grouped and drift != NULL:
+                    # the group bounds' test; a row that fails it is computed alone
+                    for i in range(c0, c1):
+                        j = labp[i]
+                        u = <double> ub[i] + drift[j]
+                        lmin = INFINITY
+                        for g in range(ng):
+                            lgp[g] = <double> lb[i * ng + g] - gdrift[g]
+                            lmin = lgp[g] if lgp[g] < lmin else lmin
+                        if u < lmin * _KEEP:
+                            ub[i] = _up32(u)
+                            for g in range(ng):
+                                lb[i * ng + g] = _down32(lgp[g])
+                            continue
+                        lab = _row_groups(&Xg[i, 0], &X[i, 0], xn[i], &Cg[0, 0], &C[0, 0], &cn[0], d,
+                                          <int32_t> j, coef4 * (xn[i] + R2), gid, gmem, gptr, ng, lgp,
+                                          vb, comp, glo, garg, &ub[i], &lb[i * ng], &n_ex, simd, Pg,
+                                          gcol, trow)
+                        if lab != j:
+                            n_chg = n_chg + 1
+                            labp[i] = lab
+                    nf = 0
+                elif bounded and drift != NULL:
                     # Hamerly's test; the rows that fail it are gathered (ix, Xb, xnb, pb)
                     nf = 0
                     for i in range(c0, c1):
@@ -475,7 +743,10 @@ cdef int _pass(const floating[:, ::1] Xg, const floating[:, ::1] X, const double
                         if lab != labp[i]:
                             n_chg = n_chg + 1
                             labp[i] = lab
-                        if bounded:
+                        if grouped:
+                            _set_group_bounds(tile + q * kp, cnp, lab, sxn[q], coef4 * (sxn[q] + R2),
+                                              gid, gmem, gptr, ng, &ub[i], &lb[i * ng])
+                        elif bounded:
                             _set_bounds(tile + q * kp, cnp, kp, lab, lo2[q], sxn[q],
                                         coef4 * (sxn[q] + R2), &ub[i], &lb[i])
                 if accumulate:
@@ -512,9 +783,17 @@ cdef int _pass(const floating[:, ::1] Xg, const floating[:, ::1] X, const double
         free(pb)
         free(ix)
         free(lo2)
+        free(vb)
+        free(lgp)
+        free(comp)
+        free(trow)
+        free(glo)
+        free(garg)
     free(Cp)
     free(cnp)
     free(cnp32)
+    free(Pg)
+    free(gcol)
     return failed[0]
 
 
@@ -649,8 +928,9 @@ def lloyd_iter(const floating[:, ::1] Xg, const floating[:, ::1] X,     # IN  (n
                intp_t[:, ::1] counts,                                    # WORK (n_blocks, 2)
                intp_t block_rows, intp_t chunk_rows, bint fast, int n_threads, bint update=True,
                float[::1] ub=None, float[::1] lb=None,                   # IN/OUT (n,) distance bounds
-               const floating[:, ::1] C_prev=None):                      # IN  (k, d) centroids of the
+               const floating[:, ::1] C_prev=None,                       # IN  (k, d) centroids of the
                                                                          #     bounds (None: not valid)
+               const int32_t[::1] groups=None):                          # IN  (k,) each centroid's group
     """One Lloyd iteration (see the module doc). ``C_new`` may be ``Cg_new`` when not
     centred (likewise ``C`` and ``Cg``). Returns (J(c_new, mu_old), labels changed,
     rows decided on exact distances, empty clusters).
@@ -666,7 +946,10 @@ def lloyd_iter(const floating[:, ::1] Xg, const floating[:, ::1] X,     # IN  (n
     ``C_prev`` is also given, the bounds held on entry are those of the current labels and
     the centroids ``C_prev``, and rows they prove still nearest to their centroid keep
     their label without computing their distances: the labels are the same as without
-    bounds, bit for bit (the distances that decide them are exact)."""
+    bounds, bit for bit (the distances that decide them are exact).
+
+    Group bounds (Yinyang's test, see :func:`_row_groups`): with ``groups`` (values 0 .. t - 1,
+    t = max + 1), ``lb`` holds t bounds per row (n t entries), row i's group g at i t + g."""
     cdef intp_t n = Xg.shape[0], d = Xg.shape[1], k = Cg.shape[0]
     cdef intp_t n_blocks = (n + block_rows - 1) // block_rows, b
     cdef intp_t n_changed = 0, n_exact = 0, n_empty = 0, a1 = -1
@@ -675,10 +958,23 @@ def lloyd_iter(const floating[:, ::1] Xg, const floating[:, ::1] X,     # IN  (n
     cdef double *drift = NULL
     cdef float *ubp = NULL
     cdef float *lbp = NULL
+    cdef intp_t ng = 0, g, j
+    cdef int32_t *gmem = NULL
+    cdef int32_t *gptr = NULL
+    cdef double *gdrift = NULL
     _check(Xg, X, xn, w, Cg, C, cn, labels, block_rows, chunk_rows)
     _check_out_work(C_new, Cg_new, cn_new, acc, anch, counts, n_blocks, k, d)
-    if (ub is None) != (lb is None) or (ub is not None and (ub.shape[0] != n or lb.shape[0] != n)):
-        raise ValueError("k-means kernel: bounds must be given together, n entries each")
+    if groups is not None:
+        if ub is None or groups.shape[0] != k:
+            raise ValueError("k-means kernel: groups need the bounds and one entry per centroid")
+        for j in range(k):
+            if groups[j] < 0 or groups[j] >= k:
+                raise ValueError("k-means kernel: a group out of range")
+            if groups[j] + 1 > ng:
+                ng = groups[j] + 1
+    if (ub is None) != (lb is None) or (ub is not None and (ub.shape[0] != n or
+                                                            lb.shape[0] != n * (ng if ng else 1))):
+        raise ValueError("k-means kernel: bounds must be given together, n entries each (n t with groups)")
     if C_prev is not None:
         if ub is None:
             raise ValueError("k-means kernel: C_prev needs the bounds")
@@ -696,13 +992,44 @@ def lloyd_iter(const floating[:, ::1] Xg, const floating[:, ::1] X,     # IN  (n
         drift = <double *> malloc(k * sizeof(double))
         if drift == NULL:
             raise MemoryError("lloyd_iter: could not allocate the drifts")
+    if ng:
+        # the centroids by group (a counting sort), each group's largest drift
+        gmem = <int32_t *> malloc(k * sizeof(int32_t))
+        gptr = <int32_t *> malloc((ng + 1) * sizeof(int32_t))
+        gdrift = <double *> malloc(ng * sizeof(double))
+        if gmem == NULL or gptr == NULL or gdrift == NULL:
+            free(gmem)
+            free(gptr)
+            free(gdrift)
+            free(drift)
+            raise MemoryError("lloyd_iter: could not allocate the groups")
+        memset(gptr, 0, (ng + 1) * sizeof(int32_t))
+        for j in range(k):
+            gptr[groups[j] + 1] += 1
+        for g in range(ng):
+            gptr[g + 1] += gptr[g]
+        for j in range(k):
+            gmem[gptr[groups[j]]] = <int32_t> j
+            gptr[groups[j]] += 1
+        for g in range(ng, 0, -1):
+            gptr[g] = gptr[g - 1]
+        gptr[0] = 0
     with nogil:
         if drift != NULL:
             _drifts(C, C_prev, drift, &m1, &m2, &a1)
+            if ng:
+                for g in range(ng):
+                    gdrift[g] = 0.0
+                for j in range(k):
+                    if drift[j] > gdrift[groups[j]]:
+                        gdrift[groups[j]] = drift[j]
         failed = _pass(Xg, X, xn, w, Cg, C, cn, coef, labels, &acc[0, 0], &anch[0, 0], &counts[0, 0],
                        NULL, True, True, block_rows, chunk_rows, fast, n_threads, ubp, lbp, drift,
-                       m1, m2, a1)
+                       m1, m2, a1, &groups[0] if ng else NULL, gmem, gptr, ng, gdrift)
         free(drift)
+        free(gmem)
+        free(gptr)
+        free(gdrift)
         if not failed:
             for b in range(n_blocks):
                 n_changed += counts[b, 0]

@@ -272,8 +272,80 @@ static void smml_best2_rows_f32(const float *tile, Py_ssize_t nr, Py_ssize_t kp,
                     _mm256_cmp_ps, _mm256_movemask_ps, _mm256_blendv_ps, smml_hmin8, SMML_LANE8,
                     _mm256_cvtss_f32, float)
 }
+/* smml_dot_*: a.b of n entries in the data's type, four vectors of running sums (FMA), for the
+   group bounds' centroid-by-centroid distances: within the tile's error bound, which holds
+   for any order of the dot product's sum. */
+#define SMML_DOT(SUF, T, VEC, W, ZERO, LOAD, FMA, ADD, HSUM) \
+SMML_TARGET_AVX2_FMA static T smml_dot_##SUF(const T *a, const T *b, Py_ssize_t n) { \
+    VEC s0 = ZERO(), s1 = s0, s2 = s0, s3 = s0; \
+    Py_ssize_t f = 0; \
+    T r; \
+    for (; f + 4 * W <= n; f += 4 * W) { \
+        s0 = FMA(LOAD(a + f), LOAD(b + f), s0); \
+        s1 = FMA(LOAD(a + f + W), LOAD(b + f + W), s1); \
+        s2 = FMA(LOAD(a + f + 2 * W), LOAD(b + f + 2 * W), s2); \
+        s3 = FMA(LOAD(a + f + 3 * W), LOAD(b + f + 3 * W), s3); \
+    } \
+    for (; f + W <= n; f += W) s0 = FMA(LOAD(a + f), LOAD(b + f), s0); \
+    r = HSUM(ADD(ADD(s0, s1), ADD(s2, s3))); \
+    for (; f < n; f++) r += a[f] * b[f]; \
+    return r; \
+}
+/* smml_row_panels_*: out[c] = x . (column c of P), c < kp, P packed panels as the tile's
+   (smml_pack_panels_*: full panels of 2W columns, then a half panel of W when kp is an odd
+   multiple of W); one row against a group of centroids. Even and odd features in separate
+   sums (half the dependency chain), added at the end: within the tile's error bound. */
+#define SMML_ROW_PANELS(SUF, T, VEC, W, ZERO, LOAD, BCAST, FMA, ADD, STORE) \
+SMML_TARGET_AVX2_FMA static void smml_row_panels_##SUF(Py_ssize_t d, const T *x, const T *P, \
+                                                       Py_ssize_t kp, T *out) { \
+    Py_ssize_t p = 0, f; \
+    VEC a0, a1, b0, b1, xa, xb; \
+    for (; p + 2 * W <= kp; p += 2 * W) { \
+        const T *Pp = P + p * d; \
+        a0 = ZERO(); a1 = a0; b0 = a0; b1 = a0; \
+        for (f = 0; f + 2 <= d; f += 2) { \
+            xa = BCAST(x + f); xb = BCAST(x + f + 1); \
+            a0 = FMA(xa, LOAD(Pp + f * 2 * W), a0); a1 = FMA(xa, LOAD(Pp + f * 2 * W + W), a1); \
+            b0 = FMA(xb, LOAD(Pp + (f + 1) * 2 * W), b0); b1 = FMA(xb, LOAD(Pp + (f + 1) * 2 * W + W), b1); \
+        } \
+        if (f < d) { \
+            xa = BCAST(x + f); \
+            a0 = FMA(xa, LOAD(Pp + f * 2 * W), a0); a1 = FMA(xa, LOAD(Pp + f * 2 * W + W), a1); \
+        } \
+        STORE(out + p, ADD(a0, b0)); STORE(out + p + W, ADD(a1, b1)); \
+    } \
+    if (p < kp) { \
+        const T *Pp = P + p * d; \
+        a0 = ZERO(); b0 = a0; \
+        for (f = 0; f + 2 <= d; f += 2) { \
+            a0 = FMA(BCAST(x + f), LOAD(Pp + f * W), a0); \
+            b0 = FMA(BCAST(x + f + 1), LOAD(Pp + (f + 1) * W), b0); \
+        } \
+        if (f < d) a0 = FMA(BCAST(x + f), LOAD(Pp + f * W), a0); \
+        STORE(out + p, ADD(a0, b0)); \
+    } \
+}
+SMML_ROW_PANELS(d, double, __m256d, 4, _mm256_setzero_pd, _mm256_loadu_pd, _mm256_broadcast_sd,
+                _mm256_fmadd_pd, _mm256_add_pd, _mm256_storeu_pd)
+SMML_ROW_PANELS(f, float, __m256, 8, _mm256_setzero_ps, _mm256_loadu_ps, _mm256_broadcast_ss,
+                _mm256_fmadd_ps, _mm256_add_ps, _mm256_storeu_ps)
+SMML_TARGET_AVX2 static inline double smml_hsum4(__m256d v) {
+    __m128d h = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
+    return _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h)));
+}
+SMML_TARGET_AVX2 static inline float smml_hsum8(__m256 v) {
+    __m128 h = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+    return _mm_cvtss_f32(_mm_add_ss(h, _mm_shuffle_ps(h, h, 1)));
+}
+SMML_DOT(d, double, __m256d, 4, _mm256_setzero_pd, _mm256_loadu_pd, _mm256_fmadd_pd, _mm256_add_pd, smml_hsum4)
+SMML_DOT(f, float, __m256, 8, _mm256_setzero_ps, _mm256_loadu_ps, _mm256_fmadd_ps, _mm256_add_ps, smml_hsum8)
 #else
 /* never called: fast_tile_available() is false here */
+static double smml_dot_d(const double *a, const double *b, Py_ssize_t n) { return 0.0; }
+static float smml_dot_f(const float *a, const float *b, Py_ssize_t n) { return 0.0f; }
+static void smml_row_panels_d(Py_ssize_t d, const double *x, const double *P, Py_ssize_t kp, double *out) {}
+static void smml_row_panels_f(Py_ssize_t d, const float *x, const float *P, Py_ssize_t kp, float *out) {}
 static void smml_best2_rows_d(const double *tile, Py_ssize_t nr, Py_ssize_t kp, const double *cn,
                               const double *xn, double coef4, double R2, int32_t *out, double *lo) {}
 static void smml_best2_rows_f32(const float *tile, Py_ssize_t nr, Py_ssize_t kp, const float *cn,
