@@ -899,8 +899,8 @@ def test_group_bounds_hold_after_each_iteration(rng, dtype):
 
 def test_group_bounds_rule_and_kernel_checks():
     from smml import _kmeans_loop as loop
-    assert loop.group_count(256, 256) == 16 and loop.group_count(128, 64) == 8
-    assert loop.group_count(64, 256) == 0 and loop.group_count(256, 16) == 0    # Hamerly's there
+    assert loop.group_count(256, 256) == 16 and loop.group_count(512, 64) == 32
+    assert loop.group_count(128, 256) == 0 and loop.group_count(256, 32) == 0    # Hamerly's there
     X = np.zeros((4, 2))
     C = np.zeros((3, 2))
     n = np.zeros(4)

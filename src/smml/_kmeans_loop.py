@@ -55,7 +55,7 @@ BOUNDS_MIN_K = 64            # distance bounds (Hamerly's test) from this many c
 BOUNDS_MIN_WORK = 1280       # when a row's tile costs k (d + 8) >= this,
 BOUNDS_MAX_D = 100_000       # up to this many features (the bounds' slack assumes it)
 GROUP_SIZE = 16              # centroids per group of the group bounds (Yinyang's test)
-GROUPS_MIN_K = 128           # group bounds from this many clusters
+GROUPS_MIN_K = 256           # group bounds from this many clusters
 GROUPS_MIN_D = 64            # and this many features
 
 
@@ -75,11 +75,12 @@ def group_count(k, d, size=GROUP_SIZE, min_k=GROUPS_MIN_K, min_d=GROUPS_MIN_D):
     features: one per ``size`` centroids from ``min_k`` clusters and ``min_d`` features, else 0
     (Hamerly's single bound). A row keeps that many float32 bounds instead of one. A row that
     fails the test is computed against the groups its bound reaches, one tile row each, instead
-    of one tile row of every centroid: that pays where a row's distances cost much. Interleaved
-    A/B, 100,000 rows, 20 iterations, 2 threads (bench/cluster.md): groups / Hamerly's time
-    1.09-1.69x faster at k = 128 / 256, d = 64..256 (float32) and 1.16-2.12x (float64); 0.6-0.8x
-    at d <= 16 (float32) and at k = 64, where the test and the group loops cost more than the
-    tile rows they save."""
+    of one tile row of every centroid: that pays where a row's distances cost much.
+    ``bench/ab_kmeans_bounds.py --groups`` (100,000 rows, 20 iterations, 2 threads, k // 16
+    groups forced on; bench/cluster.md): Hamerly's time / the groups' 1.19-1.62 (float32) and
+    1.49-1.95 (float64) at k = 256, d = 64..256; at k = 128 0.91-1.09 (float32), 1.06-1.30
+    (float64); 0.43-0.97 at d <= 32 or k = 64 (float32), where the test and the group loops cost
+    more than the tile rows they save."""
     return k // size if k >= min_k and d >= min_d else 0
 
 

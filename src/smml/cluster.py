@@ -151,7 +151,7 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Sm
     centroid still nearest (by a relative margin of 1e-9, far above the rounding of the
     exact distances) keeps its label without its distances being computed. The labels,
     centroids and J are the same, bit for bit, as without the bounds; the bounds cost two
-    float32 per row. With many clusters of many features (``k >= 128``, ``d >= 64``) the
+    float32 per row. With many clusters of many features (``k >= 256``, ``d >= 64``) the
     centroids are split once into ``k // 16`` groups of neighbours and a row keeps one lower
     bound per group instead of one (Ding et al., "Yinyang K-means", 2015): a row the bounds
     do not settle computes only the groups its upper bound reaches. Again the same labels,
