@@ -27,6 +27,7 @@ _SCRIPT = textwrap.dedent(r"""
     import numpy as np
     from smml._core._neural import step_isa
     from smml.cluster import KMeans
+    import smml.cluster as cl
     from smml._core._tree import partition_pairs
     from smml.ensemble import GradientBoostingClassifier, RandomForestClassifier, RandomForestRegressor
     from smml.kernels import KernelRidge, KernelSVC
@@ -52,6 +53,11 @@ _SCRIPT = textwrap.dedent(r"""
         out[f"kr_{s}"] = KernelRidge(kernel="gaussian").fit(Xd[:300], yr[:300]).predict(Qd)
         km = KMeans(6, n_init=1, random_state=0).fit(Xd)
         out[f"km_{s}_labels"], out[f"km_{s}_centers"] = km.labels_, km.cluster_centers_
+        # the group bounds forced on (their tile rows: smml_row_panels_*, dots: smml_dot_*)
+        cl._BOUNDS, cl._GROUPS = True, 3
+        km = KMeans(24, n_init=1, random_state=0, max_iter=30, tol=0).fit(Xd)
+        cl._BOUNDS, cl._GROUPS = None, None
+        out[f"kmg_{s}_labels"], out[f"kmg_{s}_centers"] = km.labels_, km.cluster_centers_
         mlp = MLPClassifier(hidden_layer_sizes=(16,), batch_size=32, random_state=0)
         mlp.set_params(**{k: 5 for k in ("max_iter", "max_epochs") if k in mlp.get_params()})
         out[f"mlp_{s}"] = mlp.fit(Xd, y3).predict_proba(Qd)
@@ -80,7 +86,8 @@ _SCRIPT = textwrap.dedent(r"""
 
 # results a vector path computes with fused multiply-adds (another rounding, the same
 # error bound): compared to a tolerance, everything else bit for bit
-_FMA = {"km_d_centers": 1e-12, "km_f_centers": 1e-5, "mlp_f": 1e-4}
+_FMA = {"km_d_centers": 1e-12, "km_f_centers": 1e-5, "kmg_d_centers": 1e-12, "kmg_f_centers": 1e-5,
+        "mlp_f": 1e-4}
 _LEVELS = {"scalar": 0, "avx2": 1, "avx512": 2}
 
 
