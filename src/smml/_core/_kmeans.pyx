@@ -222,7 +222,6 @@ cdef inline void _set_bounds(const floating *t, const double *cn, intp_t kp, int
     lb[0] = _down32(sqrt(v) * _DOWN) if v > 0.0 else 0.0
 
 
-
 # ---- group bounds (Yinyang's test) -----------------------------------------------------------
 
 # With many clusters one lower bound per row (Hamerly's) moves by the largest drift of all the
@@ -231,10 +230,10 @@ cdef inline void _set_bounds(const floating *t, const double *cn, intp_t kp, int
 # keeps one lower bound per group (its distance to every centroid of the group but its own),
 # moved by the group's largest drift only (Ding et al., "Yinyang K-means", 2015). A row whose
 # upper bound is below every group's bound keeps its label; otherwise only the groups whose
-# bound its exact upper bound reaches are computed, centroid by centroid. The labels stay the
-# ones of exact distances: the same slack (_KEEP) proves a skipped group farther, and the
-# computed v_j are within the tile's error bound (any order of the dot product's sum), so
-# near-ties go to exact_key as in the tile path.
+# bound its exact upper bound reaches are computed, one row of the group's packed-panel tile
+# each. The labels stay the ones of exact distances: the same slack (_KEEP) proves a skipped
+# group farther, and the computed v_j are within the tile's error bound (any order of the dot
+# product's sum), so near-ties go to exact_key as in the tile path.
 
 cdef inline double _dot(const floating *a, const floating *b, intp_t d, bint simd) noexcept nogil:
     """a.b in the data's type, four running sums (within the gemm bound: any order); AVX2
@@ -310,6 +309,7 @@ cdef inline void _set_group_bounds(const floating *t, const double *cn, intp_t l
                 lo = v if v < lo else lo
             lo = lo2 if lo2 < lo else lo
         lbrow[g] = _lower32(xn, lo, eps2) if lo < INFINITY else <float> INFINITY
+
 
 cdef int32_t _row_groups(const floating *xg, const floating *x, double xn, const floating *Cg,
                          const floating *C, const double *cn, intp_t d, int32_t lab, double eps2,
@@ -403,6 +403,7 @@ cdef int32_t _row_groups(const floating *xg, const floating *x, double xn, const
         if l32 < lbrow[gid[lab]]:
             lbrow[gid[lab]] = l32
     return best
+
 
 cdef void _drifts(const floating[:, ::1] C, const floating[:, ::1] C_prev, double *drift,
                   double *m1, double *m2, intp_t *a1) noexcept nogil:
@@ -628,10 +629,9 @@ cdef int _pass(const floating[:, ::1] Xg, const floating[:, ::1] X, const double
         trow = NULL
         glo = NULL
         garg = NULL
-        if grouped:
+        if grouped and drift != NULL:
             glo = <double *> malloc(2 * ng * sizeof(double))
             garg = <int32_t *> malloc(ng * sizeof(int32_t))
-        if grouped and drift != NULL:
             trow = <floating *> malloc((k + 8) * sizeof(floating))
             vb = <double *> malloc(k * sizeof(double))
             lgp = <double *> malloc(ng * sizeof(double))
@@ -649,8 +649,8 @@ cdef int _pass(const floating[:, ::1] Xg, const floating[:, ::1] X, const double
         for b in prange(n_blocks, schedule="dynamic"):
             if (assign and (tile == NULL or best == NULL)) or (bounded and lo2 == NULL) or (
                     bounded and drift != NULL and (Xb == NULL or xnb == NULL or pb == NULL or ix == NULL)) or (
-                    grouped and (glo == NULL or garg == NULL)) or (
-                    grouped and drift != NULL and (vb == NULL or lgp == NULL or comp == NULL or trow == NULL)):
+                    grouped and drift != NULL and (vb == NULL or lgp == NULL or comp == NULL or trow == NULL
+                                                   or glo == NULL or garg == NULL)):
                 flag_set(failed)                # any thread: atomic (_atomic.pxd)
                 continue
             r0 = b * block_rows
