@@ -796,16 +796,23 @@ def test_distance_bounds_with_small_blocks_and_threads(rng, monkeypatch, small_l
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_distance_bounds_hold_after_each_iteration(rng, dtype):
-    # ub[i] >= ||x_i - c_label||, lb[i] <= ||x_i - c_j|| for every other j, for the centroids
-    # the labels were computed from, after the first call (every row computed) and the later
-    # ones (most rows skipped); and a row is skipped only when its label is the exact argmin
-    n, d, k = 2000, 4, 24
+@pytest.mark.parametrize("t", [0, 5])
+def test_distance_bounds_hold_after_each_iteration(rng, dtype, t):
+    # ub[i] >= ||x_i - c_label||, and the lower bounds below the distance to every other
+    # centroid (t = 0, Hamerly's: lb[i] <= every other; t groups: lb[i t + g] <= every centroid
+    # of group g but the label), for the centroids the labels were computed from, after the
+    # first call (every row computed) and the later ones (most rows skipped); the labels the
+    # exact argmin
+    from smml import _kmeans_loop as loop
+    n, d, k = (2000, 4, 24) if t == 0 else (2000, 11, 48)
     X = _data("blobs", rng, n=n, d=d).astype(dtype)
     xn = np.einsum("ij,ij->i", X.astype(np.float64), X.astype(np.float64))
     C = X[rng.choice(n, k, replace=False)].copy()
+    gid = loop.centroid_groups(C, t) if t else None
+    if t:
+        assert gid.dtype == np.int32 and gid.min() >= 0 and gid.max() < t
     lab = np.full(n, -1, dtype=np.int32)
-    ub, lb = np.empty(n, dtype=np.float32), np.empty(n, dtype=np.float32)
+    ub, lb = np.empty(n, dtype=np.float32), np.empty(n * max(t, 1), dtype=np.float32)
     acc, anch = np.empty((1, k * _kmeans.record_width(d))), np.empty((1, k), dtype=np.intp)
     cnt = np.empty((1, 2), dtype=np.intp)
     coef = _euclidean_error_coef(d, dtype)
@@ -814,13 +821,19 @@ def test_distance_bounds_hold_after_each_iteration(rng, dtype):
         cn = np.einsum("ij,ij->i", C.astype(np.float64), C.astype(np.float64))
         C_new = np.empty_like(C)
         _kmeans.lloyd_iter(X, X, xn, np.empty(0), C, C, cn, np.zeros(d), False, False, coef, lab,
-                           C_new, C_new, np.empty(k), acc, anch, cnt, n, 256, True, 2, True, ub, lb, prev)
+                           C_new, C_new, np.empty(k), acc, anch, cnt, n, 256, True, 2, True, ub, lb, prev,
+                           gid)
         D = np.sqrt(((X.astype(np.float64)[:, None, :] - C.astype(np.float64)[None]) ** 2).sum(-1))
         assert_array_equal(lab, np.argmin(D, axis=1))
         own = D[np.arange(n), lab]
         D[np.arange(n), lab] = np.inf
         assert np.all(ub.astype(np.float64) >= own)
-        assert np.all(lb.astype(np.float64) <= D.min(axis=1))
+        if t:
+            L = lb.reshape(n, t).astype(np.float64)
+            for g in range(t):
+                assert np.all(L[:, g] <= D[:, gid == g].min(axis=1))
+        else:
+            assert np.all(lb.astype(np.float64) <= D.min(axis=1))
         prev = C
         C = C_new
 
@@ -860,41 +873,6 @@ def test_group_bounds_with_small_blocks_and_threads(rng, monkeypatch, small_layo
     for j in (1, 3):
         _assert_same_fit(KMeans(70, init=init, tol=0, max_iter=30, n_jobs=j).fit(X), ref, np.float64,
                          exact_centres=True)
-
-
-@pytest.mark.parametrize("dtype", DTYPES)
-def test_group_bounds_hold_after_each_iteration(rng, dtype):
-    # ub[i] >= ||x_i - c_label||; lb[i, g] <= ||x_i - c_j|| for every j of group g but the label,
-    # for the centroids the labels were computed from; the labels the exact argmin
-    from smml import _kmeans_loop as loop
-    n, d, k, t = 2000, 11, 48, 5
-    X = _data("blobs", rng, n=n, d=d).astype(dtype)
-    xn = np.einsum("ij,ij->i", X.astype(np.float64), X.astype(np.float64))
-    C = X[rng.choice(n, k, replace=False)].copy()
-    gid = loop.centroid_groups(C, t)
-    assert gid.dtype == np.int32 and gid.min() >= 0 and gid.max() < t
-    lab = np.full(n, -1, dtype=np.int32)
-    ub, lb = np.empty(n, dtype=np.float32), np.empty(n * t, dtype=np.float32)
-    acc, anch = np.empty((1, k * _kmeans.record_width(d))), np.empty((1, k), dtype=np.intp)
-    cnt = np.empty((1, 2), dtype=np.intp)
-    coef = _euclidean_error_coef(d, dtype)
-    prev = None
-    for it in range(12):
-        cn = np.einsum("ij,ij->i", C.astype(np.float64), C.astype(np.float64))
-        C_new = np.empty_like(C)
-        _kmeans.lloyd_iter(X, X, xn, np.empty(0), C, C, cn, np.zeros(d), False, False, coef, lab,
-                           C_new, C_new, np.empty(k), acc, anch, cnt, n, 256, True, 2, True, ub, lb, prev,
-                           gid)
-        D = np.sqrt(((X.astype(np.float64)[:, None, :] - C.astype(np.float64)[None]) ** 2).sum(-1))
-        assert_array_equal(lab, np.argmin(D, axis=1))
-        own = D[np.arange(n), lab]
-        D[np.arange(n), lab] = np.inf
-        assert np.all(ub.astype(np.float64) >= own)
-        L = lb.reshape(n, t).astype(np.float64)
-        for g in range(t):
-            assert np.all(L[:, g] <= D[:, gid == g].min(axis=1))
-        prev = C
-        C = C_new
 
 
 def test_group_bounds_rule_and_kernel_checks():
