@@ -37,8 +37,7 @@ from smml._gemm_bounds import centre as _centre
 
 __all__ = ["CHUNK_ROWS", "BLOCK_ROWS", "MIN_BLOCKS", "ACC_BUDGET", "GRAIN", "MAX_NORM_SQ", "GEMM_LIMIT32",
            "FAST_TILE", "BOUNDS_MIN_K", "BOUNDS_MIN_WORK", "BOUNDS_MAX_D", "GROUP_SIZE", "GROUPS_MIN_K",
-           "GROUPS_MIN_D", "use_bounds",
-           "group_count", "centroid_groups", "block_rows",
+           "GROUPS_MIN_D", "use_bounds", "group_count", "centroid_groups", "block_rows",
            "acc_width", "acc_weights", "check_norms", "centring", "init_array", "n_runs", "Operands", "gemm_centroids",
            "move_to_empty", "warn_empty", "lloyd_loop", "InProcess", "run_in_process"]
 

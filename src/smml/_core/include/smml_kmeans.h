@@ -273,8 +273,8 @@ static void smml_best2_rows_f32(const float *tile, Py_ssize_t nr, Py_ssize_t kp,
                     _mm256_cvtss_f32, float)
 }
 /* smml_dot_*: a.b of n entries in the data's type, four vectors of running sums (FMA), for the
-   group bounds' centroid-by-centroid distances: within the tile's error bound, which holds
-   for any order of the dot product's sum. */
+   group bounds' distance of a row to its own centroid (_kmeans._row_groups): within the tile's
+   error bound, which holds for any order of the dot product's sum. */
 #define SMML_DOT(SUF, T, VEC, W, ZERO, LOAD, FMA, ADD, HSUM) \
 SMML_TARGET_AVX2_FMA static T smml_dot_##SUF(const T *a, const T *b, Py_ssize_t n) { \
     VEC s0 = ZERO(), s1 = s0, s2 = s0, s3 = s0; \
