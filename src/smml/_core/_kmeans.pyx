@@ -130,23 +130,32 @@ cdef inline void _best_rows(const floating *tile, intp_t nr, intp_t kp, const do
         out[i] = <int32_t> first if count == 1 else -1
 
 
+cdef inline void _exact_candidate(const floating *x, const floating *C, intp_t d, int32_t j,
+                                  double *best, int32_t *j1) noexcept nogil:
+    """One candidate of a near-tie: centroid j replaces the best so far (``best``, its exact
+    key, at ``j1``; -1: none yet) when nearer, or as near with a lower index (the candidates
+    may come in any order)."""
+    cdef double e = exact_key(x, C + j * d, d, SQEUCLIDEAN)
+    if j1[0] < 0 or e < best[0] or (e == best[0] and j < j1[0]):
+        best[0] = e
+        j1[0] = j
+
+
 cdef inline int32_t _exact_best(const floating *trow, const double *cn, intp_t kp, double eps2,
                                 const floating *x, const floating *C, intp_t d) noexcept nogil:
     """A tie or near-tie: the exact distances of the candidates (v_j within ``eps2``, twice
     the error bound, of the smallest) decide, the lowest index on equal distances."""
-    cdef intp_t j, j1 = -1
-    cdef double thr = INFINITY, e, best = INFINITY
+    cdef intp_t j
+    cdef int32_t j1 = -1
+    cdef double thr = INFINITY, best = INFINITY
     for j in range(kp):
         if <double> trow[j] + cn[j] < thr:
             thr = <double> trow[j] + cn[j]
     thr = thr + eps2
     for j in range(kp):
         if <double> trow[j] + cn[j] <= thr:
-            e = exact_key(x, C + j * d, d, SQEUCLIDEAN)
-            if e < best or j1 < 0:
-                best = e
-                j1 = j
-    return <int32_t> j1
+            _exact_candidate(x, C, d, <int32_t> j, &best, &j1)
+    return j1
 
 
 # ---- distance bounds (Hamerly's test) ------------------------------------------------------
@@ -174,6 +183,19 @@ cdef inline float _up32(double u) noexcept nogil:
 cdef inline float _down32(double l) noexcept nogil:
     """l rounded to a float32 that is <= l (0 when l <= 0: distances are >= 0)."""
     return <float> ((l if l > 0.0 else 0.0) * _DOWN32)
+
+
+cdef inline float _lower32(double xn, double v, double eps2) noexcept nogil:
+    """A float32 lower bound on the distance whose v_j (within eps2 / 2) is v."""
+    cdef double s = xn + v - eps2
+    if not s > 0.0:
+        return 0.0
+    return _down32(sqrt(s) * _DOWN)
+
+
+cdef inline float _upper32(double xn, double v, double eps2) noexcept nogil:
+    cdef double s = xn + v + eps2
+    return _up32(sqrt(s if s > 0.0 else 0.0) * _UP)
 
 
 cdef inline void _best2_rows(const floating *tile, intp_t nr, intp_t kp, const double *cn,
@@ -216,10 +238,8 @@ cdef inline void _set_bounds(const floating *t, const double *cn, intp_t kp, int
             v = <double> t[j] + cn[j]
             if j != lab and v < lo:
                 lo = v
-    v = xn + vl + eps2
-    ub[0] = _up32(sqrt(v if v > 0.0 else 0.0) * _UP)
-    v = xn + lo - eps2
-    lb[0] = _down32(sqrt(v) * _DOWN) if v > 0.0 else 0.0
+    ub[0] = _upper32(xn, vl, eps2)
+    lb[0] = _lower32(xn, lo, eps2)
 
 
 # ---- group bounds (Yinyang's test) -----------------------------------------------------------
@@ -265,22 +285,9 @@ cdef inline void _row_panels(intp_t d, const floating *x, const floating *P, int
         _row_panels_f(d, x, P, kp, out)
 
 
-cdef inline float _lower32(double xn, double v, double eps2) noexcept nogil:
-    """A float32 lower bound on the distance whose v_j (within eps2 / 2) is v."""
-    cdef double s = xn + v - eps2
-    if not s > 0.0:
-        return 0.0
-    return _down32(sqrt(s) * _DOWN)
-
-
-cdef inline float _upper32(double xn, double v, double eps2) noexcept nogil:
-    cdef double s = xn + v + eps2
-    return _up32(sqrt(s if s > 0.0 else 0.0) * _UP)
-
-
 cdef inline void _set_group_bounds(const floating *t, const double *cn, intp_t lab, double xn,
-                                   double eps2, const int32_t *gid, const int32_t *gmem,
-                                   const int32_t *gptr, intp_t ng, float *ub,
+                                   double eps2, const int32_t *gmem, const int32_t *gptr,
+                                   intp_t ng, float *ub,
                                    float *lbrow) noexcept nogil:
     """From a tile row (v_j = t[j] + cn[j]): ub >= the distance to centroid ``lab``, lbrow[g] <=
     the distance to every centroid of group g but ``lab`` (+inf: none)."""
@@ -288,26 +295,23 @@ cdef inline void _set_group_bounds(const floating *t, const double *cn, intp_t l
     cdef double v, lo, lo2
     ub[0] = _upper32(xn, <double> t[lab] + cn[lab], eps2)
     for g in range(ng):
+        # two running minima (half the dependency chain); the label counts as +inf
         lo = INFINITY
-        if g == gid[lab]:
-            for p in range(gptr[g], gptr[g + 1]):
-                j = gmem[p]
-                v = <double> t[j] + cn[j] if j != lab else INFINITY
-                lo = v if v < lo else lo
-        else:
-            # two running minima (half the dependency chain)
-            lo2 = INFINITY
-            p = gptr[g]
-            while p + 2 <= gptr[g + 1]:
-                v = <double> t[gmem[p]] + cn[gmem[p]]
-                lo = v if v < lo else lo
-                v = <double> t[gmem[p + 1]] + cn[gmem[p + 1]]
-                lo2 = v if v < lo2 else lo2
-                p = p + 2
-            if p < gptr[g + 1]:
-                v = <double> t[gmem[p]] + cn[gmem[p]]
-                lo = v if v < lo else lo
-            lo = lo2 if lo2 < lo else lo
+        lo2 = INFINITY
+        p = gptr[g]
+        while p + 2 <= gptr[g + 1]:
+            j = gmem[p]
+            v = <double> t[j] + cn[j] if j != lab else INFINITY
+            lo = v if v < lo else lo
+            j = gmem[p + 1]
+            v = <double> t[j] + cn[j] if j != lab else INFINITY
+            lo2 = v if v < lo2 else lo2
+            p = p + 2
+        if p < gptr[g + 1]:
+            j = gmem[p]
+            v = <double> t[j] + cn[j] if j != lab else INFINITY
+            lo = v if v < lo else lo
+        lo = lo2 if lo2 < lo else lo
         lbrow[g] = _lower32(xn, lo, eps2) if lo < INFINITY else <float> INFINITY
 
 
@@ -325,7 +329,7 @@ cdef int32_t _row_groups(const floating *xg, const floating *x, double xn, const
     Scratch: ``vb`` (k), ``comp``, ``glo`` (2 ng), ``garg`` (ng), ``trow`` (a group's columns)."""
     cdef double vl = cn[lab] - 2.0 * _dot(xg, Cg + lab * d, d, simd)
     cdef double ut = sqrt(xn + vl + eps2 if xn + vl + eps2 > 0.0 else 0.0) * _UP
-    cdef double m1 = vl, m2 = INFINITY, v, a1, a2, thr, e, eb, lo
+    cdef double m1 = vl, m2 = INFINITY, v, a1, a2, thr, eb, lo
     cdef int32_t best = lab, j, j1, ai
     cdef intp_t g, p, g0
     cdef float l32
@@ -376,17 +380,13 @@ cdef int32_t _row_groups(const floating *xg, const floating *x, double xn, const
         eb = INFINITY
         j1 = -1
         if vl <= thr:
-            eb = exact_key(x, C + lab * d, d, SQEUCLIDEAN)
-            j1 = lab
+            _exact_candidate(x, C, d, lab, &eb, &j1)
         for g in range(ng):
             if comp[g]:
                 for p in range(gptr[g], gptr[g + 1]):
                     j = gmem[p]
                     if j != lab and vb[j] <= thr:
-                        e = exact_key(x, C + j * d, d, SQEUCLIDEAN)
-                        if j1 < 0 or e < eb or (e == eb and j < j1):
-                            eb = e
-                            j1 = j
+                        _exact_candidate(x, C, d, j, &eb, &j1)
         best = j1
     ub[0] = _upper32(xn, vb[best], eps2)
     for g in range(ng):
@@ -745,7 +745,7 @@ cdef int _pass(const floating[:, ::1] Xg, const floating[:, ::1] X, const double
                             labp[i] = lab
                         if grouped:
                             _set_group_bounds(tile + q * kp, cnp, lab, sxn[q], coef4 * (sxn[q] + R2),
-                                              gid, gmem, gptr, ng, &ub[i], &lb[i * ng])
+                                              gmem, gptr, ng, &ub[i], &lb[i * ng])
                         elif bounded:
                             _set_bounds(tile + q * kp, cnp, kp, lab, lo2[q], sxn[q],
                                         coef4 * (sxn[q] + R2), &ub[i], &lb[i])
