@@ -1269,11 +1269,13 @@ def test_tree_never_puts_one_value_in_both_children(rng, dtype):
     assert any(end[n] == start[n] for n in range(n_int, start.shape[0]))   # some leaf empty
 
 
+@pytest.mark.filterwarnings("error")
 @pytest.mark.parametrize("algorithm", ["tree", "brute"])
 @pytest.mark.parametrize("n_jobs", [1, 2])
 def test_heavy_duplicates_and_empty_leaves_equal_reference(rng, algorithm, n_jobs):
     # 3 distinct points repeated (empty leaves; > cap ties so the brute path re-searches
-    # with more room) and one far point
+    # with more room) and one far point; no warning either (an empty node's box is +inf /
+    # -inf: its split plane once summed them into NaN)
     base = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 2.0]])
     X = np.vstack([base[rng.integers(0, 3, size=400)], [[50.0, 50.0]]])
     y = rng.integers(0, 3, size=X.shape[0])

@@ -45,12 +45,18 @@ def _split_planes(lo, hi):
     """(feature, value) of each internal node of a tree of :func:`_build_tree`: the feature
     of largest spread of its box (the one it was split on) and the middle of the gap
     between its children along it (for ``_kdtree.query_order``, where only speed depends
-    on them)."""
+    on them). Duplicates can leave a node empty (box lo = +inf, hi = -inf): the value is
+    then the other child's side, or 0 when both are empty."""
     n_int = lo.shape[0] // 2
     spread = hi[:n_int].astype(np.float64) - lo[:n_int]
     dim = np.argmax(spread, axis=1).astype(np.intp)
     left = 2 * np.arange(n_int) + 1
-    val = (hi[left, dim].astype(np.float64) + lo[left + 1, dim]) / 2
+    a = hi[left, dim].astype(np.float64)
+    b = lo[left + 1, dim].astype(np.float64)
+    fa, fb = np.isfinite(a), np.isfinite(b)
+    val = np.where(fa, a, np.where(fb, b, 0.0))
+    both = fa & fb
+    val[both] = a[both] / 2 + b[both] / 2
     return dim, val
 
 
