@@ -375,6 +375,21 @@ def test_least_squares_solution_that_overflows_is_refused(rng):
                     L.LinearRegression().fit(X, y).predict(X[:5]), rtol=1e-9)
 
 
+@pytest.mark.filterwarnings("error")
+def test_float32_scores_that_overflow_are_refused_without_a_warning(rng):
+    # regression: on float32 features of 1e30 the Perceptron's weights (~1e30) are fine but the
+    # scores w.x (~1e60)
+    # overflow float32; the check compared its float64 bound with float32's max as a float32
+    # scalar ("RuntimeWarning: overflow encountered in cast") and named float64 in the error
+    X = rng.standard_normal((40, 3)).astype(np.float32)
+    y = np.where(X[:, 0] > 0, 1, -1)
+    with pytest.raises(ValueError, match="overflow float32"):
+        L.Perceptron().fit(X * np.float32(1e30), y)
+    # the same data at a scale whose scores fit float32: fitted, in float32
+    est = L.Perceptron().fit(X * np.float32(1e10), y)
+    assert est.coef_.dtype == np.float32 and np.all(np.isfinite(est.decision_function(X * np.float32(1e10))))
+
+
 @pytest.mark.parametrize("make, y_kind", [(L.OnlineGradientDescent, "cls"),
                                           (L.OnlineGradientDescentRegressor, "reg")])
 def test_partial_fit_after_set_params_is_checked(rng, make, y_kind):

@@ -116,7 +116,8 @@ def _refuse_overflowing_scores(est, X):
         return
     W = np.atleast_2d(np.asarray(est.coef_, dtype=np.float64))
     b = np.abs(np.atleast_1d(np.asarray(est.intercept_, dtype=np.float64)))
-    top = np.finfo(np.result_type(X.dtype, np.asarray(est.coef_).dtype)).max
+    dtype = np.result_type(X.dtype, np.asarray(est.coef_).dtype)
+    top = float(np.finfo(dtype).max)      # a Python float: comparing bound with a float32 scalar casts bound
     with np.errstate(over="ignore", invalid="ignore"):
         xmax = max(abs(float(np.max(X))), abs(float(np.min(X))))
         bound = float(np.max(np.sum(np.abs(W), axis=1) * xmax + b))
@@ -125,7 +126,7 @@ def _refuse_overflowing_scores(est, X):
     try:
         _scores(est, X)
     except ValueError:
-        raise ValueError(f"{type(est).__name__}: the fitted weights overflow float64 on the training rows "
+        raise ValueError(f"{type(est).__name__}: the fitted weights overflow {dtype.name} on the training rows "
                          f"(w.x + b; features up to {xmax:.3g}); rescale the features or the targets") from None
 
 
