@@ -567,3 +567,36 @@ def test_revalidation_caches_only_unchanged_immutable_parameters():
     f.set_params(b="not a list")
     with pytest.raises(ValueError, match="parameter b"):
         f._revalidate_params()
+
+
+def _float32_models():
+    from smml.kernels import KernelPegasos, KernelPerceptron, KernelRidge, KernelSVC
+    from smml.linear import Perceptron
+    from smml.neighbors import KNNClassifier
+    from smml.neural import MLPClassifier, MLPRegressor
+    return [KernelSVC(), KernelRidge(), KernelPerceptron(), KernelPegasos(), MLPClassifier(max_iter=3, random_state=0),
+            MLPRegressor(max_iter=3, random_state=0), Perceptron(), KNNClassifier(n_neighbors=3)]
+
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")
+@pytest.mark.parametrize("est", _float32_models(), ids=lambda e: type(e).__name__)
+def test_float64_rows_that_overflow_a_float32_model_are_refused(rng, est):
+    # regression: a model fitted in float32 cast float64 queries (and partial_fit chunks) of
+    # 1e300 with "RuntimeWarning: overflow encountered in cast" and scored the infinite rows
+    # (the kernels: the bias alone); now a ValueError, as for k-NN
+    from smml.linear import Perceptron
+    X = rng.standard_normal((40, 3)).astype(np.float32)
+    y = X[:, 0] + 0.5 if type(est).__name__.endswith(("Ridge", "Regressor")) else (X[:, 0] > 0).astype(int)
+    est.fit(X, y)
+    huge = np.full((2, 3), 1e300)
+    if isinstance(est, Perceptron):
+        # the linear scores of float64 rows are computed in float64: finite here, no cast
+        assert np.all(np.isfinite(est.decision_function(huge)))
+    else:
+        with pytest.raises(ValueError, match="overflows float32"):
+            est.predict(huge)
+    # float64 rows that fit float32 are scored as their float32 cast
+    np.testing.assert_array_equal(est.predict(X[:5].astype(np.float64)), est.predict(X[:5]))
+    if hasattr(est, "partial_fit"):
+        with pytest.raises(ValueError, match="overflows float32"):
+            est.partial_fit(huge, y[:2])

@@ -76,6 +76,21 @@ def validate_X(est, X, *, reset=False, dtype="floating", order="C", allow_nan=Fa
                                       ensure_min_samples=1, ensure_min_features=1))
 
 
+def cast_to_model(est, X, dtype, order="K"):
+    """A validated (finite) X in the fitted model's dtype (e.g. float64 queries of a model
+    fitted in float32); a ValueError, not a RuntimeWarning and infinite rows, when the cast
+    overflows that dtype."""
+    dtype = np.dtype(dtype)
+    if X.dtype == dtype and (order != "C" or X.flags.c_contiguous):
+        return X
+    with np.errstate(over="ignore"):
+        Xc = np.asarray(X, dtype=dtype, order=order)
+    if X.dtype.itemsize > dtype.itemsize and not np.all(np.isfinite(Xc)):
+        raise ValueError(f"{type(est).__name__}: X (cast to the dtype of the training data) overflows "
+                         f"{dtype.name}; rescale the features")
+    return Xc
+
+
 _NAN_ADVICE = ("smml's GradientBoostingClassifier and GradientBoostingRegressor accept missing "
                "values encoded as NaN (each split learns the side they go to); otherwise impute "
                "them in a Pipeline (sklearn.impute.SimpleImputer) or drop those rows.")

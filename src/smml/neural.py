@@ -57,7 +57,7 @@ from smml._core import _neural as _k
 from smml._progress import VERBOSE, progress
 from smml._outputs import check_finite_output
 from smml._threads import blas_single_thread, threads_for
-from smml._validation import (BOOL, N_JOBS, RANDOM_STATE, Interval, Options, check_is_fitted,
+from smml._validation import (BOOL, N_JOBS, RANDOM_STATE, Interval, Options, cast_to_model, check_is_fitted,
                               check_random_state, drop_zero_weight, encode_classes, validate_sample_weight,
                               validate_X, validate_X_y)
 from smml.base import ClassifierMixin, RegressorMixin, SmmlEstimator, store_params
@@ -191,7 +191,7 @@ class _BaseMLP(SmmlEstimator):
                              f"{self.hidden_layer_sizes!r} since the network was built "
                              f"(it has layers {have}); {what} cannot change it: call fit with "
                              "warm_start=False (or clone) to restart")
-        return np.ascontiguousarray(X, dtype=self.coefs_[0].dtype)
+        return cast_to_model(self, X, self.coefs_[0].dtype, order="C")
 
     def _warm(self):
         """Does this fit continue from the current weights (``warm_start`` and fitted)?"""
@@ -358,7 +358,7 @@ class _BaseMLP(SmmlEstimator):
         check_is_fitted(self, "coefs_")
         X = validate_X(self, X, reset=False, dtype="floating")
         dtype = self.coefs_[0].dtype
-        X = np.ascontiguousarray(X, dtype=dtype)
+        X = cast_to_model(self, X, dtype, order="C")
         out = np.empty((X.shape[0], self.n_outputs_), dtype=dtype)
         n_threads = threads_for(self._n_threads(), X.shape[0], PREDICT_GRAIN)
         n_weights = sum(c.size for c in self.coefs_)

@@ -7,7 +7,7 @@ from numpy.typing import ArrayLike
 from smml._core import _kernel_methods as _k
 from smml._core._sums import row_norms_sq
 from smml._threads import blas_single_thread, threads_for
-from smml._validation import (Callable, Interval, Options, check_is_fitted, problem_labels,
+from smml._validation import (Callable, Interval, Options, cast_to_model, check_is_fitted, problem_labels,
                               validate_sample_weight, validate_X, validate_X_y)
 from smml.base import ClassifierMixin, SmmlEstimator
 
@@ -237,7 +237,7 @@ class KernelClassifierBase(ClassifierMixin, SmmlEstimator):
     def _scores(self, X):
         check_is_fitted(self)
         X = validate_X(self, X, reset=False, dtype="floating")
-        X = X.astype(self.support_vectors_.dtype, copy=False)
+        X = cast_to_model(self, X, self.support_vectors_.dtype)
         Qp = self._kern.prepare(X)
         s = decision_values(self._kern, Qp, self._sv_prepared, self._sv_norms, self.dual_coef_.T,
                             self._n_threads(), type(self).__name__)
@@ -406,7 +406,7 @@ def stream_chunk(est, X, y, classes):
         if y.ndim != 1 or len(y) != X.shape[0]:
             raise ValueError(f"{type(est).__name__}: y must be 1-d with {X.shape[0]} entries, got "
                              f"shape {np.shape(y)}")
-    X = np.ascontiguousarray(X, dtype=est._stream.dtype)
+    X = cast_to_model(est, X, est._stream.dtype, order="C")
     cls_idx = stream_labels(est, y)
     kern = est._stream.kern
     Xp = kern.prepare(X)

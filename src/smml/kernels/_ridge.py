@@ -8,7 +8,7 @@ import scipy.linalg
 
 from smml._core import _kernel_methods as _k
 from smml._threads import blas_threads
-from smml._validation import (BOOL, N_JOBS, Interval, check_is_fitted, validate_sample_weight, validate_X,
+from smml._validation import (BOOL, N_JOBS, Interval, cast_to_model, check_is_fitted, validate_sample_weight, validate_X,
                               validate_X_y)
 from smml.base import RegressorMixin, SmmlEstimator, store_params
 
@@ -222,7 +222,7 @@ class KernelRidge(RegressorMixin, SmmlEstimator):
         """
         check_is_fitted(self)
         X = validate_X(self, X, reset=False, dtype="floating")
-        X = X.astype(self.X_fit_.dtype, copy=False)
+        X = cast_to_model(self, X, self.X_fit_.dtype)
         Qp = self._kern.prepare(X)
         out = decision_values(self._kern, Qp, self._Xp, self._norms, self.dual_coef_[:, None],
                               self._n_threads(), type(self).__name__)

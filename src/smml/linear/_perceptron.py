@@ -5,7 +5,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from smml._core import _linear as _k
-from smml._validation import (N_JOBS, RANDOM_STATE, Interval, encode_classes, validate_X,
+from smml._validation import (N_JOBS, RANDOM_STATE, Interval, cast_to_model, encode_classes, validate_X,
                                validate_X_y)
 from smml.base import ClassifierMixin, SmmlEstimator, store_params
 
@@ -229,7 +229,7 @@ class Perceptron(ClassifierMixin, SmmlEstimator):
         if len(self._stream_w[0]) != X.shape[1] + int(self.fit_intercept):
             raise ValueError("fit_intercept changed since the first call to partial_fit")
         sw, X, y = _row_weights(X, y, sample_weight, self.class_weight, partial=True)
-        X = np.ascontiguousarray(X, dtype=self._stream_w.dtype)
+        X = cast_to_model(self, X, self._stream_w.dtype, order="C")
         y_enc = np.searchsorted(self.classes_, y)
         bad = (y_enc >= len(self.classes_)) | (self.classes_[np.minimum(y_enc, len(self.classes_) - 1)] != y)
         if np.any(bad):
