@@ -718,7 +718,7 @@ def _repro_decision_overflow_after_fit():
     for est in (Perceptron(), Pegasos(random_state=0)):
         with pytest.raises(ValueError, match="overflow float64 on the training rows.*rescale"):
             est.fit([[1e299], [-1e299]], [0, 1])
-    with pytest.raises(ValueError, match="overflow float64 on the training rows"):
+    with pytest.raises(ValueError, match="overflow float32 on the training rows"):     # the model's dtype
         Perceptron().fit(np.array([[1e29], [-1e29]], dtype=np.float32), [0, 1])
     est = Perceptron().fit([[1e150], [-1e150]], [0, 1])          # large, but its scores fit
     assert np.all(np.isfinite(est.decision_function([[1e150], [-1e150]])))

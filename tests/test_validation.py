@@ -226,9 +226,30 @@ def test_validate_sample_weight():
                      ([1, np.nan, 1], "NaN or infinity"),
                      ([1, np.inf, 1], "NaN or infinity"),
                      ([0, 0, 0], "sums to zero"),
+                     ([1e308, 1e308, 1], "sums to more than float64 can hold"),
                      (["a", "b", "c"], "sample_weight must be numeric")]:
         with pytest.raises(ValueError, match=msg):
             validate_sample_weight(bad, 3)
+    with pytest.raises(ValueError, match="sums to more than float32 can hold"):
+        validate_sample_weight([3e38, 3e38, 1], 3, np.float32)
+    # finite, each of them, and their sum too: kept
+    assert validate_sample_weight([1e308, 1, 0], 3).tolist() == [1e308, 1, 0]
+
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")
+def test_sample_weights_whose_sum_overflows_are_refused_by_every_fit(rng):
+    # regression: weights of 1e308 (each finite, their sum infinite) warned "overflow
+    # encountered in reduce / matmul / multiply" in most fits, and gradient boosting raised an
+    # OverflowError from its exact sums
+    from smml.ensemble import GradientBoostingClassifier, RandomForestRegressor
+    from smml.linear import LinearRegression
+    X, y = data(rng)
+    yc = (y > np.median(y)).astype(int)
+    big = np.full(len(y), 1e308)
+    for est, target in ((GradientBoostingClassifier(n_estimators=2), yc), (RandomForestRegressor(n_estimators=2), y),
+                        (LinearRegression(), y)):
+        with pytest.raises(ValueError, match="sample_weight sums to more than float64"):
+            est.fit(X, target, sample_weight=big)
 
 
 def test_sample_weight_through_the_estimator(rng):

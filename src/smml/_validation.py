@@ -171,6 +171,11 @@ def validate_sample_weight(sample_weight, n_samples, dtype=np.float64):
         raise ValueError("sample_weight must be non-negative")
     if not np.any(sw > 0):
         raise ValueError("sample_weight sums to zero: at least one weight must be positive")
+    with np.errstate(over="ignore"):
+        total = float(np.sum(sw, dtype=np.float64))
+    if not total <= float(np.finfo(sw.dtype).max):
+        raise ValueError(f"sample_weight sums to more than {sw.dtype.name} can hold (the weighted sums "
+                         "of the fit would overflow); rescale the weights")
     return _aligned(sw)
 
 
