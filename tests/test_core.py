@@ -81,11 +81,25 @@ def test_n_jobs_policy():
     assert effective_n_threads(-1) == all_threads
     assert effective_n_threads(1) == 1
     assert effective_n_threads(5) == 5
+    # an absurd count is capped (libgomp aborted the process allocating 10^9 threads' table)
+    from smml._threads import _MAX_PER_CPU, _usable_cpus
+    cap = max(all_threads, _MAX_PER_CPU * _usable_cpus())
+    assert effective_n_threads(10 ** 9) == cap == effective_n_threads(cap)
     assert effective_n_threads(-2) == max(1, all_threads - 1)
     assert effective_n_threads(-1000) == 1
     for bad in (0, 1.5, "2", True):
         with pytest.raises(ValueError, match="n_jobs"):
             effective_n_threads(bad)
+
+
+def test_an_absurd_n_jobs_fits_instead_of_aborting():
+    # regression: GradientBoostingClassifier(n_jobs=10**9) made libgomp abort the process ("Out of
+    # memory allocating 224000001344 bytes"); run in a child so that a regression fails this test
+    code = ("import numpy as np; from smml.ensemble import GradientBoostingClassifier as G; "
+            "from smml.cluster import KMeans; X = np.random.default_rng(0).normal(size=(300, 3)); "
+            "G(n_estimators=2, n_jobs=10**9).fit(X, X[:, 0] > 0); KMeans(3, n_jobs=10**9).fit(X); print('ok')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
 
 
 # ---- BLAS wrappers against numpy --------------------------------------------

@@ -8,7 +8,8 @@
   user_api="openmp")``), capped by the CPUs this process may run on (affinity
   and cgroup quotas) unless ``OMP_NUM_THREADS`` is set explicitly;
 - ``-k`` (k > 1): that count plus 1 minus k, at least 1 (joblib's convention);
-- ``k > 0``: exactly k threads;
+- ``k > 0``: k threads, at most ``_MAX_PER_CPU`` per usable CPU (more only oversubscribes
+  the cores; a count like 10^9 made libgomp abort the process allocating its thread table);
 - ``0``: a ``ValueError``.
 
 Without OpenMP in the build every kernel runs on one thread.
@@ -40,6 +41,10 @@ def _all_threads():
     if os.environ.get("OMP_NUM_THREADS"):  # an explicit request wins over the CPU count
         return max(1, max_threads)
     return max(1, min(max_threads, _usable_cpus()))
+
+
+#: the most OpenMP threads a positive n_jobs gets, per usable CPU (see the module doc)
+_MAX_PER_CPU = 8
 
 
 def check_n_jobs(n_jobs):
@@ -75,7 +80,7 @@ def effective_n_threads(n_jobs: int | None = None) -> int:
     ----------
     n_jobs : None or int, default=None
         None or -1: every usable core; -k (k > 1): that count plus 1 minus k, at
-        least 1; k > 0: exactly k. 0 raises ``ValueError``.
+        least 1; k > 0: k, at most 8 per usable CPU. 0 raises ``ValueError``.
 
     Returns
     -------
@@ -97,7 +102,7 @@ def effective_n_threads(n_jobs: int | None = None) -> int:
         return _all_threads()
     if n_jobs < 0:
         return max(1, _all_threads() + 1 + int(n_jobs))
-    return int(n_jobs)
+    return min(int(n_jobs), max(_all_threads(), _MAX_PER_CPU * _usable_cpus()))
 
 
 def threads_for(n_threads, work, grain):
