@@ -1046,3 +1046,22 @@ def test_square_loss_hessians_kept_between_rounds(monkeypatch, loss):
         np.testing.assert_array_equal(ta.value, tb.value)
     np.testing.assert_array_equal(a.predict(X), b.predict(X))
     np.testing.assert_array_equal(a.train_score_, b.train_score_)
+
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")
+def test_a_diverging_learning_rate_raises_a_clear_error():
+    # regression: learning_rate far above 1 overshoots more each round; the square loss's scores
+    # overflowed and the regressor predicted inf / NaN without a word
+    from smml.exceptions import DivergenceError
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    y = X[:, 0] + 0.1 * rng.normal(size=200)
+    for lr, round_ in ((1e300, 1), (1e9, 18)):
+        with pytest.raises(DivergenceError, match=f"non-finite \\(overflow\\) after round {round_}; lower learning_rate"):
+            GradientBoostingRegressor(learning_rate=lr, n_estimators=100).fit(X, y)
+    # a large but stable rate still fits
+    assert np.all(np.isfinite(GradientBoostingRegressor(learning_rate=3.0, n_estimators=50).fit(X, y).predict(X)))
+    # the logistic loss's gradients stay bounded: huge scores, and probabilities 0 / 1 without a warning
+    clf = GradientBoostingClassifier(learning_rate=1e300, n_estimators=5).fit(X, (y > 0).astype(int))
+    P = clf.predict_proba(X)
+    assert np.all(np.isfinite(P)) and set(np.unique(P)) <= {0.0, 1.0}

@@ -36,6 +36,7 @@ import numpy as np
 
 from smml._core import _gbm
 from smml._exact_sums import fixed_scale
+from smml.exceptions import DivergenceError
 
 __all__ = ["draws", "gradients", "quantize", "boosting_rounds", "drive"]
 
@@ -72,7 +73,8 @@ def quantize(G, H, scales, n_threads=1, hess=True):
             _gbm.quantize(H[k], sh, n_threads)
 
 
-def boosting_rounds(rounds, first, last, K, n, d, m, mf, rng, wsum, scale, stop=None):
+def boosting_rounds(rounds, first, last, K, n, d, m, mf, rng, wsum, scale, stop=None, name="gradient boosting",
+                    learning_rate=None):
     """Rounds ``first`` .. ``last - 1`` of the boosting loop (``rounds`` iterates over them: a
     progress bar or a range), as a generator of requests (the module docstring).
 
@@ -96,6 +98,9 @@ def boosting_rounds(rounds, first, last, K, n, d, m, mf, rng, wsum, scale, stop=
         The loss's scale (2 for ``half_squared_error``, run as the square loss).
     stop : (float, int) or None
         Early stopping's ``(tol, n_iter_no_change)``, read when ``"scores"`` gives a stopping loss.
+    name, learning_rate : str, float or None
+        For the error message: a training loss or gradient that overflows raises
+        :class:`smml.exceptions.DivergenceError` naming the estimator and its learning rate.
 
     Returns
     -------
@@ -110,6 +115,12 @@ def boosting_rounds(rounds, first, last, K, n, d, m, mf, rng, wsum, scale, stop=
     for t in rounds:
         # the previous round's training loss comes with this round's gradients (the same F)
         loss, maxima = yield "grads", (t > 0,)
+        if (t > 0 and not np.isfinite(loss)) or not all(np.isfinite(g) and np.isfinite(h) for g, h in maxima):
+            # the scores overflow (a learning rate far above 1 overshoots more each round): a
+            # clear error, not a model that predicts inf / NaN
+            lr = "" if learning_rate is None else f" (now {learning_rate!r})"
+            raise DivergenceError(f"{name}: the training loss or its gradients became non-finite (overflow) "
+                                  f"after round {t}; lower learning_rate{lr}")
         # fixed point, per class: every histogram sum exact (smml._exact_sums.fixed_scale)
         yield "quantize", ([(fixed_scale(n, g), fixed_scale(n, h)) for g, h in maxima],)
         if t > first:       # (warm start: the loss after round `first` is stored already)

@@ -576,7 +576,8 @@ class _DaskGradientBoostingMixin:
         max_depth = -1 if self.max_depth is None else min(self.max_depth, 62)
         mf = d if self.colsample_bytree >= 1.0 else max(1, int(round(self.colsample_bytree * d)))
         all_feats = np.arange(d, dtype=np.intp)
-        loop = boosting_rounds(range(self.n_estimators), 0, self.n_estimators, K, n, d, n, mf, rng, wsum, scale)
+        loop = boosting_rounds(range(self.n_estimators), 0, self.n_estimators, K, n, d, n, mf, rng, wsum, scale,
+                               name=f"smml.dask.{type(self).__name__}", learning_rate=self.learning_rate)
         grow = _Growth(nb, n, edges, nan_code, lam, gam, mcw, lr, max_depth, all_feats)
         res = yield from self._fanned(loop, G, loss_code, grow)
         self._store_rounds(res, entropy=entropy, classifier=classifier)

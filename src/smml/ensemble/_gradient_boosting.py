@@ -377,7 +377,8 @@ class _BaseGradientBoosting(CategoricalMixin, SmmlEstimator):   # categorical co
         bar = progress(range(T0, self.n_estimators), total=self.n_estimators - T0,
                        desc=f"{type(self).__name__} rounds", verbose=self.verbose, unit="round")
         stop = (self.tol, self.n_iter_no_change) if val is not None else None
-        res = drive(boosting_rounds(bar, T0, self.n_estimators, K, n, d, m, mf, rng, wsum, scale, stop), driver)
+        res = drive(boosting_rounds(bar, T0, self.n_estimators, K, n, d, m, mf, rng, wsum, scale, stop,
+                                    type(self).__name__, self.learning_rate), driver)
         if hasattr(bar, "close"):       # stopped early: the bar ends where the rounds did
             bar.close()
         self._store_rounds(res, old_trees, old_bins, old_score, entropy, classifier, val is not None)
@@ -879,7 +880,8 @@ class GradientBoostingClassifier(ClassifierMixin, _BaseGradientBoosting):
 
     def _proba(self, F):
         if F.shape[1] == 1:
-            p1 = 1.0 / (1.0 + np.exp(-F[:, 0]))
+            with np.errstate(over="ignore"):        # exp(-F) = inf for F < -709: p1 = 0, its limit
+                p1 = 1.0 / (1.0 + np.exp(-F[:, 0]))
             return np.column_stack([1.0 - p1, p1])
         E = np.exp(F - F.max(axis=1, keepdims=True))
         return E / E.sum(axis=1, keepdims=True)
