@@ -450,3 +450,42 @@ def test_new_names_are_public_documented_and_their_examples_run(mod, name):
         for test in finder.find(obj, name, globs={}):
             runner.run(test)
         assert runner.failures == 0
+
+
+@pytest.mark.filterwarnings("error")
+def test_extreme_arguments_give_the_float_answer_or_a_clear_error():
+    # regressions found by fuzzing the public bounds with extreme finite arguments
+    import math
+    import subprocess
+    import sys
+    from smml.bounds import (adaboost_rounds_for_zero_error, hoeffding_test_size,
+                             kernel_perceptron_convergence_bound, kernel_perceptron_mistake_bound,
+                             perceptron_convergence_bound, perceptron_mistake_bound, svm_stability_bound)
+    # hoeffding_test_size(1e-20) looped for ever (steps of 1 past 2^53); now the smallest n, found by
+    # bisection, for any epsilon whose n float64 can count, and a ValueError beyond (in a child with
+    # a deadline, so that a regression fails instead of hanging the run)
+    code = """if True:
+        import math
+        from smml.bounds import hoeffding_epsilon, hoeffding_test_size
+        for eps in (1e-5, 1e-10, 1e-20, 1e-140):
+            n = hoeffding_test_size(eps)
+            assert hoeffding_epsilon(n) <= eps < hoeffding_epsilon(n // 2)
+            assert abs(n / (math.log(2 / 0.05) / (2 * eps * eps)) - 1) < 1e-9     # the formula's ceiling
+        assert [hoeffding_test_size(e) for e in (0.05, 0.5, 10.0)] == [738, 8, 1]
+        print("ok")"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
+    with pytest.raises(ValueError, match="too small"):
+        hoeffding_test_size(1e-150)
+    # ZeroDivisionError / OverflowError before: the float answer, inf
+    assert adaboost_rounds_for_zero_error(1000, 1e-300) == math.inf
+    assert svm_stability_bound(0.1, 1000, L=1e200) == math.inf
+    # scale-free bounds of a separator u / g: the same for any scale (u = 1e-200 gave 0.0)
+    X, y = np.array([[1.0, 0.0], [-1.0, 0.0]]), np.array([1, -1])
+    for s in (1e-200, 1.0, 1e200):
+        assert perceptron_convergence_bound(X, y, u=np.array([s, 0.0])) == 1.0
+        assert kernel_perceptron_convergence_bound(X @ X.T, y, np.array([s, 0.0])) == 1.0
+    # the mistake bounds depend on the scale: H + (||u|| R)^2 + ||u|| R sqrt(H) (u = 1e200 gave nan)
+    for f, a in ((perceptron_mistake_bound, X), (kernel_perceptron_mistake_bound, X @ X.T)):
+        assert f(a, y, np.array([1e200, 0.0])) == math.inf
+        assert f(a, y, np.array([1e-200, 0.0])) == 2.0

@@ -83,7 +83,7 @@ def adaboost_rounds_for_zero_error(m: int, gamma: float) -> float:
     _check_positive_int("m", m)
     if isinstance(gamma, bool) or not isinstance(gamma, numbers.Real) or not 0 < gamma <= 0.5:
         raise ValueError(f"gamma must be a number in (0, 1/2], got {gamma!r}")
-    return math.log(m) / (2.0 * gamma * gamma)
+    return math.log(m) / (2.0 * gamma) / gamma      # inf, not a ZeroDivisionError, when it overflows
 
 
 def majority_vote_bound(T: int, gamma: float) -> float:

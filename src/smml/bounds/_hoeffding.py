@@ -217,13 +217,29 @@ def hoeffding_test_size(epsilon: float, delta: float = 0.05) -> int:
     if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real) or not epsilon > 0:
         raise ValueError(f"epsilon must be a positive number, got {epsilon!r}")
     _check_delta(delta)
-    n = max(1, math.ceil(math.log(2.0 / delta) / (2.0 * epsilon * epsilon)))  # huge epsilon: n = 1, not 0
-    # guard the ceil against rounding: the returned n must satisfy the inequality
-    while n > 1 and math.sqrt(math.log(2.0 / delta) / (2.0 * (n - 1))) <= epsilon:
-        n -= 1
-    while math.sqrt(math.log(2.0 / delta) / (2.0 * n)) > epsilon:
-        n += 1
-    return max(1, n)
+    L = math.log(2.0 / delta)
+    guess = L / (2.0 * epsilon) / epsilon
+    if not guess < 1e300:
+        raise ValueError(f"epsilon={epsilon!r} is too small: the test size ln(2/delta) / (2 epsilon^2) = "
+                         f"{guess:.3g} exceeds what float64 can count")
+
+    def ok(n):              # hoeffding_epsilon(n, delta) <= epsilon, the same arithmetic
+        return math.sqrt(L / (2.0 * n)) <= epsilon
+
+    # the smallest n >= 1 with ok(n) (monotone in n): bracket around the formula's ceiling, then
+    # bisect, so that rounding cannot make it wrong (nor, past 2^53, loop for ever by steps of 1)
+    hi = max(1, math.ceil(guess))
+    while not ok(hi):
+        hi *= 2
+    lo = max(1, hi // 2) if hi > 1 else 1
+    while lo > 1 and ok(lo):
+        lo //= 2
+    if ok(lo):
+        return lo
+    while hi - lo > 1:      # not ok(lo), ok(hi)
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
+    return hi
 
 
 def erm_finite_class_bound(m: int, n_hypotheses: int, delta: float = 0.05) -> float:

@@ -102,10 +102,12 @@ def perceptron_convergence_bound(X: ArrayLike, y: ArrayLike, u: ArrayLike | Esti
             raise ValueError("y must hold both labels -1 and +1")
         u = svm.coef_[0]
     X, y, u = _linear_data(Xa, y, u)
+    u = _unit_max(u)        # the value does not depend on u's scale; tiny or huge u would under/overflow
     gamma = float(np.min(y * (X @ u)))
     if not gamma > 0:
         raise ValueError(f"u does not separate the data: its margin min_t y_t u.x_t is {gamma:g} <= 0")
-    return float(u @ u) / gamma ** 2 * float(np.max(np.einsum("ij,ij->i", X, X)))
+    # divided twice, not by gamma ** 2: a tiny margin gives inf, not a ZeroDivisionError
+    return float(u @ u) / gamma / gamma * float(np.max(np.einsum("ij,ij->i", X, X)))
 
 
 def perceptron_mistake_bound(X: ArrayLike, y: ArrayLike, u: ArrayLike) -> float:
@@ -147,8 +149,8 @@ def perceptron_mistake_bound(X: ArrayLike, y: ArrayLike, u: ArrayLike) -> float:
     X, y, u = _linear_data(X, y, u)
     H = float(np.sum(np.maximum(0.0, 1.0 - y * (X @ u))))
     R = float(np.sqrt(np.max(np.einsum("ij,ij->i", X, X))))
-    nu = float(np.sqrt(u @ u))
-    return H + (nu * R) ** 2 + nu * R * math.sqrt(H)
+    nu = _scaled_norm(u, lambda v: float(v @ v))
+    return H + (nu * R) * (nu * R) + nu * R * math.sqrt(H)     # (x * x: inf, not OverflowError)
 
 
 def pegasos_bound(lam: float, n_iter: int, X_norm: float | None = None, G: float | None = None) -> float:
@@ -264,6 +266,19 @@ def ogd_strongly_convex_regret_bound(G: float, sigma: float, T: int) -> float:
 
 # ---- Kernel learners (smml.kernels) ---------------------------------------------
 
+def _unit_max(v):
+    """v / max |v| (v itself when zero)."""
+    s = float(np.max(np.abs(v))) if v.size else 0.0
+    return v / s if s > 0 else v
+
+
+def _scaled_norm(v, sq):
+    """sqrt(sq(v)) for a quadratic form sq, computed as max|v| sqrt(sq(v / max|v|)): no
+    overflow or underflow of the squares (u = 1e200 gave nan, u = 1e-200 gave 0)."""
+    s = float(np.max(np.abs(v))) if v.size else 0.0
+    return s * math.sqrt(sq(v / s)) if s > 0 else 0.0
+
+
 def _kernel_data(K: ArrayLike, y: ArrayLike, coef: ArrayLike
                  ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], float]:
     K = np.asarray(K, dtype=float)
@@ -277,10 +292,13 @@ def _kernel_data(K: ArrayLike, y: ArrayLike, coef: ArrayLike
         raise ValueError("K and coef must be finite")
     if not np.all((y == 1) | (y == -1)):
         raise ValueError("y must hold labels in {-1, +1}")
-    norm2 = float(coef @ K @ coef)
-    if norm2 < 0:
-        raise ValueError(f"coef^T K coef = {norm2:g} < 0: K is not positive semidefinite")
-    return K, y, coef, norm2
+    c = _unit_max(coef)             # coef^T K coef from coef / max|coef|: no overflow
+    n2 = float(c @ K @ c)
+    if n2 < 0:
+        raise ValueError(f"coef^T K coef = {n2:g} (coef scaled to max |coef| = 1) < 0: K is not positive "
+                         "semidefinite")
+    scale = float(np.max(np.abs(coef)))
+    return K, y, coef, scale * (scale * n2)
 
 
 def kernel_perceptron_convergence_bound(K: ArrayLike, y: ArrayLike, coef: ArrayLike) -> float:
@@ -322,11 +340,13 @@ def kernel_perceptron_convergence_bound(K: ArrayLike, y: ArrayLike, coef: ArrayL
     >>> round(kernel_perceptron_convergence_bound(K, y, coef), 4)
     1.1111
     """
-    K, y, coef, norm2 = _kernel_data(K, y, coef)
+    K, y, coef, _ = _kernel_data(K, y, coef)
+    coef = _unit_max(coef)  # the value does not depend on g's scale; tiny or huge coef would under/overflow
+    norm2 = float(coef @ K @ coef)
     gamma = float(np.min(y * (K @ coef)))
     if not gamma > 0:
         raise ValueError(f"g does not separate the data: its margin min_t y_t g(x_t) is {gamma:g} <= 0")
-    return norm2 / gamma ** 2 * float(np.max(np.diag(K)))
+    return norm2 / gamma / gamma * float(np.max(np.diag(K)))      # a tiny margin: inf, not ZeroDivisionError
 
 
 def kernel_perceptron_mistake_bound(K: ArrayLike, y: ArrayLike, coef: ArrayLike) -> float:
@@ -366,8 +386,8 @@ def kernel_perceptron_mistake_bound(K: ArrayLike, y: ArrayLike, coef: ArrayLike)
     >>> round(kernel_perceptron_mistake_bound(K, y, np.array([1/6, 1/6, 0., 0.])), 4)
     2.5
     """
-    K, y, coef, norm2 = _kernel_data(K, y, coef)
+    K, y, coef, _ = _kernel_data(K, y, coef)
     H = float(np.sum(np.maximum(0.0, 1.0 - y * (K @ coef))))
     R = math.sqrt(max(0.0, float(np.max(np.diag(K)))))
-    nu = math.sqrt(norm2)
-    return H + (nu * R) ** 2 + nu * R * math.sqrt(H)
+    nu = _scaled_norm(coef, lambda v: max(0.0, float(v @ K @ v)))
+    return H + (nu * R) * (nu * R) + nu * R * math.sqrt(H)     # (x * x: inf, not OverflowError)

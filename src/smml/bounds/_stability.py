@@ -54,7 +54,8 @@ def svm_stability_bound(lam: float, m: int, L: float | None = None, X_norm: floa
         raise ValueError("pass exactly one of L (the Lipschitz constant) or X_norm (for the SVM, L = X)")
     L = X_norm if L is None else L
     _check_pos("L" if X_norm is None else "X_norm", L)
-    return (2.0 * cast(float, L)) ** 2 / (lam * m)
+    L2 = 2.0 * cast(float, L)
+    return L2 * L2 / (lam * m)        # a float product: inf past float64 (** raised OverflowError)
 
 
 def svm_consistent_lambda(m: int, exponent: float = 0.25, scale: float = 1.0) -> float:
