@@ -477,6 +477,11 @@ def test_extreme_arguments_give_the_float_answer_or_a_clear_error():
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
     with pytest.raises(ValueError, match="too small"):
         hoeffding_test_size(1e-150)
+    # a float32 epsilon made the tail's sum float32 ("overflow encountered in cast")
+    from smml.bounds import one_nn_risk_bound
+    assert one_nn_risk_bound(0.1, 1.0, 200, 10, epsilon=np.float32(0.5)) == one_nn_risk_bound(0.1, 1.0, 200, 10, 0.5)
+    assert hoeffding_test_size(np.float32(0.5)) == 8
+    assert one_nn_risk_bound(0.1, 1.0, 2, 10_000, epsilon=np.float32(0.5)) == one_nn_risk_bound(0.1, 1.0, 2, 10_000, 0.5)
     # ZeroDivisionError / OverflowError before: the float answer, inf
     assert adaboost_rounds_for_zero_error(1000, 1e-300) == math.inf
     assert svm_stability_bound(0.1, 1000, L=1e200) == math.inf

@@ -217,6 +217,7 @@ def hoeffding_test_size(epsilon: float, delta: float = 0.05) -> int:
     if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real) or not epsilon > 0:
         raise ValueError(f"epsilon must be a positive number, got {epsilon!r}")
     _check_delta(delta)
+    epsilon = float(epsilon)        # a Python float: a float32 one kept float32 arithmetic
     L = math.log(2.0 / delta)
     guess = L / (2.0 * epsilon) / epsilon
     if not guess < 1e300:

@@ -66,10 +66,12 @@ def one_nn_risk_bound(bayes_risk: float, c: float, d: int, m: int, epsilon: floa
         raise ValueError(f"c (the Lipschitz constant of eta) must be a finite number >= 0, got {c!r}")
     _check_positive_int("d", d)
     _check_positive_int("m", m)
+    bayes_risk, c = float(bayes_risk), float(c)      # Python floats: a float32 argument kept float32 arithmetic
     if epsilon is None:
         return 2.0 * bayes_risk + 4.0 * c * math.sqrt(d) * float(m) ** (-1.0 / (d + 1))
     if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real) or not 0 < epsilon < 1:
         raise ValueError(f"epsilon must be in (0, 1), got {epsilon!r}")
+    epsilon = float(epsilon)
     # (2/epsilon)^d can overflow for large d: compute it in logs
     log_tail = math.log(2.0 / (math.e * m)) + d * math.log(2.0 / epsilon)
     tail = math.exp(log_tail) if log_tail < 700 else math.inf
