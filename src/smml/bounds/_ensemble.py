@@ -70,7 +70,7 @@ def adaboost_rounds_for_zero_error(m: int, gamma: float) -> float:
     Returns
     -------
     float
-        ln(m) / (2 gamma^2).
+        ln(m) / (2 gamma^2) (inf when that exceeds float64).
 
     Examples
     --------

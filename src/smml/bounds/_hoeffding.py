@@ -205,6 +205,12 @@ def hoeffding_test_size(epsilon: float, delta: float = 0.05) -> int:
     int
         The smallest n >= 1 with :func:`hoeffding_epsilon` (n, delta) <= epsilon.
 
+    Raises
+    ------
+    ValueError
+        When epsilon is so small that ln(2/delta) / (2 epsilon^2) exceeds 1e300 (float64 cannot
+        count such an n).
+
     Examples
     --------
     >>> from smml.bounds import hoeffding_test_size, hoeffding_epsilon
