@@ -233,17 +233,14 @@ def hoeffding_test_size(epsilon: float, delta: float = 0.05) -> int:
     def ok(n):              # hoeffding_epsilon(n, delta) <= epsilon, the same arithmetic
         return math.sqrt(L / (2.0 * n)) <= epsilon
 
-    # the smallest n >= 1 with ok(n) (monotone in n): bracket around the formula's ceiling, then
-    # bisect, so that rounding cannot make it wrong (nor, past 2^53, loop for ever by steps of 1)
+    # the smallest n >= 1 with ok(n) (monotone in n), by bisection between 0 and an n that holds
+    # (the formula's ceiling, doubled while rounding fails it): rounding cannot make it wrong,
+    # nor, past 2^53, loop for ever by steps of 1; at most ~1000 steps
     hi = max(1, math.ceil(guess))
     while not ok(hi):
         hi *= 2
-    lo = max(1, hi // 2) if hi > 1 else 1
-    while lo > 1 and ok(lo):
-        lo //= 2
-    if ok(lo):
-        return lo
-    while hi - lo > 1:      # not ok(lo), ok(hi)
+    lo = 0                  # ok(hi) holds, ok(lo) does not (0: no sample)
+    while hi - lo > 1:
         mid = (lo + hi) // 2
         lo, hi = (lo, mid) if ok(mid) else (mid, hi)
     return hi

@@ -102,7 +102,7 @@ def perceptron_convergence_bound(X: ArrayLike, y: ArrayLike, u: ArrayLike | Esti
             raise ValueError("y must hold both labels -1 and +1")
         u = svm.coef_[0]
     X, y, u = _linear_data(Xa, y, u)
-    u = _unit_max(u)        # the value does not depend on u's scale; tiny or huge u would under/overflow
+    u, _ = _unit_max(u)     # the value does not depend on u's scale; tiny or huge u would under/overflow
     gamma = float(np.min(y * (X @ u)))
     if not gamma > 0:
         raise ValueError(f"u does not separate the data: its margin min_t y_t u.x_t is {gamma:g} <= 0")
@@ -149,7 +149,8 @@ def perceptron_mistake_bound(X: ArrayLike, y: ArrayLike, u: ArrayLike) -> float:
     X, y, u = _linear_data(X, y, u)
     H = float(np.sum(np.maximum(0.0, 1.0 - y * (X @ u))))
     R = float(np.sqrt(np.max(np.einsum("ij,ij->i", X, X))))
-    nu = _scaled_norm(u, lambda v: float(v @ v))
+    c, s = _unit_max(u)
+    nu = s * math.sqrt(float(c @ c))
     return H + (nu * R) * (nu * R) + nu * R * math.sqrt(H)     # (x * x: inf, not OverflowError)
 
 
@@ -267,20 +268,15 @@ def ogd_strongly_convex_regret_bound(G: float, sigma: float, T: int) -> float:
 # ---- Kernel learners (smml.kernels) ---------------------------------------------
 
 def _unit_max(v):
-    """v / max |v| (v itself when zero)."""
+    """(v / max |v|, max |v|), (v, 0) when v is zero: norms and quadratic forms of the first
+    neither overflow nor underflow (u = 1e200 gave nan, u = 1e-200 gave 0)."""
     s = float(np.max(np.abs(v))) if v.size else 0.0
-    return v / s if s > 0 else v
+    return (v / s if s > 0 else v), s
 
 
-def _scaled_norm(v, sq):
-    """sqrt(sq(v)) for a quadratic form sq, computed as max|v| sqrt(sq(v / max|v|)): no
-    overflow or underflow of the squares (u = 1e200 gave nan, u = 1e-200 gave 0)."""
-    s = float(np.max(np.abs(v))) if v.size else 0.0
-    return s * math.sqrt(sq(v / s)) if s > 0 else 0.0
-
-
-def _kernel_data(K: ArrayLike, y: ArrayLike, coef: ArrayLike
-                 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], float]:
+def _kernel_data(K: ArrayLike, y: ArrayLike, coef: ArrayLike) -> tuple[
+        NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], float, float]:
+    """(K, y, coef, c, s, c^T K c) checked, with (c, s) = :func:`_unit_max` (coef): ||g||_K = s sqrt(c^T K c)."""
     K = np.asarray(K, dtype=float)
     y = np.asarray(y, dtype=float)
     coef = np.asarray(coef, dtype=float)
@@ -292,13 +288,12 @@ def _kernel_data(K: ArrayLike, y: ArrayLike, coef: ArrayLike
         raise ValueError("K and coef must be finite")
     if not np.all((y == 1) | (y == -1)):
         raise ValueError("y must hold labels in {-1, +1}")
-    c = _unit_max(coef)             # coef^T K coef from coef / max|coef|: no overflow
+    c, s = _unit_max(coef)
     n2 = float(c @ K @ c)
     if n2 < 0:
         raise ValueError(f"coef^T K coef = {n2:g} (coef scaled to max |coef| = 1) < 0: K is not positive "
                          "semidefinite")
-    scale = float(np.max(np.abs(coef)))
-    return K, y, coef, scale * (scale * n2)
+    return K, y, coef, c, s, n2
 
 
 def kernel_perceptron_convergence_bound(K: ArrayLike, y: ArrayLike, coef: ArrayLike) -> float:
@@ -340,9 +335,8 @@ def kernel_perceptron_convergence_bound(K: ArrayLike, y: ArrayLike, coef: ArrayL
     >>> round(kernel_perceptron_convergence_bound(K, y, coef), 4)
     1.1111
     """
-    K, y, coef, _ = _kernel_data(K, y, coef)
-    coef = _unit_max(coef)  # the value does not depend on g's scale; tiny or huge coef would under/overflow
-    norm2 = float(coef @ K @ coef)
+    # the value does not depend on g's scale: computed for c = coef / max |coef|
+    K, y, _, coef, _, norm2 = _kernel_data(K, y, coef)
     gamma = float(np.min(y * (K @ coef)))
     if not gamma > 0:
         raise ValueError(f"g does not separate the data: its margin min_t y_t g(x_t) is {gamma:g} <= 0")
@@ -386,8 +380,8 @@ def kernel_perceptron_mistake_bound(K: ArrayLike, y: ArrayLike, coef: ArrayLike)
     >>> round(kernel_perceptron_mistake_bound(K, y, np.array([1/6, 1/6, 0., 0.])), 4)
     2.5
     """
-    K, y, coef, _ = _kernel_data(K, y, coef)
+    K, y, coef, _, s, n2 = _kernel_data(K, y, coef)
     H = float(np.sum(np.maximum(0.0, 1.0 - y * (K @ coef))))
     R = math.sqrt(max(0.0, float(np.max(np.diag(K)))))
-    nu = _scaled_norm(coef, lambda v: max(0.0, float(v @ K @ v)))
+    nu = s * math.sqrt(n2)
     return H + (nu * R) * (nu * R) + nu * R * math.sqrt(H)     # (x * x: inf, not OverflowError)
