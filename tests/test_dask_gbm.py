@@ -205,6 +205,92 @@ def test_a_tree_is_one_driver_call_the_levels_are_exchanged_between_the_workers(
     assert names.count("tree") == 15 and names.count("grads") == 1
 
 
+def _rpc_puts(direct):
+    """On a worker: the direct links on or off, and the histograms sent through Dask RPCs
+    (``_call_peer``) counted from now on; returns the count so far."""
+    import smml.dask._gbm as gbm
+    gbm._Group.direct = direct
+    if not hasattr(gbm, "_rpc_count"):
+        gbm._rpc_count = [0]
+        orig = gbm._call_peer
+
+        async def counted(*args):
+            gbm._rpc_count[0] += 1
+            return await orig(*args)
+
+        gbm._call_peer = counted
+    n = gbm._rpc_count[0]
+    gbm._rpc_count[0] = 0
+    return n
+
+
+def test_the_histograms_travel_on_direct_links_or_through_dask_the_same_model(client):
+    # the default: the groups exchange on direct sockets (no Dask RPC between the workers);
+    # with direct links off (as on a tls:// cluster) through Dask RPCs: the same model
+    X, z = _data(20000, 4, seed=9)
+    y = (z > 1).astype(int)
+    kw = dict(n_estimators=4, max_depth=4, random_state=0, max_bins=64)
+    a = GradientBoostingClassifier(**kw).fit(X, y)
+    try:
+        client.run(_rpc_puts, True)
+        _same_model(a, sd.GradientBoostingClassifier(**kw).fit(*_dask(X, y, 5000)))
+        assert set(client.run(_rpc_puts, False).values()) == {0}
+        _same_model(a, sd.GradientBoostingClassifier(**kw).fit(*_dask(X, y, 5000)))
+        counts = client.run(_rpc_puts, True).values()
+        assert len(counts) == 2 and min(counts) >= 4      # at least the 4 trees' roots each way
+    finally:
+        client.run(_rpc_puts, True)
+
+
+def test_direct_links_deliver_arrays_exactly_and_refuse_strangers():
+    # the transport alone, on this process's event loop: two groups, float64 / int64 arrays of
+    # any shape and None delivered as sent; a connection without the fit's token is closed and
+    # not counted; a closed link ends its reader
+    import asyncio
+    import socket
+    from smml.dask._actors import _Links
+
+    async def main():
+        got = {0: [], 1: []}
+        links = [_Links(), _Links()]
+        addrs = [lk.listen("127.0.0.1") for lk in links]
+        token = b"t" * 16
+        # a stranger connects to group 0 first, with a wrong token
+        loop = asyncio.get_running_loop()
+        bad = socket.socket()
+        bad.setblocking(False)
+        await loop.sock_connect(bad, addrs[0])
+        await loop.sock_sendall(bad, b"x" * 16 + np.array([1], np.int64).tobytes())
+        await asyncio.gather(*[links[g].connect(addrs, g, token, lambda t, s, p, g=g: got[g].append((t, s, p)))
+                               for g in (0, 1)])
+        rng = np.random.default_rng(0)
+        sent = [(rng.normal(size=(3, 5, 7, 2)), np.arange(4, dtype=np.int64)),
+                (rng.normal(size=(1, 2, 3, 2)), None),
+                (np.zeros((0, 4, 2, 2)), np.zeros(0, np.int64))]
+        for tag, p in enumerate(sent, 1):
+            await asyncio.gather(links[0].send(1, tag, 0, p), links[1].send(0, tag, 1, p))
+        for _ in range(200):
+            if len(got[0]) == len(got[1]) == len(sent):
+                break
+            await asyncio.sleep(0.01)
+        bad.close()
+        for g in (0, 1):
+            assert [(t, s) for t, s, _ in got[g]] == [(tag, 1 - g) for tag in range(1, len(sent) + 1)]
+            for (_, _, p), q in zip(got[g], sent):
+                for x, y in zip(p, q, strict=True):
+                    if y is None:
+                        assert x is None
+                    else:
+                        assert x.dtype == y.dtype and x.shape == y.shape and x.tobytes() == y.tobytes()
+        tasks = [t for lk in links for t in lk.tasks]
+        for lk in links:
+            lk.close()
+        await asyncio.gather(*tasks)          # the readers end (cancelled), no error escapes
+        assert all(t.done() for t in tasks)
+
+    asyncio.run(main())
+
+
 def test_equal_on_local_threads_and_a_single_chunk():
     # no distributed client: one group of this process, the same model
     X, z = _data(20000, 3, seed=7, nan=0.0)

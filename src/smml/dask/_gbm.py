@@ -12,6 +12,7 @@ The split of each node is chosen by the in-memory kernel's own scan and choice
 the same formula, F_0 from exactly rounded sums: the model is the in-memory one."""
 import asyncio
 import inspect
+import secrets
 from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
@@ -25,7 +26,7 @@ from smml import _exact_sums
 from smml.ensemble import GradientBoostingClassifier as _GBC, GradientBoostingRegressor as _GBR
 from smml.tree import Tree
 from smml._core._tree import NODE_DTYPE
-from smml.dask._actors import _LostWorker, _call_peer, _drive_actors, _drive_local, _gather
+from smml.dask._actors import _Links, _LostWorker, _call_peer, _drive_actors, _drive_local, _gather
 from smml.dask._validation import _check_dask_X, _check_dask_y, _distributed_client, _split_rows, _stacked
 
 __all__ = ["GradientBoostingClassifier", "GradientBoostingRegressor"]
@@ -163,14 +164,36 @@ class _Group(_Rows):
     """The rows of one worker (a Dask actor), which grows each tree together with the other
     groups: at every level each group sends its histograms straight to every other group and
     sums theirs (an all-reduce between the workers; the driver is not in the middle), and every
-    group chooses the same splits from the same exact sums."""
+    group chooses the same splits from the same exact sums. The histograms travel on direct
+    sockets between the workers (:class:`smml.dask._actors._Links`) where the workers' comm
+    allows it, else as Dask RPCs (``direct = False``, or a ``tls://`` cluster)."""
 
-    def connect(self, peers, g):
-        """The groups of the fit: ``peers`` (worker address, actor key) of each, this one ``g``."""
+    #: send the histograms on direct sockets where the comm allows it
+    direct = True
+
+    def listen(self):
+        """A listening socket for the other groups: its (host, port), or None (no direct
+        links: the exchanges go through Dask)."""
+        self.links = None
+        host = _Links.host() if self.direct else None
+        if host is None:
+            return None
+        self.links = _Links()
+        return self.links.listen(host)
+
+    async def connect(self, peers, g, addrs, token):
+        """The groups of the fit: ``peers`` (worker address, actor key) of each, this one ``g``;
+        ``addrs``: each group's listening (host, port), or None (every exchange through Dask)."""
         self.peers, self.g = peers, g
         self.tag = 0
         self.box, self.events = {}, {}
         self.aborted = False
+        if addrs is None:
+            if self.links is not None:
+                self.links.close()
+            self.links = None
+        else:
+            await self.links.connect(addrs, g, token, self.put)
 
     def _event(self, tag):
         if tag not in self.events:
@@ -188,18 +211,25 @@ class _Group(_Rows):
             self._event(tag).set()
 
     def abort(self):
-        """The fit is over (a lost group, an error): a pending exchange raises instead of waiting."""
+        """The fit is over (done, a lost group, an error): a pending exchange raises instead
+        of waiting; the direct links are closed."""
         self.aborted = True
         for ev in self.events.values():
             ev.set()
+        if getattr(self, "links", None) is not None:
+            self.links.close()
 
     async def _exchange(self, payload):
         """Every group's payload of this exchange, in group order (this group's own included)."""
         self.tag += 1
         tag = self.tag
-        others = [(a, key) for i, (a, key) in enumerate(self.peers) if i != self.g]
+        others = [(i, a, key) for i, (a, key) in enumerate(self.peers) if i != self.g]
         if others:
-            await asyncio.gather(*[_call_peer(a, key, "put", tag, self.g, payload) for a, key in others])
+            if self.links is not None:
+                sends = [self.links.send(i, tag, self.g, payload) for i, _, _ in others]
+            else:
+                sends = [_call_peer(a, key, "put", tag, self.g, payload) for _, a, key in others]
+            await asyncio.gather(*sends)
             await self._event(tag).wait()
         self.events.pop(tag, None)
         if self.aborted:
@@ -389,9 +419,14 @@ def _tree_steps(rows, k, scales, feats, nxt):
 
 
 def _connect(peers):
-    """The groups' first request: every group's (worker address, actor key), and its own
-    index."""
-    yield "connect", [(peers, g) for g in range(len(peers))]
+    """The groups' first requests: a listening socket each (direct links between the
+    workers), then every group's (worker address, actor key), its own index, the sockets'
+    addresses (None if a group has none: the exchanges go through Dask) and the fit's token."""
+    addrs = yield "listen", [()] * len(peers)
+    if any(a is None for a in addrs):
+        addrs = None
+    token = secrets.token_bytes(16)
+    yield "connect", [(peers, g, addrs, token) for g in range(len(peers))]
 
 
 async def _abort(groups, timeout=10.0):
@@ -497,7 +532,11 @@ class _DaskGradientBoostingMixin:
         # each group's worker and actor key, for the exchanges between them
         where = client.who_has(keep)
         peers = [(where[f.key][0], f.key) for f in keep]
-        client.sync(_drive_actors, _connect(peers), groups)
+        try:
+            client.sync(_drive_actors, _connect(peers), groups)
+        except BaseException:
+            client.sync(_abort, groups)          # the listening sockets closed, a pending accept ended
+            raise
         return groups, keep
 
     def _run(self, groups, classifier, d):
@@ -507,10 +546,10 @@ class _DaskGradientBoostingMixin:
             return _drive_local(steps, groups)
         try:
             return client.sync(_drive_actors, steps, groups)
-        except BaseException:
-            # a group waiting for a lost or failed one's histograms would wait for ever
+        finally:
+            # a group waiting for a lost or failed one's histograms would wait for ever; a
+            # finished fit's links are closed
             client.sync(_abort, groups)
-            raise
 
     def _steps(self, G, classifier, d):
         """The fit as a generator of group requests (``_drive_local`` / ``_drive_actors``):
@@ -709,7 +748,8 @@ _HOW_IT_RUNS = """    How it is fitted. Each worker holds consecutive row blocks
     (of two siblings only the one of smaller hessian sum, the other is its parent's minus it;
     two values a bin, (sum h, sum g)) and sends them straight to every other worker (an
     all-reduce between the workers, one message each way a level, the driver not in the
-    middle); each worker sums them in worker order and chooses every split with the in-memory
+    middle; on a direct socket between the two workers where the cluster's comm is ``tcp://``
+    or ``inproc://``, else a Dask RPC); each worker sums them in worker order and chooses every split with the in-memory
     kernel's own compiled scan (``smml._core._gbm.best_splits``: ``_scan_one`` and ``_pick``) on
     the same exact sums, so all choose the same, and routes its rows to the children. At the
     end of the tree each worker adds the leaf values to its rows' scores (after the round's
