@@ -749,8 +749,8 @@ _HOW_IT_RUNS = """    How it is fitted. Each worker holds consecutive row blocks
     two values a bin, (sum h, sum g)) and sends them straight to every other worker (an
     all-reduce between the workers, one message each way a level, the driver not in the
     middle; on a direct socket between the two workers where the cluster's comm is ``tcp://``
-    or ``inproc://``, else a Dask RPC); each worker sums them in worker order and chooses every split with the in-memory
-    kernel's own compiled scan (``smml._core._gbm.best_splits``: ``_scan_one`` and ``_pick``) on
+    or ``inproc://``, else a Dask RPC); each worker sums them in worker order and chooses
+    every split with the in-memory kernel's own compiled scan (``smml._core._gbm.best_splits``: ``_scan_one`` and ``_pick``) on
     the same exact sums, so all choose the same, and routes its rows to the children. At the
     end of the tree each worker adds the leaf values to its rows' scores (after the round's
     last tree it also computes the next round's gradients) and the first worker returns the
