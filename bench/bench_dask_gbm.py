@@ -15,9 +15,10 @@ the test log-loss and the ratio to the faster peer. The in-memory smml fit on th
 (gathered to this process, 2 OpenMP threads) gives the distributed / in-memory ratio, and the
 distributed model is checked to equal it (predictions bit for bit).
 
-    python bench/bench_dask_gbm.py [--quick] [--repeat 2] [--rows N]
+    python bench/bench_dask_gbm.py [--quick] [--repeat 2] [--rows N] [--features D] [--rounds R]
 
-``--quick``: 200,000 x 28 (a smoke test). Default 2,000,000 x 28.
+``--quick``: 200,000 x 28 (a smoke test). Default 2,000,000 x 28. ``--rows`` and ``--features``
+(at least 10) run the same work on another shape (the issue's "similar ones").
 """
 import argparse
 import time
@@ -31,9 +32,9 @@ N_THREADS = 2
 D = 28
 
 
-def _chunk(seed, rows):
+def _chunk(seed, rows, d=D):
     rng = np.random.default_rng(seed)
-    X = rng.standard_normal((rows, D))
+    X = rng.standard_normal((rows, d))
     s = (X[:, 0] * X[:, 1] + np.sin(2 * X[:, 2]) + 0.5 * X[:, 3] ** 2 - X[:, 4] + 0.3 * X[:, 5:10].sum(axis=1)
          - 0.6)
     u = rng.random(rows)
@@ -41,16 +42,17 @@ def _chunk(seed, rows):
     return np.column_stack([X, y])
 
 
-def _make(n, chunk, seed0):
+def _make(n, chunk, seed0, d=D):
     import dask
     import dask.array as da
 
     blocks = []
     for i, a in enumerate(range(0, n, chunk)):
         rows = min(chunk, n - a)
-        blocks.append(da.from_delayed(dask.delayed(_chunk)(seed0 + i, rows), shape=(rows, D + 1), dtype=np.float64))
+        blocks.append(da.from_delayed(dask.delayed(_chunk)(seed0 + i, rows, d), shape=(rows, d + 1),
+                                      dtype=np.float64))
     Z = da.concatenate(blocks)
-    return Z[:, :D], Z[:, D]
+    return Z[:, :d], Z[:, d]
 
 
 def _xgb_local(m):
@@ -74,7 +76,11 @@ def main():
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--rows", type=int, default=None)
     ap.add_argument("--rounds", type=int, default=100)
+    ap.add_argument("--features", type=int, default=D)
     args = ap.parse_args()
+    d = args.features
+    if d < 10:
+        ap.error("--features must be at least 10 (the label uses the first 10 columns)")
     n = args.rows or (200_000 if args.quick else 2_000_000)
     n_test = 200_000
     chunk = 250_000 if n >= 1_000_000 else 50_000
@@ -94,12 +100,12 @@ def main():
     client = distributed.Client(cluster)
     client.wait_for_workers(2, timeout=60)
     print(environment_line(N_THREADS))
-    print(f"# xgboost {xgb.__version__}, lightgbm {lgb.__version__}, {n} x {D} train (chunks of {chunk}, "
+    print(f"# xgboost {xgb.__version__}, lightgbm {lgb.__version__}, {n} x {d} train (chunks of {chunk}, "
           f"generated on 2 workers x 1 thread), {n_test} test; depth {depth}, {rounds} rounds, lr {lr}, 256 bins")
-    Xd, yd = _make(n, chunk, 1000)
+    Xd, yd = _make(n, chunk, 1000, d)
     Xd, yd = client.persist([Xd, yd])
     distributed.wait([Xd, yd])
-    Xt, yt = _make(n_test, 50_000, 9_000_000)
+    Xt, yt = _make(n_test, 50_000, 9_000_000, d)
     Xt, yt = Xt.compute(), yt.compute()
 
     def f_smml():
@@ -140,7 +146,7 @@ def main():
     rows = [dict(impl=k, t=best[k], ll=_logloss(probs[k], yt), vs=peer / best[k]) for k in fns]
     rows.append(dict(impl=f"smml in memory ({N_THREADS} threads)", t=t_mem,
                      ll=_logloss(mem.predict_proba(Xt)[:, 1], yt), vs=None))
-    print_table(f"GBT fit on {n} x {D}, 2 workers x 1 thread", rows,
+    print_table(f"GBT fit on {n} x {d}, 2 workers x 1 thread", rows,
                 [("impl", "implementation", "{}"), ("t", "fit (s)", "{:.2f}"), ("ll", "test log-loss", "{:.5f}"),
                  ("vs", "faster peer / this", "{:.2f}x")])
     print(f"\ndistributed / in-memory fit time: {best['smml.dask'] / t_mem:.2f}x; "

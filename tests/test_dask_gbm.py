@@ -261,27 +261,36 @@ def test_direct_links_deliver_arrays_exactly_and_refuse_strangers():
         bad.setblocking(False)
         await loop.sock_connect(bad, addrs[0])
         await loop.sock_sendall(bad, b"x" * 16 + np.array([1], np.int64).tobytes())
-        await asyncio.gather(*[links[g].connect(addrs, g, token, lambda t, s, p, g=g: got[g].append((t, s, p)))
+        arrived = {0: asyncio.Event(), 1: asyncio.Event()}
+
+        def deliver(g, t, s, p):
+            got[g].append((t, s, p))
+            arrived[g].set()
+
+        await asyncio.gather(*[links[g].connect(addrs, g, token, lambda t, s, p, g=g: deliver(g, t, s, p))
                                for g in (0, 1)])
         rng = np.random.default_rng(0)
+        # as the fit uses them: each message consumed (here: checked) before the next is sent;
+        # tags 1 and 3 share a receive buffer (grown for 3), as do 2 and 4
         sent = [(rng.normal(size=(3, 5, 7, 2)), np.arange(4, dtype=np.int64)),
                 (rng.normal(size=(1, 2, 3, 2)), None),
+                (rng.normal(size=(4, 5, 7, 2)), np.arange(9, dtype=np.int64) - 4),
                 (np.zeros((0, 4, 2, 2)), np.zeros(0, np.int64))]
         for tag, p in enumerate(sent, 1):
             await asyncio.gather(links[0].send(1, tag, 0, p), links[1].send(0, tag, 1, p))
-        for _ in range(200):
-            if len(got[0]) == len(got[1]) == len(sent):
-                break
-            await asyncio.sleep(0.01)
-        bad.close()
-        for g in (0, 1):
-            assert [(t, s) for t, s, _ in got[g]] == [(tag, 1 - g) for tag in range(1, len(sent) + 1)]
-            for (_, _, p), q in zip(got[g], sent):
-                for x, y in zip(p, q, strict=True):
+            for g in (0, 1):
+                await asyncio.wait_for(arrived[g].wait(), 60)
+                arrived[g].clear()
+                assert len(got[g]) == tag
+                t, src, q = got[g][-1]
+                assert (t, src) == (tag, 1 - g)
+                for x, y in zip(q, p, strict=True):
                     if y is None:
                         assert x is None
                     else:
                         assert x.dtype == y.dtype and x.shape == y.shape and x.tobytes() == y.tobytes()
+        bad.close()
+        assert [len(got[g]) for g in (0, 1)] == [len(sent)] * 2
         tasks = [t for lk in links for t in lk.tasks]
         for lk in links:
             lk.close()

@@ -120,13 +120,21 @@ class _Links:
     (``bench/dask.md``). Offered on ``tcp://`` and ``inproc://`` workers (bound to the worker's
     own host); on any other comm (``tls://``: the cluster's security would be bypassed)
     ``listen`` returns None and the fit sends through Dask (:func:`_call_peer`). A connection
-    is accepted only with the fit's random token."""
+    is accepted only with the fit's random token.
+
+    A delivered array lives in a buffer kept per (peer, tag parity, part) and reused: it is
+    valid until the message two tags later from the same peer arrives. The boosting exchange
+    consumes every payload before it sends its next message, and a peer sends tag t + 2 only
+    after it has received this group's t + 1, so no payload is overwritten while in use; the
+    buffers spare a Dask worker fresh pages for every message (its nanny's
+    MALLOC_TRIM_THRESHOLD_ maps every allocation over 128 KB afresh)."""
 
     def __init__(self):
         self.loop = asyncio.get_running_loop()
         self.listener = None
         self.out = {}                     # group -> socket we send on
         self.tasks = []                   # the readers
+        self.bufs = {}                    # (peer, tag parity, part) -> reused bytes
 
     @staticmethod
     def host():
@@ -203,11 +211,11 @@ class _Links:
                 desc = np.empty((parts, 2 + _MAX_NDIM), np.int64)
                 await self._recv(s, memoryview(desc).cast("B"))
                 payload = []
-                for kind, ndim, *shape in desc.tolist():
+                for i, (kind, ndim, *shape) in enumerate(desc.tolist()):
                     if kind == 0:
                         payload.append(None)
                         continue
-                    a = np.empty(shape[:ndim], _KINDS[kind])
+                    a = self._buffer((src, tag % 2, i), shape[:ndim], _KINDS[kind])
                     if a.nbytes:
                         await self._recv(s, memoryview(a).cast("B"))
                     payload.append(a)
@@ -216,6 +224,15 @@ class _Links:
             pass
         finally:
             s.close()
+
+    def _buffer(self, key, shape, dtype):
+        """An array of ``shape`` and ``dtype`` in the bytes kept for ``key`` (grown when too
+        small)."""
+        nbytes = int(np.prod(shape)) * dtype.itemsize
+        buf = self.bufs.get(key)
+        if buf is None or buf.size < nbytes:
+            buf = self.bufs[key] = np.empty(max(nbytes, 8), np.uint8)
+        return buf[:nbytes].view(dtype).reshape(shape)
 
     async def send(self, j, tag, src, payload):
         """``payload`` (a tuple of C-contiguous float64 / int64 arrays or None) to group j."""
