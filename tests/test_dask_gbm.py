@@ -187,22 +187,20 @@ def _requests(monkeypatch):
     return names
 
 
-def test_a_tree_is_one_driver_call_the_levels_are_exchanged_between_the_workers(client, monkeypatch):
-    # the driver asks for a whole tree (the workers sum each level's histograms between them),
-    # and the round's last tree also computes the next round's gradients: one "grads" request
-    # in the whole fit (the first round's), one "tree" request a tree, nothing per level
+def test_a_fit_is_one_driver_call_the_levels_are_exchanged_between_the_workers(client, monkeypatch):
+    # the driver asks the groups for the whole boosting loop: they run it together (every
+    # tree's levels, each round's gradient maxima and the loss all-reduced between the
+    # workers); the driver's requests are the setup's and ONE "fit", nothing a tree or a level
     names = _requests(monkeypatch)
     X, z = _data(20000, 4, seed=8)
     kw = dict(n_estimators=5, max_depth=3, random_state=0, max_bins=64)
     y = (z > 1).astype(int)
     _same_model(GradientBoostingClassifier(**kw).fit(X, y), sd.GradientBoostingClassifier(**kw).fit(*_dask(X, y, 5000)))
-    assert names.count("tree") == 5 and names.count("grads") == 1 and names.count("finish") == 1
-    assert names.count("connect") == 1 and names.count("configure") == 1
-    assert not {"level", "root", "put"} & set(names)
+    assert names == ["listen", "connect", "stats", "setup", "rows", "bin", "configure", "fit"]
     del names[:]
     y3 = np.digitize(z, [0.0, 1.5])                          # 3 classes: 3 trees a round
     _same_model(GradientBoostingClassifier(**kw).fit(X, y3), sd.GradientBoostingClassifier(**kw).fit(*_dask(X, y3, 5000)))
-    assert names.count("tree") == 15 and names.count("grads") == 1
+    assert names.count("fit") == 1 and len(names) == 8
 
 
 def _rpc_puts(direct):
@@ -357,3 +355,24 @@ def test_bad_inputs(client):
         zn = z.copy()
         zn[0] = np.nan
         sd.GradientBoostingRegressor(n_estimators=1).fit(Xd, da.from_array(zn, chunks=500))
+
+
+@pytest.mark.parametrize("on_cluster", [True, False])
+def test_a_diverging_learning_rate_raises_the_in_memory_error_from_the_workers(client, on_cluster):
+    # the rounds loop runs on the workers: its DivergenceError (the all-reduced loss overflows)
+    # reaches the caller as in memory, naming the same round; the cluster then fits again
+    from smml.exceptions import DivergenceError
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 3))
+    y = X[:, 0] + 0.1 * rng.normal(size=400)
+    kw = dict(learning_rate=1e9, n_estimators=100, random_state=0)
+    with pytest.raises(DivergenceError, match="after round (\\d+)") as mem:
+        GradientBoostingRegressor(**kw).fit(X, y)
+    round_ = mem.value.args[0].split("after round ")[1].split(";")[0]
+    Xd, yd = _dask(X, y, 150)
+    ctx = dask.config.set(scheduler="sync") if not on_cluster else dask.config.set({})
+    with ctx:
+        with pytest.raises(DivergenceError, match=f"smml.dask.GradientBoostingRegressor: .* after round {round_};"):
+            sd.GradientBoostingRegressor(**kw).fit(Xd, yd)
+        kw["learning_rate"] = 0.1
+        _same_model(GradientBoostingRegressor(**kw).fit(X, y), sd.GradientBoostingRegressor(**kw).fit(Xd, yd))

@@ -71,6 +71,7 @@ class _Rows:
         self.nt = max(1, int(n_threads))
         self.X, self.y, self.sw = _aligned(X), y, _aligned(sw)
         self.bufs = {}
+        self.g = 0                  # this group's index (a _Group's is set by connect)
         self.classifier = classifier
 
     def stats(self):
@@ -163,10 +164,10 @@ class _Rows:
         """The tree's leaf values (by node id) into F's column k."""
         _gbm.add_leaf_values(self.node, value, self.F, k)
 
-    def tree(self, k, scales, feats, nxt):
-        """Tree k grown on this group's rows alone (the only group: dask's local schedulers);
-        see :func:`_tree_steps`."""
-        steps = _tree_steps(self, k, scales, feats, nxt)
+    def fit(self, loop_args, loss_code):
+        """The whole boosting loop on this group's rows alone (the only group: dask's local
+        schedulers); see :func:`_fit_steps`."""
+        steps = _fit_steps(self, loop_args, loss_code)
         try:
             payload = next(steps)
             while True:
@@ -256,17 +257,16 @@ class _Group(_Rows):
         got = self.box.pop(tag, {})
         return [payload if i == self.g else got[i] for i in range(len(self.peers))]
 
-    async def tree(self, k, scales, feats, nxt):
-        """Tree k grown by all the groups together (see :func:`_tree_steps`); the tree itself
-        only from the first group (every group has the same)."""
-        steps = _tree_steps(self, k, scales, feats, nxt)
+    async def fit(self, loop_args, loss_code):
+        """The whole boosting loop, run by all the groups together (see :func:`_fit_steps`);
+        its result only from the first group (every group has the same)."""
+        steps = _fit_steps(self, loop_args, loss_code)
         try:
             payload = next(steps)
             while True:
                 payload = steps.send(await self._exchange(payload))
         except StopIteration as stop:
-            nodes, vals, unsent, grads = stop.value
-            return (nodes, vals, unsent, grads) if self.g == 0 else (None, None, unsent, grads)
+            return stop.value if self.g == 0 else None
 
 
 class _Growth(NamedTuple):
@@ -439,6 +439,119 @@ def _tree_steps(rows, k, scales, feats, nxt):
     rows.values(k, vals)
     nodes = (depth, nrows, Htot, Gtot, split, first)
     return nodes, vals, unsent, (None if nxt is None else rows.grads(nxt, True))
+
+
+def _as_tree(depth, nrows, Htot, Gtot, split, first, vals):
+    """The tree as the in-memory kernel numbers it (depth-first, first child first, the
+    children of a split numbered after the nodes split before it)."""
+    m = len(depth)
+    new = np.full(m, -1, np.intp)
+    new[0] = 0
+    count = 1
+    stack = [0] if split[0] is not None else []
+    while stack:
+        u = stack.pop()
+        a = first[u]
+        new[a], new[a + 1] = count, count + 1
+        count += 2
+        for c in (a + 1, a):
+            if split[c] is not None:
+                stack.append(c)
+    order = np.flatnonzero(new >= 0)
+    nodes = np.zeros(count, NODE_DTYPE)
+    value = np.zeros((count, 1))
+    sbin = np.full(count, -1, np.int32)
+    for u in order:
+        i = new[u]
+        nd = nodes[i]
+        value[i, 0] = vals[u]
+        nd["weighted_n_node_samples"] = Htot[u]
+        nd["n_node_samples"] = nrows[u]
+        nd["depth"] = depth[u]
+        if split[u] is not None:
+            f, b, thr, ml, imp = split[u]
+            nd["feature"], nd["threshold"], nd["missing_left"], nd["improvement"] = f, thr, ml, imp
+            nd["children_left"] = new[first[u]]
+            sbin[i] = b
+        else:
+            nd["feature"] = -1
+            nd["children_left"] = -1
+        nodes[i] = nd
+    bits = np.zeros((count, _gbm.NWORDS_), np.uint64)
+    return Tree._grown(nodes, value, bits), sbin
+
+
+def _fit_steps(rows, loop_args, loss_code):
+    """The boosting loop (``smml._gbm_rounds.boosting_rounds(*loop_args)``) run on a group, as
+    a generator that yields this group's payload of an exchange and is sent every group's, in
+    group order (as :func:`_tree_steps`, whose exchanges it passes on). Every group runs the
+    same loop on the same all-reduced answers, so every group makes the same requests and
+    choices: the driver makes one call a fit, not one a tree. The answers:
+
+    - ``"grads"``: this group's training loss and its per-class maxima of |g| and |h|
+      (computed by the round's last tree when it was not the fit's last: ``_tree_steps``'s
+      ``nxt``), exchanged; the losses summed in group order, the maxima's maximum: what the
+      driver summed before, bit for bit;
+    - ``"quantize"``: the round's scales, applied by its first tree's root;
+    - ``"tree"``: the tree grown by all the groups (:func:`_tree_steps`), the rows of its last
+      level's leaves (which no level sent) exchanged and summed; the first group builds the
+      stored tree (:func:`_as_tree`), the others answer None (their result is not used);
+    - ``"scores"``: no eval sets on dask arrays; ``"finish"``: the training loss, exchanged
+      and summed.
+
+    Returns the loop's result (the fit's trees on the first group). ``loop_args``: the
+    positional and keyword arguments of ``boosting_rounds`` (its random generator arrives
+    as a copy on each worker: every group draws the same columns)."""
+    args, kwargs = loop_args
+    loop = boosting_rounds(*args, **kwargs)
+    grow = rows.grow
+    folded = None               # the next round's gradients, from the round's last tree
+    scales = None
+    try:
+        name, req = next(loop)
+        while True:
+            if name == "grads":
+                loss, maxima = folded if folded is not None else rows.grads(loss_code, req[0])
+                folded = None
+                mine = np.array([loss] + [v for gh in maxima for v in gh], np.float64)
+                outs = yield (mine,)
+                total = 0.0
+                for o in outs:
+                    total = total + float(o[0][0])
+                res = (total, [(max(float(o[0][1 + 2 * k]) for o in outs),
+                                max(float(o[0][2 + 2 * k]) for o in outs)) for k in range(len(maxima))])
+            elif name == "quantize":
+                scales = req[0]
+                res = None
+            elif name == "tree":
+                k, _, feats, more = req
+                nodes, vals, unsent, grads = yield from _tree_steps(
+                    rows, k, scales if k == 0 else None, grow.all_feats if feats is None else feats,
+                    loss_code if more else None)
+                nrows = nodes[1]
+                if unsent is not None:       # the last level's rows, summed in group order
+                    kids = unsent[0]
+                    outs = yield (np.ascontiguousarray(unsent[1], np.int64),)
+                    counts = np.zeros(len(kids), np.int64)
+                    for o in outs:
+                        counts += o[0]
+                    for c, r in zip(kids, counts):
+                        nrows[c] = int(r)
+                if more:
+                    folded = grads
+                res = _as_tree(*nodes, vals) if rows.g == 0 else (None, None)
+            elif name == "scores":     # no eval sets, no early stopping on dask arrays
+                res = ([], None)
+            elif name == "finish":
+                outs = yield (np.array([rows.finish(loss_code)], np.float64),)
+                res = 0.0
+                for o in outs:
+                    res = res + float(o[0][0])
+            else:                      # pragma: no cover - the loop's requests are the above
+                raise ValueError(f"unknown boosting request {name!r}")
+            name, req = loop.send(res)
+    except StopIteration as stop:
+        return stop.value
 
 
 def _connect(peers):
@@ -638,109 +751,15 @@ class _DaskGradientBoostingMixin:
         max_depth = -1 if self.max_depth is None else min(self.max_depth, 62)
         mf = d if self.colsample_bytree >= 1.0 else max(1, int(round(self.colsample_bytree * d)))
         all_feats = np.arange(d, dtype=np.intp)
-        loop = boosting_rounds(range(self.n_estimators), 0, self.n_estimators, K, n, d, n, mf, rng, wsum, scale,
-                               name=f"smml.dask.{type(self).__name__}", learning_rate=self.learning_rate)
+        loop_args = ((range(self.n_estimators), 0, self.n_estimators, K, n, d, n, mf, rng, wsum, scale),
+                     dict(name=f"smml.dask.{type(self).__name__}", learning_rate=self.learning_rate))
         grow = _Growth(nb, n, edges, nan_code, lam, gam, mcw, lr, max_depth, all_feats)
-        res = yield from self._fanned(loop, G, loss_code, grow)
+        yield "configure", [(grow,)] * G
+        # the whole loop on the groups (_fit_steps): one call, the first group's result
+        res = (yield "fit", [(loop_args, loss_code)] * G)[0]
         self._store_rounds(res, entropy=entropy, classifier=classifier)
         self.n_features_in_ = d
         return self
-
-    def _fanned(self, loop, G, loss_code, grow):
-        """The requests of the boosting rounds (``smml._gbm_rounds.boosting_rounds``) as calls
-        to the G groups (yields (method, one argument tuple per group), sent their results):
-        one call a tree, which the groups grow together (:func:`_tree_steps`: the histograms
-        of each level summed between the groups) and which also puts the tree's values into
-        their F; the round's last tree also computes the next round's gradients (one round
-        trip fewer per round), kept here for the next ``"grads"`` request. ``grow``: the fit's
-        :class:`_Growth`, sent to the groups once. Returns the loop's result."""
-        yield "configure", [(grow,)] * G
-        folded = None               # the next round's gradients, from the round's last tree
-        scales = None
-        try:
-            name, args = next(loop)
-            while True:
-                if name == "grads":
-                    outs = folded if folded is not None else (yield "grads", [(loss_code, args[0])] * G)
-                    folded = None
-                    loss = 0.0
-                    for o in outs:
-                        loss = loss + o[0]
-                    K = len(outs[0][1])
-                    res = (loss, [(max(o[1][k][0] for o in outs), max(o[1][k][1] for o in outs))
-                                  for k in range(K)])
-                elif name == "quantize":
-                    scales = args[0]
-                    res = None
-                elif name == "tree":
-                    k, rows, feats, more = args
-                    outs = yield "tree", [(k, scales if k == 0 else None,
-                                           grow.all_feats if feats is None else feats,
-                                           loss_code if more else None)] * G
-                    nodes, vals = outs[0][0], outs[0][1]
-                    nrows = nodes[1]
-                    if outs[0][2] is not None:        # the last level's rows, summed
-                        kids = outs[0][2][0]
-                        counts = np.zeros(len(kids), np.int64)
-                        for o in outs:
-                            counts += o[2][1]
-                        for c, r in zip(kids, counts):
-                            nrows[c] = int(r)
-                    if more:
-                        folded = [o[3] for o in outs]
-                    res = self._tree(*nodes, vals)
-                elif name == "scores":     # no eval sets, no early stopping on dask arrays
-                    res = ([], None)
-                elif name == "finish":
-                    outs = yield "finish", [(loss_code,)] * G
-                    res = 0.0
-                    for o in outs:
-                        res = res + o
-                else:                      # pragma: no cover - the loop's requests are the above
-                    raise ValueError(f"unknown boosting request {name!r}")
-                name, args = loop.send(res)
-        except StopIteration as stop:
-            return stop.value
-
-    def _tree(self, depth, nrows, Htot, Gtot, split, first, vals):
-        """The tree as the in-memory kernel numbers it (depth-first, first child first, the
-        children of a split numbered after the nodes split before it)."""
-        m = len(depth)
-        new = np.full(m, -1, np.intp)
-        new[0] = 0
-        count = 1
-        stack = [0] if split[0] is not None else []
-        while stack:
-            u = stack.pop()
-            a = first[u]
-            new[a], new[a + 1] = count, count + 1
-            count += 2
-            for c in (a + 1, a):
-                if split[c] is not None:
-                    stack.append(c)
-        order = np.flatnonzero(new >= 0)
-        nodes = np.zeros(count, NODE_DTYPE)
-        value = np.zeros((count, 1))
-        sbin = np.full(count, -1, np.int32)
-        for u in order:
-            i = new[u]
-            nd = nodes[i]
-            value[i, 0] = vals[u]
-            nd["weighted_n_node_samples"] = Htot[u]
-            nd["n_node_samples"] = nrows[u]
-            nd["depth"] = depth[u]
-            if split[u] is not None:
-                f, b, thr, ml, imp = split[u]
-                nd["feature"], nd["threshold"], nd["missing_left"], nd["improvement"] = f, thr, ml, imp
-                nd["children_left"] = new[first[u]]
-                sbin[i] = b
-            else:
-                nd["feature"] = -1
-                nd["children_left"] = -1
-            nodes[i] = nd
-        bits = np.zeros((count, _gbm.NWORDS_), np.uint64)
-        return Tree._grown(nodes, value, bits), sbin
-
 
 
 def _inherited_sections(base):
