@@ -1,7 +1,8 @@
 """Gradient boosting on a dask array: the rounds of :mod:`smml.ensemble._gradient_boosting`
 with the rows kept on the workers (one Dask actor per worker, as :mod:`smml.dask._kmeans`) and
 each tree grown level by level by the workers together, from histograms each worker sends
-straight to the others (an all-reduce between the workers; the driver asks for a whole tree).
+straight to the others (an all-reduce between the workers); the workers run the rounds loop
+together, so the driver makes one call a fit.
 
 Exactness. The in-memory fit rounds every round's gradients and hessians to a fixed point
 (``smml._exact_sums.fixed_scale``: multiples of 2^-k with n max|g| 2^k < 2^51), so every sum of them, in any
@@ -783,21 +784,23 @@ _HOW_IT_RUNS = """    How it is fitted. Each worker holds consecutive row blocks
     for the whole fit (a Dask actor; on dask's local schedulers one group of this process holds
     all). The bin edges are the in-memory fit's: :func:`smml.tree.bin_edges` on the same
     sample of rows (the rows the in-memory fit samples, ``random_state``'s draw; all rows below
-    200,000), gathered from the workers; each worker then codes its rows. Each round the workers
-    compute their rows' gradients and hessians and report their maxima (the round's fixed-point
-    scales); every tree is then ONE call from the driver, which the workers grow together a
+    200,000), gathered from the workers; each worker then codes its rows. The driver then
+    makes ONE call: the workers run the boosting rounds together, each the same loop on the
+    same numbers. Each round they compute their rows' gradients and hessians and exchange
+    their maxima (the round's fixed-point scales) and training losses; every tree is grown a
     LEVEL at a time: for all the nodes of a level each worker builds the histograms of its rows
     (of two siblings only the one of smaller hessian sum, the other is its parent's minus it;
     two values a bin, (sum h, sum g)) and sends them straight to every other worker (an
-    all-reduce between the workers, one message each way a level, the driver not in the
-    middle; on a direct socket between the two workers where the cluster's comm is ``tcp://``
-    or ``inproc://``, else a Dask RPC); each worker sums them in worker order and chooses
-    every split with the in-memory kernel's own compiled scan (``smml._core._gbm.best_splits``: ``_scan_one`` and ``_pick``) on
-    the same exact sums, so all choose the same, and routes its rows to the children. At the
-    end of the tree each worker adds the leaf values to its rows' scores (after the round's
-    last tree it also computes the next round's gradients) and the first worker returns the
-    tree: one round trip to the driver a tree, and a tree of depth D costs D exchanges between
-    the workers.
+    all-reduce between the workers, one message each way a level; on a direct socket between
+    two workers where the cluster's comm is ``tcp://`` or ``inproc://``, else a Dask RPC);
+    each worker sums them in worker order and chooses every split with the in-memory kernel's
+    own compiled scan (``smml._core._gbm.best_splits``: ``_scan_one`` and ``_pick``) on the
+    same exact sums, so all choose the same, and routes its rows to the children. At the end
+    of a tree each worker adds the leaf values to its rows' scores (after a round's last tree
+    it also computes the next round's gradients); the columns of ``colsample_bytree`` come
+    from a copy of the fit's random generator on each worker (the same draws). A tree of
+    depth D costs D + 1 exchanges between the workers (a round one more, the maxima) and none
+    with the driver; the first worker returns all the trees at the end.
 
     Exactness. The gradients and hessians are rounded to a fixed point each round (multiples
     of 2^-k with n max|g| 2^k < 2^51, in the in-memory fit too): every histogram sum is then
