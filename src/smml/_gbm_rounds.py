@@ -2,9 +2,9 @@
 two drivers.
 
 :class:`smml.ensemble.GradientBoostingClassifier` / ``Regressor`` run them in process on all
-the rows; :mod:`smml.dask`'s boosting estimators run them on groups of rows held by a
-cluster's workers, each tree grown a level at a time from histograms summed across the
-workers. Any smml module may import this one (a ground-floor module): it holds what both
+the rows; :mod:`smml.dask`'s boosting estimators on every worker of a cluster at once, each
+worker answering the requests for the rows it holds, the answers all-reduced between the
+workers (each tree grown a level at a time from histograms summed across them). Any smml module may import this one (a ground-floor module): it holds what both
 need, and nothing of either.
 
 The loop (:func:`boosting_rounds`) is a generator of requests: it yields ``(name, args)`` and
