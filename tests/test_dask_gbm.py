@@ -259,6 +259,11 @@ def test_direct_links_deliver_arrays_exactly_and_refuse_strangers():
         bad.setblocking(False)
         await loop.sock_connect(bad, addrs[0])
         await loop.sock_sendall(bad, b"x" * 16 + np.array([1], np.int64).tobytes())
+        # and a silent one, which must not hold up the groups' connections
+        links[0].hello_timeout = 0.5
+        silent = socket.socket()
+        silent.setblocking(False)
+        await loop.sock_connect(silent, addrs[0])
         arrived = {0: asyncio.Event(), 1: asyncio.Event()}
 
         def deliver(g, t, s, p):
@@ -289,11 +294,35 @@ def test_direct_links_deliver_arrays_exactly_and_refuse_strangers():
                         assert x.dtype == y.dtype and x.shape == y.shape and x.tobytes() == y.tobytes()
         bad.close()
         assert [len(got[g]) for g in (0, 1)] == [len(sent)] * 2
+        # the silent stranger is closed once its time to greet is over
+        assert await asyncio.wait_for(loop.sock_recv(silent, 16), 60) == b""
+        silent.close()
         tasks = [t for lk in links for t in lk.tasks]
         for lk in links:
             lk.close()
         await asyncio.gather(*tasks)          # the readers end (cancelled), no error escapes
         assert all(t.done() for t in tasks)
+
+    asyncio.run(main())
+
+
+def test_closing_direct_links_ends_a_pending_connect():
+    # a fit stopped while its groups connect (a peer lost before it dialled): close() ends the
+    # wait for the peer's connection with a clear error, never a hang
+    import asyncio
+    from smml.dask._actors import _Links
+
+    async def main():
+        a, b = _Links(), _Links()
+        addrs = [a.listen("127.0.0.1"), b.listen("127.0.0.1")]
+        pending = asyncio.ensure_future(a.connect(addrs, 0, b"t" * 16, lambda *_: None))
+        await asyncio.sleep(0)                  # let it dial b and wait for b's connection
+        while not a.connecting:
+            await asyncio.sleep(0.01)
+        a.close()
+        with pytest.raises(RuntimeError, match="stopped while its groups were connecting"):
+            await asyncio.wait_for(pending, 60)
+        b.close()
 
     asyncio.run(main())
 

@@ -129,12 +129,16 @@ class _Links:
     buffers spare a Dask worker fresh pages for every message (its nanny's
     MALLOC_TRIM_THRESHOLD_ maps every allocation over 128 KB afresh)."""
 
+    #: seconds an accepted connection has to send the fit's token
+    hello_timeout = 10.0
+
     def __init__(self):
         self.loop = asyncio.get_running_loop()
         self.listener = None
         self.out = {}                     # group -> socket we send on
         self.tasks = []                   # the readers
         self.bufs = {}                    # (peer, tag parity, part) -> reused bytes
+        self.connecting = ()              # a pending connect's tasks
 
     @staticmethod
     def host():
@@ -174,23 +178,54 @@ class _Links:
             self.out[j] = s
 
         await asyncio.gather(*[dial(j) for j in others])
-        accepted = 0
-        while accepted < len(others):
-            s, _ = await self.loop.sock_accept(self.listener)
-            s.setblocking(False)
-            s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        # each accepted connection greeted in a task of its own: one that does not send the
+        # fit's token within hello_timeout seconds (a port scanner, a stranger) is closed and
+        # delays no other
+        pending = set(others)
+        all_in = asyncio.Event()
+        greeters = []
+
+        async def greet(s):
             hello = bytearray(len(token) + 8)
+            ok = False
             try:
-                await self._recv(s, memoryview(hello))
-            except ConnectionError:
-                s.close()
-                continue
-            src = int(np.frombuffer(bytes(hello[len(token):]), np.int64)[0])
-            if bytes(hello[:len(token)]) != token or src not in others:
-                s.close()                  # not one of this fit's groups
-                continue
-            accepted += 1
+                await asyncio.wait_for(self._recv(s, memoryview(hello)), self.hello_timeout)
+                src = int(np.frombuffer(bytes(hello[len(token):]), np.int64)[0])
+                ok = bytes(hello[:len(token)]) == token and src in pending
+            except (ConnectionError, OSError, asyncio.TimeoutError):
+                pass
+            finally:
+                if not ok:                 # not one of this fit's groups (or the connect is over)
+                    s.close()
+            if not ok:
+                return
+            pending.discard(src)
             self.tasks.append(asyncio.ensure_future(self._reader(s, deliver)))
+            if not pending:
+                all_in.set()
+
+        async def accept():
+            while True:
+                s, _ = await self.loop.sock_accept(self.listener)
+                s.setblocking(False)
+                s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                greeters.append(asyncio.ensure_future(greet(s)))
+
+        if not pending:
+            return
+        acceptor = asyncio.ensure_future(accept())
+        waiter = asyncio.ensure_future(all_in.wait())
+        self.connecting = (acceptor, waiter)          # close() ends a pending connect
+        try:
+            await asyncio.wait({acceptor, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            self.connecting = ()
+            for t in (acceptor, waiter, *greeters):
+                t.cancel()
+        if not all_in.is_set():
+            if acceptor.done() and not acceptor.cancelled() and acceptor.exception() is not None:
+                raise acceptor.exception()
+            raise RuntimeError("smml.dask: the fit was stopped while its groups were connecting")
 
     async def _recv(self, s, mv):
         got = 0
@@ -250,8 +285,8 @@ class _Links:
                 await self.loop.sock_sendall(s, memoryview(np.ascontiguousarray(a)).cast("B"))
 
     def close(self):
-        """Every socket closed, the readers stopped."""
-        for t in self.tasks:
+        """Every socket closed, the readers and a pending connect stopped."""
+        for t in (*self.tasks, *self.connecting):
             t.cancel()
         for s in self.out.values():
             s.close()
