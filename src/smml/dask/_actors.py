@@ -115,9 +115,9 @@ class _Links:
     """Direct TCP connections between the groups of a fit (one socket each way between every
     two groups), on the workers' event loops, for payloads of float64 / int64 arrays (or None):
     a message is a few int64 words and the arrays' bytes, read straight into arrays made for
-    them (no pickle, no copy). A Dask RPC costs about 1.6 ms a round trip on this project's
-    machines and moves ~530 MB/s; a histogram exchange of 1.8 MB both ways takes ~2.4 ms so
-    (``bench/dask.md``). Offered on ``tcp://`` and ``inproc://`` workers (bound to the worker's
+    them (no pickle, no copy). Between two local workers an exchange (both ways at once) costs
+    2.0 ms for 1 KB and 5.6 ms for a level's 1.8 MB of histograms as Dask RPCs, 0.34 ms and
+    1.5 ms so (``bench/experiments/dask_links.py``, ``bench/dask.md``). Offered on ``tcp://`` and ``inproc://`` workers (bound to the worker's
     own host); on any other comm (``tls://``: the cluster's security would be bypassed)
     ``listen`` returns None and the fit sends through Dask (:func:`_call_peer`). A connection
     is accepted only with the fit's random token.
