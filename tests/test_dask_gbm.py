@@ -2,6 +2,7 @@
 (any chunking, on a LocalCluster and on dask's local threads), the fixed-point sums it rests
 on, the compiled split choice over given histograms, bad inputs (a worker killed mid-fit: tests/test_dask_faults.py)."""
 import pickle
+import sys
 
 import numpy as np
 import pytest
@@ -9,6 +10,11 @@ import pytest
 dask = pytest.importorskip("dask")
 da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
+cloudpickle = pytest.importorskip("cloudpickle")
+
+# the functions run on the workers (client.run) travel there by value (this module is not
+# importable there under --import-mode=importlib)
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 import smml.dask as sd  # noqa: E402
 from smml._core import _gbm  # noqa: E402
