@@ -1119,6 +1119,7 @@ def _print_family(fam, done, wall, memory):
         print(line)
         for e in missed:
             print(f"- missed: {_cell_label(e['cell'])}: {e['ratio']:.2f}x, {e['why']}")
+        _memory_line(fam, measured)
         if fam.name == "knn":
             tie = [e for e in measured if "kprime_mean" in e.get("extra", {}) and e["cell"]["data"] == "lattice"]
             for e in tie:
@@ -1185,6 +1186,32 @@ def main(quick=None, argv=None):
     print(f"\n# total {wall:.0f} s; load average at end {_load()}")
     _save(args.json, results, t0)
     return 0
+
+
+def _memory_line(fam, measured):
+    """Issue 30's memory target over the measured cells: smml's peak (data excluded) at most the
+    leanest peer's (forests: intelex's) in how many cells, the median and the worst
+    smml / leanest ratio."""
+    rows = []
+    for e in measured:
+        libs = e["libs"]
+        mine = libs.get("smml", {}).get("mem_mb")
+        peers = {n: r.get("mem_mb") for n, r in libs.items() if n != "smml" and r.get("mem_mb") is not None}
+        if fam.name == "forest":
+            peers = {n: m for n, m in peers.items() if n == "intelex"}
+        if mine is None or not peers:
+            continue
+        lean = min(peers, key=peers.get)
+        rows.append((mine / max(peers[lean], 1.0), mine, peers[lean], lean, e["cell"]))
+    if not rows:
+        return
+    rows.sort(key=lambda r: r[0])
+    met = sum(r[1] <= r[2] for r in rows)
+    w = rows[-1]
+    print(f"- peak memory (data excluded; a peer's under 1 MB counted as 1 MB): smml at most "
+          f"{'intelex' if fam.name == 'forest' else 'the leanest peer'}'s in {met} of {len(rows)} cells; "
+          f"smml / that peer median {statistics.median(r[0] for r in rows):.2f}, worst {w[0]:.2f} "
+          f"({w[1]:.0f} MB against {w[3]}'s {w[2]:.0f}, {_cell_label(w[4])})")
 
 
 def report(paths):
