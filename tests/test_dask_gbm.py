@@ -411,3 +411,20 @@ def test_a_diverging_learning_rate_raises_the_in_memory_error_from_the_workers(c
             sd.GradientBoostingRegressor(**kw).fit(Xd, yd)
         kw["learning_rate"] = 0.1
         _same_model(GradientBoostingRegressor(**kw).fit(X, y), sd.GradientBoostingRegressor(**kw).fit(Xd, yd))
+
+
+def test_equal_on_an_in_process_cluster(client):
+    # inproc:// workers (a LocalCluster of threads in this process): the direct links on the
+    # loopback interface, the same model; the module's cluster is the default again after it
+    from smml.dask._validation import _distributed_client
+    X, z = _data(20000, 5, seed=13)
+    y = (z > 1).astype(int)
+    kw = dict(n_estimators=5, max_depth=4, random_state=0, max_bins=64)
+    a = GradientBoostingClassifier(**kw).fit(X, y)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cl, distributed.Client(cl) as c:
+        assert all(w.startswith("inproc://") for w in c.nthreads())
+        _rpc_puts(True)                     # the workers are threads of this process
+        _same_model(a, sd.GradientBoostingClassifier(**kw).fit(*_dask(X, y, 5000)))
+        assert _rpc_puts(True) == 0         # no histogram went through Dask
+    assert _distributed_client() is client
