@@ -104,6 +104,26 @@ async def _drive_actors(steps, groups):
         return stop.value
 
 
+def _reused(bufs, key, shape, dtype):
+    """An array of ``shape`` and ``dtype`` (not zeroed) in the buffer ``bufs[key]``, made or
+    grown when too small: memory a fit reuses from call to call. A Dask worker's nanny sets
+    MALLOC_TRIM_THRESHOLD_, which maps every allocation over 128 KB afresh (page faults,
+    zeroing: about 10% of a 1,000,000-row boosting fit's time before its buffers were kept)."""
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape)) * dtype.itemsize
+    buf = bufs.get(key)
+    if buf is None or buf.size < nbytes:
+        buf = bufs[key] = np.empty(max(nbytes, 8), np.uint8)
+    return buf[:nbytes].view(dtype).reshape(shape)
+
+
+def _socket(host):
+    """A non-blocking TCP socket of ``host``'s address family."""
+    s = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    s.setblocking(False)
+    return s
+
+
 # A message of _Links: a header of int64 words (tag, source group, number of parts), then per
 # part (kind, ndim, shape padded to _MAX_NDIM), then the parts' bytes in order.
 _KINDS = {1: np.dtype(np.float64), 2: np.dtype(np.int64)}
@@ -117,10 +137,11 @@ class _Links:
     a message is a few int64 words and the arrays' bytes, read straight into arrays made for
     them (no pickle, no copy). Between two local workers an exchange (both ways at once) costs
     2.0 ms for 1 KB and 5.6 ms for a level's 1.8 MB of histograms as Dask RPCs, 0.34 ms and
-    1.5 ms so (``bench/experiments/dask_links.py``, ``bench/dask.md``). Offered on ``tcp://`` and ``inproc://`` workers (bound to the worker's
-    own host); on any other comm (``tls://``: the cluster's security would be bypassed)
-    ``listen`` returns None and the fit sends through Dask (:func:`_call_peer`). A connection
-    is accepted only with the fit's random token.
+    1.5 ms so (``bench/experiments/dask_links.py``, ``bench/dask.md``). Offered on ``tcp://``
+    and ``inproc://`` workers (bound to the worker's own host); on any other comm (``tls://``:
+    the cluster's security would be bypassed) ``listen`` returns None and the fit sends
+    through Dask (:func:`_call_peer`). A connection is accepted only with the fit's random
+    token.
 
     A delivered array lives in a buffer kept per (peer, tag parity, part) and reused: it is
     valid until the message two tags later from the same peer arrives. The boosting exchange
@@ -137,7 +158,7 @@ class _Links:
         self.listener = None
         self.out = {}                     # group -> socket we send on
         self.tasks = []                   # the readers
-        self.bufs = {}                    # (peer, tag parity, part) -> reused bytes
+        self.bufs = {}                    # (peer, tag parity, part) -> reused buffer (_reused)
         self.connecting = ()              # a pending connect's tasks
 
     @staticmethod
@@ -154,9 +175,7 @@ class _Links:
 
     def listen(self, host):
         """A listening socket on ``host``; its (host, port)."""
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        s = socket.socket(family, socket.SOCK_STREAM)
-        s.setblocking(False)
+        s = _socket(host)
         s.bind((host, 0))
         s.listen(64)
         self.listener = s
@@ -170,8 +189,7 @@ class _Links:
 
         async def dial(j):
             host, port = addrs[j]
-            s = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
-            s.setblocking(False)
+            s = _socket(host)
             await self.loop.sock_connect(s, (host, port))
             s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             await self.loop.sock_sendall(s, token + np.array([g], np.int64).tobytes())
@@ -250,7 +268,7 @@ class _Links:
                     if kind == 0:
                         payload.append(None)
                         continue
-                    a = self._buffer((src, tag % 2, i), shape[:ndim], _KINDS[kind])
+                    a = _reused(self.bufs, (src, tag % 2, i), shape[:ndim], _KINDS[kind])
                     if a.nbytes:
                         await self._recv(s, memoryview(a).cast("B"))
                     payload.append(a)
@@ -259,15 +277,6 @@ class _Links:
             pass
         finally:
             s.close()
-
-    def _buffer(self, key, shape, dtype):
-        """An array of ``shape`` and ``dtype`` in the bytes kept for ``key`` (grown when too
-        small)."""
-        nbytes = int(np.prod(shape)) * dtype.itemsize
-        buf = self.bufs.get(key)
-        if buf is None or buf.size < nbytes:
-            buf = self.bufs[key] = np.empty(max(nbytes, 8), np.uint8)
-        return buf[:nbytes].view(dtype).reshape(shape)
 
     async def send(self, j, tag, src, payload):
         """``payload`` (a tuple of C-contiguous float64 / int64 arrays or None) to group j."""

@@ -27,7 +27,7 @@ from smml import _exact_sums
 from smml.ensemble import GradientBoostingClassifier as _GBC, GradientBoostingRegressor as _GBR
 from smml.tree import Tree
 from smml._core._tree import NODE_DTYPE
-from smml.dask._actors import _Links, _LostWorker, _call_peer, _drive_actors, _drive_local, _gather
+from smml.dask._actors import _Links, _LostWorker, _call_peer, _drive_actors, _drive_local, _gather, _reused
 from smml.dask._validation import _check_dask_X, _check_dask_y, _distributed_client, _split_rows, _stacked
 
 __all__ = ["GradientBoostingClassifier", "GradientBoostingRegressor"]
@@ -127,15 +127,9 @@ class _Rows:
         return self._hist(1), None
 
     def scratch(self, key, shape):
-        """A float64 array of ``shape`` in the buffer kept for ``key``, grown when too small
-        (not zeroed): each level's histograms reuse the memory of the last instead of fresh
-        pages. A Dask worker's nanny sets MALLOC_TRIM_THRESHOLD_, which maps every allocation
-        over 128 KB afresh (page faults, zeroing), about 10% of a 1,000,000-row fit's time."""
-        size = int(np.prod(shape))
-        buf = self.bufs.get(key)
-        if buf is None or buf.size < size:
-            buf = self.bufs[key] = np.empty(size)
-        return buf[:size].reshape(shape)
+        """A float64 array of ``shape`` (not zeroed) in the buffer kept for ``key``: each
+        level's histograms reuse the memory of the last (``_actors._reused``)."""
+        return _reused(self.bufs, key, shape, np.float64)
 
     def _out(self, m):
         """The (zeroed) histograms of m nodes this group sends: one buffer, reused each level
@@ -191,6 +185,8 @@ class _Group(_Rows):
 
     #: send the histograms on direct sockets where the comm allows it
     direct = True
+    #: the fit's direct links (set by listen), None: the exchanges go through Dask
+    links = None
 
     def listen(self):
         """A listening socket for the other groups: its (host, port), or None (no direct
@@ -237,7 +233,7 @@ class _Group(_Rows):
         self.aborted = True
         for ev in self.events.values():
             ev.set()
-        if getattr(self, "links", None) is not None:
+        if self.links is not None:
             self.links.close()
 
     async def _exchange(self, payload):
